@@ -1,0 +1,122 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+
+/** Run statuses, in lifecycle order. */
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'waiting_for_input',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const RunStatusSchema = Type.Union(RUN_STATUSES.map((s) => Type.Literal(s)));
+
+/** Statuses a run never leaves. */
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+
+export const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
+export type TodoStatus = (typeof TODO_STATUSES)[number];
+
+export const TodoItemSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 200 }),
+    content: Type.String({ minLength: 1, maxLength: 2_000 }),
+    status: Type.Union(TODO_STATUSES.map((s) => Type.Literal(s))),
+  },
+  { additionalProperties: false },
+);
+export type TodoItem = Static<typeof TodoItemSchema>;
+
+/** An error as it crosses Redis or HTTP. */
+export const ErrorBodySchema = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+});
+export type ErrorBody = Static<typeof ErrorBodySchema>;
+
+export const UsageSchema = Type.Object({
+  inputTokens: Type.Integer({ minimum: 0 }),
+  outputTokens: Type.Integer({ minimum: 0 }),
+  totalTokens: Type.Integer({ minimum: 0 }),
+});
+export type Usage = Static<typeof UsageSchema>;
+
+export const ToolCallSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  /** The arguments as the model wrote them (a JSON string, possibly malformed). */
+  arguments: Type.String(),
+});
+export type ToolCall = Static<typeof ToolCallSchema>;
+
+/** The `data` of each event type. */
+export const EventDataSchemas = {
+  'run.queued': Type.Object({}),
+  'run.started': Type.Object({ attempt: Type.Integer(), workerId: Type.String() }),
+  'attempt.started': Type.Object({ attempt: Type.Integer(), resumed: Type.Boolean(), step: Type.Integer() }),
+  'message.delta': Type.Object({ text: Type.String() }),
+  message: Type.Object({
+    role: Type.Literal('assistant'),
+    content: Type.String(),
+    toolCalls: Type.Array(ToolCallSchema),
+  }),
+  'tool.call': Type.Object({ callId: Type.String(), name: Type.String(), arguments: Type.String() }),
+  'tool.output': Type.Object({
+    callId: Type.String(),
+    stream: Type.Union([Type.Literal('stdout'), Type.Literal('stderr')]),
+    chunk: Type.String(),
+  }),
+  'tool.result': Type.Object({
+    callId: Type.String(),
+    name: Type.String(),
+    ok: Type.Boolean(),
+    content: Type.String(),
+  }),
+  'todo.updated': Type.Object({ todos: Type.Array(TodoItemSchema) }),
+  'clarify.requested': Type.Object({
+    requestId: Type.String(),
+    question: Type.String(),
+    choices: Type.Array(Type.String()),
+    expiresAt: Type.String({ format: 'date-time' }),
+  }),
+  'clarify.answered': Type.Object({ requestId: Type.String(), answer: Type.String() }),
+  'clarify.timed_out': Type.Object({ requestId: Type.String() }),
+  usage: UsageSchema,
+  'run.retrying': Type.Object({ attempt: Type.Integer(), delayMs: Type.Integer(), error: ErrorBodySchema }),
+  'run.completed': Type.Object({ output: Type.String() }),
+  'run.failed': Type.Object({ error: ErrorBodySchema }),
+  'run.cancelled': Type.Object({ reason: Type.Optional(Type.String()) }),
+} satisfies Record<string, TSchema>;
+
+export type RunEventType = keyof typeof EventDataSchemas;
+export const RUN_EVENT_TYPES = Object.keys(EventDataSchemas) as RunEventType[];
+export type RunEventData<T extends RunEventType> = Static<(typeof EventDataSchemas)[T]>;
+
+/** Events that end a run's stream. */
+export const TERMINAL_EVENT_TYPES: readonly RunEventType[] = ['run.completed', 'run.failed', 'run.cancelled'];
+
+/** One entry of a run's event log: `{ id, runId, type, at, data }`. */
+export type RunEvent<T extends RunEventType = RunEventType> = {
+  [K in T]: { id: string; runId: string; type: K; at: string; data: RunEventData<K> };
+}[T];
+
+/** An event before the log gives it an id, run id and time. */
+export type RunEventInput<T extends RunEventType = RunEventType> = {
+  [K in T]: { type: K; data: RunEventData<K> };
+}[T];
+
+/** Where parts of the system hand events to whoever records them. */
+export type EmitEvent = (event: RunEventInput) => void;
+
+export const RunEventSchema = Type.Union(
+  RUN_EVENT_TYPES.map((type) =>
+    Type.Object({
+      id: Type.String(),
+      runId: Type.String(),
+      type: Type.Literal(type),
+      at: Type.String({ format: 'date-time' }),
+      data: EventDataSchemas[type],
+    }),
+  ),
+);

@@ -1,0 +1,19 @@
+import type { TestProject } from 'vitest/node';
+import { startRedis } from './redis.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    redisUrl: string;
+  }
+}
+
+/**
+ * vitest globalSetup for the integration project: one Redis for the whole run,
+ * handed to tests through `inject('redisUrl')` (see `testRedisUrl()`), and
+ * stopped when the run ends.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const redis = await startRedis();
+  project.provide('redisUrl', redis.url);
+  return () => redis.stop();
+}

@@ -1,0 +1,210 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+/** Where a test Redis came from. */
+export type RedisSource = 'env' | 'local' | 'container';
+
+/** A Redis server for tests, and how to let it go. */
+export interface TestRedis {
+  url: string;
+  source: RedisSource;
+  /** Stops what this helper started; a server given by `REDIS_URL` is left alone. */
+  stop(): Promise<void>;
+}
+
+export interface StartRedisOptions {
+  /** Overrides `process.env.REDIS_URL`. */
+  url?: string | undefined;
+  /** How long to wait for a started server to answer PING (ms). Default 15,000. */
+  readyTimeoutMs?: number;
+}
+
+export const REDIS_HOW_TO =
+  'No Redis for the integration tests. Either set REDIS_URL=redis://host:port, ' +
+  'or install a local server (Debian/Ubuntu: `apt-get install -y redis-server`; macOS: `brew install redis`) ' +
+  'so `redis-server` is on PATH, or start a Docker engine so testcontainers can run `redis:7-alpine`.';
+
+/**
+ * Gives integration tests a real Redis, in this order: `REDIS_URL` if set; else a
+ * `redis-server` from PATH on a free loopback port with a temporary directory
+ * (killed by `stop()`); else a testcontainers Redis when a Docker engine is
+ * reachable; else an error that says how to get one.
+ */
+export async function startRedis(options: StartRedisOptions = {}): Promise<TestRedis> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
+  const url = options.url ?? process.env.REDIS_URL;
+  if (url) {
+    await waitForPing(url, readyTimeoutMs);
+    return { url, source: 'env', stop: async () => {} };
+  }
+  const binary = findOnPath('redis-server');
+  if (binary) return startLocal(binary, readyTimeoutMs);
+  if (dockerReachable()) return startContainer();
+  throw new Error(REDIS_HOW_TO);
+}
+
+function findOnPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function dockerReachable(): boolean {
+  if (process.env.DOCKER_HOST) return true;
+  if (!existsSync('/var/run/docker.sock')) return false;
+  const probe = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], { timeout: 5_000 });
+  return probe.status === 0;
+}
+
+/** A free TCP port on loopback, as the kernel hands it out. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('could not read the port of a probe server'));
+      });
+    });
+  });
+}
+
+async function startLocal(binary: string, readyTimeoutMs: number): Promise<TestRedis> {
+  const dir = await mkdtemp(join(tmpdir(), 'tether-redis-'));
+  // A port can be taken between the probe and the bind: try a few.
+  let lastError: unknown;
+  for (let tries = 0; tries < 5; tries++) {
+    const port = await freePort();
+    const child = spawn(
+      binary,
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--maxmemory-policy',
+        'noeviction',
+        '--loglevel',
+        'warning',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const url = `redis://127.0.0.1:${port}`;
+    try {
+      await Promise.race([waitForPing(url, readyTimeoutMs), exited(child, () => stderr)]);
+      return {
+        url,
+        source: 'local',
+        stop: async () => {
+          await kill(child);
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    } catch (error) {
+      lastError = error;
+      await kill(child);
+    }
+  }
+  await rm(dir, { recursive: true, force: true });
+  throw new Error(`redis-server (${binary}) did not start: ${String(lastError)}`);
+}
+
+function exited(child: ChildProcess, stderr: () => string): Promise<never> {
+  return new Promise((_, reject) => {
+    child.once('exit', (code, signal) => {
+      reject(new Error(`redis-server exited early (code ${code}, signal ${signal}): ${stderr().trim()}`));
+    });
+  });
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+  await gone;
+  clearTimeout(timer);
+}
+
+async function startContainer(): Promise<TestRedis> {
+  const { GenericContainer, Wait } = await import('testcontainers');
+  const container = await new GenericContainer('redis:7-alpine')
+    .withExposedPorts(6379)
+    .withWaitStrategy(Wait.forLogMessage('Ready to accept connections'))
+    .start();
+  const url = `redis://${container.getHost()}:${container.getMappedPort(6379)}`;
+  return {
+    url,
+    source: 'container',
+    stop: async () => {
+      await container.stop();
+    },
+  };
+}
+
+/** Resolves once the server at `url` answers PING; rejects after `timeoutMs`. */
+export async function waitForPing(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      await ping(url);
+      return;
+    } catch (error) {
+      lastError = error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  throw new Error(`Redis at ${redact(url)} did not answer PING within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+function ping(url: string): Promise<void> {
+  const parsed = new URL(url);
+  const port = Number(parsed.port || 6379);
+  const auth = parsed.password
+    ? `AUTH ${parsed.username ? `${decodeURIComponent(parsed.username)} ` : ''}${decodeURIComponent(parsed.password)}\r\n`
+    : '';
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: parsed.hostname, port });
+    let reply = '';
+    socket.setTimeout(1_000, () => socket.destroy(new Error('timeout')));
+    socket.on('connect', () => socket.write(`${auth}PING\r\n`));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes('+PONG')) {
+        socket.end();
+        resolve();
+      } else if (reply.includes('-')) {
+        socket.destroy();
+        reject(new Error(reply.trim()));
+      }
+    });
+    socket.on('error', reject);
+  });
+}
+
+function redact(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}

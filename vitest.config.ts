@@ -1,0 +1,46 @@
+import { defineConfig } from 'vitest/config';
+
+// Workspace packages resolve to their TypeScript sources in tests (the `source`
+// export condition), so unit tests never need a build. Tests that start real
+// processes (workers, API servers) run the built `dist/` entry points instead.
+const resolve = { conditions: ['source'] };
+
+export default defineConfig({
+  resolve,
+  ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+  test: {
+    globals: false,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'apps/*/src/**/*.test.ts',
+            'apps/*/test/**/*.test.ts',
+            'packages/*/test/**/*.test.ts',
+          ],
+          exclude: ['**/*.int.test.ts', '**/node_modules/**', '**/dist/**'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: [
+            'packages/*/src/**/*.int.test.ts',
+            'apps/*/src/**/*.int.test.ts',
+            'apps/*/test/**/*.int.test.ts',
+            'packages/*/test/**/*.int.test.ts',
+          ],
+          exclude: ['**/node_modules/**', '**/dist/**'],
+          globalSetup: ['packages/testing/src/global-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
