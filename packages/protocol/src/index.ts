@@ -1,3 +1,5 @@
+export type { TetherErrorOptions } from './errors.js';
+export { TetherError, toErrorBody } from './errors.js';
 export type {
   EmitEvent,
   ErrorBody,
