@@ -1,1 +1,37 @@
-export {};
+export type { AgentErrorCode, AgentErrorOptions } from './errors.js';
+export { AGENT_ERROR_CODES, AGENT_ERRORS, AgentError, isAgentError } from './errors.js';
+export type { Locale } from './prompt/locale.js';
+export { isLocale, LOCALES } from './prompt/locale.js';
+export type { PromptPack } from './prompt/packs/prompt-pack.js';
+export type { BehaviorTool, SystemPromptOptions } from './prompt/system-prompt.js';
+export {
+  BEHAVIOR_TOOLS,
+  buildSystemPrompt,
+  clarifyTimeoutMessage,
+  getToolBehaviors,
+  getToolUseEnforcement,
+  PROMPT_PACKS,
+  TOOL_BEHAVIOR,
+} from './prompt/system-prompt.js';
+export type { EnvModelProfiles, ModelProfile, ModelProfileInput } from './providers/model-profiles.js';
+export {
+  ENV_PROFILE_NAME,
+  ModelProfileSchema,
+  parseModelProfiles,
+  profilesFromEnv,
+} from './providers/model-profiles.js';
+export type {
+  ChatMessage,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ModelRetryEvent,
+  ModelTool,
+  ProviderLogger,
+} from './providers/model-provider.js';
+export type { MaxTokensField, OpenAIProviderOptions } from './providers/openai-provider.js';
+export { createOpenAIProvider } from './providers/openai-provider.js';
+export type { ReplayProviderOptions } from './providers/replay-provider.js';
+export { createReplayProvider, parseReplayScript } from './providers/replay-provider.js';
+export type { ModelSpec, ResolveProviderOptions } from './providers/resolve-provider.js';
+export { resolveProvider } from './providers/resolve-provider.js';

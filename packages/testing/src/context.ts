@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 
+declare module 'vitest' {
+  export interface ProvidedContext {
+    redisUrl: string;
+  }
+}
+
 /** The Redis URL that the integration project's global setup started or found. */
 export function testRedisUrl(): string {
   const url = inject('redisUrl');

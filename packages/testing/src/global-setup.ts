@@ -1,11 +1,6 @@
 import type { TestProject } from 'vitest/node';
+import './context.js';
 import { startRedis } from './redis.js';
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    redisUrl: string;
-  }
-}
 
 /**
  * vitest globalSetup for the integration project: one Redis for the whole run,

@@ -1,3 +1,23 @@
 export { testRedisUrl, uniquePrefix } from './context.js';
+export type {
+  FakeBehavior,
+  FakeChunk,
+  FakeDelta,
+  FakeOpenAIOptions,
+  FakeStreamItem,
+  FakeToolCall,
+  FakeToolCallDelta,
+  FakeUsage,
+  RecordedRequest,
+} from './fake-openai.js';
+export {
+  DEFAULT_FAKE_USAGE,
+  FakeOpenAIServer,
+  startFakeOpenAI,
+  streamText,
+  streamToolCalls,
+  textChunks,
+  toolCallChunks,
+} from './fake-openai.js';
 export type { RedisSource, StartRedisOptions, TestRedis } from './redis.js';
 export { freePort, REDIS_HOW_TO, startRedis, waitForPing } from './redis.js';

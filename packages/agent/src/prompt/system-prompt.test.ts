@@ -1,0 +1,208 @@
+import { describe, expect, it } from 'vitest';
+import { LOCALES } from './locale.js';
+import { en } from './packs/en.js';
+import { zh } from './packs/zh.js';
+import {
+  buildSystemPrompt,
+  clarifyTimeoutMessage,
+  getToolBehaviors,
+  getToolUseEnforcement,
+  TOOL_BEHAVIOR,
+} from './system-prompt.js';
+
+const BASE = ['bash', 'read_file', 'write_file', 'list_dir', 'patch'];
+const PLANNING = ['todo'];
+const INTERACTION = ['clarify'];
+const KNOWN_TOOLS = [...BASE, ...PLANNING, ...INTERACTION];
+
+const COMBINATIONS: Record<string, string[]> = {
+  'no tools': [],
+  'base only': BASE,
+  'base + planning (a crew sub-agent: no clarify)': [...BASE, ...PLANNING],
+  'all defaults': [...BASE, ...PLANNING, ...INTERACTION],
+  'patch without write_file': ['read_file', 'patch'],
+  'write_file without patch or read_file': ['write_file', 'todo'],
+  'read-only': ['read_file', 'list_dir'],
+  'only tools without a scenario': ['memory_save'],
+};
+
+/** Whether `text` names `tool` as a word (not as part of a longer identifier). */
+function mentions(text: string, tool: string): boolean {
+  return new RegExp(`(?<![A-Za-z0-9_])${tool}(?![A-Za-z0-9_])`).test(text);
+}
+
+/** The design document's 6.1 function, verbatim: the reference for the zh pack. */
+function designGetToolUseEnforcement(toolNames: string[]): string {
+  const rules = `# 工具使用规范
+
+你必须通过工具采取行动 - 不要只描述你打算做什么。
+
+## 强制规则
+- 当你说"我来检查"、"让我执行"时，必须在同一回复中立即发起工具调用
+- 不要以"下一步我会..."结束回复 - 现在就执行
+- 持续工作直到任务真正完成，不要停在计划阶段
+- 每条回复要么包含推进任务的工具调用，要么向用户交付最终结果`;
+
+  const scenarios: string[] = [];
+  if (toolNames.includes('read_file')) scenarios.push('需要读取文件内容时 → read_file（不要凭记忆猜测）');
+  if (toolNames.includes('patch'))
+    scenarios.push('需要修改已有文件时 → patch（局部修改）或 write_file（新建/全量重写）');
+  else if (toolNames.includes('write_file')) scenarios.push('需要修改文件时 → write_file');
+  if (toolNames.includes('list_dir')) scenarios.push('需要了解目录结构时 → list_dir');
+  if (toolNames.includes('bash')) scenarios.push('需要执行命令时 → bash');
+  if (toolNames.includes('clarify')) scenarios.push('任务需求不明确时 → clarify（主动提问，不要猜测）');
+  if (toolNames.includes('todo')) scenarios.push('复杂任务开始前 → todo（创建任务列表）');
+
+  return scenarios.length > 0
+    ? `${rules}\n\n## 必须使用工具的场景\n${scenarios.map((s) => `- ${s}`).join('\n')}\n\n## 操作前先确认\n- 修改文件前先 read_file 确认当前内容\n- 执行命令前确认工作目录`
+    : rules;
+}
+
+/** The design document's 6.2 blocks, verbatim. */
+const DESIGN_TOOL_BEHAVIOR = {
+  todo: `## 任务规划策略
+收到用户请求后，先评估任务复杂度：
+**必须使用 todo：** 涉及 2 个以上步骤、修改多个文件、需要先调研再实施、用户一次提出多个需求。
+**无需使用 todo：** 单步操作（查看文件、回答问题、一条命令）、简单单文件小修改。
+列表顺序=优先级。同一时间只标记一个 in_progress。完成立即标记 completed。
+任务列表是你的工作契约 - 它让用户看到你的计划并跟踪进度。`,
+  patch: `## 文件编辑策略
+修改已有文件时，优先使用 patch 进行局部替换，而非 write_file 全量重写。
+**用 patch：** 修改函数、修复 bug、调整配置、添加/删除代码片段。
+**用 write_file：** 创建新文件、文件需要完全重写。
+old_string 提供足够上下文确保唯一匹配。不需要精确匹配缩进和空白。`,
+  clarify: `## 主动提问策略
+任务需求不明确、存在多种合理解读、或缺少关键信息时，使用 clarify 向用户提问。
+**应该提问：** 指令模糊有多种解读、缺少关键参数、操作有风险需确认。
+**不应提问：** 任务明确可直接执行、可从上下文推断、琐碎实现细节。
+提供 choices 选项让用户快速选择。一次只问一个问题。`,
+};
+
+describe('getToolUseEnforcement and buildSystemPrompt', () => {
+  for (const locale of LOCALES) {
+    for (const [label, toolNames] of Object.entries(COMBINATIONS)) {
+      it(`${locale}, ${label}: mentions every present tool and no missing one`, () => {
+        const enforcement = getToolUseEnforcement(toolNames, locale);
+        const prompt = buildSystemPrompt({
+          toolNames,
+          locale,
+          workspace: '/srv/tether/ws/run-1',
+          instructions: 'Fix the failing test.',
+        });
+        for (const tool of KNOWN_TOOLS) {
+          if (toolNames.includes(tool)) {
+            expect(enforcement, `${tool} should have a scenario`).toSatisfy((t: string) => mentions(t, tool));
+          } else {
+            expect(prompt, `${tool} is missing but mentioned`).not.toSatisfy((t: string) =>
+              mentions(t, tool),
+            );
+          }
+        }
+      });
+    }
+  }
+
+  it('is the design text verbatim in zh whenever the design never names a missing tool', () => {
+    for (const toolNames of [
+      BASE,
+      [...BASE, ...PLANNING],
+      [...BASE, ...PLANNING, ...INTERACTION],
+      ['memory_save'],
+    ]) {
+      expect(getToolUseEnforcement(toolNames, 'zh')).toBe(designGetToolUseEnforcement(toolNames));
+    }
+  });
+
+  it('adapts the lines where the design would name a missing tool', () => {
+    const patchOnly = getToolUseEnforcement(['read_file', 'patch'], 'zh');
+    expect(patchOnly).toContain('- 需要修改已有文件时 → patch（局部修改）\n');
+    expect(patchOnly).toContain('- 修改文件前先 read_file 确认当前内容');
+    expect(patchOnly).not.toContain('执行命令前确认工作目录');
+
+    const noRead = getToolUseEnforcement(['write_file', 'todo'], 'zh');
+    expect(noRead).toContain('- 需要修改文件时 → write_file');
+    expect(noRead).not.toContain('## 操作前先确认');
+
+    const bashOnly = getToolUseEnforcement(['bash'], 'en');
+    expect(bashOnly).toContain(
+      '## Check before you act\n- Before running a command, confirm the working directory',
+    );
+    expect(bashOnly).not.toContain('Before changing a file');
+  });
+
+  it('has no tool-use section at all for a run without tools', () => {
+    for (const locale of LOCALES) {
+      expect(getToolUseEnforcement([], locale)).toBe('');
+      const prompt = buildSystemPrompt({ toolNames: [], locale });
+      expect(prompt).toBe(locale === 'zh' ? zh.identity : en.identity);
+    }
+  });
+
+  it('assembles identity, workspace, tool use, behaviours, then instructions', () => {
+    const prompt = buildSystemPrompt({
+      toolNames: [...BASE, ...PLANNING, ...INTERACTION],
+      locale: 'en',
+      workspace: '/ws/run-9',
+      instructions: '  Only touch src/.  ',
+    });
+    const order = [
+      en.identity,
+      '# Workspace\nYour working directory is `/ws/run-9`.',
+      '# Tool use',
+      '## Task planning',
+      '## File editing',
+      '## Asking the user',
+      '# Additional instructions\nOnly touch src/.',
+    ].map((piece) => prompt.indexOf(piece));
+    expect(order.every((index) => index >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(prompt.startsWith(en.identity)).toBe(true);
+    expect(prompt.endsWith('Only touch src/.')).toBe(true);
+  });
+
+  it('leaves out the workspace and instructions sections when not given', () => {
+    const prompt = buildSystemPrompt({ toolNames: ['bash'], locale: 'zh', instructions: '   ' });
+    expect(prompt).not.toContain('# 工作区');
+    expect(prompt).not.toContain('# 附加指令');
+  });
+});
+
+describe('TOOL_BEHAVIOR', () => {
+  it('is the design text verbatim in zh', () => {
+    expect(TOOL_BEHAVIOR.zh).toEqual(DESIGN_TOOL_BEHAVIOR);
+  });
+
+  it('includes a block only for tools that are present, in design order', () => {
+    expect(getToolBehaviors(['clarify', 'bash', 'todo'], 'zh')).toEqual([
+      DESIGN_TOOL_BEHAVIOR.todo,
+      DESIGN_TOOL_BEHAVIOR.clarify,
+    ]);
+    expect(getToolBehaviors(['bash', 'read_file'], 'en')).toEqual([]);
+    expect(getToolBehaviors([...BASE], 'en')).toEqual([TOOL_BEHAVIOR.en.patch]);
+  });
+
+  it('uses a patch block that does not name write_file when write_file is missing', () => {
+    for (const locale of LOCALES) {
+      const [block] = getToolBehaviors(['patch'], locale);
+      expect(block).toBeDefined();
+      expect(mentions(block ?? '', 'patch')).toBe(true);
+      expect(mentions(block ?? '', 'write_file')).toBe(false);
+    }
+  });
+
+  it('translates line for line: every en piece has as many lines as its zh original', () => {
+    const lines = (text: string) => text.split('\n').length;
+    for (const tool of ['todo', 'patch', 'clarify'] as const) {
+      expect(lines(en.behavior[tool]), tool).toBe(lines(zh.behavior[tool]));
+    }
+    expect(lines(en.patchBehaviorWithoutWriteFile)).toBe(lines(zh.patchBehaviorWithoutWriteFile));
+    expect(lines(en.toolUse.rules)).toBe(lines(zh.toolUse.rules));
+  });
+});
+
+describe('clarifyTimeoutMessage', () => {
+  it('is the design message in zh and its translation in en', () => {
+    expect(clarifyTimeoutMessage('zh')).toBe('用户未在规定时间内回答。请根据已有信息自行判断并继续执行。');
+    expect(clarifyTimeoutMessage('en')).toMatch(/did not answer within the time allowed/);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * The system prompt, assembled from the tools a run actually has (design
+ * document, section 6).
+ *
+ * Invariant: the prompt never names a tool the run does not have. A crew
+ * sub-agent without `clarify` is never told to ask the user; a run without
+ * `write_file` is never told to rewrite files with it. Where the design's text
+ * names two tools in one line (the `patch` scenario and behaviour block, the
+ * "read before you edit" check), the line is adapted or left out when one of
+ * them is missing.
+ *
+ * Order: identity, workspace, tool-use rules, behaviour blocks (todo, patch,
+ * clarify), then the caller's instructions.
+ */
+import type { Locale } from './locale.js';
+import { en } from './packs/en.js';
+import type { PromptPack } from './packs/prompt-pack.js';
+import { zh } from './packs/zh.js';
+
+/** The prompt packs by locale. */
+export const PROMPT_PACKS: Readonly<Record<Locale, PromptPack>> = { zh, en };
+
+/** The tools that have a behaviour block, in the order the prompt lists them. */
+export const BEHAVIOR_TOOLS = ['todo', 'patch', 'clarify'] as const;
+export type BehaviorTool = (typeof BEHAVIOR_TOOLS)[number];
+
+/**
+ * The design's 6.2 behaviour blocks per locale, as written. `buildSystemPrompt`
+ * includes a block only when its tool is present, and swaps the patch block
+ * for one that does not name `write_file` when the run lacks it (see
+ * {@link getToolBehaviors}).
+ */
+export const TOOL_BEHAVIOR: Readonly<Record<Locale, Readonly<Record<BehaviorTool, string>>>> = {
+  zh: zh.behavior,
+  en: en.behavior,
+};
+
+/**
+ * The tool-use section (design 6.1), generated from the tools present.
+ *
+ * Returns an empty string for a run with no tools at all: the design's rules
+ * ("act through tools") would be a lie there. With tools but none that has a
+ * scenario, only the rules are returned, as in the design.
+ */
+export function getToolUseEnforcement(toolNames: readonly string[], locale: Locale): string {
+  if (toolNames.length === 0) return '';
+  const has = new Set(toolNames);
+  const { toolUse } = PROMPT_PACKS[locale];
+  const { scenarios } = toolUse;
+
+  const lines: string[] = [];
+  if (has.has('read_file')) lines.push(scenarios.read_file);
+  if (has.has('patch')) lines.push(has.has('write_file') ? scenarios.patchAndWriteFile : scenarios.patch);
+  else if (has.has('write_file')) lines.push(scenarios.write_file);
+  if (has.has('list_dir')) lines.push(scenarios.list_dir);
+  if (has.has('bash')) lines.push(scenarios.bash);
+  if (has.has('clarify')) lines.push(scenarios.clarify);
+  if (has.has('todo')) lines.push(scenarios.todo);
+  if (lines.length === 0) return toolUse.rules;
+
+  const checks: string[] = [];
+  if (has.has('read_file') && (has.has('patch') || has.has('write_file'))) {
+    checks.push(toolUse.checks.readBeforeEdit);
+  }
+  if (has.has('bash')) checks.push(toolUse.checks.workdirBeforeCommand);
+
+  const sections = [toolUse.rules, `${toolUse.scenariosHeading}\n${bullets(lines)}`];
+  if (checks.length > 0) sections.push(`${toolUse.checksHeading}\n${bullets(checks)}`);
+  return sections.join('\n\n');
+}
+
+/** The behaviour blocks (design 6.2) for the tools present, in prompt order. */
+export function getToolBehaviors(toolNames: readonly string[], locale: Locale): string[] {
+  const has = new Set(toolNames);
+  const pack = PROMPT_PACKS[locale];
+  return BEHAVIOR_TOOLS.filter((tool) => has.has(tool)).map((tool) =>
+    tool === 'patch' && !has.has('write_file') ? pack.patchBehaviorWithoutWriteFile : pack.behavior[tool],
+  );
+}
+
+export interface SystemPromptOptions {
+  /** The names of the tools the run has (what the model will be offered). */
+  toolNames: readonly string[];
+  locale: Locale;
+  /** The workspace path the tools resolve against; omitted, no workspace section. */
+  workspace?: string | undefined;
+  /** The caller's own instructions, appended last under their own heading. */
+  instructions?: string | undefined;
+}
+
+/**
+ * The whole system prompt: identity line, workspace, tool-use rules, the
+ * behaviour blocks of the tools present, then the caller's instructions.
+ */
+export function buildSystemPrompt(options: SystemPromptOptions): string {
+  const pack = PROMPT_PACKS[options.locale];
+  const sections = [pack.identity];
+  if (options.workspace) sections.push(pack.workspace(options.workspace));
+  const enforcement = getToolUseEnforcement(options.toolNames, options.locale);
+  if (enforcement) sections.push(enforcement);
+  sections.push(...getToolBehaviors(options.toolNames, options.locale));
+  const instructions = options.instructions?.trim();
+  if (instructions) sections.push(`${pack.instructionsHeading}\n${instructions}`);
+  return sections.join('\n\n');
+}
+
+/**
+ * The tool result clarify gets when the user did not answer before the
+ * deadline (design 5.3): the model is told to decide for itself and continue.
+ */
+export function clarifyTimeoutMessage(locale: Locale): string {
+  return PROMPT_PACKS[locale].clarifyTimeout;
+}
+
+function bullets(lines: readonly string[]): string {
+  return lines.map((line) => `- ${line}`).join('\n');
+}

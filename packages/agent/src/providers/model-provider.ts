@@ -1,0 +1,76 @@
+import type { ToolCall, Usage } from '@tether/protocol';
+import type { AgentError } from '../errors.js';
+
+/** One message of a conversation, in the loop's own form (not any vendor's). */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+/** A tool as the model is offered it. */
+export interface ModelTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments (a TypeBox schema is one). */
+  parameters: object;
+}
+
+/** Told to `onRetry` before a provider tries a failed request again. */
+export interface ModelRetryEvent {
+  /** The try that failed, from 1. */
+  attempt: number;
+  /** How long the provider waits before the next try. */
+  delayMs: number;
+  error: AgentError;
+  /**
+   * Whether the failed try had already passed text to `onDelta`. If so, that
+   * text is void: the next try streams its answer from the start.
+   */
+  discardsDeltas: boolean;
+}
+
+export interface ModelRequest {
+  messages: ChatMessage[];
+  tools: ModelTool[];
+  /** Overrides the provider's default for this request. */
+  maxOutputTokens?: number | undefined;
+  /** Stops the request (and any wait between retries) promptly. */
+  signal: AbortSignal;
+  /**
+   * Streamed text, as it arrives. A preview: if a try fails mid-stream and is
+   * retried, `onRetry` says so and the next try streams again from the start.
+   * The returned `ModelResponse.content` is the authority.
+   */
+  onDelta?: ((text: string) => void) | undefined;
+  /** Called before each retry of a failed try. */
+  onRetry?: ((event: ModelRetryEvent) => void) | undefined;
+}
+
+export interface ModelResponse {
+  content: string;
+  /** The tool calls of this turn, in the order the model made them; `arguments` exactly as sent. */
+  toolCalls: ToolCall[];
+  /** Zeros when the server reported no usage. */
+  usage: Usage;
+  /**
+   * Why the model stopped. Some servers answer `stop` although they made tool
+   * calls: look at `toolCalls`, not at this, to decide whether to run tools.
+   */
+  finishReason: 'stop' | 'tool_calls' | 'length' | 'content_filter' | (string & {});
+}
+
+/** What the attempt loop talks to. One `complete` call is one model turn. */
+export interface ModelProvider {
+  readonly name: string;
+  /**
+   * Runs one model turn. Rejects with an `AgentError` only: `retryable` tells
+   * the job system whether the attempt may succeed later.
+   */
+  complete(request: ModelRequest): Promise<ModelResponse>;
+}
+
+/** The logger a provider reports retries to (pino's shape: `logger.warn(details, message)`). */
+export interface ProviderLogger {
+  warn(details: Record<string, unknown>, message: string): void;
+}

@@ -1,0 +1,483 @@
+/**
+ * The OpenAI-compatible provider: Chat Completions through the official
+ * `openai` SDK, streamed, for OpenAI and every server that speaks its wire
+ * format (vLLM, Ollama, llama.cpp, LM Studio, OpenRouter, DeepSeek, DashScope).
+ *
+ * Retries are ours, not the SDK's (`maxRetries: 0`): each try is one HTTP
+ * request; a retryable failure (429, 408, 409, 5xx, a connection that failed
+ * or dropped, a timeout, an unparsable chunk) waits `Retry-After` when the
+ * server gave one, else exponential backoff with jitter, and tries again, until
+ * `maxRetries` retries are spent or the next wait would take the total past
+ * `maxRetryWaitMs`. The last error is then thrown, still marked retryable, for
+ * the job system to retry the attempt later.
+ *
+ * Deltas and retries: text goes to `onDelta` as it arrives. A try that fails
+ * mid-stream emits nothing more; before the next try `onRetry` is told
+ * (`discardsDeltas: true`), and that try streams its answer from the start.
+ * Nothing is buffered or replayed, and `ModelResponse.content` holds the
+ * successful try's text only.
+ *
+ * Timeout: `timeoutMs` bounds the wait for the response headers and every gap
+ * between two chunks, not the whole answer, so a long answer that keeps
+ * streaming is never cut off while a server that stalls is.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Usage } from '@tether/protocol';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+import { AgentError, type AgentErrorCode } from '../errors.js';
+import type {
+  ChatMessage,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ModelTool,
+  ProviderLogger,
+} from './model-provider.js';
+import { abortableSleep, backoffDelay, parseRetryAfter } from './retry.js';
+
+/** Which body field carries the output token limit. */
+export type MaxTokensField = 'max_tokens' | 'max_completion_tokens';
+
+export interface OpenAIProviderOptions {
+  /** The server's API root, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
+  baseURL: string;
+  /** Sent as a bearer token; omitted, no `Authorization` header is sent. */
+  apiKey?: string | undefined;
+  model: string;
+  /** The provider's name in logs and error messages (a profile name). Default `openai`. */
+  name?: string | undefined;
+  /** Longest wait for the response headers and between two chunks (ms). Default 120,000. */
+  timeoutMs?: number | undefined;
+  /** Retries after the first try. Default 4. */
+  maxRetries?: number | undefined;
+  /** Sent only when set: several servers and models reject it. */
+  temperature?: number | undefined;
+  /** Default output token limit; sent only when set here or on the request. */
+  maxOutputTokens?: number | undefined;
+  /**
+   * The body field for the token limit. Default `max_tokens`, which every
+   * compatible server knows; OpenAI's reasoning models want `max_completion_tokens`.
+   */
+  maxTokensField?: MaxTokensField | undefined;
+  logger?: ProviderLogger | undefined;
+  /** First backoff (ms); doubles per retry. Default 500. */
+  retryBaseDelayMs?: number | undefined;
+  /** Largest backoff (ms). Default 20,000. */
+  retryMaxDelayMs?: number | undefined;
+  /** Cap on the total time spent waiting between tries (ms). Default 60,000. */
+  maxRetryWaitMs?: number | undefined;
+}
+
+const DEFAULTS = {
+  name: 'openai',
+  timeoutMs: 120_000,
+  maxRetries: 4,
+  maxTokensField: 'max_tokens',
+  retryBaseDelayMs: 500,
+  retryMaxDelayMs: 20_000,
+  maxRetryWaitMs: 60_000,
+} as const;
+
+type ResolvedOptions = Required<
+  Pick<
+    OpenAIProviderOptions,
+    | 'baseURL'
+    | 'model'
+    | 'name'
+    | 'timeoutMs'
+    | 'maxRetries'
+    | 'maxTokensField'
+    | 'retryBaseDelayMs'
+    | 'retryMaxDelayMs'
+    | 'maxRetryWaitMs'
+  >
+> &
+  Pick<OpenAIProviderOptions, 'apiKey' | 'temperature' | 'maxOutputTokens' | 'logger'>;
+
+/** A provider for an OpenAI-compatible Chat Completions server. */
+export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvider {
+  const config = resolveOptions(options);
+  const client = new OpenAI({
+    baseURL: config.baseURL,
+    // The SDK fills every credential left undefined from process.env, and would
+    // send the worker's own OPENAI_API_KEY to whatever server a profile names.
+    apiKey: config.apiKey ?? 'no-key',
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    ...(config.apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
+    maxRetries: 0,
+    timeout: config.timeoutMs,
+    logLevel: 'off',
+  });
+
+  return {
+    name: config.name,
+    async complete(request) {
+      let waitedMs = 0;
+      for (let attempt = 1; ; attempt++) {
+        if (request.signal.aborted) throw aborted(config.name, request.signal.reason);
+        const outcome = await tryOnce(client, config, request);
+        if (outcome.ok) return outcome.response;
+
+        const { error } = outcome;
+        if (!error.retryable) throw error;
+        const retriesLeft = config.maxRetries - (attempt - 1);
+        const delayMs =
+          error.retryAfterMs ??
+          backoffDelay(attempt, { baseDelayMs: config.retryBaseDelayMs, maxDelayMs: config.retryMaxDelayMs });
+        if (retriesLeft <= 0 || waitedMs + delayMs > config.maxRetryWaitMs) {
+          throw gaveUp(error, attempt, retriesLeft <= 0 ? 'retries' : 'wait');
+        }
+        config.logger?.warn(
+          { provider: config.name, attempt, delayMs, code: error.code, error: error.message },
+          'model request failed; retrying',
+        );
+        request.onRetry?.({ attempt, delayMs, error, discardsDeltas: outcome.emittedDeltas });
+        await abortableSleep(delayMs, request.signal, () => aborted(config.name, request.signal.reason));
+        waitedMs += delayMs;
+      }
+    },
+  };
+}
+
+type TryOutcome =
+  | { ok: true; response: ModelResponse }
+  | { ok: false; error: AgentError; emittedDeltas: boolean };
+
+/**
+ * One HTTP request, streamed to its end. Returns a failure rather than throwing
+ * it; only an error thrown by the caller's own `onDelta` is rethrown as is.
+ */
+async function tryOnce(client: OpenAI, config: ResolvedOptions, request: ModelRequest): Promise<TryOutcome> {
+  const controller = new AbortController();
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const armTimeout = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, config.timeoutMs);
+  };
+  const onAbort = () => controller.abort();
+  request.signal.addEventListener('abort', onAbort, { once: true });
+
+  const turn = new StreamedTurn();
+  // Errors thrown by the caller's own callback are not the server's fault:
+  // they go up unchanged, never retried.
+  let callbackError: { error: unknown } | undefined;
+  const onDelta = request.onDelta;
+  const emit = onDelta
+    ? (text: string) => {
+        try {
+          onDelta(text);
+        } catch (error) {
+          callbackError = { error };
+          throw error;
+        }
+      }
+    : undefined;
+
+  const fail = (error: unknown): TryOutcome => {
+    if (callbackError) throw callbackError.error;
+    return {
+      ok: false,
+      error: classify(error, config.name, request.signal, timedOut),
+      emittedDeltas: turn.emitted,
+    };
+  };
+
+  try {
+    armTimeout();
+    const stream = await client.chat.completions.create(buildBody(config, request), {
+      signal: controller.signal,
+      maxRetries: 0,
+      timeout: config.timeoutMs,
+    });
+    armTimeout();
+    for await (const chunk of stream) {
+      armTimeout();
+      turn.add(chunk, emit);
+    }
+    // The SDK ends the iteration quietly when its request is aborted.
+    if (request.signal.aborted || timedOut) return fail(undefined);
+    if (!turn.finished) {
+      return fail(new StreamIncompleteError('the stream ended before the model finished (no finish_reason)'));
+    }
+    return { ok: true, response: turn.response() };
+  } catch (error) {
+    return fail(error);
+  } finally {
+    clearTimeout(timer);
+    request.signal.removeEventListener('abort', onAbort);
+    // Whatever happened, this try's HTTP request is over: close its socket.
+    controller.abort();
+  }
+}
+
+class StreamIncompleteError extends Error {}
+
+/** Turns whatever a try threw into an `AgentError` with the right code. */
+function classify(error: unknown, name: string, signal: AbortSignal, timedOut: boolean): AgentError {
+  if (signal.aborted) return aborted(name, signal.reason, error);
+  if (timedOut) return modelError('ERR_MODEL_TIMEOUT', name, 'the model server sent nothing in time', error);
+  if (error instanceof AgentError) return error;
+  if (error instanceof APIConnectionTimeoutError) {
+    return modelError('ERR_MODEL_TIMEOUT', name, 'the model server did not answer in time', error);
+  }
+  if (error instanceof APIUserAbortError || error instanceof APIConnectionError) {
+    return modelError('ERR_MODEL_CONNECTION', name, `cannot reach the model server: ${error.message}`, error);
+  }
+  if (error instanceof APIError) {
+    const status = typeof error.status === 'number' ? error.status : statusInBody(error.error);
+    const retryAfterMs = parseRetryAfter(error.headers);
+    const code = codeForStatus(status);
+    const what = error.status === undefined ? 'error inside the stream' : `HTTP ${error.status}`;
+    return new AgentError(code, `${name}: model server ${what}: ${error.message}`, {
+      cause: error,
+      retryAfterMs,
+    });
+  }
+  if (error instanceof SyntaxError) {
+    return modelError('ERR_MODEL_BAD_RESPONSE', name, `unparsable stream chunk: ${error.message}`, error);
+  }
+  // A socket closed mid-body surfaces from fetch as `TypeError: terminated`.
+  const message = error instanceof Error ? error.message : String(error);
+  return modelError('ERR_MODEL_CONNECTION', name, `connection lost: ${message}`, error);
+}
+
+function codeForStatus(status: number | undefined): AgentErrorCode {
+  if (status === undefined) return 'ERR_MODEL_UNAVAILABLE';
+  if (status === 429) return 'ERR_MODEL_RATE_LIMITED';
+  if (status === 401 || status === 403) return 'ERR_MODEL_AUTH';
+  if (status === 408) return 'ERR_MODEL_TIMEOUT';
+  if (status === 409 || status >= 500) return 'ERR_MODEL_UNAVAILABLE';
+  return 'ERR_MODEL_BAD_REQUEST';
+}
+
+/** An error object sent inside a stream may carry an HTTP-like `code` (OpenRouter does). */
+function statusInBody(body: unknown): number | undefined {
+  if (typeof body !== 'object' || body === null || !('code' in body)) return undefined;
+  const code = Number(body.code);
+  return Number.isInteger(code) && code >= 400 && code < 600 ? code : undefined;
+}
+
+function modelError(code: AgentErrorCode, name: string, message: string, cause: unknown): AgentError {
+  return new AgentError(code, `${name}: ${message}`, cause === undefined ? {} : { cause });
+}
+
+function aborted(name: string, reason: unknown, cause?: unknown): AgentError {
+  const why =
+    reason instanceof Error ? `: ${reason.message}` : typeof reason === 'string' ? `: ${reason}` : '';
+  return new AgentError('ERR_MODEL_ABORTED', `${name}: model request aborted${why}`, {
+    cause: cause ?? reason,
+  });
+}
+
+function gaveUp(error: AgentError, tries: number, limit: 'retries' | 'wait'): AgentError {
+  const after = `after ${tries} ${tries === 1 ? 'try' : 'tries'}`;
+  const why = limit === 'retries' ? after : `${after}; the next wait would pass the retry wait cap`;
+  return new AgentError(error.code, `${error.message} (${why})`, {
+    cause: error.cause ?? error,
+    retryAfterMs: error.retryAfterMs,
+  });
+}
+
+/** The request body; parameters the caller left unset are not sent at all. */
+function buildBody(config: ResolvedOptions, request: ModelRequest): ChatCompletionCreateParamsStreaming {
+  const body: ChatCompletionCreateParamsStreaming = {
+    model: config.model,
+    messages: request.messages.map(toWireMessage),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  // OpenAI rejects an empty `tools` array.
+  if (request.tools.length > 0) body.tools = request.tools.map(toWireTool);
+  if (config.temperature !== undefined) body.temperature = config.temperature;
+  const maxTokens = request.maxOutputTokens ?? config.maxOutputTokens;
+  if (maxTokens !== undefined) {
+    if (config.maxTokensField === 'max_completion_tokens') body.max_completion_tokens = maxTokens;
+    else body.max_tokens = maxTokens;
+  }
+  return body;
+}
+
+function toWireMessage(message: ChatMessage): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user':
+      return { role: 'user', content: message.content };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    case 'assistant': {
+      const calls = message.toolCalls ?? [];
+      if (calls.length === 0) return { role: 'assistant', content: message.content };
+      return {
+        role: 'assistant',
+        content: message.content === '' ? null : message.content,
+        tool_calls: calls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        })),
+      };
+    }
+  }
+}
+
+function toWireTool(tool: ModelTool): ChatCompletionTool {
+  return {
+    type: 'function',
+    function: {
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters as Record<string, unknown>,
+    },
+  };
+}
+
+interface PartialToolCall {
+  id: string | undefined;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * One turn assembled from stream chunks. Tool calls arrive in fragments keyed
+ * by `index` (parallel calls interleave); the first fragment of a call carries
+ * its id and name, later ones pieces of `arguments`, which are kept exactly as
+ * sent: malformed JSON is the tool executor's to report to the model.
+ */
+class StreamedTurn {
+  private content = '';
+  private readonly calls: PartialToolCall[] = [];
+  private readonly byIndex = new Map<number, PartialToolCall>();
+  private finishReason: string | undefined;
+  private usage: Usage | undefined;
+  emitted = false;
+
+  get finished(): boolean {
+    // The usage chunk comes last, after the finish reason; either shows the answer is whole.
+    return this.finishReason !== undefined || this.usage !== undefined;
+  }
+
+  add(chunk: ChatCompletionChunk, onDelta: ((text: string) => void) | undefined): void {
+    if (chunk.usage) {
+      const input = chunk.usage.prompt_tokens ?? 0;
+      const output = chunk.usage.completion_tokens ?? 0;
+      this.usage = {
+        inputTokens: input,
+        outputTokens: output,
+        totalTokens: chunk.usage.total_tokens ?? input + output,
+      };
+    }
+    // `choices` is empty on the usage chunk, and absent on some servers' chunks.
+    for (const choice of chunk.choices ?? []) {
+      if ((choice.index ?? 0) !== 0) continue;
+      const delta = choice.delta;
+      if (delta?.content) {
+        this.content += delta.content;
+        this.emitted = true;
+        onDelta?.(delta.content);
+      }
+      for (const [position, fragment] of (delta?.tool_calls ?? []).entries()) {
+        this.addToolCallFragment(fragment.index ?? position, fragment);
+      }
+      if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    }
+  }
+
+  private addToolCallFragment(
+    index: number,
+    fragment: { id?: string; function?: { name?: string; arguments?: string } },
+  ): void {
+    let call = this.byIndex.get(index);
+    // A new id at a known index is a new call (servers that number every call 0).
+    if (!call || (fragment.id && call.id && fragment.id !== call.id)) {
+      call = { id: fragment.id, name: '', arguments: '' };
+      this.byIndex.set(index, call);
+      this.calls.push(call);
+    }
+    call.id ??= fragment.id || undefined;
+    const name = fragment.function?.name;
+    // Most servers send the name once; some repeat it in every fragment.
+    if (name && name !== call.name) call.name += name;
+    call.arguments += fragment.function?.arguments ?? '';
+  }
+
+  response(): ModelResponse {
+    const prefix = `call_${randomBytes(6).toString('hex')}`;
+    return {
+      content: this.content,
+      toolCalls: this.calls.map((call, i) => ({
+        id: call.id ?? `${prefix}_${i}`,
+        name: call.name,
+        // A call without arguments means "no arguments" (some servers send none for
+        // parameterless tools); anything else, even broken JSON, goes through as is.
+        arguments: call.arguments.trim() === '' ? '{}' : call.arguments,
+      })),
+      usage: this.usage ?? { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      finishReason: this.finishReason ?? 'stop',
+    };
+  }
+}
+
+function resolveOptions(options: OpenAIProviderOptions): ResolvedOptions {
+  const merged = {
+    ...options,
+    name: options.name ?? DEFAULTS.name,
+    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+    maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
+    maxTokensField: options.maxTokensField ?? DEFAULTS.maxTokensField,
+    retryBaseDelayMs: options.retryBaseDelayMs ?? DEFAULTS.retryBaseDelayMs,
+    retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULTS.retryMaxDelayMs,
+    maxRetryWaitMs: options.maxRetryWaitMs ?? DEFAULTS.maxRetryWaitMs,
+  };
+  const problems: string[] = [];
+  if (!isHttpUrl(merged.baseURL))
+    problems.push(`baseURL must be an http(s) URL (got ${JSON.stringify(merged.baseURL)})`);
+  if (typeof merged.model !== 'string' || merged.model === '')
+    problems.push('model must be a non-empty string');
+  integerIn(problems, 'timeoutMs', merged.timeoutMs, 1, 3_600_000);
+  integerIn(problems, 'maxRetries', merged.maxRetries, 0, 20);
+  integerIn(problems, 'retryBaseDelayMs', merged.retryBaseDelayMs, 0, 600_000);
+  integerIn(problems, 'retryMaxDelayMs', merged.retryMaxDelayMs, 0, 600_000);
+  integerIn(problems, 'maxRetryWaitMs', merged.maxRetryWaitMs, 0, 3_600_000);
+  if (merged.maxOutputTokens !== undefined)
+    integerIn(problems, 'maxOutputTokens', merged.maxOutputTokens, 1, 10_000_000);
+  if (merged.temperature !== undefined && !(merged.temperature >= 0 && merged.temperature <= 2)) {
+    problems.push(`temperature must be between 0 and 2 (got ${merged.temperature})`);
+  }
+  if (merged.maxTokensField !== 'max_tokens' && merged.maxTokensField !== 'max_completion_tokens') {
+    problems.push(`maxTokensField must be 'max_tokens' or 'max_completion_tokens'`);
+  }
+  if (problems.length > 0) {
+    throw new AgentError('ERR_MODEL_PROFILE_INVALID', `OpenAI provider options: ${problems.join('; ')}`);
+  }
+  return merged;
+}
+
+function integerIn(problems: string[], field: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    problems.push(`${field} must be an integer from ${min} to ${max} (got ${value})`);
+  }
+}
+
+function isHttpUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * From a run's model spec to a provider. The spec comes from a client, so it
+ * may only name a server profile or carry a replay script: a URL, key or model
+ * name in it is refused, never used.
+ */
+import { AgentError } from '../errors.js';
+import { knownNames, type ModelProfile } from './model-profiles.js';
+import type { ModelProvider, ProviderLogger } from './model-provider.js';
+import { createOpenAIProvider, type OpenAIProviderOptions } from './openai-provider.js';
+import { createReplayProvider, type ReplayProviderOptions } from './replay-provider.js';
+
+/** What a run says about its model: a profile name (or nothing: the default), or a replay script. */
+export type ModelSpec = { profile?: string | undefined } | { provider: 'replay'; script: unknown };
+
+export interface ResolveProviderOptions {
+  profiles: readonly ModelProfile[];
+  /** The profile of a run that names none. */
+  defaultProfile?: string | undefined;
+  /** Whether runs may use the replay provider (server configuration; off in production). */
+  allowReplay: boolean;
+  logger?: ProviderLogger | undefined;
+  /** Retry tuning for every OpenAI provider made here (tests use tiny delays). */
+  openai?: Pick<OpenAIProviderOptions, 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'maxRetryWaitMs'> | undefined;
+  replay?: ReplayProviderOptions | undefined;
+}
+
+/**
+ * The provider for a run. Throws `ERR_MODEL_SPEC_INVALID` for a spec with
+ * anything but `profile` or `provider: 'replay'` + `script`,
+ * `ERR_MODEL_PROFILE_UNKNOWN` (listing the known profiles),
+ * `ERR_MODEL_PROFILE_REQUIRED`, `ERR_MODEL_REPLAY_DISABLED`, or
+ * `ERR_MODEL_REPLAY_SCRIPT_INVALID`.
+ */
+export function resolveProvider(spec: ModelSpec | undefined, options: ResolveProviderOptions): ModelProvider {
+  const given: Record<string, unknown> = isRecord(spec)
+    ? spec
+    : spec === undefined
+      ? {}
+      : invalid('expected an object');
+
+  if ('provider' in given) {
+    if (given.provider !== 'replay') {
+      invalid(`provider ${JSON.stringify(given.provider)} cannot be chosen by a run; name a profile instead`);
+    }
+    refuseExtraKeys(given, ['provider', 'script']);
+    if (!options.allowReplay) {
+      throw new AgentError('ERR_MODEL_REPLAY_DISABLED', 'The replay provider is not enabled on this server.');
+    }
+    return createReplayProvider(given.script, options.replay);
+  }
+
+  refuseExtraKeys(given, ['profile']);
+  if (given.profile !== undefined && typeof given.profile !== 'string') invalid('profile must be a string');
+  const name = (given.profile as string | undefined) ?? options.defaultProfile;
+  if (name === undefined) {
+    throw new AgentError(
+      'ERR_MODEL_PROFILE_REQUIRED',
+      `No model profile named and no default profile configured (${knownNames(options.profiles)}).`,
+    );
+  }
+  const profile = options.profiles.find((candidate) => candidate.name === name);
+  if (!profile) {
+    throw new AgentError(
+      'ERR_MODEL_PROFILE_UNKNOWN',
+      `Unknown model profile "${name}" (${knownNames(options.profiles)}).`,
+    );
+  }
+  return createOpenAIProvider({
+    ...options.openai,
+    name: profile.name,
+    baseURL: profile.baseURL,
+    apiKey: profile.apiKey,
+    model: profile.model,
+    temperature: profile.temperature,
+    maxOutputTokens: profile.maxOutputTokens,
+    maxTokensField: profile.maxTokensField,
+    timeoutMs: profile.timeoutMs,
+    maxRetries: profile.maxRetries,
+    logger: options.logger,
+  });
+}
+
+function refuseExtraKeys(spec: Record<string, unknown>, allowed: readonly string[]): void {
+  const extra = Object.keys(spec).filter((key) => !allowed.includes(key));
+  if (extra.length > 0) {
+    invalid(
+      `unexpected field(s) ${extra.join(', ')}; a run names a server profile (or a replay script), never a URL, key or model`,
+    );
+  }
+}
+
+function invalid(message: string): never {
+  throw new AgentError('ERR_MODEL_SPEC_INVALID', `Invalid model spec: ${message}`);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,187 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { ErrorBodySchema, RunEventSchema, RunStatusSchema, TodoItemSchema, UsageSchema } from './events.js';
+
+/** Limits on what a client may submit; the API enforces them and documents them. */
+export const RUN_LIMITS = {
+  inputMaxLength: 200_000,
+  maxFiles: 1_000,
+  filePathMaxLength: 1_024,
+  /** Per-run override of the clarify timeout: 1 s to 7 days. */
+  clarifyTimeoutMinMs: 1_000,
+  clarifyTimeoutMaxMs: 7 * 24 * 3600 * 1000,
+  maxStepsMax: 1_000,
+  replayMaxTurns: 1_000,
+  metadataMaxKeys: 64,
+} as const;
+
+/** The run id format: `run_` and 26 lowercase Crockford base-32 characters (time-sortable). */
+export const RUN_ID_PATTERN = '^run_[0-9a-hjkmnp-tv-z]{26}$';
+export const RunIdSchema = Type.String({ pattern: RUN_ID_PATTERN });
+
+/** A clarify request id: `clr_` and 26 Crockford base-32 characters. */
+export const REQUEST_ID_PATTERN = '^clr_[0-9a-hjkmnp-tv-z]{26}$';
+export const RequestIdSchema = Type.String({ pattern: REQUEST_ID_PATTERN });
+
+export const ReplayToolCallSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    arguments: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'The tool arguments, as an object',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** A replay turn that calls tools (with optional text before the calls). */
+export const ReplayToolCallsTurnSchema = Type.Object(
+  {
+    toolCalls: Type.Array(ReplayToolCallSchema, { minItems: 1, maxItems: 32 }),
+    content: Type.Optional(Type.String({ maxLength: 100_000 })),
+  },
+  { additionalProperties: false },
+);
+
+/** A replay turn that answers with text and ends the run. */
+export const ReplayContentTurnSchema = Type.Object(
+  { content: Type.String({ maxLength: 100_000 }) },
+  { additionalProperties: false },
+);
+
+export const ReplayTurnSchema = Type.Union([ReplayToolCallsTurnSchema, ReplayContentTurnSchema]);
+
+/** A replay script: the turns the "model" plays, in order. */
+export const ReplayScriptSchema = Type.Array(ReplayTurnSchema, {
+  minItems: 1,
+  maxItems: RUN_LIMITS.replayMaxTurns,
+});
+
+export type ReplayToolCall = Static<typeof ReplayToolCallSchema>;
+export type ReplayTurn = Static<typeof ReplayTurnSchema>;
+export type ReplayScript = Static<typeof ReplayScriptSchema>;
+
+/** Which model runs the agent: a server-configured profile, or (when the server allows it) a replay script. */
+export const ModelSpecSchema = Type.Union([
+  Type.Object(
+    { profile: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' })) },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { provider: Type.Literal('replay'), script: ReplayScriptSchema },
+    { additionalProperties: false },
+  ),
+]);
+export type ModelSpec = Static<typeof ModelSpecSchema>;
+
+export const LocaleSchema = Type.Union([Type.Literal('zh'), Type.Literal('en')]);
+export type Locale = Static<typeof LocaleSchema>;
+
+export const ClarifyModeSchema = Type.Union([Type.Literal('suspend'), Type.Literal('return')]);
+export type ClarifyMode = Static<typeof ClarifyModeSchema>;
+
+/** `POST /v1/runs` body. */
+export const CreateRunBodySchema = Type.Object(
+  {
+    input: Type.String({ minLength: 1, maxLength: RUN_LIMITS.inputMaxLength }),
+    model: Type.Optional(ModelSpecSchema),
+    toolsets: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z_]+$' }), {
+        maxItems: 16,
+        uniqueItems: true,
+      }),
+    ),
+    locale: Type.Optional(LocaleSchema),
+    clarify: Type.Optional(
+      Type.Object(
+        {
+          timeoutMs: Type.Optional(
+            Type.Integer({
+              minimum: RUN_LIMITS.clarifyTimeoutMinMs,
+              maximum: RUN_LIMITS.clarifyTimeoutMaxMs,
+            }),
+          ),
+          mode: Type.Optional(ClarifyModeSchema),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    limits: Type.Optional(
+      Type.Object(
+        { maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: RUN_LIMITS.maxStepsMax })) },
+        { additionalProperties: false },
+      ),
+    ),
+    files: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: RUN_LIMITS.filePathMaxLength }), Type.String(), {
+        maxProperties: RUN_LIMITS.maxFiles,
+      }),
+    ),
+    metadata: Type.Optional(
+      Type.Record(Type.String({ maxLength: 128 }), Type.Unknown(), {
+        maxProperties: RUN_LIMITS.metadataMaxKeys,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateRunBody = Static<typeof CreateRunBodySchema>;
+
+export const PendingClarifySchema = Type.Object({
+  requestId: Type.String(),
+  question: Type.String(),
+  choices: Type.Array(Type.String()),
+  expiresAt: Type.String({ format: 'date-time' }),
+});
+export type PendingClarify = Static<typeof PendingClarifySchema>;
+
+/** `POST /v1/runs` 202 answer. */
+export const CreateRunResponseSchema = Type.Object({
+  id: Type.String(),
+  status: Type.Literal('queued'),
+  links: Type.Object({ self: Type.String(), events: Type.String() }),
+  /** A short-lived token that reads this run's events (`?token=`), for `EventSource`, which cannot set headers. */
+  token: Type.String(),
+});
+export type CreateRunResponse = Static<typeof CreateRunResponseSchema>;
+
+/** `GET /v1/runs/:id`. */
+export const RunSchema = Type.Object({
+  id: Type.String(),
+  status: RunStatusSchema,
+  createdAt: Type.String({ format: 'date-time' }),
+  startedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  attempts: Type.Integer({ minimum: 0 }),
+  pendingClarify: Type.Optional(PendingClarifySchema),
+  todos: Type.Array(TodoItemSchema),
+  output: Type.Optional(Type.String()),
+  error: Type.Optional(ErrorBodySchema),
+  usage: Type.Optional(UsageSchema),
+  metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+export type Run = Static<typeof RunSchema>;
+
+/** `GET /v1/runs`. */
+export const RunListSchema = Type.Object({
+  data: Type.Array(RunSchema),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
+export type RunList = Static<typeof RunListSchema>;
+
+/** `GET /v1/runs/:id/events` with `Accept: application/json`. */
+export const EventPageSchema = Type.Object({
+  data: Type.Array(RunEventSchema),
+  /** Pass as `?after=` for the next page; null when the run has ended and nothing follows. */
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
+export type EventPage = Static<typeof EventPageSchema>;
+
+/** `POST /v1/runs/:id/clarify/:requestId` body. */
+export const AnswerBodySchema = Type.Object(
+  { answer: Type.String({ minLength: 1, maxLength: 20_000 }) },
+  { additionalProperties: false },
+);
+export type AnswerBody = Static<typeof AnswerBodySchema>;
+
+/** Every error answer: `{ error: { code, message } }`. */
+export const ErrorResponseSchema = Type.Object({ error: ErrorBodySchema });
+export type ErrorResponse = Static<typeof ErrorResponseSchema>;

@@ -1,0 +1,447 @@
+/**
+ * A fake OpenAI-compatible server on a real port, for testing model providers
+ * without mocking their SDK. It answers `POST /v1/chat/completions` in the
+ * real wire format: with `stream: true`, Server-Sent Events of
+ * `chat.completion.chunk` objects, a usage chunk when the request asked for
+ * one (`stream_options.include_usage`), then `data: [DONE]`; without, one
+ * `chat.completion` object assembled from the same chunks.
+ *
+ * Each request takes the next behaviour from a queue (`enqueue`), so a test
+ * scripts exactly what the server does: stream, answer with an error status,
+ * drop the connection mid-stream, or hang. A request with nothing queued gets a
+ * 418 whose message says so. Every request is recorded (headers, parsed body,
+ * arrival time, and a promise of its connection closing).
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+/** One fragment of a tool call inside a chunk's delta. */
+export interface FakeToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+/** What one chunk adds to the answer (`choices[0].delta`). */
+export interface FakeDelta {
+  role?: 'assistant';
+  content?: string | null;
+  tool_calls?: FakeToolCallDelta[];
+}
+
+/** One `chat.completion.chunk`, reduced to what tests vary. */
+export interface FakeChunk {
+  delta: FakeDelta;
+  finish_reason?: string | null;
+}
+
+/** A chunk, or a raw SSE `data:` payload written verbatim (for malformed streams). */
+export type FakeStreamItem = FakeChunk | { raw: string };
+
+export interface FakeUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens?: number;
+}
+
+/** What the server does with one request. */
+export type FakeBehavior =
+  | {
+      kind: 'stream';
+      chunks: FakeStreamItem[];
+      /** The usage chunk (sent when the request asks for it); `null` never sends one. */
+      usage?: FakeUsage | null;
+    }
+  | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown }
+  /**
+   * Sends the headers and chunks, then destroys the socket: no usage, no
+   * `[DONE]`, no end of body. With no chunks, the socket is destroyed before
+   * the headers (a connection reset).
+   */
+  | { kind: 'drop-after'; chunks: FakeStreamItem[] }
+  /** Sends the headers and chunks (if any), then never another byte. */
+  | { kind: 'hang'; chunks?: FakeStreamItem[] };
+
+/** A request as the server received it. */
+export interface RecordedRequest {
+  /** From 0, in arrival order. */
+  index: number;
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** The parsed JSON body (the raw text when it was not JSON). */
+  body: unknown;
+  /** `performance.now()` when the body had arrived. */
+  receivedAt: number;
+  /** Resolves when the connection of this request closes (the client went away, or the answer ended). */
+  closed: Promise<void>;
+}
+
+export const DEFAULT_FAKE_USAGE: FakeUsage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+
+export interface FakeOpenAIOptions {
+  /** The `model` echoed in answers when the request names none. Default `fake-model`. */
+  model?: string;
+}
+
+/** The fake server. `start()` it, `enqueue` behaviours, point a client at `baseURL`, `close()` it. */
+export class FakeOpenAIServer {
+  readonly requests: RecordedRequest[] = [];
+  private readonly queue: FakeBehavior[] = [];
+  private readonly waiters: Array<{ count: number; resolve: () => void }> = [];
+  private readonly server: Server;
+  private readonly model: string;
+  private url: string | undefined;
+
+  constructor(options: FakeOpenAIOptions = {}) {
+    this.model = options.model ?? 'fake-model';
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        res.destroy(error instanceof Error ? error : new Error(String(error)));
+      });
+    });
+  }
+
+  /** Listens on a free port of 127.0.0.1. */
+  async start(): Promise<this> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    const { port } = this.server.address() as AddressInfo;
+    this.url = `http://127.0.0.1:${port}/v1`;
+    return this;
+  }
+
+  /** The API root, ending in `/v1`, as `baseURL` of an OpenAI client. */
+  get baseURL(): string {
+    if (!this.url) throw new Error('FakeOpenAIServer: call start() first');
+    return this.url;
+  }
+
+  /** Queues behaviours, one per coming request, in order. */
+  enqueue(...behaviors: FakeBehavior[]): this {
+    this.queue.push(...behaviors);
+    return this;
+  }
+
+  /** How many queued behaviours no request has taken yet. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Resolves once `count` requests have arrived (at once if they already have). */
+  waitForRequests(count: number): Promise<void> {
+    if (this.requests.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ count, resolve }));
+  }
+
+  /** Closes every connection (hanging ones included) and stops listening. */
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
+    const text = await readBody(req);
+    const request: RecordedRequest = {
+      index: this.requests.length,
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: req.headers,
+      body: parseJson(text),
+      receivedAt: performance.now(),
+      closed,
+    };
+    this.requests.push(request);
+    for (const waiter of this.waiters.filter((w) => this.requests.length >= w.count)) {
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+
+    if (request.method !== 'POST' || request.path.split('?')[0] !== '/v1/chat/completions') {
+      sendJson(res, 404, errorBody(`fake-openai: no route ${request.method} ${request.path}`, 'not_found'));
+      return;
+    }
+    const behavior = this.queue.shift();
+    if (!behavior) {
+      sendJson(
+        res,
+        418,
+        errorBody(`fake-openai: no behaviour queued for request #${request.index}`, 'test_setup'),
+      );
+      return;
+    }
+    const body = isRecord(request.body) ? request.body : {};
+    const model = typeof body.model === 'string' ? body.model : this.model;
+    const stream = body.stream === true;
+    const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
+    const id = `chatcmpl-${randomBytes(6).toString('hex')}`;
+
+    switch (behavior.kind) {
+      case 'status':
+        res.writeHead(behavior.status, { 'content-type': 'application/json', ...behavior.headers });
+        res.end(
+          JSON.stringify(
+            behavior.body ?? errorBody(`fake-openai: status ${behavior.status}`, 'server_error'),
+          ),
+        );
+        return;
+      case 'stream':
+        if (!stream) {
+          sendJson(res, 200, completion(id, model, behavior.chunks, behavior.usage ?? DEFAULT_FAKE_USAGE));
+          return;
+        }
+        startEventStream(res);
+        for (const item of behavior.chunks) await write(res, sse(id, model, item));
+        if (includeUsage && behavior.usage !== null) {
+          await write(res, usageEvent(id, model, behavior.usage ?? DEFAULT_FAKE_USAGE));
+        }
+        await write(res, 'data: [DONE]\n\n');
+        res.end();
+        return;
+      case 'drop-after':
+        if (stream && behavior.chunks.length > 0) {
+          startEventStream(res);
+          for (const item of behavior.chunks) await write(res, sse(id, model, item));
+        }
+        res.socket?.destroy();
+        return;
+      case 'hang':
+        if (stream) {
+          startEventStream(res);
+          for (const item of behavior.chunks ?? []) await write(res, sse(id, model, item));
+        }
+        return;
+    }
+  }
+}
+
+/** Starts a fake server on a free port. */
+export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAIServer> {
+  return new FakeOpenAIServer(options).start();
+}
+
+/**
+ * The chunks of a streamed text answer, as OpenAI sends them: a role chunk,
+ * the text in `pieces` roughly equal parts, and a final chunk with the finish
+ * reason.
+ */
+export function textChunks(
+  text: string,
+  options: { pieces?: number; finishReason?: string } = {},
+): FakeChunk[] {
+  const pieces = split(text, options.pieces ?? 3);
+  return [
+    { delta: { role: 'assistant', content: '' } },
+    ...pieces.map((content) => ({ delta: { content } })),
+    { delta: {}, finish_reason: options.finishReason ?? 'stop' },
+  ];
+}
+
+/** A tool call for {@link toolCallChunks}; `arguments` is sent exactly as given (it may be broken JSON). */
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * The chunks of a turn that makes tool calls: optional text first, then each
+ * call's first fragment (index, id, name) and its `arguments` split into
+ * `fragments` pieces, then `finish_reason: 'tool_calls'`. With `interleave`,
+ * the fragments of parallel calls alternate, as some servers send them.
+ */
+export function toolCallChunks(
+  calls: FakeToolCall[],
+  options: { fragments?: number; interleave?: boolean; content?: string; finishReason?: string } = {},
+): FakeChunk[] {
+  const fragments = options.fragments ?? 3;
+  const perCall = calls.map((call, index): FakeChunk[] => [
+    {
+      delta: {
+        tool_calls: [
+          {
+            index,
+            id: call.id ?? `call_fake_${index}`,
+            type: 'function',
+            function: { name: call.name, arguments: '' },
+          },
+        ],
+      },
+    },
+    ...split(call.arguments, fragments).map((piece) => ({
+      delta: { tool_calls: [{ index, function: { arguments: piece } }] },
+    })),
+  ]);
+  const body: FakeChunk[] = [];
+  if (options.interleave) {
+    const longest = Math.max(0, ...perCall.map((chunks) => chunks.length));
+    for (let i = 0; i < longest; i++) {
+      for (const chunks of perCall) {
+        const chunk = chunks[i];
+        if (chunk) body.push(chunk);
+      }
+    }
+  } else {
+    for (const chunks of perCall) body.push(...chunks);
+  }
+  return [
+    { delta: { role: 'assistant', content: null } },
+    ...(options.content ? textChunks(options.content).slice(1, -1) : []),
+    ...body,
+    { delta: {}, finish_reason: options.finishReason ?? 'tool_calls' },
+  ];
+}
+
+/** A behaviour that streams `text`. */
+export function streamText(
+  text: string,
+  options: { pieces?: number; usage?: FakeUsage | null } = {},
+): FakeBehavior {
+  const behavior: FakeBehavior = { kind: 'stream', chunks: textChunks(text, options) };
+  if (options.usage !== undefined) behavior.usage = options.usage;
+  return behavior;
+}
+
+/** A behaviour that streams tool calls (see {@link toolCallChunks}). */
+export function streamToolCalls(
+  calls: FakeToolCall[],
+  options: { fragments?: number; interleave?: boolean; content?: string } = {},
+): FakeBehavior {
+  return { kind: 'stream', chunks: toolCallChunks(calls, options) };
+}
+
+function split(text: string, pieces: number): string[] {
+  if (text === '') return [];
+  const size = Math.max(1, Math.ceil(text.length / Math.max(1, pieces)));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function sse(id: string, model: string, item: FakeStreamItem): string {
+  if ('raw' in item) return `data: ${item.raw}\n\n`;
+  const chunk = {
+    id,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, delta: item.delta, logprobs: null, finish_reason: item.finish_reason ?? null }],
+  };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+function usageEvent(id: string, model: string, usage: FakeUsage): string {
+  const chunk = {
+    id,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [],
+    usage: withTotal(usage),
+  };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+/** The non-streamed answer the same chunks add up to. */
+function completion(id: string, model: string, items: FakeStreamItem[], usage: FakeUsage | null): unknown {
+  let content: string | null = null;
+  let finishReason: string | null = null;
+  const calls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> = [];
+  for (const item of items) {
+    if ('raw' in item) continue;
+    if (item.delta.content) content = (content ?? '') + item.delta.content;
+    for (const fragment of item.delta.tool_calls ?? []) {
+      let call = calls[fragment.index];
+      if (!call) {
+        call = { id: '', type: 'function', function: { name: '', arguments: '' } };
+        calls[fragment.index] = call;
+      }
+      if (fragment.id) call.id = fragment.id;
+      if (fragment.function?.name) call.function.name += fragment.function.name;
+      call.function.arguments += fragment.function?.arguments ?? '';
+    }
+    if (item.finish_reason) finishReason = item.finish_reason;
+  }
+  return {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content,
+          refusal: null,
+          ...(calls.length > 0 ? { tool_calls: calls } : {}),
+        },
+        logprobs: null,
+        finish_reason: finishReason ?? 'stop',
+      },
+    ],
+    ...(usage ? { usage: withTotal(usage) } : {}),
+  };
+}
+
+function withTotal(usage: FakeUsage): Required<FakeUsage> {
+  return { ...usage, total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens };
+}
+
+function errorBody(message: string, type: string): unknown {
+  return { error: { message, type, param: null, code: null } };
+}
+
+function startEventStream(res: ServerResponse): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  res.flushHeaders();
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+/** Writes and waits until the bytes are handed to the socket, so a drop comes after them. */
+function write(res: ServerResponse, data: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    res.write(data, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
