@@ -87,6 +87,33 @@ export const AGENT_ERRORS = {
     statusCode: undefined,
     description: 'Server configuration: a model profile (or the environment it came from) is invalid.',
   },
+  ERR_AGENT_MAX_STEPS: {
+    retryable: false,
+    statusCode: undefined,
+    description:
+      'The run reached its maximum number of model turns (`limits.maxSteps`) without a final answer.',
+  },
+  ERR_AGENT_MAX_OUTPUT_TOKENS: {
+    retryable: false,
+    statusCode: undefined,
+    description: 'The run spent its budget of model output tokens without a final answer.',
+  },
+  ERR_AGENT_WALL_CLOCK: {
+    retryable: false,
+    statusCode: undefined,
+    description:
+      'The run was active for longer than its wall-clock limit (time waiting for a human not counted).',
+  },
+  ERR_AGENT_CHECKPOINT_INVALID: {
+    retryable: false,
+    statusCode: undefined,
+    description: 'A stored checkpoint could not be read back (wrong version or shape).',
+  },
+  ERR_AGENT_INTERNAL: {
+    retryable: false,
+    statusCode: undefined,
+    description: 'An unexpected error inside the attempt loop; the message says what failed.',
+  },
 } as const satisfies Record<
   string,
   { retryable: boolean; statusCode: number | undefined; description: string }

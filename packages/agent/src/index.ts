@@ -1,3 +1,12 @@
+export type { Checkpoint, InitialCheckpointOptions, PendingClarifyState } from './attempt/checkpoint.js';
+export { initialCheckpoint, parseCheckpoint, unansweredToolCalls } from './attempt/checkpoint.js';
+export type {
+  AttemptLimits,
+  AttemptOutcome,
+  AttemptParams,
+  ClarifyResolution,
+} from './attempt/run-attempt.js';
+export { DEFAULT_ATTEMPT_LIMITS, runAttempt, truncateMiddle } from './attempt/run-attempt.js';
 export type { AgentErrorCode, AgentErrorOptions } from './errors.js';
 export { AGENT_ERROR_CODES, AGENT_ERRORS, AgentError, isAgentError } from './errors.js';
 export type { Locale } from './prompt/locale.js';

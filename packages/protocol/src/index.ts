@@ -66,3 +66,4 @@ export {
   RunListSchema,
   RunSchema,
 } from './http.js';
+export { newId } from './ids.js';

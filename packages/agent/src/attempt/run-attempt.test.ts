@@ -1,0 +1,334 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ReplayScript, RunEventInput } from '@tether/protocol';
+import { startFakeOpenAI, streamText } from '@tether/testing';
+import { createTools, type Tool } from '@tether/tools';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ModelProvider } from '../providers/model-provider.js';
+import { createOpenAIProvider } from '../providers/openai-provider.js';
+import { createReplayProvider } from '../providers/replay-provider.js';
+import { type Checkpoint, initialCheckpoint, parseCheckpoint } from './checkpoint.js';
+import { type AttemptOutcome, type AttemptParams, runAttempt } from './run-attempt.js';
+
+let workspace: string;
+
+beforeEach(async () => {
+  workspace = await mkdtemp(join(tmpdir(), 'tether-attempt-'));
+});
+afterEach(async () => {
+  await rm(workspace, { recursive: true, force: true });
+});
+
+/** Everything one attempt needs, against a real workspace, with saved checkpoints kept as JSON. */
+function harness(provider: ModelProvider, options: { controller?: AbortController } = {}) {
+  const events: RunEventInput[] = [];
+  const saves: string[] = [];
+  const controller = options.controller ?? new AbortController();
+  const checkpoint = initialCheckpoint({ systemPrompt: 'You are a test agent.', input: 'do the task' });
+  const toolsFor = (cp: Checkpoint): Tool[] =>
+    createTools(
+      {
+        runId: 'run_test',
+        workspace,
+        emit: (event) => events.push(event),
+        signal: controller.signal,
+        todos: { get: () => cp.todos, set: (items) => (cp.todos = items) },
+        sandbox: 'none',
+      },
+      ['bash', 'read_file', 'write_file', 'list_dir', 'patch', 'todo', 'clarify'],
+    );
+  const attempt = (cp: Checkpoint, extra: Partial<AttemptParams> = {}): Promise<AttemptOutcome> =>
+    runAttempt({
+      checkpoint: cp,
+      provider,
+      tools: toolsFor(cp),
+      signal: controller.signal,
+      emit: (event) => events.push(event),
+      saveCheckpoint: async (saved) => {
+        saves.push(JSON.stringify(saved));
+      },
+      interaction: 'suspend',
+      ...extra,
+    });
+  return { events, saves, checkpoint, attempt, controller };
+}
+
+const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
+const types = (events: RunEventInput[]) => events.map((e) => e.type);
+
+describe('runAttempt', () => {
+  it('runs tool calls in order and completes with the final text', async () => {
+    const script: ReplayScript = [
+      {
+        toolCalls: [
+          call('write_file', { path: 'a.txt', content: 'hello\n' }),
+          call('read_file', { path: 'a.txt' }),
+        ],
+      },
+      { content: 'done' },
+    ];
+    const h = harness(createReplayProvider(script));
+    const outcome = await h.attempt(h.checkpoint);
+    expect(outcome).toEqual({ status: 'completed', output: 'done' });
+    expect(await readFile(join(workspace, 'a.txt'), 'utf8')).toBe('hello\n');
+    expect(types(h.events).filter((t) => t !== 'message.delta' && t !== 'usage')).toEqual([
+      'attempt.started',
+      'message',
+      'tool.call',
+      'tool.result',
+      'tool.call',
+      'tool.result',
+      'message',
+    ]);
+    // A save after the first turn, after each tool result, and after the final turn.
+    expect(h.saves).toHaveLength(4);
+    expect(h.checkpoint.step).toBe(2);
+  });
+
+  it('suspends at a clarify in the middle of a turn, then resumes with the answer and runs the rest', async () => {
+    const script: ReplayScript = [
+      {
+        toolCalls: [
+          call('write_file', { path: 'first.txt', content: '1' }),
+          call('clarify', { question: 'Which colour?', choices: ['red', 'blue'] }),
+          call('bash', { command: 'echo -n third >> third.txt' }),
+        ],
+      },
+      { content: 'finished' },
+    ];
+    const h = harness(createReplayProvider(script));
+    const first = await h.attempt(h.checkpoint);
+    expect(first.status).toBe('suspended');
+    if (first.status !== 'suspended') return;
+    expect(first.clarify).toMatchObject({ question: 'Which colour?', choices: ['red', 'blue'] });
+    expect(first.clarify.requestId).toMatch(/^clr_[0-9a-z]{26}$/);
+    expect(await readFile(join(workspace, 'first.txt'), 'utf8')).toBe('1');
+    await expect(readFile(join(workspace, 'third.txt'), 'utf8')).rejects.toThrow();
+    const requested = h.events.find((e) => e.type === 'clarify.requested');
+    expect(requested?.data).toMatchObject({ requestId: first.clarify.requestId, question: 'Which colour?' });
+
+    // Resume from the stored checkpoint, as another worker would.
+    const stored = parseCheckpoint(h.saves.at(-1) as string);
+    expect(stored.pendingClarify?.requestId).toBe(first.clarify.requestId);
+    const resumed = await h.attempt(stored, {
+      resume: { requestId: first.clarify.requestId, answer: 'blue' },
+    });
+    expect(resumed).toEqual({ status: 'completed', output: 'finished' });
+    const clarifyResult = stored.messages.find(
+      (m) => m.role === 'tool' && m.toolCallId === first.clarify.callId,
+    );
+    expect(clarifyResult).toMatchObject({ content: 'blue' });
+    expect(await readFile(join(workspace, 'first.txt'), 'utf8')).toBe('1');
+    expect(await readFile(join(workspace, 'third.txt'), 'utf8')).toBe('third');
+    expect(stored.pendingClarify).toBeUndefined();
+  });
+
+  it('resumes after the deadline with the timeout message in the run locale', async () => {
+    const script: ReplayScript = [
+      { toolCalls: [call('clarify', { question: '继续吗？' })] },
+      { content: '好的' },
+    ];
+    const h = harness(createReplayProvider(script));
+    const first = await h.attempt(h.checkpoint, { locale: 'zh' });
+    if (first.status !== 'suspended') throw new Error(`expected suspended, got ${first.status}`);
+    const resumed = await h.attempt(h.checkpoint, {
+      locale: 'zh',
+      resume: { requestId: first.clarify.requestId, timedOut: true },
+    });
+    expect(resumed).toEqual({ status: 'completed', output: '好的' });
+    const tool = h.checkpoint.messages.find((m) => m.role === 'tool');
+    expect(tool?.content).toBe('用户未在规定时间内回答。请根据已有信息自行判断并继续执行。');
+  });
+
+  it('refuses to resume a suspended checkpoint without the answer to its own request', async () => {
+    const h = harness(
+      createReplayProvider([{ toolCalls: [call('clarify', { question: 'ok?' })] }, { content: 'x' }]),
+    );
+    const first = await h.attempt(h.checkpoint);
+    expect(first.status).toBe('suspended');
+    const again = await h.attempt(h.checkpoint, { resume: { requestId: 'clr_other', answer: 'yes' } });
+    expect(again.status).toBe('failed');
+    if (again.status === 'failed') expect(again.error.code).toBe('ERR_AGENT_INTERNAL');
+  });
+
+  it('with interaction "return", completes with the question as its output', async () => {
+    const script: ReplayScript = [
+      { toolCalls: [call('clarify', { question: 'Which file?', choices: ['a', 'b'] })] },
+    ];
+    const h = harness(createReplayProvider(script));
+    const outcome = await h.attempt(h.checkpoint, { interaction: 'return' });
+    expect(outcome.status).toBe('completed');
+    if (outcome.status === 'completed') expect(outcome.output).toContain('Which file?');
+    expect(h.events.some((e) => e.type === 'clarify.requested')).toBe(false);
+  });
+
+  it('after a crash between two tool calls, resumes without repeating the first', async () => {
+    const script: ReplayScript = [
+      {
+        toolCalls: [
+          call('bash', { command: 'echo once >> side-effect.txt' }),
+          call('bash', { command: 'echo second >> second.txt' }),
+        ],
+      },
+      { content: 'all done' },
+    ];
+    const provider = createReplayProvider(script);
+    const h = harness(provider);
+    // The "worker" dies right after the first tool result is saved.
+    let saves = 0;
+    const crashed = await h.attempt(h.checkpoint, {
+      saveCheckpoint: async (cp) => {
+        h.saves.push(JSON.stringify(cp));
+        saves++;
+        if (saves === 2) throw new Error('worker killed');
+      },
+    });
+    expect(crashed.status).toBe('failed');
+    const stored = parseCheckpoint(h.saves.at(-1) as string);
+    const resumed = await h.attempt(stored);
+    expect(resumed).toEqual({ status: 'completed', output: 'all done' });
+    expect(await readFile(join(workspace, 'side-effect.txt'), 'utf8')).toBe('once\n');
+    expect(await readFile(join(workspace, 'second.txt'), 'utf8')).toBe('second\n');
+  });
+
+  it('gives unknown tools and malformed arguments back to the model as tool errors', async () => {
+    const provider: ModelProvider = {
+      name: 'scripted',
+      async complete(request) {
+        const turn = request.messages.filter((m) => m.role === 'assistant').length;
+        const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+        if (turn === 0) {
+          return {
+            content: '',
+            finishReason: 'tool_calls',
+            usage,
+            toolCalls: [
+              { id: 'c1', name: 'nope', arguments: '{}' },
+              { id: 'c2', name: 'read_file', arguments: '{"path": ' },
+            ],
+          };
+        }
+        return { content: 'recovered', finishReason: 'stop', usage, toolCalls: [] };
+      },
+    };
+    const h = harness(provider);
+    expect(await h.attempt(h.checkpoint)).toEqual({ status: 'completed', output: 'recovered' });
+    const results = h.events.filter((e) => e.type === 'tool.result').map((e) => e.data);
+    expect(results).toHaveLength(2);
+    expect(results[0]).toMatchObject({ callId: 'c1', ok: false });
+    expect((results[0] as { content: string }).content).toContain('no tool named "nope"');
+    expect(results[1]).toMatchObject({ callId: 'c2', ok: false });
+    expect((results[1] as { content: string }).content).toContain('not valid JSON');
+  });
+
+  it('ends at each limit with its own error code', async () => {
+    const loop: ReplayScript = Array.from({ length: 10 }, () => ({
+      toolCalls: [call('list_dir', { path: '.' })],
+    }));
+    const steps = harness(createReplayProvider(loop));
+    const bySteps = await steps.attempt(steps.checkpoint, { limits: { maxSteps: 3 } });
+    expect(bySteps.status === 'failed' && bySteps.error.code).toBe('ERR_AGENT_MAX_STEPS');
+
+    const tokens = harness(createReplayProvider(loop));
+    tokens.checkpoint.usage.outputTokens = 500;
+    const byTokens = await tokens.attempt(tokens.checkpoint, { limits: { maxOutputTokens: 500 } });
+    expect(byTokens.status === 'failed' && byTokens.error.code).toBe('ERR_AGENT_MAX_OUTPUT_TOKENS');
+
+    const clock = harness(createReplayProvider(loop));
+    let t = 0;
+    const byClock = await clock.attempt(clock.checkpoint, {
+      limits: { wallClockMs: 1_000 },
+      now: () => {
+        t += 400;
+        return t;
+      },
+    });
+    expect(byClock.status === 'failed' && byClock.error.code).toBe('ERR_AGENT_WALL_CLOCK');
+  });
+
+  it('cuts oversized tool results in the transcript and says so', async () => {
+    await writeFile(join(workspace, 'big.txt'), `${'x'.repeat(5_000)}\n`);
+    const script: ReplayScript = [
+      { toolCalls: [call('bash', { command: 'cat big.txt' })] },
+      { content: 'ok' },
+    ];
+    const h = harness(createReplayProvider(script));
+    await h.attempt(h.checkpoint, { limits: { maxToolResultChars: 1_000 } });
+    const tool = h.checkpoint.messages.find((m) => m.role === 'tool');
+    expect(tool?.content.length).toBeLessThanOrEqual(1_100);
+    expect(tool?.content).toContain('characters cut');
+  });
+
+  it('is cancelled promptly while a long bash command runs, and the command dies', async () => {
+    const script: ReplayScript = [
+      { toolCalls: [call('bash', { command: 'echo $$ > pid.txt; sleep 30; echo late > late.txt' })] },
+      { content: 'never' },
+    ];
+    const h = harness(createReplayProvider(script));
+    const running = h.attempt(h.checkpoint);
+    // Abort once the command has started (its pid file appears).
+    await waitFor(
+      async () => (await readFile(join(workspace, 'pid.txt'), 'utf8').catch(() => '')).trim() !== '',
+    );
+    const started = Date.now();
+    h.controller.abort();
+    const outcome = await running;
+    expect(outcome.status).toBe('cancelled');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const pid = Number((await readFile(join(workspace, 'pid.txt'), 'utf8')).trim());
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('is cancelled promptly during a model stream', async () => {
+    const server = await startFakeOpenAI();
+    try {
+      server.enqueue({ kind: 'hang' });
+      const provider = createOpenAIProvider({
+        baseURL: server.baseURL,
+        model: 'm',
+        timeoutMs: 30_000,
+        maxRetries: 0,
+      });
+      const h = harness(provider);
+      const running = h.attempt(h.checkpoint);
+      await server.waitForRequests(1);
+      const started = Date.now();
+      h.controller.abort();
+      expect(await running).toEqual({ status: 'cancelled' });
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('streams text deltas from a real OpenAI-compatible server', async () => {
+    const server = await startFakeOpenAI();
+    try {
+      server.enqueue(streamText('Hello', { pieces: 2 }));
+      const provider = createOpenAIProvider({
+        baseURL: server.baseURL,
+        model: 'm',
+        timeoutMs: 5_000,
+        maxRetries: 0,
+      });
+      const h = harness(provider);
+      expect(await h.attempt(h.checkpoint)).toEqual({ status: 'completed', output: 'Hello' });
+      const deltas = h.events
+        .filter((e) => e.type === 'message.delta')
+        .map((e) => (e.data as { text: string }).text);
+      expect(deltas.join('')).toBe('Hello');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('condition not met in time');
+}

@@ -1,0 +1,325 @@
+/**
+ * The attempt loop: model turn, then its tool calls in order, then the next
+ * turn, until the model answers without tool calls, a limit is reached, the
+ * attempt is cancelled, or `clarify` suspends it.
+ *
+ * The checkpoint is the whole state and is updated in place; `saveCheckpoint`
+ * runs after every model turn and every tool result, so a resumed attempt
+ * never repeats a finished tool call. It knows nothing of queues, HTTP or
+ * Redis: the worker maps the outcome onto the queue.
+ */
+import { Value } from '@sinclair/typebox/value';
+import { type EmitEvent, newId, TetherError, type ToolCall, type Usage } from '@tether/protocol';
+import { executeTool, type Tool } from '@tether/tools';
+import { AgentError } from '../errors.js';
+import type { Locale } from '../prompt/locale.js';
+import { clarifyTimeoutMessage } from '../prompt/system-prompt.js';
+import type { ModelProvider, ModelTool } from '../providers/model-provider.js';
+import { type Checkpoint, type PendingClarifyState, unansweredToolCalls } from './checkpoint.js';
+
+export interface AttemptLimits {
+  /** Model turns per run. Default 50. */
+  maxSteps: number;
+  /** Model output tokens per run. Default 200,000. */
+  maxOutputTokens: number;
+  /** Active time per run in ms (waiting for a human not counted). Default 30 minutes. */
+  wallClockMs: number;
+  /** Characters of one tool result kept in the transcript; longer ones keep head and tail. Default 30,000. */
+  maxToolResultChars: number;
+}
+
+export const DEFAULT_ATTEMPT_LIMITS: AttemptLimits = {
+  maxSteps: 50,
+  maxOutputTokens: 200_000,
+  wallClockMs: 30 * 60_000,
+  maxToolResultChars: 30_000,
+};
+
+/** How a resumed attempt learns the fate of the question it suspended on. */
+export type ClarifyResolution = { requestId: string; answer: string } | { requestId: string; timedOut: true };
+
+export interface AttemptParams {
+  /** Updated in place. */
+  checkpoint: Checkpoint;
+  provider: ModelProvider;
+  tools: Tool[];
+  signal: AbortSignal;
+  emit: EmitEvent;
+  /** Persists the checkpoint; throw to stop the attempt (lost ownership, cancel requested). */
+  saveCheckpoint: (checkpoint: Checkpoint) => Promise<void>;
+  limits?: Partial<AttemptLimits>;
+  /**
+   * `suspend`: `clarify` ends the attempt with a `suspended` outcome.
+   * `return`: no channel to a human; clarify's own `execute` runs and the run
+   * completes with the question as its output.
+   */
+  interaction: 'suspend' | 'return';
+  /** How long a human has to answer a clarify question (ms). Default 20,000. */
+  clarifyTimeoutMs?: number;
+  /** The answer (or the timeout) of the question this attempt resumes from. */
+  resume?: ClarifyResolution | undefined;
+  locale?: Locale;
+  /** The attempt number (from 1), for `attempt.started`. */
+  attempt?: number;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export type AttemptOutcome =
+  | { status: 'completed'; output: string }
+  | { status: 'suspended'; clarify: PendingClarifyState }
+  | { status: 'failed'; error: TetherError }
+  | { status: 'cancelled' };
+
+const CLARIFY = 'clarify';
+
+/** Runs one attempt of a run. Never throws: every ending is an outcome. */
+export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome> {
+  const limits = { ...DEFAULT_ATTEMPT_LIMITS, ...params.limits };
+  const now = params.now ?? Date.now;
+  const { checkpoint, emit, signal } = params;
+  const locale = params.locale ?? 'en';
+  const started = now();
+  const activeBefore = checkpoint.activeMs;
+  const tick = () => {
+    checkpoint.activeMs = activeBefore + (now() - started);
+  };
+  const save = async () => {
+    tick();
+    await params.saveCheckpoint(checkpoint);
+  };
+  const tools = new Map(params.tools.map((tool) => [tool.name, tool]));
+  const modelTools: ModelTool[] = params.tools.map((tool) => ({
+    name: tool.schema.name,
+    description: tool.schema.description,
+    parameters: tool.schema.parameters,
+  }));
+
+  emit({
+    type: 'attempt.started',
+    data: {
+      attempt: params.attempt ?? 1,
+      resumed: checkpoint.step > 0 || checkpoint.pendingClarify !== undefined,
+      step: checkpoint.step,
+    },
+  });
+
+  try {
+    if (checkpoint.pendingClarify) {
+      const pending = checkpoint.pendingClarify;
+      const resume = params.resume;
+      if (!resume || resume.requestId !== pending.requestId) {
+        throw new AgentError(
+          'ERR_AGENT_INTERNAL',
+          `The run is waiting for clarify request ${pending.requestId}, but the attempt was resumed without its answer or timeout.`,
+        );
+      }
+      const content = 'answer' in resume ? resume.answer : clarifyTimeoutMessage(locale);
+      recordToolResult(params, checkpoint, pending.callId, CLARIFY, { ok: true, content }, limits);
+      checkpoint.pendingClarify = undefined;
+      await save();
+    }
+
+    for (;;) {
+      if (signal.aborted) return { status: 'cancelled' };
+
+      // The calls of the last turn that have no result yet: all of them after a model
+      // turn, the rest of them after a resume.
+      for (const call of unansweredToolCalls(checkpoint)) {
+        if (signal.aborted) return { status: 'cancelled' };
+        const tool = tools.get(call.name);
+        if (tool && call.name === CLARIFY) {
+          const question = clarifyQuestion(tool, call);
+          if (question && params.interaction === 'suspend') {
+            const pending: PendingClarifyState = {
+              requestId: newId('clr'),
+              callId: call.id,
+              question: question.question,
+              choices: question.choices,
+              expiresAt: new Date(now() + (params.clarifyTimeoutMs ?? 20_000)).toISOString(),
+            };
+            emit({
+              type: 'tool.call',
+              data: { callId: call.id, name: call.name, arguments: call.arguments },
+            });
+            checkpoint.pendingClarify = pending;
+            await save();
+            emit({
+              type: 'clarify.requested',
+              data: {
+                requestId: pending.requestId,
+                question: pending.question,
+                choices: pending.choices,
+                expiresAt: pending.expiresAt,
+              },
+            });
+            return { status: 'suspended', clarify: pending };
+          }
+          if (question && params.interaction === 'return') {
+            const result = await runTool(params, tool, call);
+            recordToolResult(params, checkpoint, call.id, call.name, result, limits);
+            await save();
+            return { status: 'completed', output: result.content };
+          }
+        }
+        const result = tool
+          ? await runTool(params, tool, call)
+          : {
+              ok: false,
+              content: `There is no tool named "${call.name}". The tools you can call are: ${[...tools.keys()].join(', ') || 'none'}.`,
+            };
+        if (!tool)
+          emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
+        recordToolResult(params, checkpoint, call.id, call.name, result, limits);
+        await save();
+      }
+      if (signal.aborted) return { status: 'cancelled' };
+
+      tick();
+      if (checkpoint.step >= limits.maxSteps) {
+        return fail(
+          'ERR_AGENT_MAX_STEPS',
+          `The run took ${checkpoint.step} model turns (the limit) without a final answer.`,
+        );
+      }
+      if (checkpoint.usage.outputTokens >= limits.maxOutputTokens) {
+        return fail(
+          'ERR_AGENT_MAX_OUTPUT_TOKENS',
+          `The run used ${checkpoint.usage.outputTokens} output tokens (limit ${limits.maxOutputTokens}) without a final answer.`,
+        );
+      }
+      if (checkpoint.activeMs >= limits.wallClockMs) {
+        return fail(
+          'ERR_AGENT_WALL_CLOCK',
+          `The run was active for ${Math.round(checkpoint.activeMs / 1000)} s (limit ${Math.round(limits.wallClockMs / 1000)} s) without a final answer.`,
+        );
+      }
+
+      const turn = await withWallClock(
+        (turnSignal) =>
+          params.provider.complete({
+            messages: checkpoint.messages,
+            tools: modelTools,
+            maxOutputTokens: undefined,
+            signal: turnSignal,
+            onDelta: (text) => emit({ type: 'message.delta', data: { text } }),
+          }),
+        signal,
+        limits.wallClockMs - checkpoint.activeMs,
+      );
+      if (turn === 'wall-clock') {
+        tick();
+        return fail(
+          'ERR_AGENT_WALL_CLOCK',
+          `The run reached its wall-clock limit of ${Math.round(limits.wallClockMs / 1000)} s.`,
+        );
+      }
+      checkpoint.step++;
+      addUsage(checkpoint.usage, turn.usage);
+      checkpoint.messages.push({
+        role: 'assistant',
+        content: turn.content,
+        ...(turn.toolCalls.length > 0 ? { toolCalls: turn.toolCalls } : {}),
+      });
+      emit({ type: 'usage', data: { ...checkpoint.usage } });
+      emit({
+        type: 'message',
+        data: { role: 'assistant', content: turn.content, toolCalls: turn.toolCalls },
+      });
+      await save();
+      if (turn.toolCalls.length === 0) return { status: 'completed', output: turn.content };
+    }
+  } catch (error) {
+    if (signal.aborted && (!(error instanceof AgentError) || error.code === 'ERR_MODEL_ABORTED')) {
+      return { status: 'cancelled' };
+    }
+    if (error instanceof TetherError) return { status: 'failed', error };
+    return {
+      status: 'failed',
+      error: new AgentError('ERR_AGENT_INTERNAL', `The attempt failed: ${String(error)}`, { cause: error }),
+    };
+  }
+
+  function fail(
+    code: 'ERR_AGENT_MAX_STEPS' | 'ERR_AGENT_MAX_OUTPUT_TOKENS' | 'ERR_AGENT_WALL_CLOCK',
+    message: string,
+  ) {
+    return { status: 'failed' as const, error: new AgentError(code, message) };
+  }
+}
+
+async function runTool(params: AttemptParams, tool: Tool, call: ToolCall) {
+  params.emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
+  return executeTool(tool, call.arguments, { callId: call.id, signal: params.signal });
+}
+
+/** Appends a tool result to the transcript (cut to the limit, saying so) and emits `tool.result`. */
+function recordToolResult(
+  params: AttemptParams,
+  checkpoint: Checkpoint,
+  callId: string,
+  name: string,
+  result: { ok: boolean; content: string },
+  limits: AttemptLimits,
+) {
+  const content = truncateMiddle(result.content, limits.maxToolResultChars);
+  checkpoint.messages.push({ role: 'tool', toolCallId: callId, content });
+  params.emit({ type: 'tool.result', data: { callId, name, ok: result.ok, content } });
+}
+
+/** Keeps the head and the tail of a long text, with a note of how much was cut. */
+export function truncateMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const keep = Math.max(0, max - 100);
+  const head = text.slice(0, Math.ceil(keep * 0.6));
+  const tail = text.slice(text.length - Math.floor(keep * 0.4));
+  const cut = text.length - head.length - tail.length;
+  return `${head}\n[... ${cut} characters cut from this tool result to keep the conversation within budget ...]\n${tail}`;
+}
+
+/** The question and choices of a clarify call, or undefined when its arguments are invalid (the tool then explains). */
+function clarifyQuestion(tool: Tool, call: ToolCall): { question: string; choices: string[] } | undefined {
+  let args: unknown;
+  try {
+    args = JSON.parse(call.arguments || '{}');
+  } catch {
+    return undefined;
+  }
+  if (!Value.Check(tool.schema.parameters, args)) return undefined;
+  const { question, choices } = args as { question: string; choices?: string[] };
+  return { question, choices: choices ?? [] };
+}
+
+function addUsage(total: Usage, turn: Usage) {
+  total.inputTokens += turn.inputTokens;
+  total.outputTokens += turn.outputTokens;
+  total.totalTokens += turn.totalTokens;
+}
+
+/** Runs a model turn that is aborted when the run's remaining active time runs out. */
+async function withWallClock<T>(
+  run: (signal: AbortSignal) => Promise<T>,
+  signal: AbortSignal,
+  remainingMs: number,
+): Promise<T | 'wall-clock'> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  let expired = false;
+  const timer = setTimeout(
+    () => {
+      expired = true;
+      controller.abort(new Error('wall clock'));
+    },
+    Math.max(0, remainingMs),
+  );
+  try {
+    return await run(controller.signal);
+  } catch (error) {
+    if (expired && !signal.aborted) return 'wall-clock';
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
+}
