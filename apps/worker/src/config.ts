@@ -1,0 +1,66 @@
+import { hostname } from 'node:os';
+import { type ModelProfile, profilesFromEnv } from '@tether/agent';
+import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/queue';
+import { SANDBOX_MODES, type SandboxMode } from '@tether/tools';
+
+/** Everything the worker reads from its environment, parsed once and frozen. */
+export interface WorkerConfig extends SharedConfig {
+  workerId: string;
+  concurrency: number;
+  sandbox: SandboxMode;
+  allowNetwork: boolean;
+  /** BullMQ lock: how long a job stays ours without a renewal (ms). */
+  lockDurationMs: number;
+  /** How often workers look for jobs whose lock expired (ms). */
+  stalledIntervalMs: number;
+  /** How many times a run may be recovered from a dead worker before it fails. */
+  maxStalledCount: number;
+  /** On SIGTERM: how long active attempts get to reach a checkpoint before they are stopped (ms). */
+  shutdownGraceMs: number;
+  maxSteps: number;
+  wallClockMs: number;
+  profiles: readonly ModelProfile[];
+  defaultProfile: string | undefined;
+  logLevel: string;
+}
+
+/** Parses the worker's configuration; throws one error naming every bad variable. */
+export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig> {
+  const reader = new EnvReader(env);
+  const shared = readSharedConfig(reader);
+  let profiles: readonly ModelProfile[] = [];
+  let defaultProfile: string | undefined;
+  try {
+    const fromEnv = profilesFromEnv(env);
+    profiles = fromEnv.profiles;
+    defaultProfile = fromEnv.defaultProfile;
+  } catch (error) {
+    reader.problem(error instanceof Error ? error.message : String(error));
+  }
+  const config: WorkerConfig = {
+    ...shared,
+    workerId: reader.string('TETHER_WORKER_ID', `${hostname()}:${process.pid}`),
+    concurrency: reader.integer('TETHER_WORKER_CONCURRENCY', 4, 1, 1_000),
+    sandbox: reader.oneOf('TETHER_SANDBOX', 'auto', SANDBOX_MODES),
+    allowNetwork: reader.boolean('TETHER_SANDBOX_NETWORK', false),
+    lockDurationMs: reader.integer('TETHER_LOCK_DURATION_MS', 15_000, 1_000, 600_000),
+    stalledIntervalMs: reader.integer('TETHER_STALLED_INTERVAL_MS', 5_000, 500, 600_000),
+    maxStalledCount: reader.integer('TETHER_MAX_STALLED_COUNT', 5, 1, 1_000),
+    shutdownGraceMs: reader.integer('TETHER_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    maxSteps: reader.integer('TETHER_MAX_STEPS', 50, 1, 1_000),
+    wallClockMs: reader.integer('TETHER_WALL_CLOCK_MS', 30 * 60_000, 1_000, 7 * 24 * 3600 * 1000),
+    profiles,
+    defaultProfile,
+    logLevel: reader.oneOf('LOG_LEVEL', 'info', [
+      'fatal',
+      'error',
+      'warn',
+      'info',
+      'debug',
+      'trace',
+      'silent',
+    ]),
+  };
+  reader.done();
+  return Object.freeze(config);
+}

@@ -1,0 +1,71 @@
+import type { RunEventInput } from '@tether/protocol';
+import type { RunStore } from '@tether/queue';
+
+export interface EventSinkOptions {
+  store: RunStore;
+  runId: string;
+  /** The worker's fencing token: events of a worker that lost the run are dropped. */
+  token: string;
+  /** How long streamed text may gather before it is written as one `message.delta`. Default 50 ms. */
+  deltaFlushMs?: number;
+  /** Told about write failures (the attempt goes on; the next checkpoint save surfaces Redis trouble). */
+  onError: (error: unknown) => void;
+}
+
+/**
+ * Writes an attempt's events to the run's log in the order they were emitted.
+ * Streamed text (`message.delta`) is gathered for a few milliseconds and
+ * written as one event, so a fast model does not write one Redis entry per
+ * token; any other event first writes the text gathered before it.
+ * `clarify.requested` is not written here: the suspension writes it in the same
+ * step as the question, so it is never published before the question is stored.
+ */
+export class EventSink {
+  readonly #options: EventSinkOptions;
+  #chain: Promise<void> = Promise.resolve();
+  #text = '';
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: EventSinkOptions) {
+    this.#options = options;
+  }
+
+  readonly emit = (event: RunEventInput): void => {
+    if (event.type === 'clarify.requested') return;
+    if (event.type === 'message.delta') {
+      this.#text += event.data.text;
+      this.#timer ??= setTimeout(() => this.#flushText(), this.#options.deltaFlushMs ?? 50);
+      return;
+    }
+    this.#flushText();
+    this.#write(event);
+  };
+
+  /** Resolves once every event emitted so far is written. */
+  async flush(): Promise<void> {
+    this.#flushText();
+    await this.#chain;
+  }
+
+  #flushText(): void {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#text === '') return;
+    const text = this.#text;
+    this.#text = '';
+    this.#write({ type: 'message.delta', data: { text } });
+  }
+
+  #write(event: RunEventInput): void {
+    const { store, runId, token, onError } = this.#options;
+    this.#chain = this.#chain.then(async () => {
+      try {
+        await store.append(runId, event, token);
+      } catch (error) {
+        onError(error);
+      }
+    });
+  }
+}

@@ -1,0 +1,6 @@
+export type { WorkerConfig } from './config.js';
+export { loadWorkerConfig } from './config.js';
+export type { ActiveRuns, ProcessorDeps, StopReason } from './processor.js';
+export { createProcessor, toolNamesFor } from './processor.js';
+export type { TetherWorker } from './worker.js';
+export { startWorker } from './worker.js';

@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+/**
+ * The worker process. Configured by environment (see docs/operations.md):
+ * REDIS_URL, TETHER_WORKER_CONCURRENCY, TETHER_WORKSPACE_ROOT,
+ * TETHER_QUEUE_PREFIX, model profiles, TETHER_ALLOW_REPLAY, and more.
+ * SIGTERM or SIGINT stops it gracefully; a second signal exits at once.
+ */
+import { pino } from 'pino';
+import { loadWorkerConfig } from './config.js';
+import { startWorker } from './worker.js';
+
+const bootLogger = pino({ name: 'tether-worker' });
+let config: ReturnType<typeof loadWorkerConfig>;
+try {
+  config = loadWorkerConfig();
+} catch (error) {
+  bootLogger.fatal({ err: error }, error instanceof Error ? error.message : 'invalid configuration');
+  process.exit(78);
+}
+const logger = pino({ name: 'tether-worker', level: config.logLevel, base: { workerId: config.workerId } });
+if (config.sandbox === 'none')
+  logger.warn('TETHER_SANDBOX=none: bash runs without bubblewrap (process-group kill only)');
+
+const worker = startWorker(config, logger);
+let signals = 0;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    signals++;
+    if (signals > 1) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(130);
+    }
+    logger.info({ signal }, 'stopping');
+    worker.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  });
+}
+worker.ready.catch((error: unknown) => {
+  logger.fatal({ err: error }, 'worker could not start');
+  process.exit(1);
+});

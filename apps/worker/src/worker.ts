@@ -1,0 +1,88 @@
+import { createKeys, QUEUE_NAME, type RunJobData, RunStore } from '@tether/queue';
+import { type Job, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { WorkerConfig } from './config.js';
+import { createProcessor } from './processor.js';
+
+export interface TetherWorker {
+  /** Resolves once the BullMQ worker is connected and taking jobs. */
+  ready: Promise<void>;
+  /**
+   * Graceful stop: take no new jobs; active attempts stop at their next
+   * checkpoint (or when the grace period ends) and go back to the queue for
+   * other workers; suspended runs are not waited on (they hold no slot).
+   */
+  close(): Promise<void>;
+}
+
+/** Starts a worker: a BullMQ worker on the runs queue, plus a listener for cancel broadcasts. */
+export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): TetherWorker {
+  const keys = createKeys(config.queuePrefix);
+  const redisOptions = { maxRetriesPerRequest: null, connectionName: `tether-worker:${config.workerId}` };
+  const redis = new Redis(config.redisUrl, redisOptions);
+  const subscriber = new Redis(config.redisUrl, redisOptions);
+  const store = new RunStore({
+    redis,
+    keys,
+    eventMaxLength: config.eventMaxLength,
+    retentionSeconds: config.retentionSeconds,
+  });
+  let shuttingDown = false;
+  const processor = createProcessor({ config, store, logger, shuttingDown: () => shuttingDown });
+
+  const workerConnection = new Redis(config.redisUrl, redisOptions);
+  const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
+    connection: workerConnection,
+    prefix: keys.queuePrefix,
+    concurrency: config.concurrency,
+    lockDuration: config.lockDurationMs,
+    stalledInterval: config.stalledIntervalMs,
+    maxStalledCount: config.maxStalledCount,
+    autorun: true,
+  });
+  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+  worker.on('failed', (job: Job<RunJobData> | undefined, error: Error) => {
+    if (!job) return;
+    // BullMQ gives up on its own after too many stalls (dead workers): end the run so it does not stay running.
+    const outOfAttempts = job.attemptsMade >= (job.opts.attempts ?? 1);
+    if (outOfAttempts || /stalled/i.test(error.message)) {
+      void store
+        .finalize(job.data.runId, {
+          status: 'failed',
+          error: { code: 'ERR_WORKER_GAVE_UP', message: `The run could not be completed: ${error.message}` },
+        })
+        .catch((err: unknown) =>
+          logger.error({ err, runId: job.data.runId }, 'could not mark the run failed'),
+        );
+    }
+  });
+
+  subscriber.on('message', (_channel: string, runId: string) => processor.activeRuns.stop(runId, 'cancel'));
+  const ready = Promise.all([subscriber.subscribe(keys.cancelChannel), worker.waitUntilReady()]).then(() => {
+    logger.info(
+      { workerId: config.workerId, concurrency: config.concurrency, queuePrefix: keys.queuePrefix },
+      'worker ready',
+    );
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      shuttingDown = true;
+      logger.info({ active: processor.activeRuns.size() }, 'worker shutting down');
+      const grace = setTimeout(() => processor.activeRuns.stopAll('shutdown'), config.shutdownGraceMs);
+      try {
+        await worker.close();
+      } finally {
+        clearTimeout(grace);
+      }
+      for (const connection of [subscriber, redis, workerConnection]) {
+        await connection.quit().catch(() => connection.disconnect());
+      }
+      logger.info('worker stopped');
+    })();
+    return closing;
+  };
+  return { ready, close };
+}

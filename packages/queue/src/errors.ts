@@ -1,0 +1,62 @@
+import { TetherError } from '@tether/protocol';
+
+/** Every error code of `@tether/queue`, with its HTTP status and a line for `docs/errors.md`. */
+export const QUEUE_ERRORS = {
+  ERR_RUN_NOT_FOUND: {
+    statusCode: 404,
+    description: 'No run with this id for this tenant (or its retention has passed).',
+  },
+  ERR_RUN_FINISHED: { statusCode: 409, description: 'The run has already ended; it cannot be cancelled.' },
+  ERR_RUN_NOT_OWNER: {
+    statusCode: 409,
+    description:
+      'A worker lost the run to another worker (its lock expired); the old attempt stops instead of acting twice.',
+  },
+  ERR_RUN_CANCEL_REQUESTED: {
+    statusCode: 409,
+    description: 'A cancel was requested; the running attempt stops.',
+  },
+  ERR_CLARIFY_UNKNOWN: { statusCode: 404, description: 'The run has no clarify request with this id.' },
+  ERR_CLARIFY_ALREADY_ANSWERED: {
+    statusCode: 409,
+    description: 'The clarify request was answered already; the first answer won.',
+  },
+  ERR_CLARIFY_TIMED_OUT: {
+    statusCode: 409,
+    description: 'The clarify request timed out; the run went on with the timeout message.',
+  },
+  ERR_CLARIFY_EXPIRED: { statusCode: 409, description: 'The answer came after the clarify deadline.' },
+  ERR_CLARIFY_NOT_PENDING: {
+    statusCode: 409,
+    description: 'The run has ended; its question is no longer waiting for an answer.',
+  },
+  ERR_IDEMPOTENCY_CONFLICT: {
+    statusCode: 409,
+    description: 'The Idempotency-Key was used before with a different request body.',
+  },
+  ERR_IDEMPOTENCY_IN_PROGRESS: {
+    statusCode: 409,
+    description: 'A request with this Idempotency-Key is still being created; retry shortly.',
+  },
+  ERR_QUEUE_ENQUEUE: {
+    statusCode: 503,
+    description: 'The run was created but could not be queued; it is marked failed.',
+  },
+  ERR_QUEUE_CONFIG: {
+    statusCode: 500,
+    description: 'Server configuration of the queue or worker is invalid.',
+  },
+} as const;
+
+export type QueueErrorCode = keyof typeof QUEUE_ERRORS;
+export const QUEUE_ERROR_CODES = Object.keys(QUEUE_ERRORS) as QueueErrorCode[];
+
+/** An error of `@tether/queue`; `statusCode` comes from the catalog. */
+export class QueueError extends TetherError {
+  declare readonly code: QueueErrorCode;
+
+  constructor(code: QueueErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(code, message, { statusCode: QUEUE_ERRORS[code].statusCode, cause: options.cause });
+    this.name = 'QueueError';
+  }
+}

@@ -1,0 +1,12 @@
+export type { Env, SharedConfig } from './config.js';
+export { EnvReader, readSharedConfig } from './config.js';
+export type { QueueErrorCode } from './errors.js';
+export { QUEUE_ERROR_CODES, QUEUE_ERRORS, QueueError } from './errors.js';
+export type { EventListener } from './event-hub.js';
+export { EventHub } from './event-hub.js';
+export type { RunKeys, TetherKeys } from './keys.js';
+export { createKeys, QUEUE_NAME } from './keys.js';
+export type { RunJobData, RunServiceOptions } from './run-service.js';
+export { createRunQueue, hashBody, RunService } from './run-service.js';
+export type { AnswerResult, ClarifyState, RunRecord, RunStoreOptions } from './run-store.js';
+export { parsePublishedEvent, RunStore } from './run-store.js';

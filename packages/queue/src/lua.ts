@@ -1,0 +1,242 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/**
+ * A Lua script run by its SHA, loaded on first use (and again after a Redis
+ * restart or failover flushes the script cache).
+ */
+export class LuaScript {
+  readonly name: string;
+  readonly source: string;
+  readonly sha: string;
+
+  constructor(name: string, source: string) {
+    this.name = name;
+    this.source = source;
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (error instanceof Error && error.message.includes('NOSCRIPT')) {
+        return redis.eval(this.source, keys.length, ...keys, ...args);
+      }
+      throw error;
+    }
+  }
+}
+
+/**
+ * Appends one event to a run's stream (capped) and publishes it, in the same
+ * script as whatever else the caller changes: ids only increase, and a reader
+ * that subscribes before it reads the backlog misses nothing.
+ */
+const APPEND = `
+local function append(stream, channel, maxlen, runId, etype, at, data)
+  local id = redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 't', etype, 'a', at, 'd', data)
+  redis.call('PUBLISH', channel, '{"id":"' .. id .. '","runId":"' .. runId .. '","type":"' .. etype .. '","at":"' .. at .. '","data":' .. data .. '}')
+  return id
+end
+local function terminal(status)
+  return status == 'completed' or status == 'failed' or status == 'cancelled'
+end
+local function nowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
+/**
+ * KEYS: record, events. ARGV: channel, maxlen, runId, type, at, data, token.
+ * Appends unless the run has ended or (with a token) another worker owns it.
+ * Returns the event id, or false.
+ */
+export const appendEvent = new LuaScript(
+  'appendEvent',
+  `${APPEND}
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status or terminal(status) then return false end
+if ARGV[7] ~= '' and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[7] then return false end
+return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])`,
+);
+
+/**
+ * KEYS: record, events. ARGV: channel, maxlen, runId, at, then field/value pairs.
+ * Creates the run record and appends `run.queued`. Returns the event id, or false when the run exists.
+ */
+export const createRun = new LuaScript(
+  'createRun',
+  `${APPEND}
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', ARGV[4], '{}')`,
+);
+
+/**
+ * KEYS: record, events. ARGV: channel, maxlen, runId, at, token, attempt, workerId.
+ * A worker takes the run for an attempt: becomes its owner (the fencing token
+ * every later write checks), marks it running, and appends `run.started` the
+ * first time. Returns 'ok', 'missing', 'cancel' (a cancel was requested), or
+ * the terminal status.
+ */
+export const claimRun = new LuaScript(
+  'claimRun',
+  `${APPEND}
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return 'missing' end
+if terminal(status) then return status end
+if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 'cancel' end
+redis.call('HSET', KEYS[1], 'owner', ARGV[5], 'status', 'running')
+local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')
+if tonumber(ARGV[6]) > attempts then redis.call('HSET', KEYS[1], 'attempts', ARGV[6]) end
+if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then
+  redis.call('HSET', KEYS[1], 'startedAt', ARGV[4])
+  append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.started', ARGV[4], '{"attempt":' .. ARGV[6] .. ',"workerId":' .. cjson.encode(ARGV[7]) .. '}')
+end
+return 'ok'`,
+);
+
+/**
+ * KEYS: record, checkpoint. ARGV: token, checkpoint JSON, todos JSON, usage JSON.
+ * Saves the checkpoint only while the caller still owns the run and no cancel
+ * was requested. Returns 1, 0 (another worker owns it) or -1 (cancel requested or ended).
+ */
+export const saveCheckpoint = new LuaScript(
+  'saveCheckpoint',
+  `${APPEND}
+local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
+if fields[1] ~= ARGV[1] then return 0 end
+if not fields[2] or terminal(fields[2]) or fields[3] == '1' then return -1 end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[1], 'todos', ARGV[3], 'usage', ARGV[4])
+return 1`,
+);
+
+/**
+ * KEYS: record, clarify request, events. ARGV: channel, maxlen, runId, at,
+ * token, requestId, event data JSON, expiresAt (ms), pending JSON, clarify TTL (s).
+ * Records the question and appends `clarify.requested`. Returns the event id,
+ * 0 (not the owner) or -1 (cancel requested or ended).
+ */
+export const suspendRun = new LuaScript(
+  'suspendRun',
+  `${APPEND}
+local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
+if fields[1] ~= ARGV[5] then return 0 end
+if not fields[2] or terminal(fields[2]) or fields[3] == '1' then return -1 end
+redis.call('HSET', KEYS[2], 'requestId', ARGV[6], 'status', 'pending', 'expiresAt', ARGV[8])
+redis.call('EXPIRE', KEYS[2], ARGV[10])
+redis.call('HSET', KEYS[1], 'status', 'waiting_for_input', 'pendingClarify', ARGV[9])
+return append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.requested', ARGV[4], ARGV[7])`,
+);
+
+/**
+ * KEYS: record, clarify request, events. ARGV: channel, maxlen, runId, at, requestId, answer.
+ * The first answer wins: 'ok', or why not: 'no_run', 'no_request', 'answered',
+ * 'timed_out', 'expired' (past the deadline), 'ended' (the run has ended).
+ */
+export const answerClarify = new LuaScript(
+  'answerClarify',
+  `${APPEND}
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return 'no_run' end
+local request = redis.call('HMGET', KEYS[2], 'status', 'expiresAt')
+if not request[1] then return 'no_request' end
+if request[1] ~= 'pending' then return request[1] end
+if terminal(status) then return 'ended' end
+if nowMs() >= tonumber(request[2]) then return 'expired' end
+redis.call('HSET', KEYS[2], 'status', 'answered', 'answer', ARGV[6])
+redis.call('HDEL', KEYS[1], 'pendingClarify')
+redis.call('HSET', KEYS[1], 'status', 'queued')
+append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.answered', ARGV[4], cjson.encode({ requestId = ARGV[5], answer = ARGV[6] }))
+return 'ok'`,
+);
+
+/**
+ * KEYS: record, clarify request, events. ARGV: channel, maxlen, runId, at, requestId, token.
+ * What a resuming worker learns of its question: { 'answered', answer },
+ * { 'timed_out' } (marking it so once the deadline has passed, and appending
+ * `clarify.timed_out`), { 'pending', expiresAt }, or { 'missing' }.
+ */
+export const resolveClarify = new LuaScript(
+  'resolveClarify',
+  `${APPEND}
+local request = redis.call('HMGET', KEYS[2], 'status', 'expiresAt', 'answer')
+if not request[1] then return { 'missing' } end
+if request[1] == 'answered' then return { 'answered', request[3] } end
+if request[1] == 'timed_out' then return { 'timed_out' } end
+if nowMs() < tonumber(request[2]) then return { 'pending', request[2] } end
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[6] then return { 'not_owner' } end
+redis.call('HSET', KEYS[2], 'status', 'timed_out')
+redis.call('HDEL', KEYS[1], 'pendingClarify')
+append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.timed_out', ARGV[4], cjson.encode({ requestId = ARGV[5] }))
+return { 'timed_out' }`,
+);
+
+/**
+ * KEYS: record, events, checkpoint. ARGV: channel, maxlen, runId, at, status,
+ * event type, event data, retention (s), token ('' for any), then field/value pairs.
+ * Ends the run once: sets the terminal status and fields, appends the terminal
+ * event (the last one), and lets the run's keys expire after the retention.
+ * Returns the event id, 0 (already ended) or -1 (not the owner).
+ */
+export const finalizeRun = new LuaScript(
+  'finalizeRun',
+  `${APPEND}
+local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if not fields[1] or terminal(fields[1]) then return 0 end
+if ARGV[9] ~= '' and fields[2] ~= ARGV[9] then return -1 end
+redis.call('HSET', KEYS[1], 'status', ARGV[5], 'finishedAt', ARGV[4])
+for i = 10, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('HDEL', KEYS[1], 'pendingClarify', 'owner', 'spec')
+local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[6], ARGV[4], ARGV[7])
+redis.call('EXPIRE', KEYS[1], ARGV[8])
+redis.call('EXPIRE', KEYS[2], ARGV[8])
+redis.call('EXPIRE', KEYS[3], ARGV[8])
+return id`,
+);
+
+/**
+ * KEYS: record, events. ARGV: channel, maxlen, runId, at, attempt, delay (ms), error JSON, token.
+ * A retryable failure: back to queued, with `run.retrying`. Returns the event id or false.
+ */
+export const retryRun = new LuaScript(
+  'retryRun',
+  `${APPEND}
+local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if not fields[1] or terminal(fields[1]) or fields[2] ~= ARGV[8] then return false end
+redis.call('HSET', KEYS[1], 'status', 'queued')
+return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.retrying', ARGV[4], '{"attempt":' .. ARGV[5] .. ',"delayMs":' .. ARGV[6] .. ',"error":' .. ARGV[7] .. '}')`,
+);
+
+/**
+ * KEYS: record. ARGV: cancel channel, runId.
+ * Flags the run for cancellation and tells every worker. Returns the status
+ * before the request, 'missing', or the terminal status (nothing done).
+ */
+export const requestCancel = new LuaScript(
+  'requestCancel',
+  `${APPEND}
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return 'missing' end
+if terminal(status) then return status end
+redis.call('HSET', KEYS[1], 'cancelRequested', '1')
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return status`,
+);
+
+/**
+ * KEYS: record. ARGV: token, status.
+ * Sets a non-terminal status while the caller owns the run (a run woken before
+ * its answer goes back to waiting). Returns 1, or 0.
+ */
+export const setStatus = new LuaScript(
+  'setStatus',
+  `${APPEND}
+local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if not fields[1] or terminal(fields[1]) or fields[2] ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2])
+return 1`,
+);

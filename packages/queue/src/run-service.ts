@@ -1,0 +1,226 @@
+import { createHash } from 'node:crypto';
+import { type CreateRunBody, newId, type RunStatus, TERMINAL_STATUSES } from '@tether/protocol';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { QueueError } from './errors.js';
+import { QUEUE_NAME, type TetherKeys } from './keys.js';
+import type { RunRecord, RunStore } from './run-store.js';
+
+/** The BullMQ job of a run carries only its id: the run lives in its own keys. */
+export interface RunJobData {
+  runId: string;
+}
+
+export interface RunServiceOptions {
+  redis: Redis;
+  keys: TetherKeys;
+  store: RunStore;
+  /** BullMQ attempts per run (retryable failures). Default 3. */
+  attempts?: number;
+  /** First retry delay (ms), doubled each time. Default 2,000. */
+  backoffMs?: number;
+  /** How long an Idempotency-Key is remembered, in seconds. Default 24 h. */
+  idempotencySeconds?: number;
+}
+
+/** Creates the BullMQ queue of runs on a connection. */
+export function createRunQueue(redis: Redis, keys: TetherKeys): Queue<RunJobData> {
+  return new Queue<RunJobData>(QUEUE_NAME, { connection: redis, prefix: keys.queuePrefix });
+}
+
+/**
+ * What the API does with runs: submit, read, answer, cancel. Stateless: any
+ * number of API processes share the work through Redis.
+ */
+export class RunService {
+  readonly store: RunStore;
+  readonly queue: Queue<RunJobData>;
+  readonly #redis: Redis;
+  readonly #keys: TetherKeys;
+  readonly #attempts: number;
+  readonly #backoffMs: number;
+  readonly #idempotencySeconds: number;
+
+  constructor(options: RunServiceOptions) {
+    this.#redis = options.redis;
+    this.#keys = options.keys;
+    this.store = options.store;
+    this.#attempts = options.attempts ?? 3;
+    this.#backoffMs = options.backoffMs ?? 2_000;
+    this.#idempotencySeconds = options.idempotencySeconds ?? 24 * 3600;
+    if (!Number.isInteger(this.#attempts) || this.#attempts < 1 || this.#attempts > 100) {
+      throw new RangeError(
+        `RunService option "attempts" must be an integer from 1 to 100, got ${this.#attempts}`,
+      );
+    }
+    this.queue = createRunQueue(options.redis, options.keys);
+  }
+
+  /**
+   * Creates and enqueues a run. With an idempotency key, the same key and body
+   * give the same run (`created: false`); the same key with another body is a
+   * conflict.
+   */
+  async submit(
+    tenant: string,
+    body: CreateRunBody,
+    options: { idempotencyKey?: string | undefined } = {},
+  ): Promise<{ run: RunRecord; created: boolean }> {
+    const id = newId('run');
+    const bodyHash = hashBody(body);
+    if (options.idempotencyKey !== undefined) {
+      const key = this.#keys.idempotency(tenant, options.idempotencyKey);
+      const claimed = await this.#redis.set(key, `${id} ${bodyHash}`, 'EX', this.#idempotencySeconds, 'NX');
+      if (claimed !== 'OK') {
+        const [existingId, existingHash] = ((await this.#redis.get(key)) ?? '').split(' ');
+        if (existingHash !== bodyHash) {
+          throw new QueueError(
+            'ERR_IDEMPOTENCY_CONFLICT',
+            'This Idempotency-Key was already used with a different request body; use a new key for a new run.',
+          );
+        }
+        const existing = existingId ? await this.store.get(existingId) : undefined;
+        if (existing) return { run: existing, created: false };
+        // The first request is still being created (or its run has expired): answer with what it will be.
+        throw new QueueError(
+          'ERR_IDEMPOTENCY_IN_PROGRESS',
+          'A request with this Idempotency-Key is still in progress; retry shortly.',
+        );
+      }
+    }
+    const createdAt = new Date().toISOString();
+    await this.store.create({ id, tenant, spec: body, createdAt, bodyHash });
+    try {
+      await this.queue.add(
+        'run',
+        { runId: id },
+        {
+          jobId: id,
+          attempts: this.#attempts,
+          backoff: { type: 'exponential', delay: this.#backoffMs },
+          removeOnComplete: true,
+          removeOnFail: true,
+        },
+      );
+    } catch (error) {
+      await this.store.finalize(id, {
+        status: 'failed',
+        error: { code: 'ERR_QUEUE_ENQUEUE', message: `The run could not be queued: ${String(error)}` },
+      });
+      throw error;
+    }
+    const run = await this.store.get(id);
+    if (!run) throw new QueueError('ERR_RUN_NOT_FOUND', `Run ${id} vanished right after it was created.`);
+    return { run, created: true };
+  }
+
+  /** The run, if it belongs to `tenant`; otherwise `ERR_RUN_NOT_FOUND` (never "forbidden": ids are not disclosed). */
+  async get(tenant: string, runId: string): Promise<RunRecord> {
+    const run = await this.store.get(runId);
+    if (!run || run.tenant !== tenant) throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+    return run;
+  }
+
+  list(
+    tenant: string,
+    options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined },
+  ) {
+    return this.store.list(tenant, options);
+  }
+
+  /** Answers a clarify question: the first answer wins, then the run resumes on any worker. */
+  async answer(tenant: string, runId: string, requestId: string, answer: string): Promise<void> {
+    await this.get(tenant, runId);
+    const result = await this.store.answer(runId, requestId, answer);
+    switch (result) {
+      case 'ok':
+        await this.promote(runId);
+        return;
+      case 'no_run':
+        throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+      case 'no_request':
+        throw new QueueError('ERR_CLARIFY_UNKNOWN', `Run ${runId} has no clarify request ${requestId}.`);
+      case 'answered':
+        throw new QueueError(
+          'ERR_CLARIFY_ALREADY_ANSWERED',
+          `Clarify request ${requestId} was already answered.`,
+        );
+      case 'timed_out':
+        throw new QueueError(
+          'ERR_CLARIFY_TIMED_OUT',
+          `Clarify request ${requestId} timed out; the run continued without an answer.`,
+        );
+      case 'expired':
+        throw new QueueError(
+          'ERR_CLARIFY_EXPIRED',
+          `The deadline of clarify request ${requestId} has passed.`,
+        );
+      case 'ended':
+        throw new QueueError(
+          'ERR_CLARIFY_NOT_PENDING',
+          `Run ${runId} has ended; its question no longer waits.`,
+        );
+    }
+  }
+
+  /** Moves a suspended run's job from delayed to waiting; a job in any other state is left alone. */
+  async promote(runId: string): Promise<void> {
+    const job = await this.queue.getJob(runId);
+    if (!job) return;
+    try {
+      await job.promote();
+    } catch (error) {
+      // Not delayed (still active while it suspends, or already promoted): the worker re-checks for answers itself.
+      if (
+        !(error instanceof Error) ||
+        !/not in the delayed state|is not delayed|Missing key/i.test(error.message)
+      ) {
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * Cancels a run. A queued or suspended run is taken off the queue and ends
+   * here; a running one is stopped by its worker, which hears the broadcast.
+   * Either way `run.cancelled` is its last event.
+   */
+  async cancel(tenant: string, runId: string): Promise<RunStatus> {
+    await this.get(tenant, runId);
+    const before = await this.store.requestCancel(runId);
+    if (before === 'missing') throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+    if (TERMINAL_STATUSES.includes(before)) {
+      throw new QueueError('ERR_RUN_FINISHED', `Run ${runId} has already ended (${before}).`);
+    }
+    if (before === 'running') return before;
+    const job = await this.queue.getJob(runId);
+    if (job) {
+      try {
+        await job.remove();
+      } catch {
+        // Locked: a worker took it just now; it sees the cancel flag and ends the run itself.
+        return before;
+      }
+    }
+    await this.store.finalize(runId, { status: 'cancelled', reason: 'cancelled by request' });
+    return before;
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+}
+
+/** A stable hash of a request body: the same fields in any order hash alike. */
+export function hashBody(body: unknown): string {
+  return createHash('sha256').update(stableStringify(body)).digest('hex');
+}
+
+function stableStringify(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
+}

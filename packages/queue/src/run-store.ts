@@ -1,0 +1,446 @@
+import type {
+  CreateRunBody,
+  ErrorBody,
+  PendingClarify,
+  Run,
+  RunEvent,
+  RunEventInput,
+  RunEventType,
+  RunStatus,
+  TodoItem,
+  Usage,
+} from '@tether/protocol';
+import type { Redis } from 'ioredis';
+import { QueueError } from './errors.js';
+import type { TetherKeys } from './keys.js';
+import * as scripts from './lua.js';
+
+/** A run as stored: what the API shows plus what the worker needs. */
+export interface RunRecord extends Run {
+  tenant: string;
+  /** The submitted body (files included until the worker has written them); gone once the run ends. */
+  spec?: CreateRunBody | undefined;
+  cancelRequested: boolean;
+  /** The fencing token of the worker that owns the current attempt. */
+  owner?: string | undefined;
+  bodyHash?: string | undefined;
+}
+
+export interface RunStoreOptions {
+  redis: Redis;
+  keys: TetherKeys;
+  /** Events kept per run (approximate, `XADD MAXLEN ~`). Default 10,000. */
+  eventMaxLength?: number;
+  /** How long an ended run's keys stay, in seconds. Default 7 days. */
+  retentionSeconds?: number;
+}
+
+export type AnswerResult = 'ok' | 'no_run' | 'no_request' | 'answered' | 'timed_out' | 'expired' | 'ended';
+export type ClarifyState =
+  | { state: 'answered'; answer: string }
+  | { state: 'timed_out' }
+  | { state: 'pending'; expiresAtMs: number }
+  | { state: 'missing' }
+  | { state: 'not_owner' };
+
+/**
+ * The run record, checkpoint, event log and clarify requests in Redis. Every
+ * change that must happen together (a status and its event, an answer and its
+ * event) is one Lua script on the run's own keys.
+ */
+export class RunStore {
+  readonly redis: Redis;
+  readonly keys: TetherKeys;
+  readonly eventMaxLength: number;
+  readonly retentionSeconds: number;
+
+  constructor(options: RunStoreOptions) {
+    this.redis = options.redis;
+    this.keys = options.keys;
+    this.eventMaxLength = positive('eventMaxLength', options.eventMaxLength ?? 10_000);
+    this.retentionSeconds = positive('retentionSeconds', options.retentionSeconds ?? 7 * 24 * 3600);
+  }
+
+  /** Creates the record and appends `run.queued`; false when the id exists. */
+  async create(run: {
+    id: string;
+    tenant: string;
+    spec: CreateRunBody;
+    createdAt: string;
+    bodyHash?: string;
+  }): Promise<boolean> {
+    const keys = this.keys.run(run.id);
+    const fields: string[] = [
+      'id',
+      run.id,
+      'tenant',
+      run.tenant,
+      'status',
+      'queued',
+      'createdAt',
+      run.createdAt,
+      'attempts',
+      '0',
+      'spec',
+      JSON.stringify(run.spec),
+      'todos',
+      '[]',
+    ];
+    if (run.spec.metadata) fields.push('metadata', JSON.stringify(run.spec.metadata));
+    if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
+    const id = await scripts.createRun.run(
+      this.redis,
+      [keys.record, keys.events],
+      [keys.eventsChannel, this.eventMaxLength, run.id, run.createdAt, ...fields],
+    );
+    if (!id) return false;
+    await this.redis.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
+    return true;
+  }
+
+  async get(runId: string): Promise<RunRecord | undefined> {
+    const hash = await this.redis.hgetall(this.keys.run(runId).record);
+    return hash.id ? parseRecord(hash) : undefined;
+  }
+
+  /** Several records at once, in order (undefined where a run is gone). */
+  async getMany(runIds: string[]): Promise<(RunRecord | undefined)[]> {
+    if (runIds.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of runIds) pipeline.hgetall(this.keys.run(id).record);
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([error, hash]) => {
+      if (error) throw error;
+      const record = hash as Record<string, string>;
+      return record.id ? parseRecord(record) : undefined;
+    });
+  }
+
+  /** Drops the submitted files from the stored spec once the worker has written them. */
+  async dropFiles(runId: string, spec: CreateRunBody): Promise<void> {
+    if (!spec.files) return;
+    const { files: _files, ...rest } = spec;
+    await this.redis.hset(this.keys.run(runId).record, 'spec', JSON.stringify(rest));
+  }
+
+  /** Appends an event unless the run has ended (or, with `token`, another worker owns it). */
+  async append(runId: string, event: RunEventInput, token = ''): Promise<string | undefined> {
+    const keys = this.keys.run(runId);
+    const id = await scripts.appendEvent.run(
+      this.redis,
+      [keys.record, keys.events],
+      [
+        keys.eventsChannel,
+        this.eventMaxLength,
+        runId,
+        event.type,
+        new Date().toISOString(),
+        JSON.stringify(event.data),
+        token,
+      ],
+    );
+    return typeof id === 'string' ? id : undefined;
+  }
+
+  /** Events after `afterId` (exclusive; '0' for all), oldest first. */
+  async readEvents(runId: string, afterId = '0', count = 1_000): Promise<RunEvent[]> {
+    const start = afterId === '0' || afterId === '' ? '-' : `(${afterId}`;
+    const entries = await this.redis.xrange(this.keys.run(runId).events, start, '+', 'COUNT', count);
+    return entries.map(([id, fields]) => toEvent(runId, id, fields));
+  }
+
+  /** A worker takes the run for an attempt (see the `claimRun` script). */
+  async claim(
+    runId: string,
+    token: string,
+    attempt: number,
+    workerId: string,
+  ): Promise<'ok' | 'missing' | 'cancel' | RunStatus> {
+    const keys = this.keys.run(runId);
+    return (await scripts.claimRun.run(
+      this.redis,
+      [keys.record, keys.events],
+      [keys.eventsChannel, this.eventMaxLength, runId, new Date().toISOString(), token, attempt, workerId],
+    )) as 'ok' | 'missing' | 'cancel' | RunStatus;
+  }
+
+  async loadCheckpoint(runId: string): Promise<string | undefined> {
+    return (await this.redis.get(this.keys.run(runId).checkpoint)) ?? undefined;
+  }
+
+  /**
+   * Saves the checkpoint while `token` still owns the run. Throws
+   * `ERR_RUN_NOT_OWNER` when another worker took it over, and
+   * `ERR_RUN_CANCEL_REQUESTED` when a cancel was asked for.
+   */
+  async saveCheckpoint(
+    runId: string,
+    token: string,
+    json: string,
+    todos: TodoItem[],
+    usage: Usage,
+  ): Promise<void> {
+    const keys = this.keys.run(runId);
+    const result = await scripts.saveCheckpoint.run(
+      this.redis,
+      [keys.record, keys.checkpoint],
+      [token, json, JSON.stringify(todos), JSON.stringify(usage)],
+    );
+    if (result === 0) {
+      throw new QueueError(
+        'ERR_RUN_NOT_OWNER',
+        `Run ${runId} is owned by another worker now: this attempt stops.`,
+      );
+    }
+    if (result === -1) {
+      throw new QueueError(
+        'ERR_RUN_CANCEL_REQUESTED',
+        `Run ${runId} was cancelled or has ended: this attempt stops.`,
+      );
+    }
+  }
+
+  /** Records a clarify question and appends `clarify.requested`; throws as `saveCheckpoint` does. */
+  async suspend(runId: string, token: string, pending: PendingClarify): Promise<string> {
+    const keys = this.keys.run(runId);
+    const expiresAtMs = Date.parse(pending.expiresAt);
+    const ttl = Math.ceil(Math.max(0, expiresAtMs - Date.now()) / 1000) + this.retentionSeconds;
+    const result = await scripts.suspendRun.run(
+      this.redis,
+      [keys.record, keys.clarify(pending.requestId), keys.events],
+      [
+        keys.eventsChannel,
+        this.eventMaxLength,
+        runId,
+        new Date().toISOString(),
+        token,
+        pending.requestId,
+        JSON.stringify(pending),
+        expiresAtMs,
+        JSON.stringify(pending),
+        ttl,
+      ],
+    );
+    if (result === 0)
+      throw new QueueError('ERR_RUN_NOT_OWNER', `Run ${runId} is owned by another worker now.`);
+    if (result === -1)
+      throw new QueueError('ERR_RUN_CANCEL_REQUESTED', `Run ${runId} was cancelled or has ended.`);
+    return result as string;
+  }
+
+  /** Sets a non-terminal status while `token` owns the run; false otherwise. */
+  async setStatus(
+    runId: string,
+    token: string,
+    status: 'queued' | 'running' | 'waiting_for_input',
+  ): Promise<boolean> {
+    return (await scripts.setStatus.run(this.redis, [this.keys.run(runId).record], [token, status])) === 1;
+  }
+
+  /** Whether the clarify request has been answered (without changing anything). */
+  async isAnswered(runId: string, requestId: string): Promise<boolean> {
+    return (await this.redis.hget(this.keys.run(runId).clarify(requestId), 'status')) === 'answered';
+  }
+
+  /** The first answer wins (see the `answerClarify` script). */
+  async answer(runId: string, requestId: string, answer: string): Promise<AnswerResult> {
+    const keys = this.keys.run(runId);
+    return (await scripts.answerClarify.run(
+      this.redis,
+      [keys.record, keys.clarify(requestId), keys.events],
+      [keys.eventsChannel, this.eventMaxLength, runId, new Date().toISOString(), requestId, answer],
+    )) as AnswerResult;
+  }
+
+  /** What a resuming worker learns of its question, timing it out once past the deadline. */
+  async resolveClarify(runId: string, requestId: string, token: string): Promise<ClarifyState> {
+    const keys = this.keys.run(runId);
+    const reply = (await scripts.resolveClarify.run(
+      this.redis,
+      [keys.record, keys.clarify(requestId), keys.events],
+      [keys.eventsChannel, this.eventMaxLength, runId, new Date().toISOString(), requestId, token],
+    )) as string[];
+    switch (reply[0]) {
+      case 'answered':
+        return { state: 'answered', answer: reply[1] ?? '' };
+      case 'timed_out':
+        return { state: 'timed_out' };
+      case 'pending':
+        return { state: 'pending', expiresAtMs: Number(reply[1]) };
+      case 'not_owner':
+        return { state: 'not_owner' };
+      default:
+        return { state: 'missing' };
+    }
+  }
+
+  /**
+   * Ends the run once with its terminal event (the last event of the log).
+   * With `token`, only while that worker owns the run. Returns false when the
+   * run had already ended (or another worker owns it).
+   */
+  async finalize(
+    runId: string,
+    end:
+      | { status: 'completed'; output: string; usage?: Usage | undefined }
+      | { status: 'failed'; error: ErrorBody; usage?: Usage | undefined }
+      | { status: 'cancelled'; reason?: string | undefined },
+    token = '',
+  ): Promise<boolean> {
+    const keys = this.keys.run(runId);
+    const fields: string[] = [];
+    let type: RunEventType;
+    let data: unknown;
+    if (end.status === 'completed') {
+      type = 'run.completed';
+      data = { output: end.output };
+      fields.push('output', end.output);
+    } else if (end.status === 'failed') {
+      type = 'run.failed';
+      data = { error: end.error };
+      fields.push('error', JSON.stringify(end.error));
+    } else {
+      type = 'run.cancelled';
+      data = end.reason ? { reason: end.reason } : {};
+    }
+    if ('usage' in end && end.usage) fields.push('usage', JSON.stringify(end.usage));
+    const result = await scripts.finalizeRun.run(
+      this.redis,
+      [keys.record, keys.events, keys.checkpoint],
+      [
+        keys.eventsChannel,
+        this.eventMaxLength,
+        runId,
+        new Date().toISOString(),
+        end.status,
+        type,
+        JSON.stringify(data),
+        this.retentionSeconds,
+        token,
+        ...fields,
+      ],
+    );
+    return typeof result === 'string';
+  }
+
+  /** A retryable failure: the run goes back to queued, with `run.retrying`. */
+  async markRetrying(runId: string, token: string, attempt: number, delayMs: number, error: ErrorBody) {
+    const keys = this.keys.run(runId);
+    await scripts.retryRun.run(
+      this.redis,
+      [keys.record, keys.events],
+      [
+        keys.eventsChannel,
+        this.eventMaxLength,
+        runId,
+        new Date().toISOString(),
+        attempt,
+        Math.round(delayMs),
+        JSON.stringify(error),
+        token,
+      ],
+    );
+  }
+
+  /** Flags the run for cancellation and tells every worker; returns the status it had. */
+  async requestCancel(runId: string): Promise<'missing' | RunStatus> {
+    return (await scripts.requestCancel.run(
+      this.redis,
+      [this.keys.run(runId).record],
+      [this.keys.cancelChannel, runId],
+    )) as 'missing' | RunStatus;
+  }
+
+  /** A tenant's runs, newest first, `limit` at a time after `cursor` (a run id). */
+  async list(
+    tenant: string,
+    options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined },
+  ): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
+    const key = this.keys.tenantRuns(tenant);
+    const runs: RunRecord[] = [];
+    let cursor = options.cursor;
+    // Ids sort by creation time, so the index is read in reverse lexical order.
+    for (;;) {
+      const batch = options.status ? Math.max(options.limit * 4, 100) : options.limit + 1;
+      const ids = await this.redis.zrevrangebylex(key, cursor ? `(${cursor}` : '+', '-', 'LIMIT', 0, batch);
+      if (ids.length === 0) return { runs, nextCursor: null };
+      const records = await this.getMany(ids);
+      const gone: string[] = [];
+      for (let i = 0; i < ids.length; i++) {
+        const record = records[i];
+        const id = ids[i] as string;
+        cursor = id;
+        if (!record) {
+          gone.push(id);
+          continue;
+        }
+        if (options.status && record.status !== options.status) continue;
+        if (runs.length === options.limit) {
+          if (gone.length > 0) await this.redis.zrem(key, ...gone);
+          return { runs, nextCursor: (runs.at(-1) as RunRecord).id };
+        }
+        runs.push(record);
+      }
+      // Runs whose keys expired leave the index as they are met.
+      if (gone.length > 0) await this.redis.zrem(key, ...gone);
+      if (ids.length < batch) return { runs, nextCursor: null };
+    }
+  }
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new RangeError(`RunStore option "${name}" must be a positive integer, got ${value}`);
+  }
+  return value;
+}
+
+function json<T>(text: string | undefined): T | undefined {
+  if (text === undefined || text === '') return undefined;
+  return JSON.parse(text) as T;
+}
+
+function parseRecord(hash: Record<string, string>): RunRecord {
+  const record: RunRecord = {
+    id: hash.id as string,
+    tenant: hash.tenant as string,
+    status: hash.status as RunStatus,
+    createdAt: hash.createdAt as string,
+    attempts: Number(hash.attempts ?? 0),
+    todos: json<TodoItem[]>(hash.todos) ?? [],
+    cancelRequested: hash.cancelRequested === '1',
+  };
+  if (hash.startedAt) record.startedAt = hash.startedAt;
+  if (hash.finishedAt) record.finishedAt = hash.finishedAt;
+  const pending = json<PendingClarify>(hash.pendingClarify);
+  if (pending) record.pendingClarify = pending;
+  if (hash.output !== undefined) record.output = hash.output;
+  const error = json<ErrorBody>(hash.error);
+  if (error) record.error = error;
+  const usage = json<Usage>(hash.usage);
+  if (usage) record.usage = usage;
+  const metadata = json<Record<string, unknown>>(hash.metadata);
+  if (metadata) record.metadata = metadata;
+  const spec = json<CreateRunBody>(hash.spec);
+  if (spec) record.spec = spec;
+  if (hash.owner) record.owner = hash.owner;
+  if (hash.bodyHash) record.bodyHash = hash.bodyHash;
+  return record;
+}
+
+function toEvent(runId: string, id: string, fields: string[]): RunEvent {
+  const values: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) values[fields[i] as string] = fields[i + 1] as string;
+  return {
+    id,
+    runId,
+    type: values.t as RunEventType,
+    at: values.a as string,
+    data: JSON.parse(values.d ?? '{}'),
+  } as RunEvent;
+}
+
+/** Parses an event as `appendEvent` publishes it. */
+export function parsePublishedEvent(message: string): RunEvent {
+  return JSON.parse(message) as RunEvent;
+}
