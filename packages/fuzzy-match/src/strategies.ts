@@ -296,6 +296,21 @@ const contextAware: Strategy = (ctx) => {
       (viable[k] as number) +
       (length >= minLength && length <= maxLength && (length > 0 || lineThreshold <= 0) ? 1 : 0);
   }
+  // Windows overlap, and source files repeat lines: each (distinct line, row) pair is compared once.
+  // (Keyed by the line's string: V8 keeps a string's hash, so a lookup costs little.)
+  const memo = rows.map(() => new Map<string, number>());
+  const exactMemo = rows.map(() => new Map<string, number>());
+  const score = (r: number, k: number, threshold: number): number => {
+    const line = trimmed[k] as string;
+    const cache = (threshold > 0 ? memo : exactMemo)[r] as Map<string, number>;
+    let value = cache.get(line);
+    if (value === undefined) {
+      value = filter.atLeast(line, pattern[rows[r] as number] as string, threshold);
+      if (filter.exhausted) return -1;
+      cache.set(line, value);
+    }
+    return value;
+  };
   return windows(ctx, (i) => {
     if ((viable[i + height] as number) - (viable[i] as number) < need - EPSILON) return false;
     // First pass, in O(1) a line: can the line reach the threshold by length and by the characters it has?
@@ -318,14 +333,14 @@ const contextAware: Strategy = (ctx) => {
     // Second pass: the real similarities, stopping once the window cannot count enough lines.
     misses = 0;
     let counted = 0;
-    for (const j of rows) {
-      if (filter.atLeast(trimmed[i + j] as string, pattern[j] as string, lineThreshold) >= 0) counted++;
+    for (let r = 0; r < rows.length; r++) {
+      if (score(r, i + (rows[r] as number), lineThreshold) >= 0) counted++;
       else if (++misses > allowedMisses) return false;
     }
     if (!atLeast(counted, need)) return false;
     // Matched: the reported similarity is the mean score over the non-blank lines.
     let sum = 0;
-    for (const j of rows) sum += filter.atLeast(trimmed[i + j] as string, pattern[j] as string, 0);
+    for (let r = 0; r < rows.length; r++) sum += score(r, i + (rows[r] as number), 0);
     return sum / rows.length;
   });
 };
