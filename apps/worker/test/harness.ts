@@ -1,0 +1,121 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CreateRunBody, ReplayScript, RunEvent, RunEventType } from '@tether/protocol';
+import { createKeys, EventHub, RunService, RunStore, type TetherKeys } from '@tether/queue';
+import { spawnNode, type TestProcess, testRedisUrl, uniquePrefix } from '@tether/testing';
+import { Redis } from 'ioredis';
+
+export const WORKER_MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+/** One isolated Tether deployment for a test: its own queue prefix, workspace root, Redis connections. */
+export interface Deployment {
+  prefix: string;
+  keys: TetherKeys;
+  workspaceRoot: string;
+  redis: Redis;
+  store: RunStore;
+  service: RunService;
+  hub: EventHub;
+  /** Starts a worker process of this deployment and waits until it takes jobs. */
+  startWorker(env?: Record<string, string>): Promise<TestProcess>;
+  submit(script: ReplayScript, extra?: Partial<CreateRunBody>): Promise<string>;
+  /** Resolves with the first event of `runId` that matches (already logged, or later). */
+  waitForEvent(
+    runId: string,
+    match: RunEventType | ((event: RunEvent) => boolean),
+    timeoutMs?: number,
+  ): Promise<RunEvent>;
+  close(): Promise<void>;
+}
+
+export const TENANT = 'tenant-a';
+
+export async function createDeployment(name: string): Promise<Deployment> {
+  const url = testRedisUrl();
+  const prefix = uniquePrefix(name);
+  const keys = createKeys(prefix);
+  const workspaceRoot = await mkdtemp(join(tmpdir(), `tether-${name}-`));
+  const redis = new Redis(url, { maxRetriesPerRequest: null });
+  const subscriber = new Redis(url, { maxRetriesPerRequest: null });
+  const store = new RunStore({ redis, keys });
+  const service = new RunService({ redis, keys, store, backoffMs: 50 });
+  const hub = new EventHub(subscriber, keys);
+  const workers: TestProcess[] = [];
+
+  const deployment: Deployment = {
+    prefix,
+    keys,
+    workspaceRoot,
+    redis,
+    store,
+    service,
+    hub,
+    async startWorker(env = {}) {
+      const worker = spawnNode(WORKER_MAIN, {
+        REDIS_URL: url,
+        TETHER_QUEUE_PREFIX: prefix,
+        TETHER_WORKSPACE_ROOT: workspaceRoot,
+        TETHER_ALLOW_REPLAY: '1',
+        TETHER_SANDBOX: 'none',
+        TETHER_WORKER_CONCURRENCY: '4',
+        TETHER_LOCK_DURATION_MS: '2000',
+        TETHER_STALLED_INTERVAL_MS: '1000',
+        TETHER_SHUTDOWN_GRACE_MS: '5000',
+        LOG_LEVEL: 'info',
+        ...env,
+      });
+      workers.push(worker);
+      await worker.waitFor(/"msg":"worker ready"/);
+      return worker;
+    },
+    async submit(script, extra = {}) {
+      const { run } = await service.submit(TENANT, {
+        input: 'test run',
+        model: { provider: 'replay', script },
+        ...extra,
+      });
+      return run.id;
+    },
+    async waitForEvent(runId, match, timeoutMs = 20_000) {
+      const test = typeof match === 'string' ? (event: RunEvent) => event.type === match : match;
+      let resolveFound: (event: RunEvent) => void = () => {};
+      const found = new Promise<RunEvent>((resolve) => {
+        resolveFound = resolve;
+      });
+      // Subscribe first, then read the backlog: nothing falls between the two.
+      const unsubscribe = await hub.subscribe(runId, (event) => {
+        if (test(event)) resolveFound(event);
+      });
+      try {
+        const backlog = (await store.readEvents(runId)).find(test);
+        if (backlog) return backlog;
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(async () => {
+            const log = (await store.readEvents(runId)).map((e) => e.type).join(', ');
+            reject(new Error(`no matching event for ${runId} within ${timeoutMs} ms; log: ${log}`));
+          }, timeoutMs);
+        });
+        try {
+          return await Promise.race([found, timeout]);
+        } finally {
+          clearTimeout(timer);
+        }
+      } finally {
+        await unsubscribe();
+      }
+    },
+    async close() {
+      await Promise.all(workers.map((worker) => worker.stop('SIGKILL')));
+      await service.close();
+      subscriber.disconnect();
+      redis.disconnect();
+      await rm(workspaceRoot, { recursive: true, force: true });
+    },
+  };
+  return deployment;
+}
+
+export const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
