@@ -1,1 +1,36 @@
-export {};
+export type { ClarifyArgs } from './builtin/clarify.js';
+export { ClarifyParams, formatClarifyFallback } from './builtin/clarify.js';
+export type { Toolset } from './catalog.js';
+export {
+  getAllToolNames,
+  getSchema,
+  getSchemasByToolset,
+  registerSchema,
+  TOOLSET_DEFAULTS,
+  TOOLSETS,
+} from './catalog.js';
+export type { BuiltinToolName } from './create-tools.js';
+export { BUILTIN_TOOL_NAMES, createTools } from './create-tools.js';
+export type { ToolBody } from './define-tool.js';
+export { defineTool } from './define-tool.js';
+export type { ToolErrorCode } from './errors.js';
+export { isToolError, TOOL_ERROR_CODES, ToolError } from './errors.js';
+export { executeTool } from './execute-tool.js';
+export type { ToolLimits } from './limits.js';
+export { DEFAULT_TOOL_LIMITS } from './limits.js';
+export type { BwrapProbe } from './sandbox.js';
+export { probeBwrap } from './sandbox.js';
+export type {
+  Locale,
+  RunContext,
+  SandboxMode,
+  TodoStore,
+  Tool,
+  ToolCallContext,
+  ToolLogger,
+  ToolResult,
+  ToolSchema,
+} from './types.js';
+export { SANDBOX_MODES } from './types.js';
+export type { ResolvedPath } from './workspace.js';
+export { Workspace } from './workspace.js';

@@ -1,0 +1,179 @@
+import { constants as osConstants } from 'node:os';
+import { Type } from '@sinclair/typebox';
+import { defineTool } from '../define-tool.js';
+import { ToolError } from '../errors.js';
+import type { ToolLimits } from '../limits.js';
+import { type RunCommandResult, runCommand } from '../run-command.js';
+import { type EffectiveSandbox, findHostPrograms, resolveSandbox } from '../sandbox.js';
+import { callSignal, type ToolEnvironment, throwIfCancelled } from '../tool-environment.js';
+import type { Tool, ToolResult, ToolSchema } from '../types.js';
+
+/** Parameters of `bash`. */
+export const BashParams = Type.Object(
+  {
+    command: Type.String({ minLength: 1, description: 'The bash command line to run in the workspace' }),
+    timeout: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description:
+          'Seconds before the command and every process it started are killed. Default 120; larger values are lowered to the maximum (1800 by default).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** Catalog entry of `bash` (toolset `base`). */
+export const bashSchema: ToolSchema<typeof BashParams> = {
+  name: 'bash',
+  toolset: 'base',
+  description:
+    'Run a bash command in the workspace (the working directory) and get its exit code and output (stdout and stderr together; long output keeps its start and end). Processes do not outlive the call: no background servers. Network access may be off.',
+  parameters: BashParams,
+};
+
+const SIGNAL_NAMES = new Map<number, string>(
+  Object.entries(osConstants.signals).map(([name, number]) => [number, name]),
+);
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? String(ms / 1000) : (ms / 1000).toFixed(1);
+}
+
+function signalNote(name: string, limits: Readonly<ToolLimits>): string {
+  if (name === 'SIGXFSZ') return ` (a file grew past the limit of ${limits.bashFileSizeBytes} bytes)`;
+  if (name === 'SIGXCPU') return ` (the CPU time limit of ${limits.bashCpuSeconds} s was reached)`;
+  if (name === 'SIGKILL') return ' (possibly out of memory)';
+  return '';
+}
+
+/** The model-facing result of a finished command. */
+export function formatCommandResult(
+  result: RunCommandResult,
+  context: { timeoutMs: number; requestedMs: number; limits: Readonly<ToolLimits> },
+): ToolResult {
+  const { limits } = context;
+  const lines: string[] = [];
+  let ok = false;
+  let code: string | undefined;
+  if (result.outcome === 'timeout') {
+    code = 'ERR_TOOL_BASH_TIMEOUT';
+    lines.push(
+      `Timed out after ${seconds(context.timeoutMs)} s: the command and every process it started were killed. If it needs longer, pass a larger timeout (at most ${seconds(limits.bashMaxTimeoutMs)} s), or split the work into shorter commands.`,
+    );
+  } else if (result.outcome === 'cancelled') {
+    code = 'ERR_TOOL_CANCELLED';
+    lines.push('Cancelled: the command and every process it started were killed.');
+  } else if (result.exitSignal !== null) {
+    code = 'ERR_TOOL_BASH_EXIT';
+    lines.push(`Killed by signal ${result.exitSignal}${signalNote(result.exitSignal, limits)}.`);
+  } else {
+    const exitCode = result.exitCode ?? -1;
+    ok = exitCode === 0;
+    if (!ok) code = 'ERR_TOOL_BASH_EXIT';
+    let line = `Exit code: ${exitCode}`;
+    const signal = exitCode > 128 ? SIGNAL_NAMES.get(exitCode - 128) : undefined;
+    if (signal !== undefined)
+      line += ` (128 + ${exitCode - 128}: probably killed by ${signal}${signalNote(signal, limits)})`;
+    lines.push(line);
+  }
+  if (context.requestedMs > context.timeoutMs) {
+    lines.push(
+      `[The requested timeout of ${seconds(context.requestedMs)} s was lowered to the maximum, ${seconds(context.timeoutMs)} s.]`,
+    );
+  }
+  if (result.survivors.length > 0) {
+    lines.push(`[Warning: ${result.survivors.length} process(es) could not be killed.]`);
+  }
+  lines.push(result.output === '' ? '(no output)' : `Output:\n${result.output}`);
+  return code === undefined ? { ok, content: lines.join('\n') } : { ok, content: lines.join('\n'), code };
+}
+
+/**
+ * Makes `bash` for a run. The sandbox mode is resolved at the first call (the
+ * bwrap probe is cached per process); running without a sandbox is logged
+ * once per run as a warning.
+ */
+export function createBashTool(environment: ToolEnvironment): Tool {
+  const { ctx, limits, logger } = environment;
+  let sandbox: Promise<EffectiveSandbox | { unavailable: string }> | undefined;
+  let warned = false;
+
+  return defineTool(bashSchema, async (args, call) => {
+    const signal = callSignal(environment, call.signal);
+    throwIfCancelled(signal, 'bash');
+    if (args.command.includes('\0')) {
+      throw new ToolError(
+        'ERR_TOOL_ARGS_INVALID',
+        'The command contains a NUL byte, which bash cannot receive.',
+      );
+    }
+    sandbox ??= resolveSandbox(environment.sandbox);
+    const effective = await sandbox;
+    if ('unavailable' in effective) {
+      throw new ToolError(
+        'ERR_TOOL_SANDBOX_UNAVAILABLE',
+        `bash cannot run: the sandbox (bubblewrap) does not work on this host (${effective.unavailable}). This is a problem of the worker's setup, not of the command; continue without bash.`,
+      );
+    }
+    if (effective.mode === 'none' && !warned) {
+      warned = true;
+      logger.warn(
+        { runId: ctx.runId, requested: environment.sandbox, reason: effective.fallbackReason },
+        'bash runs without a sandbox: commands can read and write anything the worker can, and use the network',
+      );
+    }
+    const programs = findHostPrograms();
+    if (programs.bash === undefined || programs.prlimit === undefined) {
+      throw new ToolError(
+        'ERR_TOOL_SPAWN_FAILED',
+        `bash cannot run: ${programs.bash === undefined ? 'bash' : 'prlimit (util-linux)'} is not installed on this host. This is a problem of the worker's setup; continue without bash.`,
+      );
+    }
+    const requestedMs = args.timeout === undefined ? limits.bashTimeoutMs : Math.ceil(args.timeout * 1000);
+    const timeoutMs = Math.min(requestedMs, limits.bashMaxTimeoutMs);
+    const result = await runCommand({
+      command: args.command,
+      workspace: await environment.workspace.realRoot(),
+      sandbox: effective.mode,
+      programs: { bash: programs.bash, prlimit: programs.prlimit, bwrap: programs.bwrap },
+      allowNetwork: environment.allowNetwork,
+      env: environment.env,
+      timeoutMs,
+      signal,
+      outputBytes: limits.bashOutputBytes,
+      streamBytes: limits.bashStreamBytes,
+      tmpBytes: limits.bashTmpBytes,
+      fileSizeBytes: limits.bashFileSizeBytes,
+      cpuSeconds: limits.bashCpuSeconds,
+      openFiles: limits.bashOpenFiles,
+      onOutput: (stream, chunk) => {
+        try {
+          ctx.emit({ type: 'tool.output', data: { callId: call.callId, stream, chunk } });
+        } catch (error) {
+          logger.warn(
+            { err: error, runId: ctx.runId, callId: call.callId },
+            'tool.output could not be emitted',
+          );
+        }
+      },
+    });
+    if (result.survivors.length > 0) {
+      logger.warn(
+        { runId: ctx.runId, callId: call.callId, pids: result.survivors },
+        'bash left processes behind',
+      );
+    }
+    logger.debug(
+      {
+        runId: ctx.runId,
+        callId: call.callId,
+        outcome: result.outcome,
+        exitCode: result.exitCode,
+        ms: result.durationMs,
+      },
+      'bash finished',
+    );
+    return formatCommandResult(result, { timeoutMs, requestedMs, limits });
+  });
+}

@@ -1,0 +1,71 @@
+import { TetherError, type TetherErrorOptions } from '@tether/protocol';
+
+/**
+ * Every code this package uses, with what it means. `docs/tools.md` lists the
+ * same codes; `errors.test.ts` keeps the two in sync.
+ */
+export const TOOL_ERROR_CODES = {
+  ERR_TOOL_UNKNOWN: 'A tool name has no schema or no factory.',
+  ERR_TOOL_DUPLICATE_SCHEMA: 'registerSchema was given a name that is already registered.',
+  ERR_TOOL_INVALID_CONTEXT: 'createTools was given an unusable run context (relative workspace, bad limits).',
+  ERR_TOOL_ARGS_JSON: 'The model sent arguments that are not a JSON object.',
+  ERR_TOOL_ARGS_INVALID: "The arguments do not match the tool's parameters.",
+  ERR_TOOL_INTERNAL: 'A tool failed in a way it did not anticipate.',
+  ERR_TOOL_CANCELLED: 'The run or the call was cancelled.',
+  ERR_TOOL_PATH_INVALID: 'A path is empty or contains a NUL byte.',
+  ERR_TOOL_PATH_OUTSIDE: 'A path resolves outside the workspace, directly or through a symbolic link.',
+  ERR_TOOL_PATH_SYMLINK:
+    'A path ends in a dangling or looping symbolic link, or one appeared while the file was opened.',
+  ERR_TOOL_NOT_FOUND: 'The file or directory does not exist.',
+  ERR_TOOL_NOT_A_FILE: 'A file tool was pointed at a directory or a special file.',
+  ERR_TOOL_NOT_A_DIRECTORY: 'list_dir was pointed at a file, or a parent in the path is a file.',
+  ERR_TOOL_FILE_BINARY: 'read_file or patch was pointed at a binary file.',
+  ERR_TOOL_FILE_ENCODING: 'patch was pointed at a file that is not valid UTF-8.',
+  ERR_TOOL_FILE_TOO_LARGE: 'A file or content exceeds the size limit of the tool.',
+  ERR_TOOL_OFFSET_OUT_OF_RANGE: 'read_file was given an offset past the end of the file.',
+  ERR_TOOL_IO: 'The file system refused an operation (permissions, disk full, read-only).',
+  ERR_TOOL_PATCH_EMPTY_SEARCH: 'patch was given an empty old_string.',
+  ERR_TOOL_PATCH_NO_MATCH: 'patch found no match for old_string.',
+  ERR_TOOL_PATCH_AMBIGUOUS: 'patch found several matches and replace_all was not set.',
+  ERR_TOOL_PATCH_FUZZY_REPLACE_ALL: 'replace_all was set but old_string only matched approximately.',
+  ERR_TOOL_PATCH_IDENTICAL: 'old_string and new_string are identical.',
+  ERR_TOOL_TODO_DUPLICATE_ID: 'The todo update lists the same id twice.',
+  ERR_TOOL_TODO_INCOMPLETE_ITEM: 'A new todo item has no content.',
+  ERR_TOOL_TODO_TOO_MANY: 'The todo list would exceed its maximum number of items.',
+  ERR_TOOL_TODO_MULTIPLE_IN_PROGRESS: 'The todo list would have more than one item in_progress.',
+  ERR_TOOL_BASH_EXIT: 'The command exited with a non-zero code or was killed by a signal.',
+  ERR_TOOL_BASH_TIMEOUT: 'The command ran past its timeout and was killed with all its processes.',
+  ERR_TOOL_SANDBOX_UNAVAILABLE: 'The sandbox mode is bwrap but bubblewrap does not work on this host.',
+  ERR_TOOL_SPAWN_FAILED: 'The command could not be started.',
+} as const;
+
+/** A stable code of this package. */
+export type ToolErrorCode = keyof typeof TOOL_ERROR_CODES;
+
+/**
+ * An error a tool raises on purpose. The message is written for the model
+ * (what failed, why, how to fix it); `executeTool` turns it into a failed
+ * {@link ToolResult} and never lets it escape.
+ */
+export class ToolError extends TetherError {
+  declare readonly code: ToolErrorCode;
+
+  constructor(code: ToolErrorCode, message: string, options: TetherErrorOptions = {}) {
+    super(code, message, options);
+    this.name = 'ToolError';
+  }
+}
+
+/** Whether `error` is a {@link ToolError}. */
+export function isToolError(error: unknown): error is ToolError {
+  return error instanceof ToolError;
+}
+
+/** The Node.js `code` of a system error (`ENOENT`, `ELOOP`...), if any. */
+export function errnoCode(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}

@@ -1,0 +1,138 @@
+/**
+ * Finding and killing every process a command started, from `/proc`.
+ *
+ * A command is spawned as the leader of a new process group, with a random
+ * tag in its environment (see {@link PROCESS_TAG_VARIABLE}). Its processes are
+ * then found three ways, and each round kills all of them with SIGKILL until
+ * a scan finds none:
+ * - descendants by parent pid (while the command's own process is alive);
+ * - members of its process group (what `kill(-pgid)` reaches);
+ * - any process whose environment holds the tag: this catches a `setsid`
+ *   grandchild that left the group and was re-parented to init, because the
+ *   environment is inherited across fork, exec and setsid.
+ * A process escapes only by leaving the group or session AND exec-ing with an
+ * environment that drops the tag (`env -i`), after its parent died. Under
+ * bubblewrap the PID namespace closes that gap: killing the sandbox's init
+ * kills everything inside it.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+
+/** Name of the environment variable that tags a command's processes. */
+export const PROCESS_TAG_VARIABLE = 'TETHER_PROCESS_TAG';
+
+/** Rounds of scan-and-kill before giving up on processes that keep forking or take long to die. */
+const MAX_ROUNDS = 100;
+/** Pause between rounds, for SIGKILL to take effect. */
+const ROUND_PAUSE_MS = 5;
+
+interface ProcessEntry {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  state: string;
+}
+
+/** Parses `/proc/<pid>/stat`; the command name may hold spaces and parentheses. */
+function readStat(pid: number): ProcessEntry | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { pid, state: fields[0] ?? '?', ppid: Number(fields[1]), pgid: Number(fields[2]) };
+  } catch {
+    return undefined;
+  }
+}
+
+function listPids(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (/^\d+$/.test(name)) pids.push(Number(name));
+  }
+  return pids;
+}
+
+function hasTag(pid: number, tag: Buffer): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`).includes(tag);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether `pid` is a live process (a zombie counts as dead: it has exited and
+ * only waits to be reaped).
+ */
+export function isProcessAlive(pid: number): boolean {
+  const entry = readStat(pid);
+  return entry !== undefined && entry.state !== 'Z' && entry.state !== 'X';
+}
+
+/** What identifies a command's processes. */
+export interface ProcessTreeIdentity {
+  /** The spawned process; also its process group id. */
+  pid: number;
+  /** The value of {@link PROCESS_TAG_VARIABLE} in the command's environment. */
+  tag: string;
+  /** Whether `pid` has not exited yet; after its exit the number could be reused, so descendants are no longer walked. */
+  rootAlive: () => boolean;
+}
+
+/** The live processes of a command, from one scan of `/proc`. */
+export function findProcessTree(identity: ProcessTreeIdentity): number[] {
+  const tag = Buffer.from(`${PROCESS_TAG_VARIABLE}=${identity.tag}\0`);
+  const entries = listPids()
+    .map(readStat)
+    .filter(
+      (entry): entry is ProcessEntry => entry !== undefined && entry.state !== 'Z' && entry.state !== 'X',
+    );
+  const found = new Set<number>();
+  if (identity.rootAlive()) {
+    const children = new Map<number, number[]>();
+    for (const entry of entries) {
+      const list = children.get(entry.ppid);
+      if (list === undefined) children.set(entry.ppid, [entry.pid]);
+      else list.push(entry.pid);
+    }
+    const queue = [identity.pid];
+    for (let pid = queue.pop(); pid !== undefined; pid = queue.pop()) {
+      found.add(pid);
+      queue.push(...(children.get(pid) ?? []));
+    }
+  }
+  for (const entry of entries) {
+    if (entry.pgid === identity.pid || hasTag(entry.pid, tag)) found.add(entry.pid);
+  }
+  found.delete(process.pid);
+  const live = new Set(entries.map((entry) => entry.pid));
+  return [...found].filter((pid) => live.has(pid));
+}
+
+/**
+ * Kills a command and every process it started, repeating until a scan of
+ * `/proc` finds none left (a process forking while it is killed is caught by
+ * the next round).
+ * @returns pids still alive after the last round (empty on success)
+ */
+export async function killProcessTree(identity: ProcessTreeIdentity): Promise<number[]> {
+  try {
+    process.kill(-identity.pid, 'SIGKILL');
+  } catch {
+    // The group is already gone.
+  }
+  let remaining: number[] = [];
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    remaining = findProcessTree(identity);
+    if (remaining.length === 0) return [];
+    for (const pid of remaining) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Exited meanwhile.
+      }
+    }
+    await delay(ROUND_PAUSE_MS);
+  }
+  return remaining.filter(isProcessAlive);
+}

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { PROCESS_TAG_VARIABLE } from './process-tree.js';
+import {
+  buildBwrapArgs,
+  buildCommandEnv,
+  buildPrlimitArgs,
+  resolveSandbox,
+  SANDBOX_PATH,
+} from './sandbox.js';
+
+describe('buildBwrapArgs', () => {
+  it('isolates everything and mounts the workspace last, over the private /tmp', () => {
+    const args = buildBwrapArgs({ workspace: '/tmp/ws', allowNetwork: false, tmpBytes: 1024 });
+    for (const flag of [
+      '--die-with-parent',
+      '--new-session',
+      '--unshare-pid',
+      '--unshare-net',
+      '--unshare-ipc',
+    ]) {
+      expect(args).toContain(flag);
+    }
+    const joined = args.join(' ');
+    expect(joined).toContain('--ro-bind / / --dev /dev --proc /proc');
+    expect(joined).toContain('--size 1024 --tmpfs /tmp --size 1024 --tmpfs /run');
+    expect(joined.endsWith('--bind /tmp/ws /tmp/ws --chdir /tmp/ws')).toBe(true);
+    expect(joined.indexOf('--tmpfs /tmp')).toBeLessThan(joined.indexOf('--bind /tmp/ws'));
+  });
+
+  it('keeps the network namespace only when the network is allowed', () => {
+    expect(buildBwrapArgs({ workspace: '/w', allowNetwork: true, tmpBytes: 1 })).not.toContain(
+      '--unshare-net',
+    );
+  });
+});
+
+describe('buildCommandEnv', () => {
+  it('is the allow-list, the run env and the tag, nothing from process.env', () => {
+    process.env.TETHER_SANDBOX_TEST_LEAK = 'leak';
+    try {
+      expect(buildCommandEnv('/w', { EXTRA: '1' }, 'tag')).toEqual({
+        PATH: SANDBOX_PATH,
+        HOME: '/w',
+        LANG: 'C.UTF-8',
+        TERM: 'dumb',
+        NO_COLOR: '1',
+        TMPDIR: '/tmp',
+        EXTRA: '1',
+        [PROCESS_TAG_VARIABLE]: 'tag',
+      });
+    } finally {
+      delete process.env.TETHER_SANDBOX_TEST_LEAK;
+    }
+  });
+
+  it('does not let the run env replace the tag', () => {
+    expect(buildCommandEnv('/w', { [PROCESS_TAG_VARIABLE]: 'mine' }, 'tag')[PROCESS_TAG_VARIABLE]).toBe(
+      'tag',
+    );
+  });
+});
+
+describe('buildPrlimitArgs', () => {
+  it('sets file size, CPU and open files', () => {
+    expect(buildPrlimitArgs({ fileSizeBytes: 10, cpuSeconds: 20, openFiles: 30 })).toEqual([
+      '--fsize=10',
+      '--cpu=20',
+      '--nofile=30',
+    ]);
+  });
+});
+
+describe('resolveSandbox', () => {
+  const failing = async () => ({ ok: false, path: undefined, detail: 'bwrap is not installed' });
+  const working = async () => ({ ok: true, path: '/usr/bin/bwrap', detail: 'ok' });
+  const never = async (): Promise<never> => {
+    throw new Error('none must not probe');
+  };
+
+  it('takes none as is, without probing', async () => {
+    expect(await resolveSandbox('none', never)).toEqual({ mode: 'none' });
+  });
+
+  it('requires a working bwrap for bwrap', async () => {
+    expect(await resolveSandbox('bwrap', working)).toEqual({ mode: 'bwrap' });
+    expect(await resolveSandbox('bwrap', failing)).toEqual({ unavailable: 'bwrap is not installed' });
+  });
+
+  it('falls back to none with the reason for auto', async () => {
+    expect(await resolveSandbox('auto', working)).toEqual({ mode: 'bwrap' });
+    expect(await resolveSandbox('auto', failing)).toEqual({
+      mode: 'none',
+      fallbackReason: 'bwrap is not installed',
+    });
+  });
+});

@@ -1,0 +1,95 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { EmitEvent, TodoItem } from '@tether/protocol';
+import type { ToolLimits } from './limits.js';
+
+/**
+ * A tool as the catalog knows it: a name, the toolset it belongs to, a
+ * description for the model and its TypeBox parameters. No behaviour.
+ */
+export interface ToolSchema<P extends TSchema = TSchema> {
+  name: string;
+  toolset: string;
+  description: string;
+  parameters: P;
+}
+
+/** The sandbox modes of `bash`, in the order the docs describe them. */
+export const SANDBOX_MODES = ['bwrap', 'none', 'auto'] as const;
+
+/**
+ * How `bash` isolates commands: `bwrap` (bubblewrap, required), `none` (a
+ * process group and a cleared environment only) or `auto` (bwrap when it works
+ * on the host, else `none` with a warning).
+ */
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+/** Language of the model-facing messages the design document words itself. */
+export type Locale = 'zh' | 'en';
+
+/** The subset of a pino logger the tools use. */
+export interface ToolLogger {
+  warn(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  debug(obj: object, msg?: string): void;
+}
+
+/** Where a run keeps its todo list (the run's checkpoint, in the worker). */
+export interface TodoStore {
+  get(): TodoItem[];
+  set(items: TodoItem[]): void;
+}
+
+/**
+ * Everything the tools of one run (one attempt) need, built by the worker.
+ * Libraries never read `process.env`: the worker passes `TETHER_SANDBOX`
+ * through `sandbox`.
+ */
+export interface RunContext {
+  runId: string;
+  /** Absolute path of the run's workspace directory; it must exist. */
+  workspace: string;
+  /** Receives `tool.output` and `todo.updated` events. */
+  emit: EmitEvent;
+  /** Run-level abort (cancel). Each call also gets its own signal. */
+  signal: AbortSignal;
+  todos: TodoStore;
+  /** Default `auto`. */
+  sandbox?: SandboxMode;
+  /** Whether `bash` may use the network. Default `false`. */
+  allowNetwork?: boolean;
+  /** Language of the clarify fallback and of the patch messages the design gives. Default `en`. */
+  locale?: Locale;
+  /** Overrides of {@link DEFAULT_TOOL_LIMITS}; unknown keys and out-of-range values are refused. */
+  limits?: Partial<ToolLimits>;
+  /**
+   * Extra environment variables for `bash`, set over the allow-list (`PATH`,
+   * `HOME`, `LANG`, `LC_ALL`, `TERM`, `TMPDIR`). Nothing else from the
+   * worker's environment reaches a command; pass only what a tool should see.
+   */
+  env?: Readonly<Record<string, string>>;
+  logger?: ToolLogger;
+}
+
+/** Per call: the model's tool-call id and the call's own abort signal. */
+export interface ToolCallContext {
+  callId: string;
+  signal: AbortSignal;
+}
+
+/**
+ * What a tool hands back to the loop. `content` is written for the model:
+ * what happened or what failed, why, and how to fix it.
+ */
+export interface ToolResult {
+  ok: boolean;
+  content: string;
+  /** On failure, the stable `ERR_TOOL_...` code (for logs and metrics; the model reads `content`). */
+  code?: string;
+}
+
+/** A tool instance bound to one run. */
+export interface Tool {
+  name: string;
+  schema: ToolSchema;
+  execute(args: unknown, call: ToolCallContext): Promise<ToolResult>;
+}
