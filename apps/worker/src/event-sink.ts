@@ -1,4 +1,4 @@
-import type { RunEventInput } from '@tether/protocol';
+import { type RunEventInput, TetherError } from '@tether/protocol';
 import type { RunStore } from '@tether/queue';
 
 export interface EventSinkOptions {
@@ -8,7 +8,7 @@ export interface EventSinkOptions {
   token: string;
   /** How long streamed text may gather before it is written as one `message.delta`. Default 50 ms. */
   deltaFlushMs?: number;
-  /** Told about write failures (the attempt goes on; the next checkpoint save surfaces Redis trouble). */
+  /** Told about each write failure as it happens. */
   onError: (error: unknown) => void;
 }
 
@@ -19,12 +19,17 @@ export interface EventSinkOptions {
  * token; any other event first writes the text gathered before it.
  * `clarify.requested` is not written here: the suspension writes it in the same
  * step as the question, so it is never published before the question is stored.
+ *
+ * A failed write is not dropped silently: `flush()` (which runs before every
+ * checkpoint save) throws a retryable error, so the attempt stops and is
+ * retried from its last checkpoint, emitting the events after it again.
  */
 export class EventSink {
   readonly #options: EventSinkOptions;
   #chain: Promise<void> = Promise.resolve();
   #text = '';
   #timer: NodeJS.Timeout | undefined;
+  #failure: unknown;
 
   constructor(options: EventSinkOptions) {
     this.#options = options;
@@ -41,10 +46,20 @@ export class EventSink {
     this.#write(event);
   };
 
-  /** Resolves once every event emitted so far is written. */
+  /** Resolves once every event emitted so far is written; throws if one could not be. */
   async flush(): Promise<void> {
     this.#flushText();
     await this.#chain;
+    if (this.#failure !== undefined) {
+      throw new TetherError(
+        'ERR_EVENT_LOG_WRITE',
+        `An event could not be written to the run's log: ${String(this.#failure)}`,
+        {
+          retryable: true,
+          cause: this.#failure,
+        },
+      );
+    }
   }
 
   #flushText(): void {
@@ -64,6 +79,7 @@ export class EventSink {
       try {
         await store.append(runId, event, token);
       } catch (error) {
+        this.#failure ??= error;
         onError(error);
       }
     });

@@ -10,10 +10,20 @@
  *   in one step) work on a cluster too. No script mixes the two families.
  */
 export interface RunKeys {
-  /** Hash: the run record (status, spec, output, error, owner token, …). */
+  /**
+   * Hash: the run record (status, times, owner token, output, error, …). Its
+   * values stay short (<= 64 bytes while the run is live) so Redis keeps it in
+   * the compact listpack encoding; longer values live in keys of their own.
+   */
   record: string;
   /** String: the agent checkpoint (JSON). */
   checkpoint: string;
+  /** String: the submitted body (JSON), until the run ends. */
+  spec: string;
+  /** String: the question the run waits on (JSON), while it waits. */
+  pending: string;
+  /** String: the caller's metadata (JSON), when given. */
+  metadata: string;
   /** Stream: the run's event log. */
   events: string;
   /** Hash per clarify request: question, status, answer, expiry. */
@@ -59,6 +69,9 @@ export function createKeys(queuePrefix = '{tether}'): TetherKeys {
       return {
         record: base,
         checkpoint: `${base}:checkpoint`,
+        spec: `${base}:spec`,
+        pending: `${base}:pending`,
+        metadata: `${base}:metadata`,
         events: `${base}:events`,
         clarify: (requestId) => `${base}:clarify:${requestId}`,
         eventsChannel: `${namespace}:events:${runId}`,

@@ -31,13 +31,20 @@ export class LuaScript {
 /**
  * Appends one event to a run's stream (capped) and publishes it, in the same
  * script as whatever else the caller changes: ids only increase, and a reader
- * that subscribes before it reads the backlog misses nothing.
+ * that subscribes before it reads the backlog misses nothing. An event's time
+ * is its stream id's (milliseconds), so it is not stored twice.
  */
 const APPEND = `
-local function append(stream, channel, maxlen, runId, etype, at, data)
-  local id = redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 't', etype, 'a', at, 'd', data)
-  redis.call('PUBLISH', channel, '{"id":"' .. id .. '","runId":"' .. runId .. '","type":"' .. etype .. '","at":"' .. at .. '","data":' .. data .. '}')
+local function append(stream, channel, maxlen, runId, etype, data)
+  local id = redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 't', etype, 'd', data)
+  redis.call('PUBLISH', channel, '{"id":"' .. id .. '","runId":"' .. runId .. '","type":"' .. etype .. '","data":' .. data .. '}')
   return id
+end
+-- Redis preallocates 4 KB for a stream's newest node: a short log is rewritten at its real size.
+local function compact(stream)
+  if redis.call('XLEN', stream) <= 100 then
+    redis.call('RESTORE', stream, 0, redis.call('DUMP', stream), 'REPLACE')
+  end
 end
 local function terminal(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
@@ -49,7 +56,7 @@ end
 `;
 
 /**
- * KEYS: record, events. ARGV: channel, maxlen, runId, type, at, data, token.
+ * KEYS: record, events. ARGV: channel, maxlen, runId, type, data, token.
  * Appends unless the run has ended or (with a token) another worker owns it.
  * Returns the event id, or false.
  */
@@ -58,20 +65,23 @@ export const appendEvent = new LuaScript(
   `${APPEND}
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status or terminal(status) then return false end
-if ARGV[7] ~= '' and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[7] then return false end
-return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])`,
+if ARGV[6] ~= '' and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[6] then return false end
+return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])`,
 );
 
 /**
- * KEYS: record, events. ARGV: channel, maxlen, runId, at, then field/value pairs.
- * Creates the run record and appends `run.queued`. Returns the event id, or false when the run exists.
+ * KEYS: record, events, spec, metadata. ARGV: channel, maxlen, runId, spec JSON,
+ * metadata JSON ('' for none), then field/value pairs.
+ * Creates the run and appends `run.queued`. Returns the event id, or false when the run exists.
  */
 export const createRun = new LuaScript(
   'createRun',
   `${APPEND}
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
-for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', ARGV[4], '{}')`,
+for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('SET', KEYS[3], ARGV[4])
+if ARGV[5] ~= '' then redis.call('SET', KEYS[4], ARGV[5]) end
+return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')`,
 );
 
 /**
@@ -93,7 +103,7 @@ local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')
 if tonumber(ARGV[6]) > attempts then redis.call('HSET', KEYS[1], 'attempts', ARGV[6]) end
 if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then
   redis.call('HSET', KEYS[1], 'startedAt', ARGV[4])
-  append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.started', ARGV[4], '{"attempt":' .. ARGV[6] .. ',"workerId":' .. cjson.encode(ARGV[7]) .. '}')
+  append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.started', '{"attempt":' .. ARGV[6] .. ',"workerId":' .. cjson.encode(ARGV[7]) .. '}')
 end
 return 'ok'`,
 );
@@ -115,7 +125,7 @@ return 1`,
 );
 
 /**
- * KEYS: record, clarify request, events. ARGV: channel, maxlen, runId, at,
+ * KEYS: record, clarify request, events, pending. ARGV: channel, maxlen, runId, at,
  * token, requestId, event data JSON, expiresAt (ms), pending JSON, clarify TTL (s).
  * Records the question and appends `clarify.requested`. Returns the event id,
  * 0 (not the owner) or -1 (cancel requested or ended).
@@ -128,12 +138,15 @@ if fields[1] ~= ARGV[5] then return 0 end
 if not fields[2] or terminal(fields[2]) or fields[3] == '1' then return -1 end
 redis.call('HSET', KEYS[2], 'requestId', ARGV[6], 'status', 'pending', 'expiresAt', ARGV[8])
 redis.call('EXPIRE', KEYS[2], ARGV[10])
-redis.call('HSET', KEYS[1], 'status', 'waiting_for_input', 'pendingClarify', ARGV[9])
-return append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.requested', ARGV[4], ARGV[7])`,
+redis.call('HSET', KEYS[1], 'status', 'waiting_for_input')
+redis.call('SET', KEYS[4], ARGV[9])
+local id = append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.requested', ARGV[7])
+compact(KEYS[3])
+return id`,
 );
 
 /**
- * KEYS: record, clarify request, events. ARGV: channel, maxlen, runId, at, requestId, answer.
+ * KEYS: record, clarify request, events, pending. ARGV: channel, maxlen, runId, at, requestId, answer.
  * The first answer wins: 'ok', or why not: 'no_run', 'no_request', 'answered',
  * 'timed_out', 'expired' (past the deadline), 'ended' (the run has ended).
  */
@@ -148,14 +161,14 @@ if request[1] ~= 'pending' then return request[1] end
 if terminal(status) then return 'ended' end
 if nowMs() >= tonumber(request[2]) then return 'expired' end
 redis.call('HSET', KEYS[2], 'status', 'answered', 'answer', ARGV[6])
-redis.call('HDEL', KEYS[1], 'pendingClarify')
+redis.call('DEL', KEYS[4])
 redis.call('HSET', KEYS[1], 'status', 'queued')
-append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.answered', ARGV[4], cjson.encode({ requestId = ARGV[5], answer = ARGV[6] }))
+append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.answered', cjson.encode({ requestId = ARGV[5], answer = ARGV[6] }))
 return 'ok'`,
 );
 
 /**
- * KEYS: record, clarify request, events. ARGV: channel, maxlen, runId, at, requestId, token.
+ * KEYS: record, clarify request, events, pending. ARGV: channel, maxlen, runId, at, requestId, token.
  * What a resuming worker learns of its question: { 'answered', answer },
  * { 'timed_out' } (marking it so once the deadline has passed, and appending
  * `clarify.timed_out`), { 'pending', expiresAt }, or { 'missing' }.
@@ -170,13 +183,13 @@ if request[1] == 'timed_out' then return { 'timed_out' } end
 if nowMs() < tonumber(request[2]) then return { 'pending', request[2] } end
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[6] then return { 'not_owner' } end
 redis.call('HSET', KEYS[2], 'status', 'timed_out')
-redis.call('HDEL', KEYS[1], 'pendingClarify')
-append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.timed_out', ARGV[4], cjson.encode({ requestId = ARGV[5] }))
+redis.call('DEL', KEYS[4])
+append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.timed_out', cjson.encode({ requestId = ARGV[5] }))
 return { 'timed_out' }`,
 );
 
 /**
- * KEYS: record, events, checkpoint. ARGV: channel, maxlen, runId, at, status,
+ * KEYS: record, events, checkpoint, spec, pending, metadata. ARGV: channel, maxlen, runId, at, status,
  * event type, event data, retention (s), token ('' for any), then field/value pairs.
  * Ends the run once: sets the terminal status and fields, appends the terminal
  * event (the last one), and lets the run's keys expire after the retention.
@@ -190,11 +203,11 @@ if not fields[1] or terminal(fields[1]) then return 0 end
 if ARGV[9] ~= '' and fields[2] ~= ARGV[9] then return -1 end
 redis.call('HSET', KEYS[1], 'status', ARGV[5], 'finishedAt', ARGV[4])
 for i = 10, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-redis.call('HDEL', KEYS[1], 'pendingClarify', 'owner', 'spec')
-local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[6], ARGV[4], ARGV[7])
-redis.call('EXPIRE', KEYS[1], ARGV[8])
-redis.call('EXPIRE', KEYS[2], ARGV[8])
-redis.call('EXPIRE', KEYS[3], ARGV[8])
+redis.call('HDEL', KEYS[1], 'owner')
+redis.call('DEL', KEYS[4], KEYS[5])
+local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[6], ARGV[7])
+compact(KEYS[2])
+for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[6] }) do redis.call('EXPIRE', key, ARGV[8]) end
 return id`,
 );
 
@@ -208,7 +221,7 @@ export const retryRun = new LuaScript(
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not fields[1] or terminal(fields[1]) or fields[2] ~= ARGV[8] then return false end
 redis.call('HSET', KEYS[1], 'status', 'queued')
-return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.retrying', ARGV[4], '{"attempt":' .. ARGV[5] .. ',"delayMs":' .. ARGV[6] .. ',"error":' .. ARGV[7] .. '}')`,
+return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.retrying', '{"attempt":' .. ARGV[5] .. ',"delayMs":' .. ARGV[6] .. ',"error":' .. ARGV[7] .. '}')`,
 );
 
 /**

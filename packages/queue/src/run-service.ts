@@ -25,7 +25,12 @@ export interface RunServiceOptions {
 
 /** Creates the BullMQ queue of runs on a connection. */
 export function createRunQueue(redis: Redis, keys: TetherKeys): Queue<RunJobData> {
-  return new Queue<RunJobData>(QUEUE_NAME, { connection: redis, prefix: keys.queuePrefix });
+  // Tether keeps its own event log; BullMQ's shared event stream is kept short.
+  return new Queue<RunJobData>(QUEUE_NAME, {
+    connection: redis,
+    prefix: keys.queuePrefix,
+    streams: { events: { maxLen: 100 } },
+  });
 }
 
 /**

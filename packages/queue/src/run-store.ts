@@ -81,38 +81,59 @@ export class RunStore {
       run.createdAt,
       'attempts',
       '0',
-      'spec',
-      JSON.stringify(run.spec),
       'todos',
       '[]',
     ];
-    if (run.spec.metadata) fields.push('metadata', JSON.stringify(run.spec.metadata));
     if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
     const id = await scripts.createRun.run(
       this.redis,
-      [keys.record, keys.events],
-      [keys.eventsChannel, this.eventMaxLength, run.id, run.createdAt, ...fields],
+      [keys.record, keys.events, keys.spec, keys.metadata],
+      [
+        keys.eventsChannel,
+        this.eventMaxLength,
+        run.id,
+        JSON.stringify(run.spec),
+        run.spec.metadata ? JSON.stringify(run.spec.metadata) : '',
+        ...fields,
+      ],
     );
     if (!id) return false;
     await this.redis.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
     return true;
   }
 
+  /** The run with its spec (the submitted body, while the run is live). */
   async get(runId: string): Promise<RunRecord | undefined> {
-    const hash = await this.redis.hgetall(this.keys.run(runId).record);
-    return hash.id ? parseRecord(hash) : undefined;
+    const [record] = await this.#read([runId], true);
+    return record;
   }
 
-  /** Several records at once, in order (undefined where a run is gone). */
-  async getMany(runIds: string[]): Promise<(RunRecord | undefined)[]> {
+  /** Several records at once, in order (undefined where a run is gone), without their specs. */
+  getMany(runIds: string[]): Promise<(RunRecord | undefined)[]> {
+    return this.#read(runIds, false);
+  }
+
+  async #read(runIds: string[], withSpec: boolean): Promise<(RunRecord | undefined)[]> {
     if (runIds.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const id of runIds) pipeline.hgetall(this.keys.run(id).record);
+    for (const id of runIds) {
+      const keys = this.keys.run(id);
+      pipeline.hgetall(keys.record);
+      pipeline.get(keys.pending);
+      pipeline.get(keys.metadata);
+      if (withSpec) pipeline.get(keys.spec);
+    }
     const replies = (await pipeline.exec()) ?? [];
-    return replies.map(([error, hash]) => {
-      if (error) throw error;
-      const record = hash as Record<string, string>;
-      return record.id ? parseRecord(record) : undefined;
+    for (const [error] of replies) if (error) throw error;
+    const per = withSpec ? 4 : 3;
+    return runIds.map((_, i) => {
+      const hash = replies[i * per]?.[1] as Record<string, string>;
+      if (!hash?.id) return undefined;
+      return parseRecord(hash, {
+        pending: replies[i * per + 1]?.[1] as string | null,
+        metadata: replies[i * per + 2]?.[1] as string | null,
+        spec: withSpec ? (replies[i * per + 3]?.[1] as string | null) : null,
+      });
     });
   }
 
@@ -120,7 +141,7 @@ export class RunStore {
   async dropFiles(runId: string, spec: CreateRunBody): Promise<void> {
     if (!spec.files) return;
     const { files: _files, ...rest } = spec;
-    await this.redis.hset(this.keys.run(runId).record, 'spec', JSON.stringify(rest));
+    await this.redis.set(this.keys.run(runId).spec, JSON.stringify(rest), 'XX');
   }
 
   /** Appends an event unless the run has ended (or, with `token`, another worker owns it). */
@@ -129,15 +150,7 @@ export class RunStore {
     const id = await scripts.appendEvent.run(
       this.redis,
       [keys.record, keys.events],
-      [
-        keys.eventsChannel,
-        this.eventMaxLength,
-        runId,
-        event.type,
-        new Date().toISOString(),
-        JSON.stringify(event.data),
-        token,
-      ],
+      [keys.eventsChannel, this.eventMaxLength, runId, event.type, JSON.stringify(event.data), token],
     );
     return typeof id === 'string' ? id : undefined;
   }
@@ -207,7 +220,7 @@ export class RunStore {
     const ttl = Math.ceil(Math.max(0, expiresAtMs - Date.now()) / 1000) + this.retentionSeconds;
     const result = await scripts.suspendRun.run(
       this.redis,
-      [keys.record, keys.clarify(pending.requestId), keys.events],
+      [keys.record, keys.clarify(pending.requestId), keys.events, keys.pending],
       [
         keys.eventsChannel,
         this.eventMaxLength,
@@ -247,7 +260,7 @@ export class RunStore {
     const keys = this.keys.run(runId);
     return (await scripts.answerClarify.run(
       this.redis,
-      [keys.record, keys.clarify(requestId), keys.events],
+      [keys.record, keys.clarify(requestId), keys.events, keys.pending],
       [keys.eventsChannel, this.eventMaxLength, runId, new Date().toISOString(), requestId, answer],
     )) as AnswerResult;
   }
@@ -257,7 +270,7 @@ export class RunStore {
     const keys = this.keys.run(runId);
     const reply = (await scripts.resolveClarify.run(
       this.redis,
-      [keys.record, keys.clarify(requestId), keys.events],
+      [keys.record, keys.clarify(requestId), keys.events, keys.pending],
       [keys.eventsChannel, this.eventMaxLength, runId, new Date().toISOString(), requestId, token],
     )) as string[];
     switch (reply[0]) {
@@ -306,7 +319,7 @@ export class RunStore {
     if ('usage' in end && end.usage) fields.push('usage', JSON.stringify(end.usage));
     const result = await scripts.finalizeRun.run(
       this.redis,
-      [keys.record, keys.events, keys.checkpoint],
+      [keys.record, keys.events, keys.checkpoint, keys.spec, keys.pending, keys.metadata],
       [
         keys.eventsChannel,
         this.eventMaxLength,
@@ -400,7 +413,10 @@ function json<T>(text: string | undefined): T | undefined {
   return JSON.parse(text) as T;
 }
 
-function parseRecord(hash: Record<string, string>): RunRecord {
+function parseRecord(
+  hash: Record<string, string>,
+  extra: { pending: string | null; metadata: string | null; spec: string | null },
+): RunRecord {
   const record: RunRecord = {
     id: hash.id as string,
     tenant: hash.tenant as string,
@@ -412,16 +428,16 @@ function parseRecord(hash: Record<string, string>): RunRecord {
   };
   if (hash.startedAt) record.startedAt = hash.startedAt;
   if (hash.finishedAt) record.finishedAt = hash.finishedAt;
-  const pending = json<PendingClarify>(hash.pendingClarify);
-  if (pending) record.pendingClarify = pending;
+  const pending = json<PendingClarify>(extra.pending ?? undefined);
+  if (pending && record.status === 'waiting_for_input') record.pendingClarify = pending;
   if (hash.output !== undefined) record.output = hash.output;
   const error = json<ErrorBody>(hash.error);
   if (error) record.error = error;
   const usage = json<Usage>(hash.usage);
   if (usage) record.usage = usage;
-  const metadata = json<Record<string, unknown>>(hash.metadata);
+  const metadata = json<Record<string, unknown>>(extra.metadata ?? undefined);
   if (metadata) record.metadata = metadata;
-  const spec = json<CreateRunBody>(hash.spec);
+  const spec = json<CreateRunBody>(extra.spec ?? undefined);
   if (spec) record.spec = spec;
   if (hash.owner) record.owner = hash.owner;
   if (hash.bodyHash) record.bodyHash = hash.bodyHash;
@@ -435,12 +451,24 @@ function toEvent(runId: string, id: string, fields: string[]): RunEvent {
     id,
     runId,
     type: values.t as RunEventType,
-    at: values.a as string,
+    at: eventTime(id),
     data: JSON.parse(values.d ?? '{}'),
   } as RunEvent;
 }
 
-/** Parses an event as `appendEvent` publishes it. */
+/** An event's time: the milliseconds of its stream id, as ISO 8601. */
+export function eventTime(id: string): string {
+  return new Date(Number(id.slice(0, id.indexOf('-')))).toISOString();
+}
+
+/** Parses an event as `appendEvent` publishes it (`at` is derived from the id). */
 export function parsePublishedEvent(message: string): RunEvent {
-  return JSON.parse(message) as RunEvent;
+  const event = JSON.parse(message) as Omit<RunEvent, 'at'>;
+  return {
+    id: event.id,
+    runId: event.runId,
+    type: event.type,
+    at: eventTime(event.id),
+    data: event.data,
+  } as RunEvent;
 }

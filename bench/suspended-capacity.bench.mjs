@@ -1,0 +1,107 @@
+// pnpm bench:capacity — 100,000 runs suspended on clarify at once: the worker's RSS
+// against its idle RSS, and Redis memory per suspended run (its transcript, the
+// checkpoint, excluded). One JSON line. Needs `pnpm build`; takes a few minutes.
+import { createKeys, RunService, RunStore } from '../packages/queue/dist/index.js';
+import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
+import { benchRedis, startWorkerProcess, tempDir } from './lib/stack.mjs';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 100_000);
+const IN_FLIGHT = 200;
+
+const redisServer = await benchRedis();
+const workspaces = await tempDir('capacity');
+const keys = createKeys('{bench-capacity}');
+const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+await redis.flushdb();
+const store = new RunStore({ redis, keys });
+const service = new RunService({ redis, keys, store });
+const worker = await startWorkerProcess({
+  REDIS_URL: redisServer.url,
+  TETHER_QUEUE_PREFIX: keys.queuePrefix,
+  TETHER_WORKSPACE_ROOT: workspaces.dir,
+  TETHER_ALLOW_REPLAY: '1',
+  TETHER_WORKER_CONCURRENCY: '64',
+});
+
+const settle = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+async function usedMemory() {
+  const info = await redis.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)?.[1]);
+}
+
+// V8 gives memory back only after it has been idle for a while (its memory reducer):
+// both readings are taken the same way, after SETTLE ms of idleness, as a median of 5.
+const SETTLE = Number(process.env.BENCH_SETTLE_MS ?? 30_000);
+async function settledRss() {
+  await settle(SETTLE);
+  const samples = [];
+  for (let i = 0; i < 5; i++) {
+    samples.push(await worker.rssBytes());
+    await settle(1_000);
+  }
+  return samples.sort((a, b) => a - b)[2];
+}
+const idleRss = await settledRss();
+const memoryBefore = await usedMemory();
+
+const body = {
+  input: 'wait for me',
+  model: {
+    provider: 'replay',
+    script: [{ toolCalls: [{ name: 'clarify', arguments: { question: 'Go on?' } }] }, { content: 'ok' }],
+  },
+  clarify: { timeoutMs: 24 * 3600 * 1000 },
+};
+const started = performance.now();
+const ids = [];
+let next = 0;
+async function submitter() {
+  while (next < RUNS) {
+    next++;
+    const { run } = await service.submit('bench', body);
+    ids.push(run.id);
+  }
+}
+await Promise.all(Array.from({ length: IN_FLIGHT }, submitter));
+const submittedMs = performance.now() - started;
+
+for (;;) {
+  const counts = await service.queue.getJobCounts('delayed', 'waiting', 'active');
+  if (counts.delayed >= RUNS) break;
+  await settle(500);
+}
+const suspendedMs = performance.now() - started;
+const suspendedRss = await settledRss();
+const memoryAfter = await usedMemory();
+
+// The transcript (checkpoint) is excluded: measure a sample of checkpoint keys and scale.
+const sample = ids.filter((_, i) => i % Math.max(1, Math.floor(ids.length / 500)) === 0);
+let sampleBytes = 0;
+for (const id of sample) sampleBytes += Number((await redis.memory('USAGE', keys.run(id).checkpoint)) ?? 0);
+const checkpointBytes = (sampleBytes / sample.length) * RUNS;
+const perRun = (memoryAfter - memoryBefore - checkpointBytes) / RUNS;
+const statuses = new Set((await store.getMany(sample)).map((r) => r?.status));
+
+console.log(
+  JSON.stringify({
+    bench: 'suspended-capacity',
+    runs: RUNS,
+    statuses: [...statuses],
+    submit_s: Number((submittedMs / 1000).toFixed(1)),
+    all_suspended_s: Number((suspendedMs / 1000).toFixed(1)),
+    worker_idle_rss_mb: Number((idleRss / 2 ** 20).toFixed(1)),
+    worker_rss_mb: Number((suspendedRss / 2 ** 20).toFixed(1)),
+    worker_rss_growth_mb: Number(((suspendedRss - idleRss) / 2 ** 20).toFixed(1)),
+    redis_bytes_per_run_excluding_checkpoint: Math.round(perRun),
+    checkpoint_bytes_per_run: Math.round(checkpointBytes / RUNS),
+    target_rss_growth_mb: 20,
+    target_bytes_per_run: 4096,
+    pass: suspendedRss - idleRss <= 20 * 2 ** 20 && perRun <= 4096,
+  }),
+);
+
+await worker.stop();
+await service.close();
+redis.disconnect();
+await redisServer.stop();
+await workspaces.remove();
