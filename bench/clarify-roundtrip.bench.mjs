@@ -28,7 +28,9 @@ const worker = await startWorkerProcess({
 // One run that asks ROUNDS + WARMUP questions in a row.
 const turns = WARMUP + ROUNDS;
 const script = [
-  ...Array.from({ length: turns }, (_, i) => ({ toolCalls: [{ name: 'clarify', arguments: { question: `q${i}` } }] })),
+  ...Array.from({ length: turns }, (_, i) => ({
+    toolCalls: [{ name: 'clarify', arguments: { question: `q${i}` } }],
+  })),
   { content: 'done' },
 ];
 const { run } = await service.submit('bench', {

@@ -22,7 +22,13 @@ export async function tempDir(name) {
 /** Starts a worker process and resolves once it is ready. */
 export async function startWorkerProcess(env) {
   const child = spawn(process.execPath, [WORKER_MAIN], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', TETHER_SANDBOX: 'none', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      LOG_LEVEL: 'warn',
+      TETHER_SANDBOX: 'none',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

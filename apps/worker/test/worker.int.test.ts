@@ -96,7 +96,7 @@ describe('worker', () => {
     await d.waitForEvent(runId, 'clarify.timed_out');
     await d.waitForEvent(runId, 'run.completed');
     const result = (await d.store.readEvents(runId)).find((e) => e.type === 'tool.result');
-    expect((result?.data as { content: string }).content).toMatch(/did not answer/i);
+    expect((result?.data as { content: string } | undefined)?.content).toMatch(/did not answer/i);
     await expect(
       d.service.answer(TENANT, runId, (requested.data as { requestId: string }).requestId, 'too late'),
     ).rejects.toMatchObject({ code: 'ERR_CLARIFY_TIMED_OUT', statusCode: 409 });
