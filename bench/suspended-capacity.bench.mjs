@@ -29,19 +29,21 @@ async function usedMemory() {
   return Number(/used_memory:(\d+)/.exec(info)?.[1]);
 }
 
-// V8 gives memory back only after it has been idle for a while (its memory reducer):
-// both readings are taken the same way, after SETTLE ms of idleness, as a median of 5.
-const SETTLE = Number(process.env.BENCH_SETTLE_MS ?? 30_000);
-async function settledRss() {
-  await settle(SETTLE);
+// V8 gives memory back only after it has been idle for a while (its memory reducer runs
+// some 30 s after a burst): both readings are taken the same way, after SETTLE ms of
+// idleness, sampled every 5 s (the samples are printed too).
+const SETTLE = Number(process.env.BENCH_SETTLE_MS ?? 60_000);
+const timelines = {};
+async function settledRss(name) {
   const samples = [];
-  for (let i = 0; i < 5; i++) {
+  for (let waited = 0; waited < SETTLE; waited += 5_000) {
+    await settle(5_000);
     samples.push(await worker.rssBytes());
-    await settle(1_000);
   }
-  return samples.sort((a, b) => a - b)[2];
+  timelines[name] = samples.map((bytes) => Math.round(bytes / 2 ** 20));
+  return samples.at(-1);
 }
-const idleRss = await settledRss();
+const idleRss = await settledRss('idle');
 const memoryBefore = await usedMemory();
 
 const body = {
@@ -71,7 +73,7 @@ for (;;) {
   await settle(500);
 }
 const suspendedMs = performance.now() - started;
-const suspendedRss = await settledRss();
+const suspendedRss = await settledRss('suspended');
 const memoryAfter = await usedMemory();
 
 // The transcript (checkpoint) is excluded: measure a sample of checkpoint keys and scale.
@@ -92,6 +94,7 @@ console.log(
     worker_idle_rss_mb: Number((idleRss / 2 ** 20).toFixed(1)),
     worker_rss_mb: Number((suspendedRss / 2 ** 20).toFixed(1)),
     worker_rss_growth_mb: Number(((suspendedRss - idleRss) / 2 ** 20).toFixed(1)),
+    worker_rss_timeline_mb: timelines,
     redis_bytes_per_run_excluding_checkpoint: Math.round(perRun),
     checkpoint_bytes_per_run: Math.round(checkpointBytes / RUNS),
     target_rss_growth_mb: 20,
