@@ -185,3 +185,51 @@ export type AnswerBody = Static<typeof AnswerBodySchema>;
 /** Every error answer: `{ error: { code, message } }`. */
 export const ErrorResponseSchema = Type.Object({ error: ErrorBodySchema });
 export type ErrorResponse = Static<typeof ErrorResponseSchema>;
+
+/** An event log id (a Redis stream id, `<ms>-<seq>`), as sent in SSE `id:` lines, `Last-Event-ID` and `?after=`. */
+export const EVENT_ID_PATTERN = '^[0-9]{1,20}-[0-9]{1,20}$';
+export const EventIdSchema = Type.String({ pattern: EVENT_ID_PATTERN });
+
+/** `POST /v1/runs/:id/clarify/:requestId` 200 answer. */
+export const AnswerResponseSchema = Type.Object({ ok: Type.Literal(true) });
+export type AnswerResponse = Static<typeof AnswerResponseSchema>;
+
+/** `POST /v1/runs/:id/cancel` 202 answer: `status` is the run's status before the cancel request. */
+export const CancelRunResponseSchema = Type.Object({ id: Type.String(), status: RunStatusSchema });
+export type CancelRunResponse = Static<typeof CancelRunResponseSchema>;
+
+/** One file of a run's workspace. */
+export const RunFileSchema = Type.Object({
+  /** Relative to the workspace, `/`-separated. */
+  path: Type.String(),
+  /** Size in bytes. */
+  size: Type.Integer({ minimum: 0 }),
+});
+export type RunFile = Static<typeof RunFileSchema>;
+
+/** `GET /v1/runs/:id/files`: the regular files of the run's workspace, sorted by path. */
+export const RunFileListSchema = Type.Object({
+  files: Type.Array(RunFileSchema),
+  /** True when the listing stopped at the server's entry limit. */
+  truncated: Type.Boolean(),
+});
+export type RunFileList = Static<typeof RunFileListSchema>;
+
+/** One tool of the catalog; `parameters` is the JSON Schema of its arguments. */
+export const ToolInfoSchema = Type.Object({
+  name: Type.String(),
+  toolset: Type.String(),
+  description: Type.String(),
+  parameters: Type.Record(Type.String(), Type.Unknown()),
+});
+export type ToolInfo = Static<typeof ToolInfoSchema>;
+
+/** `GET /v1/tools`. */
+export const ToolCatalogSchema = Type.Object({
+  /** The toolsets a run may ask for (those that have tools today). */
+  toolsets: Type.Array(Type.String()),
+  /** The toolsets a run gets when it names none. */
+  defaultToolsets: Type.Array(Type.String()),
+  tools: Type.Array(ToolInfoSchema),
+});
+export type ToolCatalog = Static<typeof ToolCatalogSchema>;

@@ -29,6 +29,8 @@ export {
 } from './events.js';
 export type {
   AnswerBody,
+  AnswerResponse,
+  CancelRunResponse,
   ClarifyMode,
   CreateRunBody,
   CreateRunResponse,
@@ -41,14 +43,22 @@ export type {
   ReplayToolCall,
   ReplayTurn,
   Run,
+  RunFile,
+  RunFileList,
   RunList,
+  ToolCatalog,
+  ToolInfo,
 } from './http.js';
 export {
   AnswerBodySchema,
+  AnswerResponseSchema,
+  CancelRunResponseSchema,
   ClarifyModeSchema,
   CreateRunBodySchema,
   CreateRunResponseSchema,
   ErrorResponseSchema,
+  EVENT_ID_PATTERN,
+  EventIdSchema,
   EventPageSchema,
   LocaleSchema,
   ModelSpecSchema,
@@ -62,8 +72,12 @@ export {
   RequestIdSchema,
   RUN_ID_PATTERN,
   RUN_LIMITS,
+  RunFileListSchema,
+  RunFileSchema,
   RunIdSchema,
   RunListSchema,
   RunSchema,
+  ToolCatalogSchema,
+  ToolInfoSchema,
 } from './http.js';
 export { newId } from './ids.js';

@@ -1,0 +1,182 @@
+import type { Run, RunStatus } from '@tether/protocol';
+import { RUN_STATUSES } from '@tether/protocol';
+import { formatCountdown, formatDuration } from './duration.js';
+import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
+import { followRun } from './follow.js';
+import { colorStatus, formatTodos, relativeTime, truncate } from './format.js';
+import type { CommandContext } from './run-command.js';
+import { RunView } from './run-view.js';
+
+export interface RunsCommandOptions {
+  status?: string;
+  limit?: string;
+  cursor?: string;
+  json?: boolean;
+}
+
+/** `tether runs`: the caller's runs, newest first, one page. */
+export async function runsCommand(options: RunsCommandOptions, ctx: CommandContext): Promise<ExitCode> {
+  const { client, io, colors: c } = ctx;
+  let status: RunStatus | undefined;
+  if (options.status !== undefined) {
+    if (!(RUN_STATUSES as readonly string[]).includes(options.status)) {
+      throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')} (got "${options.status}")`);
+    }
+    status = options.status as RunStatus;
+  }
+  let limit: number | undefined;
+  if (options.limit !== undefined) {
+    limit = Number(options.limit);
+    if (!(Number.isInteger(limit) && limit > 0)) {
+      throw new UsageError(`--limit must be a whole number above 0 (got "${options.limit}")`);
+    }
+  }
+  const page = await client.list({
+    ...(status ? { status } : {}),
+    ...(limit ? { limit } : {}),
+    ...(options.cursor ? { cursor: options.cursor } : {}),
+    ...(io.signal ? { signal: io.signal } : {}),
+  });
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify(page)}\n`);
+    return EXIT.ok;
+  }
+  if (page.data.length === 0) {
+    io.stdout.write(`${c.dim('No runs yet. Start one with: tether run "what to do"')}\n`);
+    return EXIT.ok;
+  }
+  const now = (ctx.now ?? Date.now)();
+  const idWidth = Math.max(2, ...page.data.map((r) => r.id.length));
+  const statusWidth = Math.max(...page.data.map((r) => r.status.length));
+  io.stdout.write(`${c.dim(`${'ID'.padEnd(idWidth)}  ${'STATUS'.padEnd(statusWidth)}  CREATED`)}\n`);
+  for (const run of page.data) {
+    const pad = ' '.repeat(statusWidth - run.status.length);
+    const waiting = run.pendingClarify ? c.magenta(`  ? ${truncate(run.pendingClarify.question, 50)}`) : '';
+    io.stdout.write(
+      `${run.id.padEnd(idWidth)}  ${colorStatus(run.status, c)}${pad}  ${relativeTime(run.createdAt, now)}${waiting}\n`,
+    );
+  }
+  if (page.nextCursor) io.stdout.write(`${c.dim(`More: tether runs --cursor ${page.nextCursor}`)}\n`);
+  return EXIT.ok;
+}
+
+/** `tether show ID`: one run in detail. */
+export async function showCommand(
+  id: string,
+  options: { json?: boolean },
+  ctx: CommandContext,
+): Promise<ExitCode> {
+  const { client, io } = ctx;
+  const run = await client.get(id, io.signal ? { signal: io.signal } : {});
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify(run)}\n`);
+    return EXIT.ok;
+  }
+  io.stdout.write(formatRun(run, ctx).join('\n'));
+  io.stdout.write('\n');
+  return EXIT.ok;
+}
+
+export function formatRun(run: Run, ctx: Pick<CommandContext, 'colors' | 'now'>): string[] {
+  const c = ctx.colors;
+  const now = (ctx.now ?? Date.now)();
+  const lines = [`${c.bold(run.id)}  ${colorStatus(run.status, c)}`];
+  const field = (name: string, value: string) => lines.push(`${c.dim(name.padEnd(10))}${value}`);
+  field('created', `${run.createdAt} (${relativeTime(run.createdAt, now)})`);
+  if (run.startedAt) field('started', run.startedAt);
+  if (run.finishedAt) {
+    const took = run.startedAt
+      ? ` (took ${formatDuration(Date.parse(run.finishedAt) - Date.parse(run.startedAt))})`
+      : '';
+    field('finished', `${run.finishedAt}${took}`);
+  }
+  field('attempts', String(run.attempts));
+  if (run.usage) field('tokens', `${run.usage.inputTokens} in, ${run.usage.outputTokens} out`);
+  if (run.todos.length > 0) {
+    lines.push(c.dim('todos'));
+    lines.push(...formatTodos(run.todos, c));
+  }
+  if (run.pendingClarify) {
+    const q = run.pendingClarify;
+    lines.push(
+      '',
+      `${c.magenta('?')} ${c.bold(q.question)} ${c.dim(`(${formatCountdown(Date.parse(q.expiresAt) - now)} left)`)}`,
+    );
+    q.choices.forEach((choice, i) => {
+      lines.push(`    ${c.dim(`${i + 1}.`)} ${choice}`);
+    });
+    lines.push(c.dim(`  answer with: tether answer ${run.id} ${q.requestId} "your answer"`));
+  }
+  if (run.error) lines.push('', c.red(`${run.error.code}: ${run.error.message}`));
+  if (run.output !== undefined) lines.push('', c.bold('Output'), run.output.replace(/\n+$/, ''));
+  return lines;
+}
+
+/**
+ * `tether logs ID`: the events so far (the JSON page route); with `--follow`,
+ * the live stream to the end, exiting as `run` does.
+ */
+export async function logsCommand(
+  id: string,
+  options: { follow?: boolean; json?: boolean },
+  ctx: CommandContext,
+): Promise<ExitCode> {
+  const { client, io, colors: c } = ctx;
+  if (options.follow) {
+    const { terminal } = await followRun({
+      client,
+      runId: id,
+      stdout: io.stdout,
+      stdin: io.stdin,
+      colors: c,
+      json: options.json === true,
+      prompt: false,
+      signal: io.signal,
+      ...(ctx.now ? { now: ctx.now } : {}),
+    });
+    return terminal?.type === 'run.completed' ? EXIT.ok : EXIT.failed;
+  }
+  const view = options.json
+    ? undefined
+    : new RunView(io.stdout, c, {
+        answerHint: (req) => `answer with: tether answer ${id} ${req} "your answer"`,
+        ...(ctx.now ? { now: ctx.now } : {}),
+      });
+  let after: string | undefined;
+  while (true) {
+    const page = await client.events(id, {
+      limit: 500,
+      ...(after ? { after } : {}),
+      ...(io.signal ? { signal: io.signal } : {}),
+    });
+    for (const event of page.data) {
+      if (view) view.render(event);
+      else io.stdout.write(`${JSON.stringify(event)}\n`);
+    }
+    // The cursor stays put while a live run has nothing new: that is the end of "so far".
+    if (page.data.length === 0 || page.nextCursor === null) break;
+    after = page.nextCursor;
+  }
+  view?.endLine();
+  return EXIT.ok;
+}
+
+/** `tether answer ID REQUEST "text"`. */
+export async function answerCommand(
+  id: string,
+  requestId: string,
+  text: string,
+  ctx: CommandContext,
+): Promise<ExitCode> {
+  if (text.trim() === '') throw new UsageError('the answer must not be empty');
+  await ctx.client.answer(id, requestId, text, ctx.io.signal ? { signal: ctx.io.signal } : {});
+  ctx.io.stdout.write(`Answer sent to ${id} (${requestId}).\n`);
+  return EXIT.ok;
+}
+
+/** `tether cancel ID`. */
+export async function cancelCommand(id: string, ctx: CommandContext): Promise<ExitCode> {
+  await ctx.client.cancel(id, ctx.io.signal ? { signal: ctx.io.signal } : {});
+  ctx.io.stdout.write(`Cancellation requested for ${id}.\n`);
+  return EXIT.ok;
+}

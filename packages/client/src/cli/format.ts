@@ -1,0 +1,82 @@
+import type { RunStatus, TodoItem } from '@tether/protocol';
+import type { Colors } from './io.js';
+
+/** Cuts `text` to `max` characters, ending with `…` when cut. */
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/** The first non-empty line, cut to `max`, and how many lines followed. */
+export function firstLine(text: string, max = 100): { line: string; more: number } {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  while (lines.length > 0 && lines[lines.length - 1]?.trim() === '') lines.pop();
+  const index = lines.findIndex((l) => l.trim() !== '');
+  if (index === -1) return { line: '', more: 0 };
+  return { line: truncate((lines[index] ?? '').trim(), max), more: lines.length - index - 1 };
+}
+
+/** A tool call's arguments in one short line: `path=src/a.ts, limit=20`. */
+export function summariseArguments(json: string, max = 80): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return truncate(json.replace(/\s+/g, ' '), max);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return truncate(JSON.stringify(parsed), max);
+  }
+  const parts = Object.entries(parsed).map(([key, value]) => {
+    const shown = typeof value === 'string' ? value.replace(/\s+/g, ' ') : JSON.stringify(value);
+    return `${key}=${truncate(shown, 40)}`;
+  });
+  return truncate(parts.join(', '), max);
+}
+
+/** `3m ago`, `in 5s`, from an ISO time. */
+export function relativeTime(iso: string, now = Date.now()): string {
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return iso;
+  const diff = then - now;
+  const abs = Math.abs(diff);
+  let text: string;
+  if (abs < 1_000) return 'just now';
+  if (abs < 60_000) text = `${Math.round(abs / 1_000)}s`;
+  else if (abs < 3_600_000) text = `${Math.round(abs / 60_000)}m`;
+  else if (abs < 86_400_000) text = `${Math.round(abs / 3_600_000)}h`;
+  else text = `${Math.round(abs / 86_400_000)}d`;
+  return diff < 0 ? `${text} ago` : `in ${text}`;
+}
+
+export function colorStatus(status: RunStatus, c: Colors): string {
+  switch (status) {
+    case 'completed':
+      return c.green(status);
+    case 'failed':
+      return c.red(status);
+    case 'cancelled':
+      return c.yellow(status);
+    case 'waiting_for_input':
+      return c.magenta(status);
+    case 'running':
+      return c.cyan(status);
+    default:
+      return c.dim(status);
+  }
+}
+
+/** A todo list, one item a line, with a mark per status. */
+export function formatTodos(todos: readonly TodoItem[], c: Colors, indent = '  '): string[] {
+  return todos.map((todo) => {
+    switch (todo.status) {
+      case 'completed':
+        return `${indent}${c.green('[x]')} ${c.dim(todo.content)}`;
+      case 'in_progress':
+        return `${indent}${c.yellow('[>]')} ${c.bold(todo.content)}`;
+      case 'cancelled':
+        return `${indent}${c.dim('[-]')} ${c.dim(c.strikethrough(todo.content))}`;
+      default:
+        return `${indent}[ ] ${todo.content}`;
+    }
+  });
+}

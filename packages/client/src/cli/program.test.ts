@@ -1,0 +1,410 @@
+/**
+ * The `tether` command line driven through `runCli` with recorded streams,
+ * against the fake API on a real port: `run` (JSON lines, the human view, the
+ * interactive clarify prompt on plain streams, --files, --timeout), `runs`,
+ * `show`, `logs`, `answer`, `cancel`, usage errors and an unreachable server.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunEvent } from '@tether/protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeApi, type FakeRun } from '../testing/fake-api.js';
+import { KeyboardInput, RecordingOutput } from '../testing/terminal.js';
+import type { CliIo } from './io.js';
+import { runCli } from './program.js';
+
+let api: FakeApi;
+let tmp: string | undefined;
+
+beforeEach(async () => {
+  api = new FakeApi();
+  api.keys.set('key-a', 'tenant-a');
+  await api.start();
+});
+
+afterEach(async () => {
+  await api.close();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+  tmp = undefined;
+});
+
+function terminal(options: { tty?: boolean; env?: Record<string, string> } = {}) {
+  const stdout = new RecordingOutput(options.tty ?? false);
+  const stderr = new RecordingOutput(false);
+  const stdin = new KeyboardInput(options.tty ?? false);
+  const io: CliIo = {
+    stdout,
+    stderr,
+    stdin,
+    env: { TETHER_URL: api.baseUrl, TETHER_API_KEY: 'key-a', NO_COLOR: '1', ...options.env },
+  };
+  return { io, stdout, stderr, stdin };
+}
+
+/** Plays a short successful run: a step with a tool call, a todo list, streamed text. */
+function playSuccess(run: FakeRun): void {
+  const id = run.run.id;
+  api.append(id, 'run.started', { attempt: 1, workerId: 'w1' });
+  api.append(id, 'attempt.started', { attempt: 1, resumed: false, step: 0 });
+  api.append(id, 'message', {
+    role: 'assistant',
+    content: '',
+    toolCalls: [{ id: 'c1', name: 'read_file', arguments: '{"path":"README.md"}' }],
+  });
+  api.append(id, 'tool.call', { callId: 'c1', name: 'read_file', arguments: '{"path":"README.md"}' });
+  api.append(id, 'tool.result', {
+    callId: 'c1',
+    name: 'read_file',
+    ok: true,
+    content: '# Tether\nline 2\nline 3\n',
+  });
+  api.append(id, 'todo.updated', {
+    todos: [
+      { id: 't1', content: 'Read the README', status: 'completed' },
+      { id: 't2', content: 'Write the summary', status: 'in_progress' },
+    ],
+  });
+  api.append(id, 'message.delta', { text: 'The README ' });
+  api.append(id, 'message.delta', { text: 'describes Tether.' });
+  api.append(id, 'message', { role: 'assistant', content: 'The README describes Tether.', toolCalls: [] });
+  api.append(id, 'usage', { inputTokens: 120, outputTokens: 30, totalTokens: 150 });
+  run.files.set('SUMMARY.md', 'Tether runs agents.\n');
+  api.append(id, 'run.completed', { output: 'The README describes Tether.' });
+}
+
+function askQuestion(run: FakeRun, expiresInMs = 60_000): void {
+  api.append(run.run.id, 'run.started', { attempt: 1, workerId: 'w1' });
+  api.append(run.run.id, 'clarify.requested', {
+    requestId: 'q1',
+    question: 'Which format?',
+    choices: ['Markdown', 'HTML'],
+    expiresAt: new Date(Date.now() + expiresInMs).toISOString(),
+  });
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return address.port;
+}
+
+describe('tether run --json', () => {
+  it('prints every event as one JSON line and nothing else, exit 0', async () => {
+    api.onSubmit = playSuccess;
+    const { io, stdout, stderr } = terminal();
+    const code = await runCli(['run', 'Summarise the README', '--json'], io);
+    expect(code).toBe(0);
+    const lines = stdout.plain.trimEnd().split('\n');
+    const events = lines.map((line) => JSON.parse(line) as RunEvent);
+    expect(events).toEqual(api.runs.get('run_0001')?.events);
+    expect(events.at(-1)?.type).toBe('run.completed');
+    expect(stderr.plain).toBe('');
+  });
+
+  it('exits 1 when the run fails, and does not prompt for questions', async () => {
+    api.onSubmit = (run) => {
+      askQuestion(run);
+      api.append(run.run.id, 'clarify.timed_out', { requestId: 'q1' });
+      api.append(run.run.id, 'run.failed', {
+        error: { code: 'ERR_AGENT_MAX_STEPS', message: 'Too many steps' },
+      });
+    };
+    const { io, stdout } = terminal({ tty: true });
+    const code = await runCli(['run', 'x', '--json'], io);
+    expect(code).toBe(1);
+    const types = stdout.plain
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as RunEvent).type);
+    expect(types).toEqual([
+      'run.queued',
+      'run.started',
+      'clarify.requested',
+      'clarify.timed_out',
+      'run.failed',
+    ]);
+    expect(api.requests.some((r) => r.path.includes('/clarify/'))).toBe(false);
+  });
+
+  it('sends model, locale, clarify timeout, files and an idempotency key', async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'tether-cli-'));
+    await mkdir(join(tmp, 'src'));
+    await writeFile(join(tmp, 'src', 'a.ts'), 'export {};\n');
+    await mkdir(join(tmp, 'node_modules'));
+    await writeFile(join(tmp, 'node_modules', 'x.js'), 'no');
+    api.onSubmit = (run) => api.append(run.run.id, 'run.cancelled', {});
+    const { io } = terminal();
+    const code = await runCli(
+      ['run', 'fix it', '--model', 'fast', '--locale', 'zh', '--timeout', '10m', '--files', tmp, '--json'],
+      io,
+    );
+    expect(code).toBe(1);
+    const submit = api.requests.find((r) => r.method === 'POST' && r.path === '/v1/runs');
+    expect(submit?.body).toEqual({
+      input: 'fix it',
+      model: { profile: 'fast' },
+      locale: 'zh',
+      clarify: { timeoutMs: 600_000 },
+      files: { 'src/a.ts': 'export {};\n' },
+    });
+    expect(submit?.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(submit?.headers.authorization).toBe('Bearer key-a');
+  });
+
+  it('sends a replay script from --replay, and refuses it with --model or when it is not a JSON array', async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'tether-cli-'));
+    const script = [{ content: 'done' }];
+    await writeFile(join(tmp, 'script.json'), JSON.stringify(script));
+    await writeFile(join(tmp, 'bad.json'), '{"content": "x"}');
+    api.onSubmit = (run) => api.append(run.run.id, 'run.completed', { output: 'done' });
+    const { io } = terminal();
+    expect(await runCli(['run', 'x', '--replay', join(tmp, 'script.json'), '--json'], io)).toBe(0);
+    expect(api.requests[0]?.body).toEqual({ input: 'x', model: { provider: 'replay', script } });
+    for (const argv of [
+      ['run', 'x', '--replay', join(tmp, 'script.json'), '--model', 'fast'],
+      ['run', 'x', '--replay', join(tmp, 'bad.json')],
+      ['run', 'x', '--replay', join(tmp, 'missing.json')],
+    ]) {
+      const other = terminal();
+      expect(await runCli(argv, other.io)).toBe(2);
+      expect(other.stderr.plain).toMatch(/--replay/);
+    }
+    expect(api.requests).toHaveLength(2); // the submit and its stream only
+  });
+});
+
+describe('tether run (human view)', () => {
+  it('shows steps, tool calls with short results, todos, streamed text, the output and the files', async () => {
+    api.onSubmit = playSuccess;
+    const { io, stdout } = terminal();
+    const code = await runCli(['run', 'Summarise the README'], io);
+    expect(code).toBe(0);
+    const out = stdout.plain;
+    expect(out).toContain('Run run_0001 submitted');
+    expect(out).toContain('-- step 1 --');
+    expect(out).toContain('> read_file path=README.md');
+    expect(out).toContain('ok # Tether (+2 lines)');
+    expect(out).toMatch(/Todo\n\s+\[x\] Read the README\n\s+\[>\] Write the summary/);
+    expect(out).toContain('-- step 2 --\nThe README describes Tether.\n');
+    expect(out).toMatch(/Completed\nThe README describes Tether\.\n/);
+    expect(out).toContain('tokens: 120 in, 30 out');
+    expect(out).toMatch(/Files in the workspace \(1\)\n\s+SUMMARY\.md\s+20 B new/);
+    // Streamed text is shown once, not again from the `message` event.
+    expect(out.split('The README describes Tether.').length - 1).toBe(2);
+  });
+
+  it('without a terminal, prints the question with how to answer it, and goes on', async () => {
+    api.onSubmit = (run) => {
+      askQuestion(run);
+      api.append(run.run.id, 'clarify.timed_out', { requestId: 'q1' });
+      api.append(run.run.id, 'run.completed', { output: 'Went with Markdown.' });
+    };
+    const { io, stdout } = terminal();
+    const code = await runCli(['run', 'x'], io);
+    expect(code).toBe(0);
+    expect(stdout.plain).toMatch(/\? Which format\? \(\d:\d\d to answer\)\n\s+1\. Markdown\n\s+2\. HTML/);
+    expect(stdout.plain).toContain('answer with: tether answer run_0001 q1 "your answer"');
+    expect(stdout.plain).toContain('No answer in time');
+  });
+
+  it('asks the question at the terminal, posts the choice, and follows to the end', async () => {
+    api.onSubmit = (run) => askQuestion(run);
+    api.onAnswer = (run, answer) => {
+      api.append(run.run.id, 'message', { role: 'assistant', content: `Using ${answer}.`, toolCalls: [] });
+      api.append(run.run.id, 'run.completed', { output: `Wrote ${answer}.` });
+    };
+    const { io, stdout, stdin } = terminal({ tty: true });
+    const done = runCli(['run', 'write docs'], io);
+    await stdout.waitFor('Type my own answer');
+    expect(stdout.plain).toMatch(/\? Which format\? \d:\d\d left/);
+    stdin.type(KeyboardInput.keys.down);
+    await stdout.waitFor('> 2. HTML');
+    stdin.type(KeyboardInput.keys.enter);
+    expect(await done).toBe(0);
+    const answer = api.requests.find((r) => r.path === '/v1/runs/run_0001/clarify/q1');
+    expect(answer?.body).toEqual({ answer: 'HTML' });
+    // The prompt shows the question; the log line for it is not printed as well.
+    expect(stdout.plain).not.toContain('to answer)');
+    expect(stdout.plain).toMatch(/answered: HTML[\s\S]*Using HTML\.[\s\S]*Completed\nWrote HTML\./);
+  });
+
+  it('takes a free-text answer', async () => {
+    api.onSubmit = (run) => askQuestion(run);
+    api.onAnswer = (run, answer) => api.append(run.run.id, 'run.completed', { output: answer });
+    const { io, stdout, stdin } = terminal({ tty: true });
+    const done = runCli(['run', 'write docs'], io);
+    await stdout.waitFor('Type my own answer');
+    stdin.type('plain text, please');
+    await stdout.waitFor('> plain text, please');
+    stdin.type(KeyboardInput.keys.enter);
+    expect(await done).toBe(0);
+    expect(api.requests.find((r) => r.path.endsWith('/clarify/q1'))?.body).toEqual({
+      answer: 'plain text, please',
+    });
+  });
+
+  it('stops prompting when the question is answered elsewhere', async () => {
+    api.onSubmit = (run) => askQuestion(run);
+    const { io, stdout } = terminal({ tty: true });
+    const done = runCli(['run', 'write docs'], io);
+    await stdout.waitFor('Type my own answer');
+    const run = api.runs.get('run_0001');
+    if (!run) throw new Error('no run');
+    api.append(run.run.id, 'clarify.answered', { requestId: 'q1', answer: 'Markdown' });
+    api.append(run.run.id, 'run.completed', { output: 'ok' });
+    expect(await done).toBe(0);
+    expect(stdout.plain).toContain('answered: Markdown');
+    expect(api.requests.some((r) => r.path.endsWith('/clarify/q1'))).toBe(false);
+  });
+
+  it('stops prompting at the deadline and lets the run go on', async () => {
+    api.onSubmit = (run) => askQuestion(run, 400);
+    const { io, stdout } = terminal({ tty: true });
+    const done = runCli(['run', 'write docs'], io);
+    await stdout.waitFor('(no answer in time)');
+    const run = api.runs.get('run_0001');
+    if (!run) throw new Error('no run');
+    api.append(run.run.id, 'clarify.timed_out', { requestId: 'q1' });
+    api.append(run.run.id, 'run.completed', { output: 'Decided alone.' });
+    expect(await done).toBe(0);
+    expect(stdout.plain).toContain('(no answer in time)');
+    expect(api.requests.some((r) => r.path.endsWith('/clarify/q1'))).toBe(false);
+  });
+});
+
+describe('errors and exit codes', () => {
+  it('exits 2 on usage errors: no task, a bad --timeout, a bad --locale, an unknown command', async () => {
+    for (const argv of [
+      ['run'],
+      ['run', 'x', '--timeout', 'soon'],
+      ['run', 'x', '--locale', 'fr'],
+      ['frobnicate'],
+      ['run', '   '],
+    ]) {
+      const { io, stderr } = terminal();
+      expect(await runCli(argv, io), argv.join(' ')).toBe(2);
+      expect(stderr.plain, argv.join(' ')).toMatch(/error/);
+    }
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it('exits 2 when --files is over 1 MiB, before sending anything', async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'tether-cli-'));
+    await writeFile(join(tmp, 'big.txt'), 'x'.repeat(1024 * 1024 + 1));
+    const { io, stderr } = terminal();
+    expect(await runCli(['run', 'x', '--files', tmp], io)).toBe(2);
+    expect(stderr.plain).toContain('over the 1 MiB limit');
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it('exits 3 when the server is unreachable, saying where it looked and how to set TETHER_URL', async () => {
+    const port = await closedPort();
+    const { io, stderr } = terminal({ env: { TETHER_URL: `http://127.0.0.1:${port}` } });
+    expect(await runCli(['runs'], io)).toBe(3);
+    expect(stderr.plain).toContain(`Cannot reach the Tether API at http://127.0.0.1:${port}`);
+    expect(stderr.plain).toContain('TETHER_URL');
+  });
+
+  it('exits 2 on a TETHER_URL that is not a URL', async () => {
+    const { io, stderr } = terminal({ env: { TETHER_URL: 'not a url' } });
+    expect(await runCli(['runs'], io)).toBe(2);
+    expect(stderr.plain).toContain('TETHER_URL');
+  });
+
+  it('exits 1 with the API message on 401, with a hint', async () => {
+    const { io, stderr } = terminal({ env: { TETHER_API_KEY: 'wrong' } });
+    expect(await runCli(['runs'], io)).toBe(1);
+    expect(stderr.plain).toContain('Missing or unknown API key (ERR_UNAUTHORIZED, HTTP 401)');
+    expect(stderr.plain).toContain('TETHER_API_KEY');
+  });
+
+  it('prefers --url and --api-key over the environment', async () => {
+    const port = await closedPort();
+    const { io } = terminal({ env: { TETHER_URL: `http://127.0.0.1:${port}`, TETHER_API_KEY: 'wrong' } });
+    expect(await runCli(['runs', '--url', api.baseUrl, '--api-key', 'key-a'], io)).toBe(0);
+  });
+
+  it('exits 130 and says how to go on when interrupted while following', async () => {
+    api.onSubmit = (run) => api.append(run.run.id, 'run.started', { attempt: 1, workerId: 'w1' });
+    const controller = new AbortController();
+    const { io, stdout, stderr } = terminal();
+    const done = runCli(['run', 'x'], { ...io, signal: controller.signal });
+    await stdout.waitFor('started: attempt 1');
+    controller.abort(new Error('interrupted'));
+    expect(await done).toBe(130);
+    expect(stderr.plain).toContain('tether logs run_0001 --follow');
+  });
+});
+
+describe('tether runs, show, logs, answer, cancel', () => {
+  it('lists runs with status and a pending question', async () => {
+    const a = api.createRun({ input: 'a' }, 'tenant-a');
+    const b = api.createRun({ input: 'b' }, 'tenant-a');
+    api.append(a.run.id, 'run.completed', { output: 'ok' });
+    askQuestion(b);
+    const { io, stdout } = terminal();
+    expect(await runCli(['runs'], io)).toBe(0);
+    expect(stdout.plain).toMatch(
+      /ID\s+STATUS\s+CREATED\nrun_0002\s+waiting_for_input\s+.*\? Which format\?\nrun_0001\s+completed/,
+    );
+    const json = terminal();
+    expect(await runCli(['runs', '--json', '--status', 'completed', '--limit', '5'], json.io)).toBe(0);
+    expect(JSON.parse(json.stdout.plain)).toMatchObject({ data: [{ id: 'run_0001', status: 'completed' }] });
+  });
+
+  it('shows a run with its pending question and how to answer', async () => {
+    const run = api.createRun({ input: 'a' }, 'tenant-a');
+    askQuestion(run);
+    const { io, stdout } = terminal();
+    expect(await runCli(['show', run.run.id], io)).toBe(0);
+    expect(stdout.plain).toContain('run_0001  waiting_for_input');
+    expect(stdout.plain).toContain('tether answer run_0001 q1 "your answer"');
+    const missing = terminal();
+    expect(await runCli(['show', 'run_9999'], missing.io)).toBe(1);
+    expect(missing.stderr.plain).toContain('Run run_9999 not found (ERR_RUN_NOT_FOUND, HTTP 404)');
+  });
+
+  it('prints the events so far, and follows with --follow', async () => {
+    const run = api.createRun({ input: 'a' }, 'tenant-a');
+    api.append(run.run.id, 'run.started', { attempt: 1, workerId: 'w1' });
+    const snapshot = terminal();
+    expect(await runCli(['logs', run.run.id, '--json'], snapshot.io)).toBe(0);
+    expect(snapshot.stdout.plain.trimEnd().split('\n')).toHaveLength(2);
+
+    const follow = terminal();
+    const done = runCli(['logs', run.run.id, '--follow'], follow.io);
+    await follow.stdout.waitFor('started: attempt 1');
+    api.append(run.run.id, 'run.completed', { output: 'finished' });
+    expect(await done).toBe(0);
+    expect(follow.stdout.plain).toContain('Completed\nfinished');
+  });
+
+  it('answers and cancels, with 409 as exit 1', async () => {
+    const run = api.createRun({ input: 'a' }, 'tenant-a');
+    askQuestion(run);
+    const first = terminal();
+    expect(await runCli(['answer', run.run.id, 'q1', 'Markdown'], first.io)).toBe(0);
+    expect(first.stdout.plain).toContain('Answer sent');
+    const second = terminal();
+    expect(await runCli(['answer', run.run.id, 'q1', 'HTML'], second.io)).toBe(1);
+    expect(second.stderr.plain).toContain('ERR_CLARIFY_NOT_PENDING, HTTP 409');
+
+    const cancel = terminal();
+    expect(await runCli(['cancel', run.run.id], cancel.io)).toBe(0);
+    expect(run.run.status).toBe('cancelled');
+    const again = terminal();
+    expect(await runCli(['cancel', run.run.id], again.io)).toBe(1);
+  });
+
+  it('prints help with the environment and exit codes, exit 0', async () => {
+    const { io, stdout } = terminal();
+    expect(await runCli(['--help'], io)).toBe(0);
+    expect(stdout.plain).toContain('TETHER_URL');
+    expect(stdout.plain).toContain('3 server unreachable');
+  });
+});

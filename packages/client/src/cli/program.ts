@@ -1,0 +1,197 @@
+import { ExitPromptError } from '@inquirer/core';
+import { Command, CommanderError, Option } from 'commander';
+import { TetherClient, type TetherClientOptions } from '../client.js';
+import {
+  CLIENT_ERROR_CODES,
+  TetherApiError,
+  TetherConnectionError,
+  TetherUnauthorizedError,
+} from '../errors.js';
+import { answerCommand, cancelCommand, logsCommand, runsCommand, showCommand } from './commands.js';
+import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
+import { type CliIo, colorsFor } from './io.js';
+import { type CommandContext, type RunCommandOptions, runCommand } from './run-command.js';
+
+export const DEFAULT_URL = 'http://127.0.0.1:3000';
+
+interface GlobalOptions {
+  url?: string;
+  apiKey?: string;
+}
+
+/**
+ * Runs the `tether` command line against `io` and returns the exit code:
+ * 0 completed (or done), 1 failed or cancelled (or refused by the API),
+ * 2 usage error, 3 server unreachable, 130 interrupted.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const colors = colorsFor(io.stdout, io.env);
+  const errColors = colorsFor(io.stderr, io.env);
+  let exitCode: ExitCode = EXIT.ok;
+  let runId: string | undefined;
+
+  const program = new Command('tether')
+    .description('Run agent jobs on a Tether server, follow them live, and answer their questions.')
+    .addOption(new Option('--url <url>', `API address (env TETHER_URL, default ${DEFAULT_URL})`))
+    .addOption(new Option('--api-key <key>', 'API key (env TETHER_API_KEY)'))
+    .exitOverride()
+    .showHelpAfterError(errColors.dim('(tether --help shows the usage)'))
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: (text, write) => write(errColors.red(text)),
+    });
+
+  const context = (): CommandContext => {
+    const globals = program.opts<GlobalOptions>();
+    const baseUrl = globals.url ?? nonEmpty(io.env.TETHER_URL) ?? DEFAULT_URL;
+    const apiKey = globals.apiKey ?? nonEmpty(io.env.TETHER_API_KEY);
+    const options: TetherClientOptions = { baseUrl, ...(apiKey ? { apiKey } : {}) };
+    let client: TetherClient;
+    try {
+      client = io.createClient ? io.createClient(options) : new TetherClient(options);
+    } catch (error) {
+      if (error instanceof Error && 'code' in error && error.code === CLIENT_ERROR_CODES.invalidOption) {
+        throw new UsageError(`${error.message} (from ${globals.url ? '--url' : 'TETHER_URL'})`);
+      }
+      throw error;
+    }
+    return {
+      client,
+      io,
+      colors,
+      errColors,
+      interactive: io.stdin.isTTY === true && io.stdout.isTTY === true,
+      onRun: (id) => {
+        runId = id;
+      },
+    };
+  };
+
+  program
+    .command('run')
+    .description('submit a task, follow it live, and answer its questions')
+    .argument('<task>', 'what the agent should do')
+    .option('--model <profile>', 'a model profile configured on the server')
+    .option(
+      '--replay <file>',
+      'play a scripted model from a JSON file (demos and tests; the server must allow it)',
+    )
+    .option('--files <dir>', "send this directory's text files (up to 1 MiB; skips node_modules and .git)")
+    .option('--timeout <duration>', 'how long each question waits for an answer: 30s, 10m, 1h, or ms')
+    .addOption(new Option('--locale <locale>', 'language of the run').choices(['zh', 'en']))
+    .option('--json', 'print events as JSON lines, and never prompt')
+    .action(async (task: string, options: RunCommandOptions) => {
+      exitCode = await runCommand(task, options, context());
+    });
+
+  program
+    .command('runs')
+    .description('list your runs, newest first')
+    .option('--status <status>', 'only runs in this status')
+    .option('--limit <n>', 'runs per page')
+    .option('--cursor <cursor>', 'the page after this cursor')
+    .option('--json', 'print the page as JSON')
+    .action(async (options) => {
+      exitCode = await runsCommand(options, context());
+    });
+
+  program
+    .command('show')
+    .description('show one run: status, todos, pending question, output')
+    .argument('<id>', 'run id')
+    .option('--json', 'print the run as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      exitCode = await showCommand(id, options, context());
+    });
+
+  program
+    .command('logs')
+    .description("print a run's events; --follow keeps following to the end")
+    .argument('<id>', 'run id')
+    .option('-f, --follow', 'follow live events until the run ends')
+    .option('--json', 'print events as JSON lines')
+    .action(async (id: string, options: { follow?: boolean; json?: boolean }) => {
+      runId = id;
+      exitCode = await logsCommand(id, options, context());
+    });
+
+  program
+    .command('answer')
+    .description("answer a run's question")
+    .argument('<id>', 'run id')
+    .argument('<request>', 'the question id (see tether show ID)')
+    .argument('<text>', 'the answer')
+    .action(async (id: string, request: string, text: string) => {
+      exitCode = await answerCommand(id, request, text, context());
+    });
+
+  program
+    .command('cancel')
+    .description('cancel a run')
+    .argument('<id>', 'run id')
+    .action(async (id: string) => {
+      exitCode = await cancelCommand(id, context());
+    });
+
+  program.addHelpText(
+    'after',
+    `
+Environment:
+  TETHER_URL       API address (default ${DEFAULT_URL})
+  TETHER_API_KEY   API key sent as a bearer token
+  NO_COLOR         turn colours off
+
+Exit codes: 0 completed, 1 failed or cancelled, 2 usage error, 3 server unreachable.`,
+  );
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    return report(error, io, errColors, runId);
+  }
+}
+
+function report(
+  error: unknown,
+  io: CliIo,
+  c: ReturnType<typeof colorsFor>,
+  runId: string | undefined,
+): number {
+  const write = (text: string) => io.stderr.write(`${text}\n`);
+  if (error instanceof CommanderError) {
+    // Help and version exit 0; commander has printed everything else already.
+    return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  if (error instanceof UsageError) {
+    write(c.red(`error: ${error.message}`));
+    return EXIT.usage;
+  }
+  if (error instanceof TetherConnectionError) {
+    write(c.red(error.message));
+    return EXIT.unreachable;
+  }
+  if (interrupted(error, io)) {
+    const hint = runId ? ` It goes on: tether logs ${runId} --follow, or tether cancel ${runId}.` : '';
+    write(c.yellow(`Stopped following.${hint}`));
+    return EXIT.interrupted;
+  }
+  if (error instanceof TetherApiError) {
+    write(c.red(`error: ${error.message} (${error.code}, HTTP ${error.status})`));
+    if (error instanceof TetherUnauthorizedError) write(c.dim('Set TETHER_API_KEY or pass --api-key.'));
+    if (error.status === 413)
+      write(c.dim('The request is over the server body limit: send fewer or smaller files.'));
+    return EXIT.failed;
+  }
+  write(c.red(`error: ${error instanceof Error ? error.message : String(error)}`));
+  return EXIT.failed;
+}
+
+function interrupted(error: unknown, io: CliIo): boolean {
+  return error instanceof ExitPromptError || (io.signal?.aborted === true && error === io.signal.reason);
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}

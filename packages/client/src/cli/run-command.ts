@@ -1,0 +1,148 @@
+import { readFile } from 'node:fs/promises';
+import type { CreateRunBody, ReplayScript } from '@tether/protocol';
+import type { TetherClient } from '../client.js';
+import { collectFiles, formatBytes } from './collect-files.js';
+import { parseDuration } from './duration.js';
+import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
+import { followRun } from './follow.js';
+import type { CliIo, Colors } from './io.js';
+
+export interface RunCommandOptions {
+  model?: string;
+  /** A JSON file holding a replay script (the server must allow the replay provider). */
+  replay?: string;
+  files?: string;
+  timeout?: string;
+  locale?: string;
+  json?: boolean;
+}
+
+export interface CommandContext {
+  client: TetherClient;
+  io: CliIo;
+  /** Colours for stdout. */
+  colors: Colors;
+  /** Colours for stderr. */
+  errColors: Colors;
+  /** Whether questions can be asked at the terminal. */
+  interactive: boolean;
+  now?: () => number;
+  /** Told the run id as soon as a run is submitted (for the Ctrl-C hint). */
+  onRun?: (id: string) => void;
+}
+
+/** The body `tether run` submits, from its arguments. Throws `UsageError` for bad ones. */
+export async function buildRunBody(
+  task: string,
+  options: RunCommandOptions,
+): Promise<{ body: CreateRunBody; skipped: Array<{ path: string; reason: string }> }> {
+  if (task.trim() === '') throw new UsageError('the task must not be empty: tether run "what to do"');
+  const body: CreateRunBody = { input: task };
+  if (options.model !== undefined && options.replay !== undefined) {
+    throw new UsageError('--model and --replay cannot be used together');
+  }
+  if (options.model !== undefined) body.model = { profile: options.model };
+  if (options.replay !== undefined)
+    body.model = { provider: 'replay', script: await readReplay(options.replay) };
+  if (options.locale !== undefined) {
+    if (options.locale !== 'zh' && options.locale !== 'en') {
+      throw new UsageError(`--locale must be zh or en (got "${options.locale}")`);
+    }
+    body.locale = options.locale;
+  }
+  if (options.timeout !== undefined)
+    body.clarify = { timeoutMs: parseDuration(options.timeout, '--timeout') };
+  let skipped: Array<{ path: string; reason: string }> = [];
+  if (options.files !== undefined) {
+    const collected = await collectFiles(options.files);
+    body.files = collected.files;
+    skipped = collected.skipped;
+  }
+  return { body, skipped };
+}
+
+/** Reads a replay script: a JSON array of turns (`{ toolCalls: [...] }` or `{ content }`). */
+async function readReplay(path: string): Promise<ReplayScript> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    throw new UsageError(`--replay ${path}: cannot read the file`);
+  }
+  let script: unknown;
+  try {
+    script = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--replay ${path}: not valid JSON`);
+  }
+  if (!Array.isArray(script) || script.length === 0) {
+    throw new UsageError(
+      `--replay ${path}: must be a JSON array of turns ({ "toolCalls": [...] } or { "content": "..." })`,
+    );
+  }
+  // The server checks each turn against the protocol's schema and names what is wrong.
+  return script as ReplayScript;
+}
+
+/**
+ * `tether run`: submits, follows the stream (asking questions when
+ * interactive), then prints the files the run left. Exit 0 when the run
+ * completed, 1 when it failed or was cancelled.
+ */
+export async function runCommand(
+  task: string,
+  options: RunCommandOptions,
+  ctx: CommandContext,
+): Promise<ExitCode> {
+  const { client, io, colors: c } = ctx;
+  const json = options.json === true;
+  const { body, skipped } = await buildRunBody(task, options);
+  if (!json && skipped.length > 0) {
+    io.stderr.write(
+      ctx.errColors.yellow(`Skipped ${skipped.map((s) => `${s.path} (${s.reason})`).join(', ')}\n`),
+    );
+  }
+  const submitted = await client.submit(body, {
+    idempotencyKey: globalThis.crypto.randomUUID(),
+    ...(io.signal ? { signal: io.signal } : {}),
+  });
+  ctx.onRun?.(submitted.id);
+  if (!json) {
+    const sent = body.files ? `, ${Object.keys(body.files).length} files` : '';
+    io.stdout.write(
+      `${c.bold(`Run ${submitted.id}`)} ${c.dim(`submitted${sent}. Ctrl-C stops following; the run goes on.`)}\n`,
+    );
+  }
+  const { terminal, view } = await followRun({
+    client,
+    runId: submitted.id,
+    stdout: io.stdout,
+    stdin: io.stdin,
+    colors: c,
+    json,
+    prompt: ctx.interactive,
+    signal: io.signal,
+    ...(ctx.now ? { now: ctx.now } : {}),
+  });
+  if (view) {
+    if (view.usage) {
+      view.line(c.dim(`tokens: ${view.usage.inputTokens} in, ${view.usage.outputTokens} out`));
+    }
+    await printFiles(ctx, submitted.id, new Set(Object.keys(body.files ?? {})));
+  }
+  return terminal?.type === 'run.completed' ? EXIT.ok : EXIT.failed;
+}
+
+/** Lists what the run left in its workspace, marking files it did not receive as new. */
+async function printFiles(ctx: CommandContext, runId: string, sent: ReadonlySet<string>): Promise<void> {
+  const { client, io, colors: c } = ctx;
+  const { files, truncated } = await client.files(runId, io.signal ? { signal: io.signal } : {});
+  if (files.length === 0) return;
+  io.stdout.write(`\n${c.bold(`Files in the workspace (${files.length}${truncated ? '+' : ''})`)}\n`);
+  const width = Math.min(60, Math.max(...files.map((f) => f.path.length)));
+  for (const file of files) {
+    const mark = sent.has(file.path) ? '' : c.green(' new');
+    io.stdout.write(`  ${file.path.padEnd(width)}  ${c.dim(formatBytes(file.size))}${mark}\n`);
+  }
+  if (truncated) io.stdout.write(`${c.dim('  (the server listed only the first files)')}\n`);
+}

@@ -1,0 +1,185 @@
+import type { RunEvent, Usage } from '@tether/protocol';
+import { formatCountdown } from './duration.js';
+import { firstLine, formatTodos, summariseArguments, truncate } from './format.js';
+import type { Colors, Output } from './io.js';
+
+/** Lines of a tool's streamed output shown per call before the rest is elided. */
+const TOOL_OUTPUT_LINES = 12;
+
+export interface RunViewOptions {
+  /** How to tell the user to answer when they cannot be prompted; omitted when they will be. */
+  answerHint?: (requestId: string) => string;
+  now?: () => number;
+}
+
+/**
+ * The human view of a run's events, written as they arrive: a header per model
+ * step, streamed text as it streams, each tool call with a short result, the
+ * todo list whenever it changes, questions and answers, and the outcome with
+ * the final output. Append-only, so it reads the same in a terminal, a log
+ * file or a pipe.
+ */
+export class RunView {
+  /** The usage last reported, for the closing summary. */
+  usage: Usage | undefined;
+  private readonly out: Output;
+  private readonly c: Colors;
+  private readonly options: RunViewOptions;
+  private step = 0;
+  private turnOpen = false;
+  private streamedThisTurn = false;
+  /** The cursor is not at the start of a line (streamed text without its newline yet). */
+  private midLine = false;
+  private readonly toolOutput = new Map<string, { lines: number; partial: string }>();
+
+  constructor(out: Output, colors: Colors, options: RunViewOptions = {}) {
+    this.out = out;
+    this.c = colors;
+    this.options = options;
+  }
+
+  render(event: RunEvent): void {
+    const c = this.c;
+    switch (event.type) {
+      case 'run.queued':
+        this.line(c.dim('queued'));
+        break;
+      case 'run.started':
+        this.line(c.dim(`started: attempt ${event.data.attempt} on ${event.data.workerId}`));
+        break;
+      case 'attempt.started':
+        this.step = event.data.step;
+        if (event.data.resumed) this.line(c.dim(`resumed at step ${event.data.step + 1}`));
+        break;
+      case 'message.delta':
+        this.openTurn();
+        this.streamedThisTurn = true;
+        this.write(event.data.text);
+        break;
+      case 'message':
+        this.openTurn();
+        if (!this.streamedThisTurn && event.data.content !== '') this.write(event.data.content);
+        this.endLine();
+        this.turnOpen = false;
+        this.streamedThisTurn = false;
+        this.step++;
+        break;
+      case 'tool.call':
+        // The calls of a turn arrive after its `message`: they belong to that step.
+        this.line(
+          `  ${c.cyan('>')} ${c.bold(event.data.name)} ${c.dim(summariseArguments(event.data.arguments))}`,
+        );
+        break;
+      case 'tool.output':
+        this.toolChunk(event.data.callId, event.data.chunk, event.data.stream);
+        break;
+      case 'tool.result': {
+        this.flushToolOutput(event.data.callId);
+        const { line, more } = firstLine(event.data.content, 100);
+        const mark = event.data.ok ? c.green('ok') : c.red('error');
+        const rest = more > 0 ? c.dim(` (+${more} lines)`) : '';
+        this.line(`    ${mark} ${line === '' ? c.dim('(no output)') : line}${rest}`);
+        break;
+      }
+      case 'todo.updated':
+        this.line(c.bold('  Todo'));
+        for (const todo of formatTodos(event.data.todos, c, '    ')) this.line(todo);
+        break;
+      case 'clarify.requested': {
+        const { question, choices, expiresAt, requestId } = event.data;
+        const left = formatCountdown(Date.parse(expiresAt) - (this.options.now ?? Date.now)());
+        this.line(`${c.magenta('?')} ${c.bold(question)} ${c.dim(`(${left} to answer)`)}`);
+        if (this.options.answerHint) {
+          choices.forEach((choice, i) => {
+            this.line(`    ${c.dim(`${i + 1}.`)} ${choice}`);
+          });
+          this.line(c.dim(`    ${this.options.answerHint(requestId)}`));
+        }
+        break;
+      }
+      case 'clarify.answered':
+        this.line(`  ${c.magenta('answered:')} ${truncate(event.data.answer, 200)}`);
+        break;
+      case 'clarify.timed_out':
+        this.line(c.yellow('  No answer in time: the agent decides on its own and goes on.'));
+        break;
+      case 'usage':
+        this.usage = event.data;
+        break;
+      case 'run.retrying':
+        this.line(
+          c.yellow(
+            `Attempt ${event.data.attempt} failed (${event.data.error.code}: ${event.data.error.message}); ` +
+              `retrying in ${Math.round(event.data.delayMs / 1000)}s`,
+          ),
+        );
+        break;
+      case 'run.completed':
+        this.line('');
+        this.line(c.green(c.bold('Completed')));
+        if (event.data.output !== '') this.line(event.data.output.replace(/\n+$/, ''));
+        break;
+      case 'run.failed':
+        this.line('');
+        this.line(c.red(c.bold(`Failed: ${event.data.error.code}`)));
+        this.line(c.red(event.data.error.message));
+        break;
+      case 'run.cancelled':
+        this.line('');
+        this.line(c.yellow(c.bold(`Cancelled${event.data.reason ? `: ${event.data.reason}` : ''}`)));
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Writes a full line (ending any streamed text first). */
+  line(text: string): void {
+    this.endLine();
+    this.out.write(`${text}\n`);
+  }
+
+  /** Ends streamed text with a newline, if it has none yet. */
+  endLine(): void {
+    if (this.midLine) {
+      this.out.write('\n');
+      this.midLine = false;
+    }
+  }
+
+  private write(text: string): void {
+    if (text === '') return;
+    this.out.write(text);
+    this.midLine = !text.endsWith('\n');
+  }
+
+  private openTurn(): void {
+    if (this.turnOpen) return;
+    this.turnOpen = true;
+    this.line(this.c.dim(`-- step ${this.step + 1} --`));
+  }
+
+  private toolChunk(callId: string, chunk: string, stream: 'stdout' | 'stderr'): void {
+    const state = this.toolOutput.get(callId) ?? { lines: 0, partial: '' };
+    this.toolOutput.set(callId, state);
+    const parts = (state.partial + chunk).split(/\r?\n/);
+    state.partial = parts.pop() ?? '';
+    for (const part of parts) this.toolLine(state, part, stream);
+  }
+
+  private toolLine(state: { lines: number }, text: string, stream: 'stdout' | 'stderr'): void {
+    state.lines++;
+    if (state.lines <= TOOL_OUTPUT_LINES) {
+      const shown = truncate(text, 160);
+      this.line(`    ${this.c.dim('|')} ${stream === 'stderr' ? this.c.yellow(shown) : this.c.dim(shown)}`);
+    } else if (state.lines === TOOL_OUTPUT_LINES + 1) {
+      this.line(`    ${this.c.dim('| ...')}`);
+    }
+  }
+
+  private flushToolOutput(callId: string): void {
+    const state = this.toolOutput.get(callId);
+    if (state && state.partial !== '') this.toolLine(state, state.partial, 'stdout');
+    this.toolOutput.delete(callId);
+  }
+}

@@ -1,0 +1,362 @@
+/**
+ * TetherClient against the fake API on a real port: submit (idempotency),
+ * get, list, wait, cancel and answer with their error mapping, files, tools,
+ * retries, and an unreachable server.
+ */
+import { createServer } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TetherClient } from './client.js';
+import {
+  TetherApiError,
+  TetherConflictError,
+  TetherConnectionError,
+  TetherNotFoundError,
+  TetherRateLimitError,
+  TetherUnauthorizedError,
+} from './errors.js';
+import { FakeApi } from './testing/fake-api.js';
+
+let api: FakeApi;
+let client: TetherClient;
+
+beforeEach(async () => {
+  api = new FakeApi();
+  api.keys.set('key-a', 'tenant-a');
+  api.keys.set('key-b', 'tenant-b');
+  await api.start();
+  client = new TetherClient({ baseUrl: api.baseUrl, apiKey: 'key-a', retry: false });
+});
+
+afterEach(async () => {
+  await api.close();
+});
+
+/** A port that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return address.port;
+}
+
+describe('submit', () => {
+  it('posts the body with bearer auth and returns id, status, links and token', async () => {
+    const result = await client.submit({ input: 'list files', locale: 'en', clarify: { timeoutMs: 60_000 } });
+    expect(result).toEqual({
+      id: 'run_0001',
+      status: 'queued',
+      links: { self: '/v1/runs/run_0001', events: '/v1/runs/run_0001/events' },
+      token: 'tok_run_0001',
+    });
+    const [request] = api.requests;
+    expect(request?.method).toBe('POST');
+    expect(request?.headers.authorization).toBe('Bearer key-a');
+    expect(request?.headers['content-type']).toBe('application/json');
+    expect(request?.body).toEqual({ input: 'list files', locale: 'en', clarify: { timeoutMs: 60_000 } });
+  });
+
+  it('sends Idempotency-Key: the same key and body return the same run, another body is 409', async () => {
+    const first = await client.submit({ input: 'a' }, { idempotencyKey: 'k1' });
+    const again = await client.submit({ input: 'a' }, { idempotencyKey: 'k1' });
+    expect(again.id).toBe(first.id);
+    expect(api.requests.map((r) => r.headers['idempotency-key'])).toEqual(['k1', 'k1']);
+    expect(api.runs.size).toBe(1);
+    const conflict = await client.submit({ input: 'b' }, { idempotencyKey: 'k1' }).catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(TetherConflictError);
+    expect(conflict).toMatchObject({ status: 409, code: 'ERR_IDEMPOTENCY_CONFLICT', requestId: 'req-409' });
+  });
+
+  it('makes its own idempotency key when retries are on, so a retried submit is one run', async () => {
+    const retrying = new TetherClient({ baseUrl: api.baseUrl, apiKey: 'key-a', retry: { limit: 1 } });
+    api.rateLimitNext(1, '0');
+    const result = await retrying.submit({ input: 'a' });
+    expect(api.requests).toHaveLength(2);
+    const keys = api.requests.map((r) => r.headers['idempotency-key']);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(api.runs.size).toBe(1);
+    expect(result.id).toBe('run_0001');
+  });
+
+  it('sends no idempotency key when retries are off and none is given', async () => {
+    await client.submit({ input: 'a' });
+    expect(api.requests[0]?.headers['idempotency-key']).toBeUndefined();
+  });
+});
+
+describe('get, list and wait', () => {
+  it("gets a run, and 404s another tenant's run as TetherNotFoundError", async () => {
+    const mine = api.createRun({ input: 'x' }, 'tenant-a');
+    const theirs = api.createRun({ input: 'y' }, 'tenant-b');
+    const run = await client.get(mine.run.id);
+    expect(run).toMatchObject({ id: mine.run.id, status: 'queued', attempts: 0, todos: [] });
+    const error = await client.get(theirs.run.id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TetherNotFoundError);
+    expect(error).toBeInstanceOf(TetherApiError);
+    expect(error).toMatchObject({
+      status: 404,
+      code: 'ERR_RUN_NOT_FOUND',
+      message: `Run ${theirs.run.id} not found`,
+    });
+  });
+
+  it('lists newest first and pages with the cursor', async () => {
+    for (let i = 0; i < 5; i++) api.createRun({ input: `r${i}` }, 'tenant-a');
+    api.createRun({ input: 'other' }, 'tenant-b');
+    const first = await client.list({ limit: 2 });
+    expect(first.data.map((r) => r.id)).toEqual(['run_0005', 'run_0004']);
+    expect(first.nextCursor).toBe('run_0004');
+    const second = await client.list({ limit: 2, cursor: first.nextCursor ?? undefined });
+    expect(second.data.map((r) => r.id)).toEqual(['run_0003', 'run_0002']);
+    const last = await client.list({ limit: 2, cursor: second.nextCursor ?? undefined });
+    expect(last.data.map((r) => r.id)).toEqual(['run_0001']);
+    expect(last.nextCursor).toBeNull();
+    expect(api.requests.at(-1)?.query.get('cursor')).toBe('run_0002');
+  });
+
+  it('filters by status', async () => {
+    const a = api.createRun({ input: 'a' }, 'tenant-a');
+    api.createRun({ input: 'b' }, 'tenant-a');
+    api.append(a.run.id, 'run.completed', { output: 'done' });
+    const page = await client.list({ status: 'completed' });
+    expect(page.data.map((r) => r.id)).toEqual([a.run.id]);
+    expect(api.requests.at(-1)?.query.get('status')).toBe('completed');
+  });
+
+  it('waits until waiting_for_input with until: input, then until terminal', async () => {
+    const fake = api.createRun({ input: 'x' }, 'tenant-a');
+    const id = fake.run.id;
+    const isGet = (r: { method: string; path: string }) => r.method === 'GET' && r.path === `/v1/runs/${id}`;
+
+    const waitingForInput = client.wait(id, { until: 'input', intervalMs: 5, maxIntervalMs: 20 });
+    await api.waitFor(isGet, 2);
+    api.append(id, 'run.started', { attempt: 1, workerId: 'w1' });
+    await api.waitFor(isGet, 3);
+    api.append(id, 'clarify.requested', {
+      requestId: 'q1',
+      question: 'Which?',
+      choices: ['a', 'b'],
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    const suspended = await waitingForInput;
+    expect(suspended.status).toBe('waiting_for_input');
+    expect(suspended.pendingClarify).toMatchObject({
+      requestId: 'q1',
+      question: 'Which?',
+      choices: ['a', 'b'],
+    });
+
+    const seen = api.requests.filter(isGet).length;
+    const finished = client.wait(id, { intervalMs: 5, maxIntervalMs: 20 });
+    // Still waiting for input: `until: terminal` keeps polling.
+    await api.waitFor(isGet, seen + 2);
+    api.append(id, 'clarify.answered', { requestId: 'q1', answer: 'a' });
+    api.append(id, 'run.completed', { output: 'chose a' });
+    const done = await finished;
+    expect(done).toMatchObject({ status: 'completed', output: 'chose a' });
+  });
+
+  it('stops waiting when the signal aborts', async () => {
+    const fake = api.createRun({ input: 'x' }, 'tenant-a');
+    const controller = new AbortController();
+    const waiting = client.wait(fake.run.id, { signal: controller.signal, intervalMs: 5 });
+    await api.waitFor((r) => r.path === `/v1/runs/${fake.run.id}`, 2);
+    controller.abort(new Error('stop'));
+    await expect(waiting).rejects.toThrow('stop');
+  });
+});
+
+describe('cancel and answer', () => {
+  it('cancels a running run (202) and refuses a finished one with TetherConflictError', async () => {
+    const fake = api.createRun({ input: 'x' }, 'tenant-a');
+    expect(await client.cancel(fake.run.id)).toEqual({ id: fake.run.id, status: 'queued' });
+    expect(fake.run.status).toBe('cancelled');
+    expect(fake.events.at(-1)?.type).toBe('run.cancelled');
+    const error = await client.cancel(fake.run.id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TetherConflictError);
+    expect(error).toMatchObject({ status: 409, code: 'ERR_RUN_FINISHED' });
+  });
+
+  it('answers a pending question; a second answer is 409, an unknown request or run 404', async () => {
+    const fake = api.createRun({ input: 'x' }, 'tenant-a');
+    api.append(fake.run.id, 'clarify.requested', {
+      requestId: 'q1',
+      question: 'Which?',
+      choices: [],
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    await client.answer(fake.run.id, 'q1', 'the first');
+    expect(api.requests.at(-1)).toMatchObject({
+      method: 'POST',
+      path: `/v1/runs/${fake.run.id}/clarify/q1`,
+      body: { answer: 'the first' },
+    });
+    expect(fake.events.at(-1)).toMatchObject({ type: 'clarify.answered', data: { answer: 'the first' } });
+
+    const again = await client.answer(fake.run.id, 'q1', 'the second').catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(TetherConflictError);
+    expect(again).toMatchObject({ code: 'ERR_CLARIFY_NOT_PENDING' });
+    const unknownRequest = await client.answer(fake.run.id, 'q9', 'x').catch((e: unknown) => e);
+    expect(unknownRequest).toBeInstanceOf(TetherNotFoundError);
+    expect(unknownRequest).toMatchObject({ code: 'ERR_CLARIFY_NOT_FOUND' });
+    const unknownRun = await client.answer('run_9999', 'q1', 'x').catch((e: unknown) => e);
+    expect(unknownRun).toBeInstanceOf(TetherNotFoundError);
+    expect(unknownRun).toMatchObject({ code: 'ERR_RUN_NOT_FOUND' });
+  });
+});
+
+describe('errors', () => {
+  it('maps 401 (no key, wrong key) to TetherUnauthorizedError', async () => {
+    for (const apiKey of [undefined, 'wrong']) {
+      const anonymous = new TetherClient({
+        baseUrl: api.baseUrl,
+        retry: false,
+        ...(apiKey ? { apiKey } : {}),
+      });
+      const error = await anonymous.list().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TetherUnauthorizedError);
+      expect(error).toMatchObject({ status: 401, code: 'ERR_UNAUTHORIZED' });
+    }
+    expect(api.requests[0]?.headers.authorization).toBeUndefined();
+    expect(api.requests[1]?.headers.authorization).toBe('Bearer wrong');
+  });
+
+  it('maps 429 to TetherRateLimitError with retryAfterMs', async () => {
+    api.rateLimitNext(1, '7');
+    const error = await client.answer('run_0001', 'q1', 'x').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TetherRateLimitError);
+    expect(error).toMatchObject({
+      status: 429,
+      code: 'ERR_RATE_LIMITED',
+      retryAfterMs: 7_000,
+      retryable: true,
+    });
+  });
+
+  it('retries a 429 after Retry-After and succeeds', async () => {
+    const retrying = new TetherClient({ baseUrl: api.baseUrl, apiKey: 'key-a', retry: 2 });
+    api.rateLimitNext(2, '0');
+    const page = await retrying.list();
+    expect(page.data).toEqual([]);
+    expect(api.requests).toHaveLength(3);
+  });
+
+  it('gives up on a 429 whose Retry-After exceeds maxRetryAfterMs', async () => {
+    const retrying = new TetherClient({
+      baseUrl: api.baseUrl,
+      apiKey: 'key-a',
+      retry: { limit: 3, maxRetryAfterMs: 1_000 },
+    });
+    api.rateLimitNext(1, '120');
+    await expect(retrying.list()).rejects.toBeInstanceOf(TetherRateLimitError);
+    expect(api.requests).toHaveLength(1);
+  });
+
+  it('throws TetherConnectionError naming the URL and TETHER_URL when nothing listens', async () => {
+    const port = await closedPort();
+    const offline = new TetherClient({ baseUrl: `http://127.0.0.1:${port}`, retry: false });
+    const error = await offline.get('run_1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TetherConnectionError);
+    expect(error).toMatchObject({ code: 'ERR_CLIENT_CONNECTION', retryable: true });
+    expect((error as Error).message).toContain(`http://127.0.0.1:${port}`);
+    expect((error as Error).message).toContain('ECONNREFUSED');
+    expect((error as Error).message).toContain('TETHER_URL');
+  });
+
+  it('retries a GET on a refused connection before giving up', async () => {
+    const port = await closedPort();
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    const offline = new TetherClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      fetch: counting,
+      retry: { limit: 2, initialDelayMs: 1 },
+    });
+    await expect(offline.get('run_1')).rejects.toBeInstanceOf(TetherConnectionError);
+    expect(calls).toBe(3);
+  });
+
+  it('never retries a POST that may have reached the server', async () => {
+    const port = await closedPort();
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    const offline = new TetherClient({ baseUrl: `http://127.0.0.1:${port}`, fetch: counting, retry: 2 });
+    await expect(offline.answer('run_1', 'q1', 'x')).rejects.toBeInstanceOf(TetherConnectionError);
+    expect(calls).toBe(1);
+  });
+
+  it('validates its options, naming the field', () => {
+    expect(() => new TetherClient({ baseUrl: '' })).toThrow(/baseUrl is required/);
+    expect(() => new TetherClient({ baseUrl: 'ftp://x' })).toThrow(/http or https/);
+    expect(() => new TetherClient({ baseUrl: 'http://x', timeoutMs: 0 })).toThrow(
+      /timeoutMs must be a number > 0/,
+    );
+    expect(() => new TetherClient({ baseUrl: 'http://x', retry: -1 })).toThrow(/retry.limit/);
+  });
+
+  it('keeps a base path and drops a trailing slash', async () => {
+    const prefixed = new TetherClient({ baseUrl: `${api.baseUrl}/`, apiKey: 'key-a', retry: false });
+    await prefixed.list();
+    expect(api.requests[0]?.path).toBe('/v1/runs');
+    expect(new TetherClient({ baseUrl: 'http://h/tether/' }).baseUrl).toBe('http://h/tether');
+  });
+});
+
+describe('files and tools', () => {
+  it('lists and downloads the files a run left', async () => {
+    const fake = api.createRun(
+      { input: 'x', files: { 'src/a.ts': 'export {};\n', 'README.md': '# hi\n' } },
+      'tenant-a',
+    );
+    fake.files.set('out/report.md', 'done\n');
+    const listing = await client.files(fake.run.id);
+    expect(listing).toEqual({
+      files: [
+        { path: 'README.md', size: 5 },
+        { path: 'out/report.md', size: 5 },
+        { path: 'src/a.ts', size: 11 },
+      ],
+      truncated: false,
+    });
+    const blob = await client.file(fake.run.id, 'out/report.md');
+    expect(await blob.text()).toBe('done\n');
+    expect(api.requests.at(-1)?.path).toBe(`/v1/runs/${fake.run.id}/files/out/report.md`);
+    const missing = await client.file(fake.run.id, 'nope.txt').catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(TetherNotFoundError);
+    expect(missing).toMatchObject({ code: 'ERR_FILE_NOT_FOUND' });
+  });
+
+  it('reads the tool catalog', async () => {
+    api.tools = [
+      { name: 'read_file', toolset: 'files', description: 'Reads a file', parameters: { type: 'object' } },
+    ];
+    const catalog = await client.tools();
+    expect(catalog.tools.map((t) => t.name)).toEqual(['read_file']);
+  });
+
+  it('reads pages of events for pollers, with the cursor of the next page', async () => {
+    const fake = api.createRun({ input: 'x' }, 'tenant-a');
+    api.append(fake.run.id, 'run.started', { attempt: 1, workerId: 'w' });
+    const first = await client.events(fake.run.id, { limit: 1 });
+    expect(first.data.map((e) => e.type)).toEqual(['run.queued']);
+    expect(first.nextCursor).toBe(first.data[0]?.id);
+    expect(api.requests.at(-1)?.headers.accept).toBe('application/json');
+    const second = await client.events(fake.run.id, { after: first.nextCursor ?? undefined });
+    expect(second.data.map((e) => e.type)).toEqual(['run.started']);
+    // Nothing new on a live run: the same cursor again.
+    const idle = await client.events(fake.run.id, { after: second.nextCursor ?? undefined });
+    expect(idle).toEqual({ data: [], nextCursor: second.nextCursor });
+    api.append(fake.run.id, 'run.completed', { output: 'ok' });
+    const last = await client.events(fake.run.id, { after: second.nextCursor ?? undefined });
+    expect(last.data.map((e) => e.type)).toEqual(['run.completed']);
+    expect(last.nextCursor).toBeNull();
+  });
+});

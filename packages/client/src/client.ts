@@ -1,0 +1,504 @@
+import type {
+  CancelRunResponse,
+  CreateRunBody,
+  CreateRunResponse,
+  EventPage,
+  Run,
+  RunEvent,
+  RunFileList,
+  RunList,
+  RunStatus,
+  ToolCatalog,
+} from '@tether/protocol';
+import { TERMINAL_STATUSES, TetherError } from '@tether/protocol';
+import {
+  errorFromResponse,
+  invalidOption,
+  isRecord,
+  TetherApiError,
+  TetherConnectionError,
+  TetherProtocolError,
+  TetherRateLimitError,
+  TetherTimeoutError,
+} from './errors.js';
+import { sleep } from './sleep.js';
+import { followRunEvents, type StreamOptions } from './stream.js';
+
+/** A page of the event log, its events typed as the discriminated `RunEvent` union. */
+export type RunEventPage = Omit<EventPage, 'data'> & { data: RunEvent[] };
+
+/** When and how often a failed request is sent again. */
+export interface RetryOptions {
+  /** Retries after the first attempt (default 2; 0 turns retrying off). */
+  limit?: number;
+  /** Backoff before the first retry, doubled each time (default 300 ms). */
+  initialDelayMs?: number;
+  /** Longest backoff (default 5 s). */
+  maxDelayMs?: number;
+  /** A 429 whose `Retry-After` is longer than this is thrown instead of waited out (default 60 s). */
+  maxRetryAfterMs?: number;
+}
+
+export interface TetherClientOptions {
+  /** The API's address, such as `http://127.0.0.1:3000` (a path prefix is kept). */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** A fetch implementation (default: the global one). */
+  fetch?: typeof fetch;
+  /** Per request: until the body is read, or for streams until the response starts (default 30 s). */
+  timeoutMs?: number;
+  /**
+   * Retries with exponential backoff: a 429 (after its `Retry-After`) for any
+   * request; a lost connection, a timeout or a 502/503/504 only for requests
+   * that are safe to repeat (GETs, and submits with an idempotency key).
+   * `false` or `0` turns it off.
+   */
+  retry?: number | false | RetryOptions;
+}
+
+/** Options every call accepts. */
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+export interface SubmitOptions extends RequestOptions {
+  /**
+   * Sent as `Idempotency-Key`: the same key with the same body returns the same
+   * run. When retries are on and no key is given, the client makes one, so a
+   * retried submit never creates a second run.
+   */
+  idempotencyKey?: string;
+}
+
+export interface ListOptions extends RequestOptions {
+  status?: RunStatus;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface EventsPageOptions extends RequestOptions {
+  /** Events after this id. */
+  after?: string;
+  limit?: number;
+}
+
+export interface WaitOptions extends RequestOptions {
+  /** `terminal` (default): until the run finishes. `input`: also stop when it waits for an answer. */
+  until?: 'terminal' | 'input';
+  /** First poll interval, doubled after each unchanged poll (default 500 ms). */
+  intervalMs?: number;
+  /** Longest poll interval (default 5 s). */
+  maxIntervalMs?: number;
+}
+
+interface ResolvedRetry {
+  limit: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+  maxRetryAfterMs: number;
+}
+
+interface RequestSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string | number | undefined> | undefined;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal | undefined;
+  /** Safe to send twice: a GET, or a POST with an idempotency key. */
+  idempotent: boolean;
+  /** Streams: the timeout ends when the response starts, and the client does not retry. */
+  stream?: boolean;
+}
+
+const TERMINAL: ReadonlySet<RunStatus> = new Set(TERMINAL_STATUSES);
+const RETRY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
+/**
+ * A typed client of the Tether HTTP API.
+ *
+ * ```ts
+ * const client = new TetherClient({ baseUrl: 'http://127.0.0.1:3000', apiKey });
+ * const { id } = await client.submit({ input: 'Summarise README.md' });
+ * for await (const event of client.stream(id)) console.log(event.type);
+ * ```
+ */
+export class TetherClient {
+  readonly baseUrl: string;
+  private readonly apiKey: string | undefined;
+  private readonly fetchImpl: typeof fetch;
+  private readonly timeoutMs: number;
+  private readonly retry: ResolvedRetry;
+
+  constructor(options: TetherClientOptions) {
+    if (!isRecord(options)) throw invalidOption('TetherClient needs an options object with a baseUrl');
+    this.baseUrl = normaliseBaseUrl(options.baseUrl);
+    if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || options.apiKey === '')) {
+      throw invalidOption('apiKey must be a non-empty string when given');
+    }
+    this.apiKey = options.apiKey;
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    if (typeof fetchImpl !== 'function')
+      throw invalidOption('fetch must be a function (no global fetch found)');
+    this.fetchImpl = fetchImpl;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    if (!(Number.isFinite(this.timeoutMs) && this.timeoutMs > 0)) {
+      throw invalidOption(`timeoutMs must be a number > 0 (got ${options.timeoutMs})`);
+    }
+    this.retry = resolveRetry(options.retry);
+  }
+
+  /** `POST /v1/runs`: queues a run. */
+  async submit(body: CreateRunBody, options: SubmitOptions = {}): Promise<CreateRunResponse> {
+    const key = options.idempotencyKey ?? (this.retry.limit > 0 ? globalThis.crypto.randomUUID() : undefined);
+    const result = await this.json({
+      method: 'POST',
+      path: '/v1/runs',
+      body,
+      headers: key === undefined ? {} : { 'idempotency-key': key },
+      signal: options.signal,
+      idempotent: key !== undefined,
+    });
+    if (!isRecord(result) || typeof result.id !== 'string') {
+      throw new TetherProtocolError('POST /v1/runs answered without a run id');
+    }
+    return result as unknown as CreateRunResponse;
+  }
+
+  /** `GET /v1/runs/:id`. */
+  async get(id: string, options: RequestOptions = {}): Promise<Run> {
+    const result = await this.json({
+      method: 'GET',
+      path: runPath(id),
+      signal: options.signal,
+      idempotent: true,
+    });
+    if (!isRecord(result) || typeof result.status !== 'string') {
+      throw new TetherProtocolError(`GET ${runPath(id)} answered without a run status`);
+    }
+    return result as unknown as Run;
+  }
+
+  /** `GET /v1/runs`: the caller's runs, newest first, one page (`nextCursor` is null on the last). */
+  async list(options: ListOptions = {}): Promise<RunList> {
+    if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit > 0)) {
+      throw invalidOption(`list limit must be an integer > 0 (got ${options.limit})`);
+    }
+    const result = await this.json({
+      method: 'GET',
+      path: '/v1/runs',
+      query: { status: options.status, limit: options.limit, cursor: options.cursor },
+      signal: options.signal,
+      idempotent: true,
+    });
+    if (isRecord(result) && Array.isArray(result.data)) return result as unknown as RunList;
+    throw new TetherProtocolError('GET /v1/runs answered without a data array');
+  }
+
+  /**
+   * Polls `GET /v1/runs/:id` until the run is terminal (or, with
+   * `until: 'input'`, waiting for an answer), backing off exponentially while
+   * nothing changes.
+   */
+  async wait(id: string, options: WaitOptions = {}): Promise<Run> {
+    const until = options.until ?? 'terminal';
+    if (until !== 'terminal' && until !== 'input') {
+      throw invalidOption(`wait until must be 'terminal' or 'input' (got ${String(until)})`);
+    }
+    const intervalMs = options.intervalMs ?? 500;
+    const maxIntervalMs = options.maxIntervalMs ?? 5_000;
+    if (!(intervalMs > 0)) throw invalidOption(`wait intervalMs must be > 0 (got ${intervalMs})`);
+    if (!(maxIntervalMs >= intervalMs)) {
+      throw invalidOption(`wait maxIntervalMs must be >= intervalMs (${intervalMs}) (got ${maxIntervalMs})`);
+    }
+    let delay = intervalMs;
+    let previous: RunStatus | undefined;
+    while (true) {
+      const run = await this.get(id, { signal: options.signal });
+      if (TERMINAL.has(run.status)) return run;
+      if (until === 'input' && run.status === 'waiting_for_input') return run;
+      if (run.status !== previous) {
+        previous = run.status;
+        delay = intervalMs;
+      }
+      await sleep(delay, options.signal);
+      delay = Math.min(maxIntervalMs, delay * 2);
+    }
+  }
+
+  /**
+   * `POST /v1/runs/:id/cancel`: answers with the status the run had. A queued
+   * or waiting run ends at once, a running one at its next step. A finished
+   * run throws `TetherConflictError`.
+   */
+  async cancel(id: string, options: RequestOptions = {}): Promise<CancelRunResponse> {
+    const result = await this.json({
+      method: 'POST',
+      path: `${runPath(id)}/cancel`,
+      signal: options.signal,
+      idempotent: false,
+    });
+    if (!isRecord(result) || typeof result.status !== 'string') {
+      throw new TetherProtocolError(`POST ${runPath(id)}/cancel answered without a status`);
+    }
+    return result as unknown as CancelRunResponse;
+  }
+
+  /**
+   * `POST /v1/runs/:id/clarify/:requestId`: answers a pending question.
+   * Already answered, timed out or not pending: `TetherConflictError`; unknown
+   * run or request: `TetherNotFoundError`.
+   */
+  async answer(id: string, requestId: string, answer: string, options: RequestOptions = {}): Promise<void> {
+    if (typeof answer !== 'string') throw invalidOption('answer must be a string');
+    await this.json({
+      method: 'POST',
+      path: `${runPath(id)}/clarify/${encodeURIComponent(requestId)}`,
+      body: { answer },
+      signal: options.signal,
+      idempotent: false,
+    });
+  }
+
+  /** `GET /v1/runs/:id/files`: the regular files the run left in its workspace, by path. */
+  async files(id: string, options: RequestOptions = {}): Promise<RunFileList> {
+    const result = await this.json({
+      method: 'GET',
+      path: `${runPath(id)}/files`,
+      signal: options.signal,
+      idempotent: true,
+    });
+    if (isRecord(result) && Array.isArray(result.files)) return result as unknown as RunFileList;
+    throw new TetherProtocolError(`GET ${runPath(id)}/files answered without a files array`);
+  }
+
+  /** `GET /v1/runs/:id/files/<path>`: downloads one file of the run's workspace. */
+  async file(id: string, path: string, options: RequestOptions = {}): Promise<Blob> {
+    const segments = path.split('/').filter((s) => s !== '' && s !== '.');
+    if (segments.length === 0) throw invalidOption('file path must name a file');
+    return this.send(
+      {
+        method: 'GET',
+        path: `${runPath(id)}/files/${segments.map(encodeURIComponent).join('/')}`,
+        headers: { accept: '*/*' },
+        signal: options.signal,
+        idempotent: true,
+      },
+      (response) => response.blob(),
+    );
+  }
+
+  /** `GET /v1/tools`: the tool catalog. */
+  async tools(options: RequestOptions = {}): Promise<ToolCatalog> {
+    const result = await this.json({
+      method: 'GET',
+      path: '/v1/tools',
+      signal: options.signal,
+      idempotent: true,
+    });
+    if (isRecord(result) && Array.isArray(result.tools)) return result as unknown as ToolCatalog;
+    throw new TetherProtocolError('GET /v1/tools answered without a tools array');
+  }
+
+  /**
+   * `GET /v1/runs/:id/events` with `Accept: application/json`: up to `limit`
+   * events after `after` (an event id; the start when omitted), and the cursor
+   * of the next page, null once the run has ended and nothing follows. For
+   * live events use `stream`.
+   */
+  async events(id: string, options: EventsPageOptions = {}): Promise<RunEventPage> {
+    const result = await this.json({
+      method: 'GET',
+      path: `${runPath(id)}/events`,
+      query: { after: options.after, limit: options.limit },
+      signal: options.signal,
+      idempotent: true,
+    });
+    if (isRecord(result) && Array.isArray(result.data)) return result as unknown as RunEventPage;
+    throw new TetherProtocolError(`GET ${runPath(id)}/events answered without a data array`);
+  }
+
+  /**
+   * Follows `GET /v1/runs/:id/events` (SSE): yields each event once, in order,
+   * reconnecting with `Last-Event-ID` after a dropped connection, and ends after
+   * the run's terminal event. Breaking out of the loop closes the connection.
+   */
+  stream(runId: string, options: StreamOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+    const path = `${runPath(runId)}/events`;
+    return followRunEvents(
+      {
+        url: `${this.baseUrl}${path}`,
+        open: (lastEventId, signal) =>
+          this.send(
+            {
+              method: 'GET',
+              path,
+              query: { token: options.token },
+              headers: {
+                accept: 'text/event-stream',
+                ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
+              },
+              signal,
+              idempotent: true,
+              stream: true,
+            },
+            async (response) => response,
+          ),
+        status: async (signal) => (await this.get(runId, { signal })).status,
+      },
+      options,
+    );
+  }
+
+  private async json(spec: RequestSpec): Promise<unknown> {
+    return this.send(spec, async (response) => {
+      const text = await response.text();
+      if (text === '') return undefined;
+      try {
+        return JSON.parse(text) as unknown;
+      } catch (cause) {
+        throw new TetherProtocolError(`${spec.method} ${spec.path} answered with a body that is not JSON`, {
+          cause,
+        });
+      }
+    });
+  }
+
+  /** One request with the retry policy; `read` consumes the (2xx) response. */
+  private async send<T>(spec: RequestSpec, read: (response: Response) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.attempt(spec, read);
+      } catch (error) {
+        const delay = spec.stream ? undefined : this.retryDelay(error, attempt, spec);
+        if (delay === undefined) throw error;
+        await sleep(delay, spec.signal);
+      }
+    }
+  }
+
+  private async attempt<T>(spec: RequestSpec, read: (response: Response) => Promise<T>): Promise<T> {
+    const url = this.url(spec.path, spec.query);
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(spec.signal?.reason);
+    if (spec.signal?.aborted) throw spec.signal.reason;
+    spec.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(
+      () => controller.abort(new TetherTimeoutError(url, this.timeoutMs)),
+      this.timeoutMs,
+    );
+    const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
+    if (this.apiKey !== undefined) headers.authorization = `Bearer ${this.apiKey}`;
+    if (spec.body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      let response: Response;
+      try {
+        response = await this.fetchImpl(url, {
+          method: spec.method,
+          headers,
+          body: spec.body === undefined ? null : JSON.stringify(spec.body),
+          signal: controller.signal,
+        });
+      } catch (error) {
+        throw failure(error, url, controller.signal, spec.signal);
+      }
+      if (!response.ok) throw await errorFromResponse(response, spec.method);
+      // A stream lives on after this returns: only the wait for its first byte is timed.
+      if (spec.stream) clearTimeout(timer);
+      try {
+        return await read(response);
+      } catch (error) {
+        if (error instanceof TetherError) throw error;
+        throw failure(error, url, controller.signal, spec.signal);
+      }
+    } finally {
+      clearTimeout(timer);
+      // A stream's body still needs the caller's signal to close it.
+      if (!spec.stream) spec.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private retryDelay(error: unknown, attempt: number, spec: RequestSpec): number | undefined {
+    if (attempt >= this.retry.limit || spec.signal?.aborted) return undefined;
+    const backoff = jitter(Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** attempt));
+    if (error instanceof TetherRateLimitError) {
+      const wait = error.retryAfterMs ?? backoff;
+      return wait <= this.retry.maxRetryAfterMs ? wait : undefined;
+    }
+    if (!spec.idempotent) return undefined;
+    if (error instanceof TetherConnectionError || error instanceof TetherTimeoutError) return backoff;
+    if (error instanceof TetherApiError && RETRY_STATUSES.has(error.status)) return backoff;
+    return undefined;
+  }
+
+  private url(path: string, query: RequestSpec['query']): string {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) params.set(key, String(value));
+    }
+    const search = params.toString();
+    return `${this.baseUrl}${path}${search ? `?${search}` : ''}`;
+  }
+}
+
+function runPath(id: string): string {
+  if (typeof id !== 'string' || id === '') throw invalidOption('run id must be a non-empty string');
+  return `/v1/runs/${encodeURIComponent(id)}`;
+}
+
+/** What a failed fetch (or body read) means: the caller's abort, our timeout, or a lost connection. */
+function failure(error: unknown, url: string, own: AbortSignal, caller: AbortSignal | undefined): unknown {
+  if (caller?.aborted) return caller.reason;
+  if (own.aborted && own.reason instanceof TetherTimeoutError) return own.reason;
+  return new TetherConnectionError(url, { cause: error });
+}
+
+function normaliseBaseUrl(value: unknown): string {
+  if (typeof value !== 'string' || value === '') {
+    throw invalidOption('baseUrl is required, such as http://127.0.0.1:3000');
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalidOption(
+      `baseUrl must be an absolute http(s) URL such as http://127.0.0.1:3000 (got ${value})`,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalidOption(`baseUrl must use http or https (got ${url.protocol})`);
+  }
+  if (url.search || url.hash) throw invalidOption(`baseUrl must not have a query or fragment (got ${value})`);
+  return url.href.replace(/\/+$/, '');
+}
+
+function resolveRetry(retry: TetherClientOptions['retry']): ResolvedRetry {
+  const defaults: ResolvedRetry = {
+    limit: 2,
+    initialDelayMs: 300,
+    maxDelayMs: 5_000,
+    maxRetryAfterMs: 60_000,
+  };
+  if (retry === undefined) return defaults;
+  if (retry === false) return { ...defaults, limit: 0 };
+  const given: RetryOptions = typeof retry === 'number' ? { limit: retry } : retry;
+  const merged: ResolvedRetry = {
+    limit: given.limit ?? defaults.limit,
+    initialDelayMs: given.initialDelayMs ?? defaults.initialDelayMs,
+    maxDelayMs: given.maxDelayMs ?? defaults.maxDelayMs,
+    maxRetryAfterMs: given.maxRetryAfterMs ?? defaults.maxRetryAfterMs,
+  };
+  if (!(Number.isInteger(merged.limit) && merged.limit >= 0)) {
+    throw invalidOption(`retry.limit must be an integer >= 0 (got ${merged.limit})`);
+  }
+  for (const field of ['initialDelayMs', 'maxDelayMs', 'maxRetryAfterMs'] as const) {
+    if (!(merged[field] >= 0)) throw invalidOption(`retry.${field} must be >= 0 (got ${merged[field]})`);
+  }
+  return merged;
+}
+
+/** Between half and all of `ms`, so clients that failed together do not retry together. */
+function jitter(ms: number): number {
+  return Math.round(ms * (0.5 + Math.random() * 0.5));
+}

@@ -1,0 +1,45 @@
+export type {
+  CancelRunResponse,
+  CreateRunBody,
+  CreateRunResponse,
+  EventPage,
+  PendingClarify,
+  ReplayTurn,
+  Run,
+  RunEvent,
+  RunFile,
+  RunFileList,
+  RunList,
+  RunStatus,
+  ToolCatalog,
+  ToolInfo,
+} from '@tether/protocol';
+export { TetherError } from '@tether/protocol';
+export type {
+  EventsPageOptions,
+  ListOptions,
+  RequestOptions,
+  RetryOptions,
+  RunEventPage,
+  SubmitOptions,
+  TetherClientOptions,
+  WaitOptions,
+} from './client.js';
+export { TetherClient } from './client.js';
+export type { ClientErrorCode, TetherApiErrorOptions } from './errors.js';
+export {
+  CLIENT_ERROR_CODES,
+  parseRetryAfter,
+  TetherApiError,
+  TetherConflictError,
+  TetherConnectionError,
+  TetherNotFoundError,
+  TetherProtocolError,
+  TetherRateLimitError,
+  TetherTimeoutError,
+  TetherUnauthorizedError,
+} from './errors.js';
+export type { SseMessage, SseParserOptions } from './sse-parser.js';
+export { SseParser } from './sse-parser.js';
+export type { RunEventSource, StreamOptions, StreamReconnectOptions } from './stream.js';
+export { compareEventIds, followRunEvents } from './stream.js';

@@ -1,0 +1,530 @@
+/**
+ * A fake Tether API on a real port (node:http), faithful to the contract of
+ * issue 6 as far as the client can see it: bearer auth (401), run ownership
+ * (404), idempotent submit (same key and body: same run; other body: 409),
+ * pagination, clarify answers (200, 404, 409), cancel (202, 409), files, the
+ * tool catalog, 429 with `Retry-After`, and the SSE event stream: `id:`,
+ * `event:`, `data:` (the whole event), replay after `Last-Event-ID` or
+ * `?after=`, then live, heartbeat comments, and the end after the terminal
+ * event. `Accept: application/json` on the events route returns a page.
+ *
+ * Tests drive runs by hand (`append`, `setStatus`) or through hooks
+ * (`onSubmit`, `onAnswer`), force failures (`dropStreamsAfter`, `stallStreamsAfter`,
+ * `rateLimitNext`, `overlapReplay`), and await what the client did
+ * (`waitFor`), never a sleep. Test-only: excluded from the build.
+ */
+import { EventEmitter } from 'node:events';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type {
+  CreateRunBody,
+  Run,
+  RunEvent,
+  RunEventData,
+  RunEventType,
+  RunFile,
+  RunStatus,
+  ToolInfo,
+} from '@tether/protocol';
+import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@tether/protocol';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+export interface FakeRun {
+  run: Run;
+  body: CreateRunBody;
+  tenant: string;
+  events: RunEvent[];
+  files: Map<string, string>;
+}
+
+interface StreamClient {
+  runId: string;
+  res: ServerResponse;
+  written: number;
+  dropAfter: number | undefined;
+  stallAfter: number | undefined;
+}
+
+const BASE_MS = 1_700_000_000_000;
+const TERMINAL_TYPES: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
+const TERMINAL: ReadonlySet<RunStatus> = new Set(TERMINAL_STATUSES);
+
+export class FakeApi extends EventEmitter {
+  readonly requests: RecordedRequest[] = [];
+  readonly runs = new Map<string, FakeRun>();
+  /** Bearer key → tenant. Empty: no auth, every caller is tenant `default`. */
+  readonly keys = new Map<string, string>();
+  tools: ToolInfo[] = [];
+  /** Called after a run is created (append events, set status). */
+  onSubmit: ((run: FakeRun) => void) | undefined;
+  /** Called after an answer is accepted and `clarify.answered` appended. */
+  onAnswer: ((run: FakeRun, answer: string) => void) | undefined;
+  /** Per stream connection, in order: destroy the socket after writing this many events. */
+  dropStreamsAfter: number[] = [];
+  /** Per stream connection, in order: after this many events, write nothing more (no heartbeat either). */
+  stallStreamsAfter: number[] = [];
+  /** Replay this many events before `Last-Event-ID` too, as a careless server might. */
+  overlapReplay = 0;
+  /** End the response after the terminal event, as the contract says (off: a server that keeps it open). */
+  endAfterTerminal = true;
+  /** Heartbeat comment interval (ms). */
+  heartbeatMs = 15_000;
+  private rateLimits: Array<{ retryAfter: string | undefined }> = [];
+  private readonly server: Server;
+  private readonly streams = new Set<StreamClient>();
+  private readonly idempotency = new Map<string, { runId: string; body: string }>();
+  private seq = 0;
+  private runSeq = 0;
+  private streamConnections = 0;
+  baseUrl = '';
+
+  constructor() {
+    super();
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) sendError(res, 500, 'ERR_INTERNAL', String(error));
+      });
+    });
+  }
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.baseUrl = `http://127.0.0.1:${port}`;
+    return this.baseUrl;
+  }
+
+  async close(): Promise<void> {
+    for (const stream of this.streams) stream.res.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** The next `count` requests answer 429 (with `Retry-After: retryAfter` when given). */
+  rateLimitNext(count: number, retryAfter?: string): void {
+    for (let i = 0; i < count; i++) this.rateLimits.push({ retryAfter });
+  }
+
+  /** Creates a run directly (as if submitted), owned by `tenant`. */
+  createRun(body: CreateRunBody = { input: 'task' }, tenant = 'default'): FakeRun {
+    this.runSeq++;
+    const id = `run_${String(this.runSeq).padStart(4, '0')}`;
+    const run: FakeRun = {
+      run: {
+        id,
+        status: 'queued',
+        createdAt: new Date(BASE_MS + this.runSeq).toISOString(),
+        attempts: 0,
+        todos: [],
+      },
+      body,
+      tenant,
+      events: [],
+      files: new Map(Object.entries(body.files ?? {})),
+    };
+    this.runs.set(id, run);
+    this.append(id, 'run.queued', {});
+    return run;
+  }
+
+  /** Appends an event to the run's log, updates the run as the real system would, and delivers it live. */
+  append<T extends RunEventType>(runId: string, type: T, data: RunEventData<T>): RunEvent {
+    const fake = this.mustGet(runId);
+    this.seq++;
+    const event = {
+      id: `${BASE_MS}-${this.seq}`,
+      runId,
+      type,
+      at: new Date(BASE_MS + this.seq).toISOString(),
+      data,
+    } as RunEvent;
+    fake.events.push(event);
+    applyToRun(fake.run, event);
+    for (const stream of this.streams) {
+      if (stream.runId === runId) this.write(stream, event);
+    }
+    return event;
+  }
+
+  /** Writes raw SSE text to every open stream of the run (for malformed input). */
+  writeRaw(runId: string, text: string): void {
+    for (const stream of this.streams) if (stream.runId === runId) stream.res.write(text);
+  }
+
+  setStatus(runId: string, status: RunStatus): void {
+    this.mustGet(runId).run.status = status;
+  }
+
+  /** Resolves when `predicate` holds for `count` recorded requests (counting those already seen). */
+  waitFor(predicate: (request: RecordedRequest) => boolean, count = 1): Promise<RecordedRequest[]> {
+    const matching = () => this.requests.filter(predicate);
+    return new Promise((resolve) => {
+      const check = () => {
+        const found = matching();
+        if (found.length >= count) {
+          this.off('request', check);
+          resolve(found);
+        }
+      };
+      this.on('request', check);
+      check();
+    });
+  }
+
+  /** Stream requests seen so far. */
+  streamRequests(): RecordedRequest[] {
+    return this.requests.filter(
+      (r) => r.path.endsWith('/events') && r.headers.accept === 'text/event-stream',
+    );
+  }
+
+  private mustGet(runId: string): FakeRun {
+    const fake = this.runs.get(runId);
+    if (!fake) throw new Error(`fake api: no run ${runId}`);
+    return fake;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const text = await readBody(req);
+    const record: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      body: text === '' ? undefined : safeJson(text),
+    };
+    this.requests.push(record);
+    this.emit('request', record);
+
+    const limit = this.rateLimits.shift();
+    if (limit) {
+      const headers: Record<string, string> =
+        limit.retryAfter === undefined ? {} : { 'retry-after': limit.retryAfter };
+      return sendError(res, 429, 'ERR_RATE_LIMITED', 'Too many requests', headers);
+    }
+
+    let tenant = 'default';
+    if (this.keys.size > 0) {
+      const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+      const found = match?.[1] === undefined ? undefined : this.keys.get(match[1]);
+      const token = url.searchParams.get('token');
+      const tokenRun = token?.startsWith('tok_') ? token.slice(4) : undefined;
+      if (found !== undefined) tenant = found;
+      else if (tokenRun !== undefined && url.pathname === `/v1/runs/${tokenRun}/events`) {
+        tenant = this.runs.get(tokenRun)?.tenant ?? '';
+      } else return sendError(res, 401, 'ERR_UNAUTHORIZED', 'Missing or unknown API key');
+    }
+
+    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    if (parts[0] !== 'v1') return sendError(res, 404, 'ERR_NOT_FOUND', `No route ${url.pathname}`);
+
+    if (parts[1] === 'tools' && parts.length === 2 && req.method === 'GET') {
+      return sendJson(res, 200, {
+        toolsets: [...new Set(this.tools.map((t) => t.toolset))],
+        defaultToolsets: ['base'],
+        tools: this.tools,
+      });
+    }
+    if (parts[1] !== 'runs') return sendError(res, 404, 'ERR_NOT_FOUND', `No route ${url.pathname}`);
+
+    if (parts.length === 2 && req.method === 'POST') return this.submit(req, res, record, tenant);
+    if (parts.length === 2 && req.method === 'GET') return this.list(res, url, tenant);
+
+    const runId = parts[2] ?? '';
+    const fake = this.runs.get(runId);
+    if (!fake || fake.tenant !== tenant)
+      return sendError(res, 404, 'ERR_RUN_NOT_FOUND', `Run ${runId} not found`);
+
+    if (parts.length === 3 && req.method === 'GET') return sendJson(res, 200, fake.run);
+    if (parts[3] === 'cancel' && parts.length === 4 && req.method === 'POST') {
+      if (TERMINAL.has(fake.run.status)) {
+        return sendError(res, 409, 'ERR_RUN_FINISHED', `Run ${runId} is already ${fake.run.status}`);
+      }
+      const before = fake.run.status;
+      this.append(runId, 'run.cancelled', { reason: 'cancelled by the user' });
+      return sendJson(res, 202, { id: runId, status: before });
+    }
+    if (parts[3] === 'clarify' && parts.length === 5 && req.method === 'POST') {
+      return this.answer(res, fake, parts[4] ?? '', record.body);
+    }
+    if (parts[3] === 'events' && parts.length === 4 && req.method === 'GET') {
+      const accept = req.headers.accept ?? '';
+      if (accept.includes('application/json') && !accept.includes('text/event-stream')) {
+        const lastEventId = req.headers['last-event-id'];
+        return this.eventsPage(res, fake, url, typeof lastEventId === 'string' ? lastEventId : undefined);
+      }
+      return this.stream(req, res, fake, url);
+    }
+    if (parts[3] === 'files' && req.method === 'GET') {
+      if (parts.length === 4) {
+        const files: RunFile[] = [...fake.files]
+          .map(([path, content]) => ({ path, size: Buffer.byteLength(content) }))
+          .sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+        return sendJson(res, 200, { files, truncated: false });
+      }
+      const path = parts.slice(4).join('/');
+      const content = fake.files.get(path);
+      if (content === undefined) return sendError(res, 404, 'ERR_FILE_NOT_FOUND', `No file ${path}`);
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(content);
+      return;
+    }
+    return sendError(res, 404, 'ERR_NOT_FOUND', `No route ${req.method} ${url.pathname}`);
+  }
+
+  private submit(req: IncomingMessage, res: ServerResponse, record: RecordedRequest, tenant: string): void {
+    const body = record.body;
+    if (!isObject(body) || typeof body.input !== 'string') {
+      sendError(res, 400, 'ERR_VALIDATION', 'body/input must be a string');
+
+      return;
+    }
+    const key = req.headers['idempotency-key'];
+    const canonical = JSON.stringify(body);
+    if (typeof key === 'string') {
+      const seen = this.idempotency.get(`${tenant}:${key}`);
+      if (seen && seen.body !== canonical) {
+        sendError(res, 409, 'ERR_IDEMPOTENCY_CONFLICT', 'Idempotency-Key reused with a different body');
+
+        return;
+      }
+      if (seen) {
+        sendJson(res, 202, submitted(seen.runId));
+        return;
+      }
+    }
+    const fake = this.createRun(body as unknown as CreateRunBody, tenant);
+    if (typeof key === 'string')
+      this.idempotency.set(`${tenant}:${key}`, { runId: fake.run.id, body: canonical });
+    sendJson(res, 202, submitted(fake.run.id));
+    this.onSubmit?.(fake);
+  }
+
+  private list(res: ServerResponse, url: URL, tenant: string): void {
+    const status = url.searchParams.get('status');
+    const limit = Number(url.searchParams.get('limit') ?? '20');
+    const cursor = url.searchParams.get('cursor');
+    let runs = [...this.runs.values()]
+      .filter((r) => r.tenant === tenant && (status === null || r.run.status === status))
+      .map((r) => r.run)
+      .sort((a, b) => (a.id < b.id ? 1 : -1));
+    if (cursor !== null) runs = runs.filter((r) => r.id < cursor);
+    const page = runs.slice(0, limit);
+    const last = page.at(-1);
+    sendJson(res, 200, { data: page, nextCursor: runs.length > limit && last ? last.id : null });
+  }
+
+  private answer(res: ServerResponse, fake: FakeRun, requestId: string, body: unknown): void {
+    if (!isObject(body) || typeof body.answer !== 'string') {
+      sendError(res, 400, 'ERR_VALIDATION', 'body/answer must be a string');
+
+      return;
+    }
+    const asked = fake.events.some((e) => e.type === 'clarify.requested' && e.data.requestId === requestId);
+    if (!asked) {
+      sendError(res, 404, 'ERR_CLARIFY_NOT_FOUND', `No question ${requestId} on this run`);
+      return;
+    }
+    if (fake.run.pendingClarify?.requestId !== requestId) {
+      sendError(
+        res,
+        409,
+        'ERR_CLARIFY_NOT_PENDING',
+        `Question ${requestId} is answered, timed out or not pending`,
+      );
+
+      return;
+    }
+    this.append(fake.run.id, 'clarify.answered', { requestId, answer: body.answer });
+    sendJson(res, 200, { ok: true });
+    this.onAnswer?.(fake, body.answer);
+  }
+
+  /** As the API does: `nextCursor` is the last id, the same cursor when nothing is new, null once the run has ended. */
+  private eventsPage(res: ServerResponse, fake: FakeRun, url: URL, lastEventId: string | undefined): void {
+    const after = url.searchParams.get('after') ?? lastEventId ?? '0';
+    const limit = Number(url.searchParams.get('limit') ?? '100');
+    const start = after === '0' ? 0 : fake.events.findIndex((e) => e.id === after) + 1;
+    const data = fake.events.slice(start, start + limit);
+    const last = data.at(-1);
+    const nextCursor = last
+      ? TERMINAL_TYPES.has(last.type)
+        ? null
+        : last.id
+      : TERMINAL.has(fake.run.status)
+        ? null
+        : after;
+    sendJson(res, 200, { data, nextCursor });
+  }
+
+  private stream(req: IncomingMessage, res: ServerResponse, fake: FakeRun, url: URL): void {
+    const index = this.streamConnections++;
+    const lastEventId = req.headers['last-event-id'] ?? url.searchParams.get('after') ?? undefined;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
+    res.flushHeaders();
+    const client: StreamClient = {
+      runId: fake.run.id,
+      res,
+      written: 0,
+      dropAfter: this.dropStreamsAfter[index],
+      stallAfter: this.stallStreamsAfter[index],
+    };
+    this.streams.add(client);
+    const heartbeat = setInterval(() => {
+      if (this.stalled(client)) return;
+      res.write(': ping\n\n');
+      this.emit('heartbeat', index);
+    }, this.heartbeatMs);
+    res.on('close', () => {
+      clearInterval(heartbeat);
+      this.streams.delete(client);
+      this.emit('stream-closed', index);
+    });
+    let start = 0;
+    if (typeof lastEventId === 'string') {
+      start = fake.events.findIndex((e) => e.id === lastEventId) + 1;
+      start = Math.max(0, start - this.overlapReplay);
+    }
+    for (const event of fake.events.slice(start)) {
+      if (!this.streams.has(client)) break;
+      this.write(client, event);
+    }
+    // A finished run whose replay held nothing new: the stream has nothing more to say.
+    if (this.streams.has(client) && TERMINAL.has(fake.run.status) && this.endAfterTerminal) {
+      this.streams.delete(client);
+      res.end();
+    }
+  }
+
+  private stalled(client: StreamClient): boolean {
+    return client.stallAfter !== undefined && client.written >= client.stallAfter;
+  }
+
+  private write(client: StreamClient, event: RunEvent): void {
+    if (this.stalled(client) || client.res.destroyed) return;
+    const payload = `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+    client.written++;
+    if (client.dropAfter !== undefined && client.written >= client.dropAfter) {
+      this.streams.delete(client);
+      // Reset the connection once the bytes have left, as a network drop mid-stream would.
+      client.res.write(payload, () => client.res.socket?.destroy());
+      return;
+    }
+    client.res.write(payload);
+    if (TERMINAL_TYPES.has(event.type) && this.endAfterTerminal) {
+      this.streams.delete(client);
+      client.res.end();
+    }
+  }
+}
+
+function submitted(id: string) {
+  return {
+    id,
+    status: 'queued' as const,
+    links: { self: `/v1/runs/${id}`, events: `/v1/runs/${id}/events` },
+    token: `tok_${id}`,
+  };
+}
+
+/** What the event log's writer would do to the run record. */
+function applyToRun(run: Run, event: RunEvent): void {
+  switch (event.type) {
+    case 'run.started':
+      run.status = 'running';
+      run.attempts = event.data.attempt;
+      run.startedAt ??= event.at;
+      break;
+    case 'todo.updated':
+      run.todos = event.data.todos;
+      break;
+    case 'clarify.requested':
+      run.status = 'waiting_for_input';
+      run.pendingClarify = { ...event.data };
+      break;
+    case 'clarify.answered':
+    case 'clarify.timed_out':
+      delete run.pendingClarify;
+      run.status = 'running';
+      break;
+    case 'usage':
+      run.usage = event.data;
+      break;
+    case 'run.completed':
+      run.status = 'completed';
+      run.output = event.data.output;
+      run.finishedAt = event.at;
+      break;
+    case 'run.failed':
+      run.status = 'failed';
+      run.error = event.data.error;
+      run.finishedAt = event.at;
+      break;
+    case 'run.cancelled':
+      delete run.pendingClarify;
+      run.status = 'cancelled';
+      run.finishedAt = event.at;
+      break;
+    default:
+      break;
+  }
+}
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function sendError(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(res, status, { error: { code, message } }, { 'x-request-id': `req-${status}`, ...headers });
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,191 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ReplayScript, RunEvent } from '@tether/protocol';
+import { killAllSpawned } from '@tether/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TetherClient } from '../src/index.js';
+import { API_KEY, type Stack, startCuttableProxy, startStack } from './stack.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack('client');
+}, 30_000);
+afterAll(async () => {
+  await stack?.stop();
+  await killAllSpawned();
+});
+
+async function allEvents(client: TetherClient, id: string): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await client.events(id, after ? { after } : {});
+    events.push(...page.data);
+    if (!page.nextCursor || page.data.length === 0) return events;
+    after = page.nextCursor;
+  }
+}
+
+describe('the SDK against the real API and a worker', () => {
+  it('submits, streams through a forced disconnect without losing or repeating an event, answers, waits, and reads files', async () => {
+    const proxy = await startCuttableProxy(stack.port);
+    try {
+      const client = new TetherClient({ baseUrl: proxy.url, apiKey: API_KEY });
+      const script: ReplayScript = [
+        { toolCalls: [call('bash', { command: 'cat in.txt' })] },
+        { toolCalls: [call('bash', { command: 'echo two' })] },
+        { toolCalls: [call('clarify', { question: 'Write the file?', choices: ['yes', 'no'] })] },
+        { toolCalls: [call('write_file', { path: 'out/done.txt', content: 'written\n' })] },
+        { content: 'finished' },
+      ];
+      const submitted = await client.submit({
+        input: 'sdk end to end',
+        model: { provider: 'replay', script },
+        files: { 'in.txt': 'hello from the client\n' },
+        clarify: { timeoutMs: 60_000 },
+      });
+      expect(submitted.status).toBe('queued');
+
+      const seen: RunEvent[] = [];
+      let cut = 0;
+      for await (const event of client.stream(submitted.id)) {
+        seen.push(event);
+        if (seen.length === 4) cut = proxy.cutAll();
+        if (event.type === 'clarify.requested') {
+          await client.answer(submitted.id, (event.data as { requestId: string }).requestId, 'yes');
+        }
+      }
+      expect(cut).toBeGreaterThan(0);
+      expect(proxy.connections()).toBeGreaterThan(2);
+      expect(seen.at(-1)?.type).toBe('run.completed');
+
+      const run = await client.wait(submitted.id);
+      expect(run).toMatchObject({ status: 'completed', output: 'finished' });
+      const log = await allEvents(client, submitted.id);
+      expect(seen.map((e) => e.id)).toEqual(log.map((e) => e.id));
+      expect(log.find((e) => e.type === 'clarify.answered')?.data).toMatchObject({ answer: 'yes' });
+
+      const files = await client.files(submitted.id);
+      const paths = JSON.stringify(files);
+      expect(paths).toContain('in.txt');
+      expect(paths).toContain('done.txt');
+      expect(await (await client.file(submitted.id, 'out/done.txt')).text()).toBe('written\n');
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+});
+
+/** Runs the CLI in a pseudo-terminal (util-linux `script`), as a person at a terminal would. */
+function inTerminal(args: string[], env: Record<string, string>) {
+  const command = [process.execPath, CLI, ...args]
+    .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
+    .join(' ');
+  const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      TERM: 'xterm',
+      ...env,
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let screen = '';
+  const waiters = new Set<() => void>();
+  child.stdout.on('data', (chunk: Buffer) => {
+    screen += chunk.toString();
+    for (const waiter of waiters) waiter();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    screen: () => screen,
+    type: (keys: string) => child.stdin.write(keys),
+    exited,
+    waitFor(pattern: RegExp, timeoutMs = 20_000) {
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(screen)) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            resolve();
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no ${pattern} on the terminal within ${timeoutMs} ms:\n${screen.slice(-3_000)}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+  };
+}
+
+describe('the tether CLI', () => {
+  it('asks the clarify question at the terminal, takes the chosen answer, and ends with the output', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tether-cli-'));
+    try {
+      const scriptFile = join(dir, 'script.json');
+      const script: ReplayScript = [
+        { toolCalls: [call('clarify', { question: 'Which colour shall I use?', choices: ['red', 'blue'] })] },
+        { content: 'Painted it.' },
+      ];
+      await writeFile(scriptFile, JSON.stringify(script));
+      const terminal = inTerminal(['run', 'Paint the fence', '--replay', scriptFile, '--timeout', '60s'], {
+        TETHER_URL: stack.baseUrl,
+        TETHER_API_KEY: API_KEY,
+        NO_COLOR: '1',
+      });
+      await terminal.waitFor(/Which colour shall I use\?/);
+      await terminal.waitFor(/blue/);
+      terminal.type('2');
+      terminal.type('\r');
+      await terminal.waitFor(/Painted it\./);
+      expect(await terminal.exited).toBe(0);
+      const runId = /run_[0-9a-z]{26}/.exec(terminal.screen())?.[0];
+      expect(runId).toBeDefined();
+      const client = new TetherClient({ baseUrl: stack.baseUrl, apiKey: API_KEY });
+      const log = await allEvents(client, runId as string);
+      expect(log.find((e) => e.type === 'clarify.answered')?.data).toMatchObject({ answer: 'blue' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('prints events as JSON lines with --json', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tether-cli-'));
+    try {
+      const scriptFile = join(dir, 'script.json');
+      await writeFile(
+        scriptFile,
+        JSON.stringify([{ toolCalls: [call('bash', { command: 'echo hi' })] }, { content: 'ok' }]),
+      );
+      const child = spawn(process.execPath, [CLI, 'run', 'say hi', '--replay', scriptFile, '--json'], {
+        env: { PATH: process.env.PATH ?? '', TETHER_URL: stack.baseUrl, TETHER_API_KEY: API_KEY },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      expect(code).toBe(0);
+      const events = out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as RunEvent);
+      expect(events.length).toBeGreaterThan(5);
+      expect(events[0]?.type).toBe('run.queued');
+      expect(events.at(-1)).toMatchObject({ type: 'run.completed', data: { output: 'ok' } });
+      expect(events.some((e) => e.type === 'tool.result')).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
