@@ -3,7 +3,7 @@
 // checkpoint, excluded). One JSON line. Needs `pnpm build`; takes a few minutes.
 import { createKeys, RunService, RunStore } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
-import { benchRedis, startWorkerProcess, tempDir } from './lib/stack.mjs';
+import { benchRedis, startWorkerProcess, tempDir, WORKER_NODE_OPTIONS } from './lib/stack.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 100_000);
 const IN_FLIGHT = 200;
@@ -88,6 +88,7 @@ console.log(
   JSON.stringify({
     bench: 'suspended-capacity',
     runs: RUNS,
+    worker_node_options: WORKER_NODE_OPTIONS,
     statuses: [...statuses],
     submit_s: Number((submittedMs / 1000).toFixed(1)),
     all_suspended_s: Number((suspendedMs / 1000).toFixed(1)),

@@ -10,6 +10,9 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const HOME = resolve(ROOT, process.env.TETHER_HOME ?? '.tether');
+// A small young generation keeps a long-lived worker's RSS near its idle size after bursts
+// (see BENCHMARKS.md, suspended capacity).
+const WORKER_NODE_FLAGS = ['--max-semi-space-size=2'];
 const USE_COLOR = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code, text) => (USE_COLOR ? `\x1b[${code}m${text}\x1b[0m` : text);
 
@@ -259,7 +262,7 @@ for (let i = 1; i <= options.workers; i++) {
   run(
     `worker-${i}`,
     process.execPath,
-    [join(ROOT, 'apps/worker/dist/main.js')],
+    [...WORKER_NODE_FLAGS, join(ROOT, 'apps/worker/dist/main.js')],
     { ...env, TETHER_WORKER_ID: `worker-${i}` },
     34,
   );

@@ -74,7 +74,7 @@ describe('docker-compose.yml', () => {
     expect(services.api?.build).toBe('.');
     expect(services.worker?.image).toBe(services.api?.image);
     expect(services.api?.command).toEqual(['node', 'apps/api/dist/server.js']);
-    expect(services.worker?.command).toEqual(['node', 'apps/worker/dist/main.js']);
+    expect(services.worker?.command).toEqual(['node', '--max-semi-space-size=2', 'apps/worker/dist/main.js']);
     expect(services.api?.healthcheck?.test.join(' ')).toContain('/readyz');
     // The API must listen beyond the container's loopback, which it only does with API keys.
     expect(services.api?.environment?.HOST).toBe('0.0.0.0');

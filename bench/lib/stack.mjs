@@ -8,6 +8,12 @@ import { startRedis } from '../../packages/testing/dist/redis.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const WORKER_MAIN = join(ROOT, 'apps/worker/dist/main.js');
+/**
+ * The Node flags the worker is shipped with (pnpm start, the Dockerfile, docker compose): a small
+ * young generation keeps the RSS of a long-lived worker near its idle size after bursts.
+ * BENCH_WORKER_NODE_OPTIONS overrides them ('' for none).
+ */
+export const WORKER_NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS ?? '--max-semi-space-size=2';
 
 /** A Redis for the benchmark: REDIS_URL, or a private redis-server on a free port. */
 export async function benchRedis() {
