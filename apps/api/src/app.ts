@@ -1,0 +1,104 @@
+/**
+ * The API as a Fastify plugin (`buildApp`), and the Fastify instance it runs
+ * in (`createApp`): the server entry point and the tests build it the same way.
+ *
+ * Order matters: validation and errors first (they configure the root),
+ * then Redis and the queue, metrics (its `onResponse` hook sees every route),
+ * streams, the OpenAPI collector (it must see routes as they are added), auth
+ * (a global `onRequest` hook), the rate limiter (route-level hooks, which run
+ * after the global ones: the tenant is known), and the routes.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { type Logger, pino } from 'pino';
+import type { ApiConfig } from './config.js';
+import authPlugin from './plugins/auth.js';
+import errorsPlugin from './plugins/errors.js';
+import metricsPlugin from './plugins/metrics.js';
+import queuePlugin from './plugins/queue.js';
+import rateLimitPlugin from './plugins/rate-limit.js';
+import redisPlugin from './plugins/redis.js';
+import streamsPlugin from './plugins/streams.js';
+import swaggerPlugin from './plugins/swagger.js';
+import validationPlugin from './plugins/validation.js';
+import healthRoutes from './routes/health/index.js';
+import runRoutes from './routes/runs/index.js';
+import toolRoutes from './routes/tools/index.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Readonly<ApiConfig>;
+  }
+}
+
+export interface AppOptions {
+  config: Readonly<ApiConfig>;
+}
+
+/** The whole API: plugins, then routes. Register it with `fastify-plugin` (as `createApp` does). */
+export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) => {
+  app.decorate('config', config);
+  await app.register(validationPlugin);
+  await app.register(errorsPlugin);
+  await app.register(redisPlugin, { config });
+  await app.register(queuePlugin, { config });
+  await app.register(metricsPlugin);
+  await app.register(streamsPlugin, { config });
+  await app.register(swaggerPlugin);
+  await app.register(authPlugin, { config });
+  await app.register(rateLimitPlugin, { config });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  await app.register(healthRoutes);
+  await app.register(runRoutes, { prefix: '/v1/runs' });
+  await app.register(toolRoutes, { prefix: '/v1/tools' });
+};
+
+/** `?token=` never reaches a log line. */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]token=)[^&]*/g, '$1[redacted]');
+}
+
+/** The process logger: pino, with the Authorization header and read tokens redacted. */
+export function createLogger(config: Pick<ApiConfig, 'logLevel'>): Logger {
+  return pino({
+    name: 'tether-api',
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    serializers: {
+      req: (request: { method?: string; url?: string; ip?: string; raw?: IncomingMessage }) => ({
+        method: request.method,
+        url: redactUrl(request.url ?? ''),
+        remoteAddress: request.ip,
+      }),
+    },
+  });
+}
+
+/** Fastify's options: limits, timeouts and prototype-poisoning protection from the configuration. */
+export function serverOptions(config: Readonly<ApiConfig>, logger: Logger): FastifyServerOptions {
+  return {
+    loggerInstance: logger,
+    bodyLimit: config.bodyLimit,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    requestTimeout: config.requestTimeoutMs,
+    return503OnClosing: true,
+    trustProxy: config.trustProxy,
+    requestIdHeader: 'x-request-id',
+    routerOptions: { ignoreTrailingSlash: true },
+  };
+}
+
+/** A ready-to-listen Fastify instance running the API. */
+export function createApp(
+  config: Readonly<ApiConfig>,
+  logger: Logger = createLogger(config),
+): FastifyInstance {
+  const app = Fastify(serverOptions(config, logger)).withTypeProvider<TypeBoxTypeProvider>();
+  void app.register(fp(buildApp), { config });
+  return app;
+}

@@ -1,0 +1,92 @@
+import { type ErrorBody, TetherError } from '@tether/protocol';
+
+/**
+ * Every error code the API itself answers with, its HTTP status and a line for
+ * `docs/errors.md`. Errors of other packages (`ERR_RUN_*`, `ERR_CLARIFY_*`,
+ * `ERR_IDEMPOTENCY_*`, `ERR_MODEL_*`) reach clients with their own code and
+ * `statusCode`.
+ */
+export const API_ERRORS = {
+  ERR_UNAUTHORIZED: {
+    statusCode: 401,
+    description:
+      'No valid credentials: a missing or unknown bearer key, or (events route) a missing, expired or foreign read token.',
+  },
+  ERR_VALIDATION: {
+    statusCode: 400,
+    description:
+      'The request does not match its schema (unknown field, wrong type, bad path parameter, bound exceeded); the message names the field.',
+  },
+  ERR_INVALID_JSON: { statusCode: 400, description: 'The request body is not valid JSON.' },
+  ERR_FORBIDDEN_PROPERTY: {
+    statusCode: 400,
+    description: 'The JSON body has a `__proto__` or `constructor.prototype` key (prototype poisoning).',
+  },
+  ERR_TOOLSET_UNKNOWN: {
+    statusCode: 400,
+    description:
+      'A run asked for a toolset that does not exist or has no tools yet; the message lists the available ones.',
+  },
+  ERR_FILES_INVALID: {
+    statusCode: 400,
+    description: 'A submitted file path is not a relative path inside the workspace.',
+  },
+  ERR_FILE_PATH_INVALID: {
+    statusCode: 400,
+    description: 'A download path is empty, absolute, or leads outside the run workspace.',
+  },
+  ERR_NOT_FOUND: { statusCode: 404, description: 'No such route.' },
+  ERR_FILE_NOT_FOUND: {
+    statusCode: 404,
+    description: 'The run workspace has no regular file at this path.',
+  },
+  ERR_REQUEST_TIMEOUT: {
+    statusCode: 408,
+    description: 'The client took longer than `TETHER_REQUEST_TIMEOUT_MS` to send its request.',
+  },
+  ERR_BODY_TOO_LARGE: {
+    statusCode: 413,
+    description: 'The request body is larger than `TETHER_BODY_LIMIT` (1 MiB by default).',
+  },
+  ERR_UNSUPPORTED_MEDIA_TYPE: {
+    statusCode: 415,
+    description: 'The request body is not `application/json`.',
+  },
+  ERR_RATE_LIMITED: {
+    statusCode: 429,
+    description:
+      'The tenant sent more requests than `TETHER_RATE_LIMIT_MAX` in the window; see `Retry-After`.',
+  },
+  ERR_TOO_MANY_STREAMS: {
+    statusCode: 429,
+    description:
+      'The tenant already holds `TETHER_SSE_MAX_PER_TENANT` event streams on this API process; close one or poll.',
+  },
+  ERR_INTERNAL: {
+    statusCode: 500,
+    description: 'An unexpected server error (details are in the server log only).',
+  },
+  ERR_NOT_READY: {
+    statusCode: 503,
+    description: 'The API cannot reach Redis, or is shutting down (`/readyz`).',
+  },
+} as const satisfies Record<string, { statusCode: number; description: string }>;
+
+export type ApiErrorCode = keyof typeof API_ERRORS;
+export const API_ERROR_CODES = Object.keys(API_ERRORS) as ApiErrorCode[];
+
+/** An error of the API; `statusCode` comes from the catalog. */
+export class ApiError extends TetherError {
+  declare readonly code: ApiErrorCode;
+  declare readonly statusCode: number;
+
+  constructor(code: ApiErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(code, message, { statusCode: API_ERRORS[code].statusCode, cause: options.cause });
+    this.name = 'ApiError';
+  }
+}
+
+/** The `{ error: { code, message } }` body. */
+export function errorBody(code: string, message: string): { error: ErrorBody } {
+  return { error: { code, message } };
+}

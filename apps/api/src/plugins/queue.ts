@@ -1,0 +1,48 @@
+import { createKeys, EventHub, RunService, RunStore, type TetherKeys } from '@tether/queue';
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import type { ApiConfig } from '../config.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    keys: TetherKeys;
+    store: RunStore;
+    /** Submit, read, answer, cancel: the run service of `@tether/queue`. */
+    runs: RunService;
+    /** Live events of runs, through the one subscriber connection. */
+    hub: EventHub;
+  }
+}
+
+export interface QueuePluginOptions {
+  config: Readonly<ApiConfig>;
+}
+
+const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config }) => {
+  const keys = createKeys(config.queuePrefix);
+  const store = new RunStore({
+    redis: app.redis,
+    keys,
+    eventMaxLength: config.eventMaxLength,
+    retentionSeconds: config.retentionSeconds,
+  });
+  const runs = new RunService({
+    redis: app.redis,
+    keys,
+    store,
+    attempts: config.maxAttempts,
+    backoffMs: config.backoffMs,
+  });
+  // BullMQ reports connection trouble as 'error' events; the Redis plugin logs the connection's own.
+  runs.queue.on('error', (error) => app.log.debug({ err: error }, 'queue error'));
+  app.decorate('keys', keys);
+  app.decorate('store', store);
+  app.decorate('runs', runs);
+  app.decorate('hub', new EventHub(app.subscriber, keys));
+  // Registered after the Redis plugin, so this runs before its connections close.
+  app.addHook('onClose', async () => {
+    await runs.close();
+  });
+};
+
+export default fp(queuePlugin, { name: 'tether-queue', fastify: '5.x', dependencies: ['tether-redis'] });

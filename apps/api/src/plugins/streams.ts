@@ -1,0 +1,114 @@
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import type { ApiConfig } from '../config.js';
+import type { EventStream, StreamEnd } from '../routes/runs/events/event-stream.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    streams: StreamRegistry;
+  }
+}
+
+/**
+ * The open SSE streams of this process: the per-tenant cap, one heartbeat
+ * timer for all of them, and their end at shutdown.
+ */
+export class StreamRegistry {
+  readonly #streams = new Set<EventStream>();
+  readonly #perTenant = new Map<string, number>();
+  readonly #maxPerTenant: number;
+  readonly #heartbeatMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #closing = false;
+  readonly #onEnded: (why: StreamEnd) => void;
+
+  constructor(options: { maxPerTenant: number; heartbeatMs: number; onEnded?: (why: StreamEnd) => void }) {
+    this.#maxPerTenant = options.maxPerTenant;
+    this.#heartbeatMs = options.heartbeatMs;
+    this.#onEnded = options.onEnded ?? (() => {});
+  }
+
+  /** Takes a slot of the tenant's cap; false when it is full (or the server is closing). */
+  acquire(tenant: string): boolean {
+    const count = this.#perTenant.get(tenant) ?? 0;
+    if (this.#closing || count >= this.#maxPerTenant) return false;
+    this.#perTenant.set(tenant, count + 1);
+    return true;
+  }
+
+  /** Gives back a slot taken by `acquire` that no stream used. */
+  release(tenant: string): void {
+    const count = (this.#perTenant.get(tenant) ?? 1) - 1;
+    if (count <= 0) this.#perTenant.delete(tenant);
+    else this.#perTenant.set(tenant, count);
+  }
+
+  /** Tracks a stream whose slot was acquired; call `remove` from its end. */
+  add(stream: EventStream): void {
+    this.#streams.add(stream);
+    this.#timer ??= setInterval(() => {
+      for (const open of this.#streams) open.ping();
+    }, this.#heartbeatMs).unref();
+  }
+
+  remove(stream: EventStream, why: StreamEnd): void {
+    if (!this.#streams.delete(stream)) return;
+    this.release(stream.tenant);
+    this.#onEnded(why);
+    if (this.#streams.size === 0 && this.#timer) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  get size(): number {
+    return this.#streams.size;
+  }
+
+  /** Ends every stream cleanly; clients reconnect (elsewhere) with `Last-Event-ID`. */
+  endAll(why: StreamEnd): void {
+    for (const stream of [...this.#streams]) stream.end(why);
+  }
+
+  /** Refuses new streams and ends the open ones. */
+  close(): void {
+    this.#closing = true;
+    this.endAll('shutdown');
+  }
+}
+
+export interface StreamsPluginOptions {
+  config: Readonly<ApiConfig>;
+}
+
+const streamsPlugin: FastifyPluginAsync<StreamsPluginOptions> = async (app, { config }) => {
+  const registry = new StreamRegistry({
+    maxPerTenant: config.sseMaxPerTenant,
+    heartbeatMs: config.sseHeartbeatMs,
+    onEnded: (why) => app.metrics.sseEnded.inc({ reason: why }),
+  });
+  app.decorate('streams', registry);
+  // Live events published while the subscriber was disconnected are lost to it:
+  // end the streams so their clients resume from the log with Last-Event-ID.
+  let connected = app.subscriber.status === 'ready';
+  app.subscriber.on('ready', () => {
+    if (connected && registry.size > 0) {
+      app.log.warn(
+        { streams: registry.size },
+        'event subscriber reconnected: ending streams so clients resume',
+      );
+      registry.endAll('resync');
+    }
+    connected = true;
+  });
+  // Streams never end on their own: end them before the server waits for open requests.
+  app.addHook('preClose', async () => {
+    registry.close();
+  });
+};
+
+export default fp(streamsPlugin, {
+  name: 'tether-streams',
+  fastify: '5.x',
+  dependencies: ['tether-redis', 'tether-metrics'],
+});

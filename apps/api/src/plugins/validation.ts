@@ -1,0 +1,56 @@
+import { Ajv, type Options } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import secureJson from 'secure-json-parse';
+import { ApiError } from '../errors.js';
+
+/**
+ * How requests are read:
+ * - JSON bodies only (anything else is 415, Fastify's default for an unknown
+ *   content type); malformed JSON is 400 `ERR_INVALID_JSON`, and a
+ *   `__proto__` or `constructor.prototype` key is 400 `ERR_FORBIDDEN_PROPERTY`.
+ *   An empty body is no body, so a bodiless POST sent with a JSON content
+ *   type is accepted where no body is expected.
+ * - Bodies are validated as sent: no coercion, no defaults, no removal of
+ *   unknown fields. Path parameters, query strings and headers are strings on
+ *   the wire, so they alone are coerced to the schema's types.
+ */
+const validationPlugin: FastifyPluginAsync = async (app) => {
+  const common: Options = { removeAdditional: false, allErrors: false, strict: false };
+  const bodies = new Ajv({ ...common, coerceTypes: false, useDefaults: false });
+  const strings = new Ajv({ ...common, coerceTypes: true, useDefaults: true });
+  addFormats.default(bodies);
+  addFormats.default(strings);
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? bodies : strings).compile(schema as object),
+  );
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (error) {
+      const poisoned = error instanceof SyntaxError && /forbidden prototype property/.test(error.message);
+      done(
+        poisoned
+          ? new ApiError(
+              'ERR_FORBIDDEN_PROPERTY',
+              'The JSON body has a "__proto__" or "constructor.prototype" key, which is refused.',
+            )
+          : new ApiError(
+              'ERR_INVALID_JSON',
+              `The request body is not valid JSON: ${(error as Error).message}`,
+            ),
+        undefined,
+      );
+    }
+  });
+};
+
+export default fp(validationPlugin, { name: 'tether-validation', fastify: '5.x' });

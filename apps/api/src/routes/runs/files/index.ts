@@ -1,0 +1,70 @@
+import { join } from 'node:path';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ErrorResponseSchema, RunFileListSchema, RunIdSchema } from '@tether/protocol';
+import { listRunFiles, openRunFile } from '../../../workspace-files.js';
+import { COMMON_ERRORS, RunParamsSchema } from '../../schemas.js';
+
+/** A `Content-Disposition` file name: ASCII fallback plus the RFC 5987 UTF-8 form. */
+function disposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+/**
+ * `GET /v1/runs/:id/files` and `GET /v1/runs/:id/files/*`: what a run left in
+ * its workspace. The API must see the workers' workspace root (shared storage).
+ */
+const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const workspaceOf = (runId: string) => join(app.config.workspaceRoot, runId);
+
+  app.get(
+    '/:id/files',
+    {
+      schema: {
+        tags: ['files'],
+        summary: "List the files of a run's workspace",
+        params: RunParamsSchema,
+        response: { 200: RunFileListSchema, 404: ErrorResponseSchema, ...COMMON_ERRORS },
+      },
+    },
+    async (request) => {
+      await app.runs.get(request.tenant, request.params.id);
+      return listRunFiles(workspaceOf(request.params.id));
+    },
+  );
+
+  app.get(
+    '/:id/files/*',
+    {
+      schema: {
+        tags: ['files'],
+        summary: "Download a file of a run's workspace",
+        description:
+          'The bytes of the file (`application/octet-stream`). The path is relative to the workspace.',
+        params: Type.Object({ id: RunIdSchema, '*': Type.String() }),
+        response: {
+          200: Type.Unsafe<NodeJS.ReadableStream>({
+            type: 'string',
+            format: 'binary',
+            description: 'The file',
+          }),
+          404: ErrorResponseSchema,
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      await app.runs.get(request.tenant, request.params.id);
+      const file = await openRunFile(workspaceOf(request.params.id), request.params['*']);
+      return reply
+        .type('application/octet-stream')
+        .header('content-length', file.size)
+        .header('content-disposition', disposition(file.name))
+        .header('x-content-type-options', 'nosniff')
+        .send(file.handle.createReadStream());
+    },
+  );
+};
+
+export default fileRoutes;

@@ -1,0 +1,132 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  CancelRunResponseSchema,
+  CreateRunBodySchema,
+  CreateRunResponseSchema,
+  ErrorResponseSchema,
+  RunIdSchema,
+  RunListSchema,
+  RunSchema,
+  RunStatusSchema,
+} from '@tether/protocol';
+import { COMMON_ERRORS, RunParamsSchema } from '../schemas.js';
+import clarifyRoutes from './clarify/index.js';
+import eventRoutes from './events/index.js';
+import fileRoutes from './files/index.js';
+import { runLinks, toRun } from './run-view.js';
+import { checkSubmission } from './submission.js';
+
+/** `Idempotency-Key`: printable ASCII, as Stripe and the IETF draft use it. */
+const IdempotencyHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' }),
+  ),
+});
+
+const ListQuerySchema = Type.Object({
+  status: Type.Optional(RunStatusSchema),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  cursor: Type.Optional(RunIdSchema),
+});
+
+/** `/v1/runs`: submit, list, read and cancel runs; events, clarify and files are sub-resources. */
+const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post(
+    '/',
+    {
+      schema: {
+        tags: ['runs'],
+        summary: 'Submit a run',
+        description:
+          'Queues a run and answers 202 with its id, links and a short-lived read token for its events (`?token=`). With an `Idempotency-Key`, the same key and body answer the same run again (header `Idempotent-Replayed: true`); the same key with another body is 409.',
+        headers: IdempotencyHeadersSchema,
+        body: CreateRunBodySchema,
+        response: {
+          202: CreateRunResponseSchema,
+          409: ErrorResponseSchema,
+          413: ErrorResponseSchema,
+          415: ErrorResponseSchema,
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      checkSubmission(request.body, app.config);
+      const { run, created } = await app.runs.submit(request.tenant, request.body, {
+        idempotencyKey: request.headers['idempotency-key'],
+      });
+      app.metrics.runsSubmitted.inc({ created: String(created) });
+      if (!created) reply.header('idempotent-replayed', 'true');
+      reply.header('location', runLinks(run.id).self);
+      return reply.code(202).send({
+        id: run.id,
+        status: 'queued',
+        links: runLinks(run.id),
+        token: app.readTokens.issue(run.id, request.tenant),
+      });
+    },
+  );
+
+  app.get(
+    '/',
+    {
+      schema: {
+        tags: ['runs'],
+        summary: "List the caller's runs, newest first",
+        querystring: ListQuerySchema,
+        response: { 200: RunListSchema, ...COMMON_ERRORS },
+      },
+    },
+    async (request) => {
+      const { runs, nextCursor } = await app.runs.list(request.tenant, {
+        status: request.query.status,
+        limit: request.query.limit ?? 20,
+        cursor: request.query.cursor,
+      });
+      return { data: runs.map(toRun), nextCursor };
+    },
+  );
+
+  app.get(
+    '/:id',
+    {
+      schema: {
+        tags: ['runs'],
+        summary: 'Read a run',
+        params: RunParamsSchema,
+        response: { 200: RunSchema, 404: ErrorResponseSchema, ...COMMON_ERRORS },
+      },
+    },
+    async (request) => toRun(await app.runs.get(request.tenant, request.params.id)),
+  );
+
+  app.post(
+    '/:id/cancel',
+    {
+      schema: {
+        tags: ['runs'],
+        summary: 'Cancel a run',
+        description:
+          'Answers 202 with the status the run had: a queued or waiting run ends now, a running one at its next step (`run.cancelled` is its last event). A finished run is 409.',
+        params: RunParamsSchema,
+        response: {
+          202: CancelRunResponseSchema,
+          404: ErrorResponseSchema,
+          409: ErrorResponseSchema,
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const status = await app.runs.cancel(request.tenant, request.params.id);
+      return reply.code(202).send({ id: request.params.id, status });
+    },
+  );
+
+  await app.register(eventRoutes);
+  await app.register(clarifyRoutes);
+  await app.register(fileRoutes);
+};
+
+export default runRoutes;

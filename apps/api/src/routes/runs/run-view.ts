@@ -1,0 +1,26 @@
+import type { Run } from '@tether/protocol';
+import type { RunRecord } from '@tether/queue';
+
+/** A stored run as clients see it: never its tenant, spec, owner token or body hash. */
+export function toRun(record: RunRecord): Run {
+  const run: Run = {
+    id: record.id,
+    status: record.status,
+    createdAt: record.createdAt,
+    attempts: record.attempts,
+    todos: record.todos,
+  };
+  if (record.startedAt !== undefined) run.startedAt = record.startedAt;
+  if (record.finishedAt !== undefined) run.finishedAt = record.finishedAt;
+  if (record.pendingClarify !== undefined) run.pendingClarify = record.pendingClarify;
+  if (record.output !== undefined) run.output = record.output;
+  if (record.error !== undefined) run.error = record.error;
+  if (record.usage !== undefined) run.usage = record.usage;
+  if (record.metadata !== undefined) run.metadata = record.metadata;
+  return run;
+}
+
+/** Where a run and its events live. */
+export function runLinks(id: string): { self: string; events: string } {
+  return { self: `/v1/runs/${id}`, events: `/v1/runs/${id}/events` };
+}

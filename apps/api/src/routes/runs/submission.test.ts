@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { checkSubmission, filePathProblem } from './submission.js';
+
+describe('filePathProblem', () => {
+  it.each(['a.txt', 'src/index.ts', './a.txt', 'a/../b.txt', '.hidden'])('accepts %s', (path) => {
+    expect(filePathProblem(path)).toBeUndefined();
+  });
+  it.each(['/etc/passwd', '../x', 'a/../../x', '..', '.', 'dir/', 'C:\\x', 'a\0b', '..\\x'])(
+    'refuses %j',
+    (path) => {
+      expect(filePathProblem(path)).toBeDefined();
+    },
+  );
+});
+
+describe('checkSubmission', () => {
+  const config = { profiles: [], defaultProfile: undefined, allowReplay: true };
+  const replay = { provider: 'replay' as const, script: [{ content: 'ok' }] };
+
+  it('names the available toolsets when one is unknown or reserved', () => {
+    expect(() => checkSubmission({ input: 'x', model: replay, toolsets: ['crew'] }, config)).toThrow(
+      /crew; available: base, planning, interaction/,
+    );
+    expect(() => checkSubmission({ input: 'x', model: replay, toolsets: ['base'] }, config)).not.toThrow();
+  });
+
+  it('refuses a run without a model when the server has no default profile', () => {
+    expect(() => checkSubmission({ input: 'x' }, config)).toThrow(
+      expect.objectContaining({ statusCode: 400 }),
+    );
+  });
+});

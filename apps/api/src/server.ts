@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+/**
+ * The API process. Configured by environment (see docs/api.md): REDIS_URL,
+ * HOST, PORT, TETHER_API_KEYS, TETHER_QUEUE_PREFIX, TETHER_WORKSPACE_ROOT,
+ * model profiles, TETHER_ALLOW_REPLAY, limits.
+ *
+ * SIGTERM or SIGINT closes it gracefully: stop accepting connections, refuse
+ * new requests with 503 (`/readyz` turns 503 first), end the SSE streams
+ * cleanly (clients resume elsewhere with `Last-Event-ID`), wait for requests in
+ * flight, close Redis. A second signal, or `TETHER_SHUTDOWN_TIMEOUT_MS`, exits
+ * at once.
+ */
+import { pino } from 'pino';
+import { createApp, createLogger } from './app.js';
+import { loadApiConfig, unauthenticatedWarning } from './config.js';
+
+const bootLogger = pino({ name: 'tether-api' });
+let config: ReturnType<typeof loadApiConfig>;
+try {
+  config = loadApiConfig();
+} catch (error) {
+  bootLogger.fatal({ err: error }, error instanceof Error ? error.message : 'invalid configuration');
+  process.exit(78);
+}
+
+const logger = createLogger(config);
+if (config.apiKeys.length === 0) logger.warn(unauthenticatedWarning(config));
+else if (config.tokenSecretDerived) {
+  logger.info(
+    'TETHER_TOKEN_SECRET is not set: read tokens are signed with a key derived from TETHER_API_KEYS',
+  );
+}
+
+const app = createApp(config, logger);
+
+let signals = 0;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    signals++;
+    if (signals > 1) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(130);
+    }
+    logger.info({ signal }, 'shutting down');
+    const deadline = setTimeout(() => {
+      logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out: exiting now');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    deadline.unref();
+    app.close().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'error while shutting down');
+        process.exit(1);
+      },
+    );
+  });
+}
+
+try {
+  await app.listen({ host: config.host, port: config.port });
+} catch (error) {
+  logger.fatal({ err: error }, 'the API could not start');
+  process.exit(1);
+}

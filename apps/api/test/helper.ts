@@ -1,0 +1,93 @@
+/**
+ * Test helpers: `build()` makes the API app against the test Redis with a queue
+ * prefix of its own (and a temporary workspace root), closed when the test
+ * ends; fixtures put runs into the states the routes answer about.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CreateRunBody, ReplayScript } from '@tether/protocol';
+import { newId } from '@tether/protocol';
+import { testRedisUrl, uniquePrefix } from '@tether/testing';
+import type { FastifyInstance } from 'fastify';
+import { onTestFinished } from 'vitest';
+import { createApp } from '../src/app.js';
+import { type ApiConfig, loadApiConfig } from '../src/config.js';
+
+export const ACME_KEY = 'sk_acme_0123456789';
+export const BETA_KEY = 'sk_beta_0123456789';
+/** Two tenants, `acme` and `beta`. */
+export const API_KEYS = `acme:${ACME_KEY},beta:${BETA_KEY}`;
+export const ACME = { authorization: `Bearer ${ACME_KEY}` } as const;
+export const BETA = { authorization: `Bearer ${BETA_KEY}` } as const;
+
+export interface BuildOptions {
+  /** Extra environment (overrides the defaults below). */
+  env?: Record<string, string>;
+  /** `TETHER_API_KEYS`; default the two tenants above, '' for none. */
+  keys?: string;
+  /** Leave the app open when the test ends (the caller closes it). */
+  keepOpen?: boolean;
+}
+
+export interface Built {
+  app: FastifyInstance;
+  config: Readonly<ApiConfig>;
+}
+
+/** Builds the app (ready, not listening) with replay allowed and logs off. */
+export async function build(options: BuildOptions = {}): Promise<Built> {
+  const workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-api-ws-'));
+  const config = loadApiConfig({
+    REDIS_URL: testRedisUrl(),
+    TETHER_QUEUE_PREFIX: uniquePrefix('api'),
+    TETHER_WORKSPACE_ROOT: workspaceRoot,
+    TETHER_ALLOW_REPLAY: '1',
+    TETHER_API_KEYS: options.keys ?? API_KEYS,
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  });
+  const app = createApp(config);
+  const close = async () => {
+    await app.close();
+    await rm(workspaceRoot, { recursive: true, force: true });
+  };
+  if (!options.keepOpen) onTestFinished(close);
+  await app.ready();
+  return { app, config };
+}
+
+/** A replay script body that answers `content` at once. */
+export function replayRun(script: ReplayScript = [{ content: 'ok' }], extra: Partial<CreateRunBody> = {}) {
+  return { input: 'do the thing', model: { provider: 'replay' as const, script }, ...extra };
+}
+
+/** Submits a run through the API as `headers`' tenant; returns its id. */
+export async function submit(
+  app: FastifyInstance,
+  headers: Record<string, string> = ACME,
+  body: object = replayRun(),
+): Promise<string> {
+  const response = await app.inject({ method: 'POST', url: '/v1/runs', headers, payload: body });
+  if (response.statusCode !== 202)
+    throw new Error(`submit answered ${response.statusCode}: ${response.body}`);
+  return response.json<{ id: string }>().id;
+}
+
+/**
+ * Moves a submitted run to `waiting_for_input` as a worker would: claims it
+ * and suspends it on a question. Returns the clarify request id.
+ */
+export async function suspend(app: FastifyInstance, runId: string, expiresInMs = 60_000): Promise<string> {
+  const token = 'test-worker:1';
+  const claimed = await app.store.claim(runId, token, 1, 'test-worker');
+  if (claimed !== 'ok') throw new Error(`claim answered ${claimed}`);
+  const requestId = newId('clr');
+  await app.store.suspend(runId, token, {
+    requestId,
+    question: 'Which one?',
+    choices: ['a', 'b'],
+    expiresAt: new Date(Date.now() + expiresInMs).toISOString(),
+  });
+  return requestId;
+}

@@ -1,0 +1,359 @@
+import { uniquePrefix } from '@tether/testing';
+import { describe, expect, it } from 'vitest';
+import { ACME, BETA, build, replayRun, submit } from './helper.js';
+
+const json = { 'content-type': 'application/json' };
+
+function errorOf(response: { statusCode: number; json: <T>() => T }) {
+  return {
+    status: response.statusCode,
+    ...response.json<{ error: { code: string; message: string } }>().error,
+  };
+}
+
+describe('authentication', () => {
+  it('answers 401 without a key, with a wrong key, and with a malformed header', async () => {
+    const { app } = await build();
+    for (const headers of [
+      {},
+      { authorization: 'Bearer sk_wrong_0123456789' },
+      { authorization: 'Basic YWNtZTpzZWNyZXQ=' },
+      { authorization: `Bearer ${ACME.authorization.slice(7)}x` },
+    ]) {
+      const response = await app.inject({ method: 'GET', url: '/v1/runs', headers });
+      expect(errorOf(response)).toMatchObject({ status: 401, code: 'ERR_UNAUTHORIZED' });
+    }
+    const missing = await app.inject({ method: 'GET', url: '/v1/runs' });
+    expect(missing.headers['www-authenticate']).toBe('Bearer');
+    expect((await app.inject({ method: 'GET', url: '/v1/runs', headers: ACME })).statusCode).toBe(200);
+  });
+
+  it("answers 404 for another tenant's run, on every run route", async () => {
+    const { app } = await build();
+    const id = await submit(app, ACME);
+    const requestId = 'clr_0000000000000000000000000a';
+    for (const [method, url, payload] of [
+      ['GET', `/v1/runs/${id}`, undefined],
+      ['GET', `/v1/runs/${id}/events`, undefined],
+      ['POST', `/v1/runs/${id}/cancel`, undefined],
+      ['POST', `/v1/runs/${id}/clarify/${requestId}`, { answer: 'a' }],
+      ['GET', `/v1/runs/${id}/files`, undefined],
+      ['GET', `/v1/runs/${id}/files/a.txt`, undefined],
+    ] as const) {
+      const response = await app.inject({
+        method,
+        url,
+        headers: { ...BETA, accept: 'application/json' },
+        payload,
+      });
+      expect(errorOf(response), `${method} ${url}`).toMatchObject({ status: 404, code: 'ERR_RUN_NOT_FOUND' });
+    }
+    const listed = await app.inject({ method: 'GET', url: '/v1/runs', headers: BETA });
+    expect(listed.json()).toEqual({ data: [], nextCursor: null });
+    expect((await app.inject({ method: 'GET', url: `/v1/runs/${id}`, headers: ACME })).statusCode).toBe(200);
+  });
+
+  it('accepts the read token on the events route only, for its own run only, until it expires', async () => {
+    const { app } = await build({ env: { TETHER_TOKEN_TTL_S: '60' } });
+    const first = await app.inject({ method: 'POST', url: '/v1/runs', headers: ACME, payload: replayRun() });
+    const { id, token } = first.json<{ id: string; token: string }>();
+    const other = await submit(app, ACME);
+    const page = (runId: string, query: string) =>
+      app.inject({
+        method: 'GET',
+        url: `/v1/runs/${runId}/events?${query}`,
+        headers: { accept: 'application/json' },
+      });
+
+    const ok = await page(id, `token=${encodeURIComponent(token)}`);
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json<{ data: { type: string }[] }>().data[0]?.type).toBe('run.queued');
+    expect(errorOf(await page(other, `token=${encodeURIComponent(token)}`)).status).toBe(401);
+    expect(errorOf(await page(id, `token=${encodeURIComponent(`${token.slice(0, -2)}AA`)}`)).status).toBe(
+      401,
+    );
+    expect(errorOf(await page(id, '')).status).toBe(401);
+    // Not a key: the token opens nothing but the events route.
+    const asKey = await app.inject({
+      method: 'GET',
+      url: `/v1/runs/${id}?token=${encodeURIComponent(token)}`,
+    });
+    expect(asKey.statusCode).toBe(401);
+    // Expired: a token issued an hour ago with a 60 s lifetime.
+    const expired = app.readTokens.issue(id, 'acme', Date.now() - 3_600_000);
+    expect(errorOf(await page(id, `token=${encodeURIComponent(expired)}`)).status).toBe(401);
+    // Signed for another tenant: the signature covers the tenant.
+    const forged = token.replace(/^acme\./, 'beta.');
+    expect(errorOf(await page(id, `token=${encodeURIComponent(forged)}`)).status).toBe(401);
+  });
+
+  it('without keys, every caller is the default tenant', async () => {
+    const { app, config } = await build({ keys: '', env: { HOST: '0.0.0.0' } });
+    expect(config.host).toBe('127.0.0.1');
+    const id = await submit(app, {});
+    const response = await app.inject({
+      method: 'GET',
+      url: `/v1/runs/${id}`,
+      headers: { authorization: 'Bearer whatever' },
+    });
+    expect(response.statusCode).toBe(200);
+  });
+});
+
+describe('request validation', () => {
+  it('answers 400 for malformed JSON', async () => {
+    const { app } = await build();
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: { ...ACME, ...json },
+      payload: '{"input": "x",',
+    });
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'ERR_INVALID_JSON' });
+  });
+
+  it('answers 415 for a body that is not JSON', async () => {
+    const { app } = await build();
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/v1/runs',
+        headers: { ...ACME, 'content-type': type },
+        payload: 'input=x',
+      });
+      expect(errorOf(response), type).toMatchObject({ status: 415, code: 'ERR_UNSUPPORTED_MEDIA_TYPE' });
+    }
+  });
+
+  it('answers 413 for a body over the limit, and takes one just under it', async () => {
+    const { app } = await build({ env: { TETHER_BODY_LIMIT: '4096' } });
+    const big = await app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: { ...ACME, ...json },
+      payload: JSON.stringify(replayRun(undefined, { metadata: { pad: 'x'.repeat(5_000) } })),
+    });
+    expect(errorOf(big)).toMatchObject({ status: 413, code: 'ERR_BODY_TOO_LARGE' });
+    const small = await app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: { ...ACME, ...json },
+      payload: JSON.stringify(replayRun(undefined, { metadata: { pad: 'x'.repeat(3_000) } })),
+    });
+    expect(small.statusCode).toBe(202);
+  });
+
+  it('answers 413 at 1 MiB by default', async () => {
+    const { app } = await build();
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: { ...ACME, ...json },
+      payload: JSON.stringify(replayRun(undefined, { files: { 'a.txt': 'x'.repeat(1_048_576) } })),
+    });
+    expect(errorOf(response)).toMatchObject({ status: 413, code: 'ERR_BODY_TOO_LARGE' });
+  });
+
+  it('answers 400 naming an unknown field, at any depth, never dropping it', async () => {
+    const { app } = await build();
+    for (const [body, field] of [
+      [{ ...replayRun(), colour: 'blue' }, 'body.colour'],
+      [{ ...replayRun(), limits: { maxSteps: 3, maxTokens: 9 } }, 'body.limits.maxTokens'],
+      [{ ...replayRun(), clarify: { timeoutMs: 5_000, retries: 1 } }, 'body.clarify.retries'],
+    ] as const) {
+      const response = await app.inject({ method: 'POST', url: '/v1/runs', headers: ACME, payload: body });
+      const error = errorOf(response);
+      expect(error).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+      expect(error.message).toContain(field);
+    }
+    const answer = await app.inject({
+      method: 'POST',
+      url: `/v1/runs/${await submit(app)}/clarify/clr_0000000000000000000000000a`,
+      headers: ACME,
+      payload: { answer: 'a', extra: true },
+    });
+    expect(errorOf(answer)).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+  });
+
+  it('answers 400 for a string where a number is expected (no coercion), and for other wrong types', async () => {
+    const { app } = await build();
+    for (const [body, field] of [
+      [replayRun(undefined, { limits: { maxSteps: '3' as unknown as number } }), 'body.limits.maxSteps'],
+      [
+        replayRun(undefined, { clarify: { timeoutMs: '5000' as unknown as number } }),
+        'body.clarify.timeoutMs',
+      ],
+      [{ ...replayRun(), input: 42 }, 'body.input'],
+      [{ ...replayRun(), toolsets: 'base' }, 'body.toolsets'],
+      [{ model: { provider: 'replay', script: [{ content: 'ok' }] } }, 'body.input'],
+      [replayRun(undefined, { limits: { maxSteps: 1_001 } }), 'body.limits.maxSteps'],
+    ] as const) {
+      const response = await app.inject({ method: 'POST', url: '/v1/runs', headers: ACME, payload: body });
+      const error = errorOf(response);
+      expect(error, JSON.stringify(body)).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+      expect(error.message).toContain(field);
+    }
+    const empty = await app.inject({ method: 'POST', url: '/v1/runs', headers: { ...ACME, ...json } });
+    expect(errorOf(empty)).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+  });
+
+  it('answers 400 for __proto__ and constructor.prototype in a body', async () => {
+    const { app } = await build();
+    for (const payload of [
+      '{"input":"x","__proto__":{"admin":true}}',
+      '{"input":"x","metadata":{"a":{"__proto__":{"polluted":1}}}}',
+      '{"input":"x","metadata":{"constructor":{"prototype":{"polluted":1}}}}',
+    ]) {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/v1/runs',
+        headers: { ...ACME, ...json },
+        payload,
+      });
+      expect(errorOf(response), payload).toMatchObject({ status: 400, code: 'ERR_FORBIDDEN_PROPERTY' });
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('answers 400 for a path parameter that is not an id', async () => {
+    const { app } = await build();
+    const id = await submit(app);
+    for (const [method, url] of [
+      ['GET', '/v1/runs/nope'],
+      ['GET', '/v1/runs/run_short'],
+      ['GET', '/v1/runs/RUN_01M8MK437DK0REDCD4HSEZF61X'],
+      ['GET', `/v1/runs/${id.replace('run_', 'run_u')}`],
+      ['GET', '/v1/runs/%20/events'],
+      ['POST', '/v1/runs/1/cancel'],
+      ['POST', `/v1/runs/${id}/clarify/not-a-request`],
+      ['GET', '/v1/runs/x/files'],
+    ] as const) {
+      const response = await app.inject({
+        method,
+        url,
+        headers: ACME,
+        ...(method === 'POST' ? { payload: { answer: 'a' } } : {}),
+      });
+      expect(errorOf(response), url).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+    }
+  });
+
+  it('answers 400 for a bad query string or header, coercing numbers there only', async () => {
+    const { app } = await build();
+    const id = await submit(app);
+    const bad = [
+      '/v1/runs?limit=0',
+      '/v1/runs?limit=abc',
+      '/v1/runs?status=sleeping',
+      '/v1/runs?cursor=x',
+      `/v1/runs/${id}/events?after=yesterday`,
+      `/v1/runs/${id}/events?limit=5000`,
+    ];
+    for (const url of bad) {
+      const response = await app.inject({
+        method: 'GET',
+        url,
+        headers: { ...ACME, accept: 'application/json' },
+      });
+      expect(errorOf(response), url).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+    }
+    const badHeader = await app.inject({
+      method: 'GET',
+      url: `/v1/runs/${id}/events`,
+      headers: { ...ACME, 'last-event-id': 'abc' },
+    });
+    expect(errorOf(badHeader)).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+    expect((await app.inject({ method: 'GET', url: '/v1/runs?limit=5', headers: ACME })).statusCode).toBe(
+      200,
+    );
+  });
+
+  it('answers 400 for unknown toolsets, refused model specs and files outside the workspace', async () => {
+    const { app } = await build({
+      env: {
+        TETHER_MODEL_PROFILES:
+          '[{"name":"fast","provider":"openai","baseURL":"http://127.0.0.1:9/v1","model":"m"}]',
+      },
+    });
+    const cases: [object, string, string][] = [
+      [
+        replayRun(undefined, { toolsets: ['base', 'memory'] }),
+        'ERR_TOOLSET_UNKNOWN',
+        'base, planning, interaction',
+      ],
+      [replayRun(undefined, { toolsets: ['wizardry'] }), 'ERR_TOOLSET_UNKNOWN', 'wizardry'],
+      [{ input: 'x', model: { profile: 'slow' } }, 'ERR_MODEL_PROFILE_UNKNOWN', 'fast'],
+      [replayRun(undefined, { files: { '../escape.txt': 'x' } }), 'ERR_FILES_INVALID', 'outside'],
+      [replayRun(undefined, { files: { '/etc/passwd': 'x' } }), 'ERR_FILES_INVALID', 'absolute'],
+      [
+        { input: 'x', model: { provider: 'replay', script: [{ toolCalls: [] }] } },
+        'ERR_VALIDATION',
+        'body.model',
+      ],
+    ];
+    for (const [body, code, text] of cases) {
+      const response = await app.inject({ method: 'POST', url: '/v1/runs', headers: ACME, payload: body });
+      const error = errorOf(response);
+      expect(error, JSON.stringify(body)).toMatchObject({ status: 400, code });
+      expect(error.message).toContain(text);
+    }
+    const profile = await app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: ACME,
+      payload: { input: 'x', model: { profile: 'fast' } },
+    });
+    expect(profile.statusCode).toBe(202);
+  });
+
+  it('refuses replay runs when TETHER_ALLOW_REPLAY is off', async () => {
+    const { app } = await build({ env: { TETHER_ALLOW_REPLAY: '0' } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: ACME,
+      payload: replayRun(),
+    });
+    expect(errorOf(response)).toMatchObject({ status: 400, code: 'ERR_MODEL_REPLAY_DISABLED' });
+  });
+
+  it('answers 404 with an error body for unknown routes', async () => {
+    const { app } = await build();
+    for (const [method, url] of [
+      ['GET', '/v2/runs'],
+      ['DELETE', '/v1/runs'],
+      ['GET', '/'],
+    ] as const) {
+      const response = await app.inject({ method, url, headers: ACME });
+      expect(errorOf(response), url).toMatchObject({ status: 404, code: 'ERR_NOT_FOUND' });
+    }
+  });
+});
+
+describe('rate limiting', () => {
+  it('answers 429 with Retry-After past the limit, per tenant', async () => {
+    const { app } = await build({
+      env: { TETHER_RATE_LIMIT_MAX: '3', TETHER_RATE_LIMIT_WINDOW_MS: '60000' },
+    });
+    for (let i = 0; i < 3; i++) {
+      const response = await app.inject({ method: 'GET', url: '/v1/runs', headers: ACME });
+      expect(response.statusCode).toBe(200);
+    }
+    const limited = await app.inject({ method: 'GET', url: '/v1/runs', headers: ACME });
+    expect(errorOf(limited)).toMatchObject({ status: 429, code: 'ERR_RATE_LIMITED' });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // Another tenant has its own budget; health checks are not counted.
+    expect((await app.inject({ method: 'GET', url: '/v1/runs', headers: BETA })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it('shares the budget between API instances (the counter is in Redis)', async () => {
+    const env = { TETHER_RATE_LIMIT_MAX: '2', TETHER_QUEUE_PREFIX: uniquePrefix('rl') };
+    const a = await build({ env });
+    const b = await build({ env });
+    expect((await a.app.inject({ method: 'GET', url: '/v1/runs', headers: ACME })).statusCode).toBe(200);
+    expect((await b.app.inject({ method: 'GET', url: '/v1/runs', headers: ACME })).statusCode).toBe(200);
+    expect((await a.app.inject({ method: 'GET', url: '/v1/runs', headers: ACME })).statusCode).toBe(429);
+  });
+});

@@ -1,0 +1,251 @@
+// pnpm bench:throughput — trivial replay runs (one turn, `[{ content: 'ok' }]`) submitted
+// over HTTP to one API process and completed by two worker processes (concurrency 50
+// each), against raw BullMQ no-op jobs (Queue.addBulk + a Worker with concurrency 50
+// doing nothing) on the same Redis in the same run. One JSON line per kind of run: with no
+// tools (`toolsets: []`, the trivial run) and with the default toolsets (the worker builds
+// the seven tools and their prompt). Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
+import { spawn } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { createKeys } from '../packages/queue/dist/index.js';
+import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
+import { freePort } from '../packages/testing/dist/redis.js';
+import { benchRedis, ROOT, tempDir } from './lib/stack.mjs';
+
+// BullMQ as @tether/queue resolves it (the same version the workers run).
+const { Queue, Worker } = createRequire(new URL('../packages/queue/package.json', import.meta.url))('bullmq');
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3_000);
+const JOBS = Number(process.env.BENCH_JOBS ?? 20_000);
+const WARMUP = 1_000;
+const PASSES = 3;
+const IN_FLIGHT = 64;
+const CONCURRENCY = 50;
+const GOAL = 0.3;
+const KEY = 'sk_bench_throughput_0123';
+
+const redisServer = await benchRedis();
+const workspaces = await tempDir('throughput');
+const prefix = `{bench-tp-${process.pid}}`;
+const keys = createKeys(prefix);
+const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+const children = [];
+
+function startProcess(name, script, env) {
+  const child = spawn(process.execPath, [script], {
+    env: {
+      PATH: process.env.PATH,
+      REDIS_URL: redisServer.url,
+      TETHER_QUEUE_PREFIX: prefix,
+      TETHER_WORKSPACE_ROOT: workspaces.dir,
+      TETHER_ALLOW_REPLAY: '1',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  child.once('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`${name} exited (code ${code}, signal ${signal})`);
+      process.exitCode = 1;
+    }
+  });
+  return child;
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+async function until(condition, what, timeoutMs = 30_000) {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+let stopping = false;
+async function stopAll() {
+  stopping = true;
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', resolve);
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
+/** Raw BullMQ: `count` no-op jobs through one Worker of concurrency 50; jobs per second. */
+async function rawBullmq(count) {
+  const queue = new Queue('noop', { connection: redis, prefix: `{bench-raw-${process.pid}}` });
+  const connection = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+  let done = 0;
+  let resolveAll;
+  const all = new Promise((resolve) => {
+    resolveAll = resolve;
+  });
+  const worker = new Worker('noop', async () => {}, {
+    connection,
+    prefix: `{bench-raw-${process.pid}}`,
+    concurrency: CONCURRENCY,
+  });
+  worker.on('completed', () => {
+    if (++done === count) resolveAll();
+  });
+  await worker.waitUntilReady();
+  const started = performance.now();
+  for (let i = 0; i < count; i += 1_000) {
+    const batch = Array.from({ length: Math.min(1_000, count - i) }, (_, j) => ({
+      name: 'noop',
+      data: { i: i + j },
+      opts: { removeOnComplete: true, removeOnFail: true },
+    }));
+    await queue.addBulk(batch);
+  }
+  await all;
+  const seconds = (performance.now() - started) / 1000;
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  connection.disconnect();
+  return count / seconds;
+}
+
+// Tether: the API process and two workers.
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+startProcess('api', join(ROOT, 'apps/api/dist/server.js'), {
+  TETHER_API_KEYS: `bench:${KEY}`,
+  TETHER_API_ID: 'bench-tp',
+  TETHER_RATE_LIMIT_MAX: '1000000',
+  HOST: '127.0.0.1',
+  PORT: String(port),
+});
+for (const id of ['bench-w1', 'bench-w2']) {
+  startProcess(id, join(ROOT, 'apps/worker/dist/main.js'), {
+    TETHER_WORKER_ID: id,
+    TETHER_WORKER_CONCURRENCY: String(CONCURRENCY),
+    TETHER_SANDBOX: 'none',
+  });
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+const BODIES = {
+  default: '{"input":"say ok","model":{"provider":"replay","script":[{"content":"ok"}]}}',
+  none: '{"input":"say ok","toolsets":[],"model":{"provider":"replay","script":[{"content":"ok"}]}}',
+};
+
+function submit(body) {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}/v1/runs`, {
+      method: 'POST',
+      agent,
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () =>
+        res.statusCode === 202 ? resolve() : reject(new Error(`submit: ${res.statusCode}`)),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// Completions are heard, not polled: every run's terminal event is published.
+const subscriber = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+let completed = 0;
+let failed = 0;
+const waiters = new Set();
+subscriber.on('pmessage', (_pattern, _channel, message) => {
+  if (message.includes('"type":"run.completed"')) completed++;
+  else if (message.includes('"type":"run.failed"')) failed++;
+  else return;
+  for (const waiter of [...waiters]) waiter();
+});
+await subscriber.psubscribe(keys.eventsPattern);
+const completions = (target) =>
+  new Promise((resolve) => {
+    const check = () => {
+      if (completed + failed >= target) {
+        waiters.delete(check);
+        resolve();
+      }
+    };
+    waiters.add(check);
+    check();
+  });
+
+/** Submits `count` runs, at most IN_FLIGHT at a time; resolves when all have completed. */
+async function tetherRuns(count, body) {
+  const target = completed + failed + count;
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < count) {
+        next++;
+        await submit(body);
+      }
+    }),
+  );
+  await completions(target);
+  return count / ((performance.now() - started) / 1000);
+}
+
+try {
+  await until(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok === true, 'the API');
+  await until(async () => {
+    const list = await redis.client('LIST');
+    return ['bench-w1', 'bench-w2'].every((id) => list.includes(`name=tether-worker:${id}`));
+  }, 'the workers');
+  for (const body of Object.values(BODIES)) await tetherRuns(WARMUP, body);
+  await rawBullmq(2_000);
+
+  const jobsPerSecond = await rawBullmq(JOBS);
+  // Passes alternate between the two kinds of run, so neither gains from going second.
+  const rates = Object.fromEntries(Object.keys(BODIES).map((kind) => [kind, []]));
+  for (let pass = 0; pass < PASSES; pass++) {
+    for (const [kind, body] of Object.entries(BODIES)) rates[kind].push(await tetherRuns(RUNS, body));
+  }
+  for (const [toolsets, samples] of Object.entries(rates)) {
+    const runsPerSecond = median(samples);
+    const ratio = runsPerSecond / jobsPerSecond;
+    console.log(
+      JSON.stringify({
+        bench: 'throughput',
+        toolsets,
+        runs: RUNS,
+        passes: PASSES,
+        tether_runs_per_s_each_pass: samples.map(Math.round),
+        jobs: JOBS,
+        workers: 2,
+        concurrency_per_worker: CONCURRENCY,
+        http_in_flight: IN_FLIGHT,
+        tether_runs_per_s: Math.round(runsPerSecond),
+        raw_bullmq_jobs_per_s: Math.round(jobsPerSecond),
+        ratio: Number(ratio.toFixed(3)),
+        failed_runs: failed,
+        goal_ratio: GOAL,
+        pass: ratio >= GOAL && failed === 0,
+      }),
+    );
+  }
+} finally {
+  agent.destroy();
+  await stopAll();
+  subscriber.disconnect();
+  redis.disconnect();
+  await redisServer.stop();
+  await workspaces.remove();
+}
