@@ -17,7 +17,7 @@ async function listening(options: BuildOptions = {}) {
 /** A run that a (pretend) worker has claimed, so events can be appended to it. */
 async function runningRun(app: FastifyInstance, headers: Record<string, string> = ACME): Promise<string> {
   const id = await submit(app, headers);
-  expect(await app.store.claim(id, WORKER, 1, 'test-worker')).toBe('ok');
+  expect((await app.store.claim(id, WORKER, 1, 'test-worker')).status).toBe('ok');
   return id;
 }
 

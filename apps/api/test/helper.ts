@@ -81,7 +81,7 @@ export async function submit(
 export async function suspend(app: FastifyInstance, runId: string, expiresInMs = 60_000): Promise<string> {
   const token = 'test-worker:1';
   const claimed = await app.store.claim(runId, token, 1, 'test-worker');
-  if (claimed !== 'ok') throw new Error(`claim answered ${claimed}`);
+  if (claimed.status !== 'ok') throw new Error(`claim answered ${claimed.status}`);
   const requestId = newId('clr');
   await app.store.suspend(runId, token, {
     requestId,

@@ -13,23 +13,31 @@ export interface EventSinkOptions {
 }
 
 /**
- * Writes an attempt's events to the run's log in the order they were emitted.
- * Streamed text (`message.delta`) is gathered for a few milliseconds and
- * written as one event, so a fast model does not write one Redis entry per
- * token; any other event first writes the text gathered before it.
+ * Writes an attempt's events to the run's log in the order they were emitted,
+ * in as few Redis calls as possible:
+ * - events emitted while a write is in flight go out together in the next one;
+ * - the events not yet written when the attempt saves a checkpoint, suspends or
+ *   ends are handed to that step (`take()`), which appends them in the same
+ *   script, before its own change;
+ * - streamed text (`message.delta`) is gathered for a few milliseconds into one
+ *   event; any other event first takes the text gathered before it.
+ *
  * `clarify.requested` is not written here: the suspension writes it in the same
  * step as the question, so it is never published before the question is stored.
  *
- * A failed write is not dropped silently: `flush()` (which runs before every
- * checkpoint save) throws a retryable error, so the attempt stops and is
- * retried from its last checkpoint, emitting the events after it again.
+ * A failed write is not dropped silently: `take()` and `flush()` throw a
+ * retryable error, so the attempt stops and is retried from its last
+ * checkpoint, emitting the events after it again.
  */
 export class EventSink {
   readonly #options: EventSinkOptions;
-  #chain: Promise<void> = Promise.resolve();
+  #pending: RunEventInput[] = [];
+  #inFlight: Promise<void> | undefined;
   #text = '';
   #timer: NodeJS.Timeout | undefined;
   #failure: unknown;
+  /** While a caller waits to take the pending events, no new background write starts. */
+  #holding = false;
 
   constructor(options: EventSinkOptions) {
     this.#options = options;
@@ -39,49 +47,80 @@ export class EventSink {
     if (event.type === 'clarify.requested') return;
     if (event.type === 'message.delta') {
       this.#text += event.data.text;
-      this.#timer ??= setTimeout(() => this.#flushText(), this.#options.deltaFlushMs ?? 50);
+      this.#timer ??= setTimeout(() => {
+        this.#takeText();
+        this.#write();
+      }, this.#options.deltaFlushMs ?? 50);
       return;
     }
-    this.#flushText();
-    this.#write(event);
+    this.#takeText();
+    this.#pending.push(event);
+    this.#write();
   };
 
-  /** Resolves once every event emitted so far is written; throws if one could not be. */
-  async flush(): Promise<void> {
-    this.#flushText();
-    await this.#chain;
-    if (this.#failure !== undefined) {
-      throw new TetherError(
-        'ERR_EVENT_LOG_WRITE',
-        `An event could not be written to the run's log: ${String(this.#failure)}`,
-        {
-          retryable: true,
-          cause: this.#failure,
-        },
-      );
+  /**
+   * Waits for the write in flight, then returns (and forgets) every event not
+   * yet written, for the caller to append in its own step. Throws if a write failed.
+   */
+  async take(): Promise<RunEventInput[]> {
+    this.#takeText();
+    this.#holding = true;
+    try {
+      while (this.#inFlight) await this.#inFlight;
+    } finally {
+      this.#holding = false;
     }
+    this.#check();
+    const events = this.#pending;
+    this.#pending = [];
+    return events;
   }
 
-  #flushText(): void {
+  /** Writes every event emitted so far; throws if one could not be written. */
+  async flush(): Promise<void> {
+    const events = await this.take();
+    if (events.length > 0)
+      await this.#options.store.appendEvents(this.#options.runId, events, this.#options.token);
+  }
+
+  #takeText(): void {
     if (this.#timer) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
     if (this.#text === '') return;
-    const text = this.#text;
+    this.#pending.push({ type: 'message.delta', data: { text: this.#text } });
     this.#text = '';
-    this.#write({ type: 'message.delta', data: { text } });
   }
 
-  #write(event: RunEventInput): void {
+  /** Starts a write of everything pending, unless one is in flight (it starts the next when done). */
+  #write(): void {
+    if (this.#inFlight || this.#holding || this.#pending.length === 0) return;
     const { store, runId, token, onError } = this.#options;
-    this.#chain = this.#chain.then(async () => {
-      try {
-        await store.append(runId, event, token);
-      } catch (error) {
-        this.#failure ??= error;
-        onError(error);
-      }
-    });
+    const events = this.#pending;
+    this.#pending = [];
+    this.#inFlight = store
+      .appendEvents(runId, events, token)
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.#failure ??= error;
+          onError(error);
+        },
+      )
+      .finally(() => {
+        this.#inFlight = undefined;
+        this.#write();
+      });
+  }
+
+  #check(): void {
+    if (this.#failure !== undefined) {
+      throw new TetherError(
+        'ERR_EVENT_LOG_WRITE',
+        `An event could not be written to the run's log: ${String(this.#failure)}`,
+        { retryable: true, cause: this.#failure },
+      );
+    }
   }
 }

@@ -10,13 +10,7 @@ import {
   resolveProvider,
   runAttempt,
 } from '@tether/agent';
-import {
-  type CreateRunBody,
-  type ErrorBody,
-  TERMINAL_STATUSES,
-  TetherError,
-  toErrorBody,
-} from '@tether/protocol';
+import { type CreateRunBody, type ErrorBody, TetherError, toErrorBody } from '@tether/protocol';
 import { QueueError, type RunJobData, type RunStore } from '@tether/queue';
 import { BUILTIN_TOOL_NAMES, createTools, getAllToolNames, TOOLSET_DEFAULTS } from '@tether/tools';
 import { DelayedError, type Job, WaitingError } from 'bullmq';
@@ -83,16 +77,15 @@ export function createProcessor(deps: ProcessorDeps) {
     const fence = `${config.workerId}:${token ?? job.id}`;
     const log = logger.child({ runId, attempt });
     const claim = await store.claim(runId, fence, attempt, config.workerId);
-    if (claim === 'missing' || TERMINAL_STATUSES.includes(claim as never)) {
-      log.info({ claim }, 'run is gone or has ended; nothing to do');
-      return undefined;
-    }
-    if (claim === 'cancel') {
+    if (claim.status === 'cancel') {
       await store.finalize(runId, { status: 'cancelled', reason: 'cancelled by request' });
       return undefined;
     }
-    const record = await store.get(runId);
-    const spec = record?.spec;
+    if (claim.status !== 'ok') {
+      log.info({ claim: claim.status }, 'run is gone or has ended; nothing to do');
+      return undefined;
+    }
+    const spec = claim.spec;
     if (!spec) {
       await store.finalize(runId, {
         status: 'failed',
@@ -118,9 +111,8 @@ export function createProcessor(deps: ProcessorDeps) {
 
     const locale = spec.locale ?? 'en';
     const toolNames = toolNamesFor(spec);
-    const stored = await store.loadCheckpoint(runId);
-    const checkpoint: Checkpoint = stored
-      ? parseCheckpoint(stored)
+    const checkpoint: Checkpoint = claim.checkpoint
+      ? parseCheckpoint(claim.checkpoint)
       : initialCheckpoint({
           systemPrompt: buildSystemPrompt({ toolNames, locale, workspace }),
           input: spec.input,
@@ -186,8 +178,8 @@ export function createProcessor(deps: ProcessorDeps) {
         signal: controller.signal,
         emit: sink.emit,
         saveCheckpoint: async (cp) => {
-          await sink.flush();
-          await store.saveCheckpoint(runId, fence, JSON.stringify(cp), cp.todos, cp.usage);
+          const events = await sink.take();
+          await store.saveCheckpoint(runId, fence, JSON.stringify(cp), cp.todos, cp.usage, events);
           if (deps.shuttingDown()) throw new StopAtCheckpoint();
         },
         limits: {
@@ -209,7 +201,11 @@ export function createProcessor(deps: ProcessorDeps) {
     } finally {
       active.delete(runId);
     }
-    await sink.flush();
+    // Events not yet written go out with the step that ends the attempt.
+    const events = await sink.take().catch((error: unknown) => {
+      log.warn({ err: error }, 'events of this attempt could not all be written');
+      return [];
+    });
 
     switch (outcome.status) {
       case 'completed':
@@ -217,12 +213,13 @@ export function createProcessor(deps: ProcessorDeps) {
           runId,
           { status: 'completed', output: outcome.output, usage: checkpoint.usage },
           fence,
+          events,
         );
         log.info({ steps: checkpoint.step }, 'run completed');
         return outcome.output;
       case 'suspended': {
         const { requestId, question, choices, expiresAt } = outcome.clarify;
-        await store.suspend(runId, fence, { requestId, question, choices, expiresAt });
+        await store.suspend(runId, fence, { requestId, question, choices, expiresAt }, events);
         await job.moveToDelayed(Date.parse(expiresAt), token);
         // An answer that arrived before the job was delayed could not promote it: do it now.
         if (await store.isAnswered(runId, requestId)) await promote(job);
@@ -243,11 +240,17 @@ export function createProcessor(deps: ProcessorDeps) {
         const attemptsAllowed = job.opts.attempts ?? 1;
         if (error.retryable && attempt < attemptsAllowed) {
           const delayMs = (job.opts.backoff as { delay?: number } | undefined)?.delay ?? 0;
+          await store.appendEvents(runId, events, fence);
           await store.markRetrying(runId, fence, attempt + 1, delayMs * 2 ** (attempt - 1), body);
           log.warn({ err: body }, 'attempt failed; it will be retried');
           throw error;
         }
-        await store.finalize(runId, { status: 'failed', error: body, usage: checkpoint.usage }, fence);
+        await store.finalize(
+          runId,
+          { status: 'failed', error: body, usage: checkpoint.usage },
+          fence,
+          events,
+        );
         log.warn({ err: body }, 'run failed');
         return undefined;
       }
@@ -255,11 +258,12 @@ export function createProcessor(deps: ProcessorDeps) {
 
     async function stopped(reason: StopReason): Promise<undefined> {
       if (reason === 'cancel') {
-        await store.finalize(runId, { status: 'cancelled', reason: 'cancelled by request' });
+        await store.finalize(runId, { status: 'cancelled', reason: 'cancelled by request' }, '', events);
         log.info('run cancelled');
         return undefined;
       }
       // Shutdown: hand the run back to the queue; another worker continues from the checkpoint.
+      await store.appendEvents(runId, events, fence);
       await store.setStatus(runId, fence, 'queued');
       await job.moveToWait(token);
       log.info('run released for another worker (shutdown)');

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
@@ -14,8 +14,18 @@ export function newId(prefix: 'run' | 'clr'): string {
     head = ALPHABET[time % 32] + head;
     time = Math.floor(time / 32);
   }
-  const bytes = randomBytes(16);
   let tail = '';
-  for (let i = 0; i < 16; i++) tail += ALPHABET[(bytes[i] as number) & 31];
+  for (let i = 0; i < 16; i++) tail += ALPHABET[randomByte() & 31];
   return `${prefix}_${head}${tail}`;
+}
+
+// Random bytes are drawn from the kernel 4 KB at a time rather than 16 per id.
+const pool = new Uint8Array(4096);
+let next = pool.length;
+function randomByte(): number {
+  if (next === pool.length) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  return pool[next++] as number;
 }

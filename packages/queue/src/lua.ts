@@ -40,6 +40,12 @@ local function append(stream, channel, maxlen, runId, etype, data)
   redis.call('PUBLISH', channel, '{"id":"' .. id .. '","runId":"' .. runId .. '","type":"' .. etype .. '","data":' .. data .. '}')
   return id
 end
+-- Appends the events given in ARGV as (type, data) pairs from index \`from\`, \`count\` of them (all when nil).
+local function appendPairs(stream, channel, maxlen, runId, from, count)
+  local last = #ARGV
+  if count then last = from + 2 * count - 1 end
+  for i = from, last, 2 do append(stream, channel, maxlen, runId, ARGV[i], ARGV[i + 1]) end
+end
 -- Redis preallocates 4 KB for a stream's newest node: a short log is rewritten at its real size.
 local function compact(stream)
   if redis.call('XLEN', stream) <= 100 then
@@ -56,17 +62,18 @@ end
 `;
 
 /**
- * KEYS: record, events. ARGV: channel, maxlen, runId, type, data, token.
- * Appends unless the run has ended or (with a token) another worker owns it.
- * Returns the event id, or false.
+ * KEYS: record, events. ARGV: channel, maxlen, runId, token, then (type, data) pairs.
+ * Appends the events, in order, unless the run has ended or (with a token)
+ * another worker owns it. Returns how many, or false.
  */
-export const appendEvent = new LuaScript(
-  'appendEvent',
+export const appendEvents = new LuaScript(
+  'appendEvents',
   `${APPEND}
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status or terminal(status) then return false end
-if ARGV[6] ~= '' and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[6] then return false end
-return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])`,
+if ARGV[4] ~= '' and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[4] then return false end
+appendPairs(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 5)
+return (#ARGV - 4) / 2`,
 );
 
 /**
@@ -85,19 +92,20 @@ return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')`,
 );
 
 /**
- * KEYS: record, events. ARGV: channel, maxlen, runId, at, token, attempt, workerId.
+ * KEYS: record, events, spec, checkpoint. ARGV: channel, maxlen, runId, at, token, attempt, workerId.
  * A worker takes the run for an attempt: becomes its owner (the fencing token
  * every later write checks), marks it running, and appends `run.started` the
- * first time. Returns 'ok', 'missing', 'cancel' (a cancel was requested), or
- * the terminal status.
+ * first time. Returns { 'ok', spec, checkpoint } (what the attempt needs, ''
+ * where absent), or { 'missing' }, { 'cancel' } (a cancel was requested), or
+ * { terminal status }.
  */
 export const claimRun = new LuaScript(
   'claimRun',
   `${APPEND}
 local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return 'missing' end
-if terminal(status) then return status end
-if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 'cancel' end
+if not status then return { 'missing' } end
+if terminal(status) then return { status } end
+if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return { 'cancel' } end
 redis.call('HSET', KEYS[1], 'owner', ARGV[5], 'status', 'running')
 local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')
 if tonumber(ARGV[6]) > attempts then redis.call('HSET', KEYS[1], 'attempts', ARGV[6]) end
@@ -105,13 +113,15 @@ if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then
   redis.call('HSET', KEYS[1], 'startedAt', ARGV[4])
   append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.started', '{"attempt":' .. ARGV[6] .. ',"workerId":' .. cjson.encode(ARGV[7]) .. '}')
 end
-return 'ok'`,
+return { 'ok', redis.call('GET', KEYS[3]) or '', redis.call('GET', KEYS[4]) or '' }`,
 );
 
 /**
- * KEYS: record, checkpoint. ARGV: token, checkpoint JSON, todos JSON, usage JSON.
- * Saves the checkpoint only while the caller still owns the run and no cancel
- * was requested. Returns 1, 0 (another worker owns it) or -1 (cancel requested or ended).
+ * KEYS: record, checkpoint, events. ARGV: token, checkpoint JSON, todos JSON,
+ * usage JSON, channel, maxlen, runId, then (type, data) pairs of events.
+ * Appends the events emitted since the last write and saves the checkpoint,
+ * only while the caller still owns the run and no cancel was requested.
+ * Returns 1, 0 (another worker owns it) or -1 (cancel requested or ended).
  */
 export const saveCheckpoint = new LuaScript(
   'saveCheckpoint',
@@ -119,6 +129,7 @@ export const saveCheckpoint = new LuaScript(
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
 if fields[1] ~= ARGV[1] then return 0 end
 if not fields[2] or terminal(fields[2]) or fields[3] == '1' then return -1 end
+appendPairs(KEYS[3], ARGV[5], ARGV[6], ARGV[7], 8)
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[1], 'todos', ARGV[3], 'usage', ARGV[4])
 return 1`,
@@ -126,8 +137,9 @@ return 1`,
 
 /**
  * KEYS: record, clarify request, events, pending. ARGV: channel, maxlen, runId, at,
- * token, requestId, event data JSON, expiresAt (ms), pending JSON, clarify TTL (s).
- * Records the question and appends `clarify.requested`. Returns the event id,
+ * token, requestId, event data JSON, expiresAt (ms), pending JSON, clarify TTL (s),
+ * then (type, data) pairs of events emitted before it.
+ * Records the question and appends the events, then `clarify.requested`. Returns the event id,
  * 0 (not the owner) or -1 (cancel requested or ended).
  */
 export const suspendRun = new LuaScript(
@@ -140,6 +152,7 @@ redis.call('HSET', KEYS[2], 'requestId', ARGV[6], 'status', 'pending', 'expiresA
 redis.call('EXPIRE', KEYS[2], ARGV[10])
 redis.call('HSET', KEYS[1], 'status', 'waiting_for_input')
 redis.call('SET', KEYS[4], ARGV[9])
+appendPairs(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 11)
 local id = append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.requested', ARGV[7])
 compact(KEYS[3])
 return id`,
@@ -190,7 +203,8 @@ return { 'timed_out' }`,
 
 /**
  * KEYS: record, events, checkpoint, spec, pending, metadata. ARGV: channel, maxlen, runId, at, status,
- * event type, event data, retention (s), token ('' for any), then field/value pairs.
+ * event type, event data, retention (s), token ('' for any), n, then n field/value pairs, then
+ * (type, data) pairs of events emitted before the end.
  * Ends the run once: sets the terminal status and fields, appends the terminal
  * event (the last one), and lets the run's keys expire after the retention.
  * Returns the event id, 0 (already ended) or -1 (not the owner).
@@ -202,9 +216,11 @@ local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not fields[1] or terminal(fields[1]) then return 0 end
 if ARGV[9] ~= '' and fields[2] ~= ARGV[9] then return -1 end
 redis.call('HSET', KEYS[1], 'status', ARGV[5], 'finishedAt', ARGV[4])
-for i = 10, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local fieldsEnd = 10 + 2 * tonumber(ARGV[10])
+for i = 11, fieldsEnd, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('HDEL', KEYS[1], 'owner')
 redis.call('DEL', KEYS[4], KEYS[5])
+appendPairs(KEYS[2], ARGV[1], ARGV[2], ARGV[3], fieldsEnd + 1)
 local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[6], ARGV[7])
 compact(KEYS[2])
 for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[6] }) do redis.call('EXPIRE', key, ARGV[8]) end

@@ -114,8 +114,19 @@ export class RunService {
       });
       throw error;
     }
-    const run = await this.store.get(id);
-    if (!run) throw new QueueError('ERR_RUN_NOT_FOUND', `Run ${id} vanished right after it was created.`);
+    // What was just written, without reading it back.
+    const run: RunRecord = {
+      id,
+      tenant,
+      status: 'queued',
+      createdAt,
+      attempts: 0,
+      todos: [],
+      cancelRequested: false,
+      spec: body,
+      bodyHash,
+    };
+    if (body.metadata) run.metadata = body.metadata;
     return { run, created: true };
   }
 

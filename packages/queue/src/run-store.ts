@@ -145,14 +145,20 @@ export class RunStore {
   }
 
   /** Appends an event unless the run has ended (or, with `token`, another worker owns it). */
-  async append(runId: string, event: RunEventInput, token = ''): Promise<string | undefined> {
+  async append(runId: string, event: RunEventInput, token = ''): Promise<boolean> {
+    return this.appendEvents(runId, [event], token);
+  }
+
+  /** Appends events in order, in one step, unless the run has ended (or, with `token`, another worker owns it). */
+  async appendEvents(runId: string, events: readonly RunEventInput[], token = ''): Promise<boolean> {
+    if (events.length === 0) return true;
     const keys = this.keys.run(runId);
-    const id = await scripts.appendEvent.run(
+    const appended = await scripts.appendEvents.run(
       this.redis,
       [keys.record, keys.events],
-      [keys.eventsChannel, this.eventMaxLength, runId, event.type, JSON.stringify(event.data), token],
+      [keys.eventsChannel, this.eventMaxLength, runId, token, ...eventPairs(events)],
     );
-    return typeof id === 'string' ? id : undefined;
+    return typeof appended === 'number';
   }
 
   /** Events after `afterId` (exclusive; '0' for all), oldest first. */
@@ -162,19 +168,23 @@ export class RunStore {
     return entries.map(([id, fields]) => toEvent(runId, id, fields));
   }
 
-  /** A worker takes the run for an attempt (see the `claimRun` script). */
-  async claim(
-    runId: string,
-    token: string,
-    attempt: number,
-    workerId: string,
-  ): Promise<'ok' | 'missing' | 'cancel' | RunStatus> {
+  /**
+   * A worker takes the run for an attempt (see the `claimRun` script) and gets
+   * what the attempt needs in the same step: the spec and the checkpoint.
+   */
+  async claim(runId: string, token: string, attempt: number, workerId: string): Promise<ClaimResult> {
     const keys = this.keys.run(runId);
-    return (await scripts.claimRun.run(
+    const [status, spec, checkpoint] = (await scripts.claimRun.run(
       this.redis,
-      [keys.record, keys.events],
+      [keys.record, keys.events, keys.spec, keys.checkpoint],
       [keys.eventsChannel, this.eventMaxLength, runId, new Date().toISOString(), token, attempt, workerId],
-    )) as 'ok' | 'missing' | 'cancel' | RunStatus;
+    )) as [string, string?, string?];
+    if (status !== 'ok') return { status: status as Exclude<ClaimResult['status'], 'ok'> };
+    return {
+      status: 'ok',
+      spec: spec ? (JSON.parse(spec) as CreateRunBody) : undefined,
+      checkpoint: checkpoint || undefined,
+    };
   }
 
   async loadCheckpoint(runId: string): Promise<string | undefined> {
@@ -182,7 +192,8 @@ export class RunStore {
   }
 
   /**
-   * Saves the checkpoint while `token` still owns the run. Throws
+   * Saves the checkpoint (appending `events`, emitted since the last write,
+   * first) while `token` still owns the run. Throws
    * `ERR_RUN_NOT_OWNER` when another worker took it over, and
    * `ERR_RUN_CANCEL_REQUESTED` when a cancel was asked for.
    */
@@ -192,12 +203,22 @@ export class RunStore {
     json: string,
     todos: TodoItem[],
     usage: Usage,
+    events: readonly RunEventInput[] = [],
   ): Promise<void> {
     const keys = this.keys.run(runId);
     const result = await scripts.saveCheckpoint.run(
       this.redis,
-      [keys.record, keys.checkpoint],
-      [token, json, JSON.stringify(todos), JSON.stringify(usage)],
+      [keys.record, keys.checkpoint, keys.events],
+      [
+        token,
+        json,
+        JSON.stringify(todos),
+        JSON.stringify(usage),
+        keys.eventsChannel,
+        this.eventMaxLength,
+        runId,
+        ...eventPairs(events),
+      ],
     );
     if (result === 0) {
       throw new QueueError(
@@ -213,8 +234,13 @@ export class RunStore {
     }
   }
 
-  /** Records a clarify question and appends `clarify.requested`; throws as `saveCheckpoint` does. */
-  async suspend(runId: string, token: string, pending: PendingClarify): Promise<string> {
+  /** Records a clarify question and appends `events` then `clarify.requested`; throws as `saveCheckpoint` does. */
+  async suspend(
+    runId: string,
+    token: string,
+    pending: PendingClarify,
+    events: readonly RunEventInput[] = [],
+  ): Promise<string> {
     const keys = this.keys.run(runId);
     const expiresAtMs = Date.parse(pending.expiresAt);
     const ttl = Math.ceil(Math.max(0, expiresAtMs - Date.now()) / 1000) + this.retentionSeconds;
@@ -232,6 +258,7 @@ export class RunStore {
         expiresAtMs,
         JSON.stringify(pending),
         ttl,
+        ...eventPairs(events),
       ],
     );
     if (result === 0)
@@ -288,7 +315,8 @@ export class RunStore {
   }
 
   /**
-   * Ends the run once with its terminal event (the last event of the log).
+   * Ends the run once with its terminal event (the last event of the log),
+   * after `events` (emitted since the last write).
    * With `token`, only while that worker owns the run. Returns false when the
    * run had already ended (or another worker owns it).
    */
@@ -299,6 +327,7 @@ export class RunStore {
       | { status: 'failed'; error: ErrorBody; usage?: Usage | undefined }
       | { status: 'cancelled'; reason?: string | undefined },
     token = '',
+    events: readonly RunEventInput[] = [],
   ): Promise<boolean> {
     const keys = this.keys.run(runId);
     const fields: string[] = [];
@@ -330,7 +359,9 @@ export class RunStore {
         JSON.stringify(data),
         this.retentionSeconds,
         token,
+        fields.length / 2,
         ...fields,
+        ...eventPairs(events),
       ],
     );
     return typeof result === 'string';
@@ -399,6 +430,17 @@ export class RunStore {
       if (ids.length < batch) return { runs, nextCursor: null };
     }
   }
+}
+
+/** What `claim` finds. */
+export type ClaimResult =
+  | { status: 'ok'; spec: CreateRunBody | undefined; checkpoint: string | undefined }
+  | { status: 'missing' | 'cancel' | 'completed' | 'failed' | 'cancelled' };
+
+function eventPairs(events: readonly RunEventInput[]): string[] {
+  const pairs: string[] = [];
+  for (const event of events) pairs.push(event.type, JSON.stringify(event.data));
+  return pairs;
 }
 
 function positive(name: string, value: number): number {
