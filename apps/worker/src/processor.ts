@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import {
@@ -95,7 +96,14 @@ export function createProcessor(deps: ProcessorDeps) {
     }
 
     const workspace = join(config.workspaceRoot, runId);
-    await mkdir(workspace, { recursive: true });
+    // One mkdir: the root exists (the worker made it at start). Synchronous on purpose: a
+    // single syscall costs less than a round trip through the thread pool.
+    try {
+      mkdirSync(workspace);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') mkdirSync(workspace, { recursive: true });
+      else if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
     if (spec.files) {
       const problem = await writeFiles(workspace, spec.files);
       if (problem) {

@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { createKeys, QUEUE_NAME, type RunJobData, RunStore } from '@tether/queue';
 import { type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -18,6 +19,7 @@ export interface TetherWorker {
 
 /** Starts a worker: a BullMQ worker on the runs queue, plus a listener for cancel broadcasts. */
 export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): TetherWorker {
+  mkdirSync(config.workspaceRoot, { recursive: true });
   const keys = createKeys(config.queuePrefix);
   const redisOptions = { maxRetriesPerRequest: null, connectionName: `tether-worker:${config.workerId}` };
   const redis = new Redis(config.redisUrl, redisOptions);
