@@ -10,6 +10,9 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
   test: {
     globals: false,
+    // In CI a JSON report is written too, for .ci/run's closing "N passed, N failed" line.
+    reporters: process.env.CI ? ['default', 'json'] : ['default'],
+    outputFile: { json: '.ci-results/vitest.json' },
     projects: [
       {
         extends: true,
