@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type ModelProfile, profilesFromEnv } from '@tether/agent';
+import { type ModelProfile, readProfilesFromEnv } from '@tether/agent';
 import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/queue';
 
 /** A configured API key: only its SHA-256 is kept, never the key itself. */
@@ -43,7 +43,6 @@ export interface ApiConfig extends SharedConfig {
   trustProxy: boolean;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
-  logLevel: string;
 }
 
 /** Tenant names go into Redis keys inside a hash tag, and into read tokens: letters, digits, `_` and `-`. */
@@ -138,15 +137,7 @@ function sha256(text: string): Buffer {
 export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
   const reader = new EnvReader(env);
   const shared = readSharedConfig(reader);
-  let profiles: readonly ModelProfile[] = [];
-  let defaultProfile: string | undefined;
-  try {
-    const fromEnv = profilesFromEnv(env);
-    profiles = fromEnv.profiles;
-    defaultProfile = fromEnv.defaultProfile;
-  } catch (error) {
-    reader.problem(error instanceof Error ? error.message : String(error));
-  }
+  const { profiles, defaultProfile } = readProfilesFromEnv(env, (problem) => reader.problem(problem));
   const apiKeys = parseApiKeys(reader.optional('TETHER_API_KEYS'), (message) => reader.problem(message));
   const secret = reader.optional('TETHER_TOKEN_SECRET');
   if (secret !== undefined && secret.length < 16) {
@@ -175,15 +166,6 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     trustProxy: reader.boolean('TETHER_TRUST_PROXY', false),
     profiles,
     defaultProfile,
-    logLevel: reader.oneOf('LOG_LEVEL', 'info', [
-      'fatal',
-      'error',
-      'warn',
-      'info',
-      'debug',
-      'trace',
-      'silent',
-    ]),
   };
   reader.done();
   return Object.freeze(config);

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { type ModelProfile, profilesFromEnv } from '@tether/agent';
+import { type ModelProfile, readProfilesFromEnv } from '@tether/agent';
 import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/queue';
 import { SANDBOX_MODES, type SandboxMode } from '@tether/tools';
 
@@ -21,22 +21,13 @@ export interface WorkerConfig extends SharedConfig {
   wallClockMs: number;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
-  logLevel: string;
 }
 
 /** Parses the worker's configuration; throws one error naming every bad variable. */
 export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig> {
   const reader = new EnvReader(env);
   const shared = readSharedConfig(reader);
-  let profiles: readonly ModelProfile[] = [];
-  let defaultProfile: string | undefined;
-  try {
-    const fromEnv = profilesFromEnv(env);
-    profiles = fromEnv.profiles;
-    defaultProfile = fromEnv.defaultProfile;
-  } catch (error) {
-    reader.problem(error instanceof Error ? error.message : String(error));
-  }
+  const { profiles, defaultProfile } = readProfilesFromEnv(env, (problem) => reader.problem(problem));
   const config: WorkerConfig = {
     ...shared,
     workerId: reader.string('TETHER_WORKER_ID', `${hostname()}:${process.pid}`),
@@ -51,15 +42,6 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
     wallClockMs: reader.integer('TETHER_WALL_CLOCK_MS', 30 * 60_000, 1_000, 7 * 24 * 3600 * 1000),
     profiles,
     defaultProfile,
-    logLevel: reader.oneOf('LOG_LEVEL', 'info', [
-      'fatal',
-      'error',
-      'warn',
-      'info',
-      'debug',
-      'trace',
-      'silent',
-    ]),
   };
   reader.done();
   return Object.freeze(config);

@@ -28,6 +28,7 @@ export {
   ModelProfileSchema,
   parseModelProfiles,
   profilesFromEnv,
+  readProfilesFromEnv,
 } from './providers/model-profiles.js';
 export type {
   ChatMessage,

@@ -89,7 +89,12 @@ export interface SharedConfig {
   allowReplay: boolean;
   /** Default clarify timeout (ms) when a run sets none. */
   clarifyTimeoutMs: number;
+  /** pino level. */
+  logLevel: LogLevel;
 }
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Reads the shared settings (see docs/operations.md for each variable). */
 export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): SharedConfig {
@@ -104,5 +109,6 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     backoffMs: reader.integer('TETHER_RETRY_BACKOFF_MS', 2_000, 1, 3_600_000),
     allowReplay: reader.boolean('TETHER_ALLOW_REPLAY', false),
     clarifyTimeoutMs: reader.integer('TETHER_CLARIFY_TIMEOUT_MS', 20_000, 1_000, 7 * 24 * 3600 * 1000),
+    logLevel: reader.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
   };
 }

@@ -1,5 +1,5 @@
-export type { Env, SharedConfig } from './config.js';
-export { EnvReader, readSharedConfig } from './config.js';
+export type { Env, LogLevel, SharedConfig } from './config.js';
+export { EnvReader, LOG_LEVELS, readSharedConfig } from './config.js';
 export type { QueueErrorCode } from './errors.js';
 export { QUEUE_ERROR_CODES, QUEUE_ERRORS, QueueError } from './errors.js';
 export type { EventListener } from './event-hub.js';

@@ -152,3 +152,20 @@ export function knownNames(profiles: readonly ModelProfile[]): string {
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * `profilesFromEnv` for a configuration loader that collects every problem
+ * before failing: an invalid setting is reported to `report`, and no profiles
+ * are returned.
+ */
+export function readProfilesFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  report: (problem: string) => void,
+): EnvModelProfiles {
+  try {
+    return profilesFromEnv(env);
+  } catch (error) {
+    report(error instanceof Error ? error.message : String(error));
+    return { profiles: [], defaultProfile: undefined };
+  }
+}
