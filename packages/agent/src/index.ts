@@ -43,5 +43,5 @@ export type { MaxTokensField, OpenAIProviderOptions } from './providers/openai-p
 export { createOpenAIProvider } from './providers/openai-provider.js';
 export type { ReplayProviderOptions } from './providers/replay-provider.js';
 export { createReplayProvider, parseReplayScript } from './providers/replay-provider.js';
-export type { ModelSpec, ResolveProviderOptions } from './providers/resolve-provider.js';
-export { resolveProvider } from './providers/resolve-provider.js';
+export type { ModelChoice, ModelSpec, ResolveProviderOptions } from './providers/resolve-provider.js';
+export { checkModelSpec, resolveProvider } from './providers/resolve-provider.js';

@@ -72,7 +72,8 @@ export class RunService {
     options: { idempotencyKey?: string | undefined } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const id = newId('run');
-    const bodyHash = hashBody(body);
+    // Only an idempotent request needs its body's hash (to tell a replay from a conflict).
+    const bodyHash = options.idempotencyKey === undefined ? undefined : hashBody(body);
     if (options.idempotencyKey !== undefined) {
       const key = this.#keys.idempotency(tenant, options.idempotencyKey);
       const claimed = await this.#redis.set(key, `${id} ${bodyHash}`, 'EX', this.#idempotencySeconds, 'NX');
@@ -94,7 +95,7 @@ export class RunService {
       }
     }
     const createdAt = new Date().toISOString();
-    await this.store.create({ id, tenant, spec: body, createdAt, bodyHash });
+    await this.store.create({ id, tenant, spec: body, createdAt, ...(bodyHash ? { bodyHash } : {}) });
     try {
       await this.queue.add(
         'run',
@@ -124,8 +125,8 @@ export class RunService {
       todos: [],
       cancelRequested: false,
       spec: body,
-      bodyHash,
     };
+    if (bodyHash) run.bodyHash = bodyHash;
     if (body.metadata) run.metadata = body.metadata;
     return { run, created: true };
   }

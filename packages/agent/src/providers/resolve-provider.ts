@@ -3,11 +3,13 @@
  * may only name a server profile or carry a replay script: a URL, key or model
  * name in it is refused, never used.
  */
+
+import type { ReplayScript } from '@tether/protocol';
 import { AgentError } from '../errors.js';
 import { knownNames, type ModelProfile } from './model-profiles.js';
 import type { ModelProvider, ProviderLogger } from './model-provider.js';
 import { createOpenAIProvider, type OpenAIProviderOptions } from './openai-provider.js';
-import { createReplayProvider, type ReplayProviderOptions } from './replay-provider.js';
+import { createReplayProvider, parseReplayScript, type ReplayProviderOptions } from './replay-provider.js';
 
 /** What a run says about its model: a profile name (or nothing: the default), or a replay script. */
 export type ModelSpec = { profile?: string | undefined } | { provider: 'replay'; script: unknown };
@@ -24,14 +26,23 @@ export interface ResolveProviderOptions {
   replay?: ReplayProviderOptions | undefined;
 }
 
+/** What a valid model spec chooses. */
+export type ModelChoice =
+  | { kind: 'replay'; script: ReplayScript }
+  | { kind: 'profile'; profile: ModelProfile };
+
 /**
- * The provider for a run. Throws `ERR_MODEL_SPEC_INVALID` for a spec with
- * anything but `profile` or `provider: 'replay'` + `script`,
- * `ERR_MODEL_PROFILE_UNKNOWN` (listing the known profiles),
- * `ERR_MODEL_PROFILE_REQUIRED`, `ERR_MODEL_REPLAY_DISABLED`, or
- * `ERR_MODEL_REPLAY_SCRIPT_INVALID`.
+ * Checks a run's model spec against the server's configuration without making
+ * a provider (the API calls it to refuse a bad run when it is submitted).
+ * Throws `ERR_MODEL_SPEC_INVALID` for a spec with anything but `profile` or
+ * `provider: 'replay'` + `script`, `ERR_MODEL_PROFILE_UNKNOWN` (listing the
+ * known profiles), `ERR_MODEL_PROFILE_REQUIRED`, `ERR_MODEL_REPLAY_DISABLED`,
+ * or `ERR_MODEL_REPLAY_SCRIPT_INVALID`.
  */
-export function resolveProvider(spec: ModelSpec | undefined, options: ResolveProviderOptions): ModelProvider {
+export function checkModelSpec(
+  spec: ModelSpec | undefined,
+  options: Pick<ResolveProviderOptions, 'profiles' | 'defaultProfile' | 'allowReplay'>,
+): ModelChoice {
   const given: Record<string, unknown> = isRecord(spec)
     ? spec
     : spec === undefined
@@ -46,7 +57,7 @@ export function resolveProvider(spec: ModelSpec | undefined, options: ResolvePro
     if (!options.allowReplay) {
       throw new AgentError('ERR_MODEL_REPLAY_DISABLED', 'The replay provider is not enabled on this server.');
     }
-    return createReplayProvider(given.script, options.replay);
+    return { kind: 'replay', script: parseReplayScript(given.script) };
   }
 
   refuseExtraKeys(given, ['profile']);
@@ -65,6 +76,14 @@ export function resolveProvider(spec: ModelSpec | undefined, options: ResolvePro
       `Unknown model profile "${name}" (${knownNames(options.profiles)}).`,
     );
   }
+  return { kind: 'profile', profile };
+}
+
+/** The provider for a run; throws as {@link checkModelSpec} does. */
+export function resolveProvider(spec: ModelSpec | undefined, options: ResolveProviderOptions): ModelProvider {
+  const choice = checkModelSpec(spec, options);
+  if (choice.kind === 'replay') return createReplayProvider(choice.script, options.replay);
+  const { profile } = choice;
   return createOpenAIProvider({
     ...options.openai,
     name: profile.name,

@@ -1,5 +1,5 @@
 import { posix, win32 } from 'node:path';
-import { resolveProvider } from '@tether/agent';
+import { checkModelSpec } from '@tether/agent';
 import type { CreateRunBody } from '@tether/protocol';
 import { availableToolsets } from '../../catalog.js';
 import type { ApiConfig } from '../../config.js';
@@ -26,7 +26,7 @@ export function checkSubmission(
       );
     }
   }
-  resolveProvider(body.model, {
+  checkModelSpec(body.model, {
     profiles: config.profiles,
     defaultProfile: config.defaultProfile,
     allowReplay: config.allowReplay,
