@@ -21,6 +21,7 @@ export {
   getToolUseEnforcement,
   PROMPT_PACKS,
   TOOL_BEHAVIOR,
+  TOOL_BEHAVIOR_BY_LOCALE,
 } from './prompt/system-prompt.js';
 export type { EnvModelProfiles, ModelProfile, ModelProfileInput } from './providers/model-profiles.js';
 export {

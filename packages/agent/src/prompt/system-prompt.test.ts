@@ -8,6 +8,7 @@ import {
   getToolBehaviors,
   getToolUseEnforcement,
   TOOL_BEHAVIOR,
+  TOOL_BEHAVIOR_BY_LOCALE,
 } from './system-prompt.js';
 
 const BASE = ['bash', 'read_file', 'write_file', 'list_dir', 'patch'];
@@ -169,7 +170,8 @@ describe('getToolUseEnforcement and buildSystemPrompt', () => {
 
 describe('TOOL_BEHAVIOR', () => {
   it('is the design text verbatim in zh', () => {
-    expect(TOOL_BEHAVIOR.zh).toEqual(DESIGN_TOOL_BEHAVIOR);
+    expect(TOOL_BEHAVIOR).toEqual(DESIGN_TOOL_BEHAVIOR);
+    expect(TOOL_BEHAVIOR_BY_LOCALE.zh).toEqual(DESIGN_TOOL_BEHAVIOR);
   });
 
   it('includes a block only for tools that are present, in design order', () => {
@@ -178,7 +180,7 @@ describe('TOOL_BEHAVIOR', () => {
       DESIGN_TOOL_BEHAVIOR.clarify,
     ]);
     expect(getToolBehaviors(['bash', 'read_file'], 'en')).toEqual([]);
-    expect(getToolBehaviors([...BASE], 'en')).toEqual([TOOL_BEHAVIOR.en.patch]);
+    expect(getToolBehaviors([...BASE], 'en')).toEqual([TOOL_BEHAVIOR_BY_LOCALE.en.patch]);
   });
 
   it('uses a patch block that does not name write_file when write_file is missing', () => {

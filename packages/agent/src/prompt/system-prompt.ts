@@ -30,10 +30,13 @@ export type BehaviorTool = (typeof BEHAVIOR_TOOLS)[number];
  * for one that does not name `write_file` when the run lacks it (see
  * {@link getToolBehaviors}).
  */
-export const TOOL_BEHAVIOR: Readonly<Record<Locale, Readonly<Record<BehaviorTool, string>>>> = {
+export const TOOL_BEHAVIOR_BY_LOCALE: Readonly<Record<Locale, Readonly<Record<BehaviorTool, string>>>> = {
   zh: zh.behavior,
   en: en.behavior,
 };
+
+/** The design's `TOOL_BEHAVIOR` (6.2): the behaviour notes of todo, patch and clarify, in its words (zh). */
+export const TOOL_BEHAVIOR: Readonly<Record<BehaviorTool, string>> = zh.behavior;
 
 /**
  * The tool-use section (design 6.1), generated from the tools present.
@@ -42,7 +45,7 @@ export const TOOL_BEHAVIOR: Readonly<Record<Locale, Readonly<Record<BehaviorTool
  * ("act through tools") would be a lie there. With tools but none that has a
  * scenario, only the rules are returned, as in the design.
  */
-export function getToolUseEnforcement(toolNames: readonly string[], locale: Locale): string {
+export function getToolUseEnforcement(toolNames: readonly string[], locale: Locale = 'zh'): string {
   if (toolNames.length === 0) return '';
   const has = new Set(toolNames);
   const { toolUse } = PROMPT_PACKS[locale];
