@@ -4,10 +4,11 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, killAllSpawned, spawnNode } from '@tether/testing';
+import { freePort, inTerminal, killAllSpawned, spawnNode } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const START = fileURLToPath(new URL('../scripts/start.mjs', import.meta.url));
+const DEMO = fileURLToPath(new URL('../scripts/demo.mjs', import.meta.url));
 
 function reachable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -23,7 +24,7 @@ function reachable(port: number): Promise<boolean> {
 afterAll(killAllSpawned);
 
 describe('pnpm start', () => {
-  it('starts Redis, the API and a worker, reaches /readyz, and stops cleanly on Ctrl-C leaving no redis-server', async () => {
+  it('starts Redis, the API and workers, reaches /readyz, runs the demo, and stops cleanly on Ctrl-C leaving no redis-server', async () => {
     const home = await mkdtemp(join(tmpdir(), 'tether-start-'));
     try {
       const port = await freePort();
@@ -40,6 +41,17 @@ describe('pnpm start', () => {
       expect(ready.status).toBe(200);
       expect(stack.output()).toMatch(/worker-2 .*worker ready/);
       expect(await reachable(redisPort)).toBe(true);
+
+      // pnpm demo, at a terminal: the question is asked, the first choice taken, the run completes.
+      const demo = inTerminal([DEMO], { TETHER_URL: `http://127.0.0.1:${port}`, NO_COLOR: '1' });
+      await demo.waitFor(/Should I leave a note of the change in NOTES\.md\?/, 30_000);
+      expect(demo.screen()).toMatch(/strategy: line_trimmed/);
+      expect(demo.screen()).toMatch(/Hello, Tether!/);
+      demo.type('1');
+      demo.type('\r');
+      await demo.waitFor(/Completed/, 30_000);
+      expect(await demo.exited).toBe(0);
+      expect(demo.screen()).toMatch(/NOTES\.md/);
 
       expect(await stack.stop('SIGINT')).toEqual({ code: 0, signal: null });
       expect(stack.output()).toMatch(/api .*stopped/);

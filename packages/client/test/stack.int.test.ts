@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ReplayScript, RunEvent } from '@tether/protocol';
-import { killAllSpawned } from '@tether/testing';
+import { inTerminal, killAllSpawned } from '@tether/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TetherClient } from '../src/index.js';
 import { API_KEY, type Stack, startCuttableProxy, startStack } from './stack.js';
@@ -82,51 +82,6 @@ describe('the SDK against the real API and a worker', () => {
   }, 60_000);
 });
 
-/** Runs the CLI in a pseudo-terminal (util-linux `script`), as a person at a terminal would. */
-function inTerminal(args: string[], env: Record<string, string>) {
-  const command = [process.execPath, CLI, ...args]
-    .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
-    .join(' ');
-  const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: process.env.HOME ?? '/tmp',
-      TERM: 'xterm',
-      ...env,
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let screen = '';
-  const waiters = new Set<() => void>();
-  child.stdout.on('data', (chunk: Buffer) => {
-    screen += chunk.toString();
-    for (const waiter of waiters) waiter();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return {
-    screen: () => screen,
-    type: (keys: string) => child.stdin.write(keys),
-    exited,
-    waitFor(pattern: RegExp, timeoutMs = 20_000) {
-      return new Promise<void>((resolve, reject) => {
-        const check = () => {
-          if (pattern.test(screen)) {
-            clearTimeout(timer);
-            waiters.delete(check);
-            resolve();
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`no ${pattern} on the terminal within ${timeoutMs} ms:\n${screen.slice(-3_000)}`));
-        }, timeoutMs);
-        waiters.add(check);
-        check();
-      });
-    },
-  };
-}
-
 describe('the tether CLI', () => {
   it('asks the clarify question at the terminal, takes the chosen answer, and ends with the output', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tether-cli-'));
@@ -137,11 +92,14 @@ describe('the tether CLI', () => {
         { content: 'Painted it.' },
       ];
       await writeFile(scriptFile, JSON.stringify(script));
-      const terminal = inTerminal(['run', 'Paint the fence', '--replay', scriptFile, '--timeout', '60s'], {
-        TETHER_URL: stack.baseUrl,
-        TETHER_API_KEY: API_KEY,
-        NO_COLOR: '1',
-      });
+      const terminal = inTerminal(
+        [CLI, 'run', 'Paint the fence', '--replay', scriptFile, '--timeout', '60s'],
+        {
+          TETHER_URL: stack.baseUrl,
+          TETHER_API_KEY: API_KEY,
+          NO_COLOR: '1',
+        },
+      );
       await terminal.waitFor(/Which colour shall I use\?/);
       await terminal.waitFor(/blue/);
       terminal.type('2');

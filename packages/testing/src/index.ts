@@ -19,7 +19,7 @@ export {
   textChunks,
   toolCallChunks,
 } from './fake-openai.js';
-export type { TestProcess } from './processes.js';
-export { killAllSpawned, spawnNode } from './processes.js';
+export type { TestProcess, TestTerminal } from './processes.js';
+export { inTerminal, killAllSpawned, spawnNode } from './processes.js';
 export type { RedisSource, StartRedisOptions, TestRedis } from './redis.js';
 export { freePort, REDIS_HOW_TO, startRedis, waitForPing } from './redis.js';

@@ -88,3 +88,68 @@ export async function killAllSpawned(): Promise<void> {
   );
   await Promise.all(exits);
 }
+
+/** A program running in a pseudo-terminal, driven as a person at a terminal would. */
+export interface TestTerminal {
+  /** Everything the program wrote to the terminal so far. */
+  screen(): string;
+  /** Types keys (`\r` is Enter). */
+  type(keys: string): void;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+/**
+ * Runs `node <args>` in a pseudo-terminal through util-linux `script` (on every
+ * Debian system), so the program sees a TTY on stdin and stdout.
+ */
+export function inTerminal(args: string[], env: Record<string, string>): TestTerminal {
+  const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+  const command = [process.execPath, ...args].map(quote).join(' ');
+  const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      TERM: 'xterm',
+      ...env,
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let screen = '';
+  const waiters = new Set<() => void>();
+  child.stdout?.on('data', (chunk: Buffer) => {
+    screen += chunk.toString();
+    for (const waiter of waiters) waiter();
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
+  return {
+    screen: () => screen,
+    type: (keys) => {
+      child.stdin?.write(keys);
+    },
+    exited,
+    waitFor(pattern, timeoutMs = 20_000) {
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(screen)) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            resolve();
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no ${pattern} on the terminal within ${timeoutMs} ms:\n${screen.slice(-3_000)}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+  };
+}
