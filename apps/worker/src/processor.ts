@@ -95,16 +95,11 @@ export function createProcessor(deps: ProcessorDeps) {
       return undefined;
     }
 
+    // The workspace is made when something needs it: the submitted files here, or the
+    // tools on first use. A run that never touches files costs no directory.
     const workspace = join(config.workspaceRoot, runId);
-    // One mkdir: the root exists (the worker made it at start). Synchronous on purpose: a
-    // single syscall costs less than a round trip through the thread pool.
-    try {
-      mkdirSync(workspace);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') mkdirSync(workspace, { recursive: true });
-      else if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
     if (spec.files) {
+      mkdirSync(workspace, { recursive: true });
       const problem = await writeFiles(workspace, spec.files);
       if (problem) {
         await store.finalize(

@@ -56,6 +56,16 @@ function quote(p: string): string {
   return JSON.stringify(p);
 }
 
+async function realpathCreating(root: string): Promise<string> {
+  try {
+    return await realpath(root);
+  } catch (error) {
+    if (errnoCode(error) !== 'ENOENT') throw error;
+    await mkdir(root, { recursive: true });
+    return realpath(root);
+  }
+}
+
 /**
  * The file-system view of one run: resolves model paths inside the workspace
  * and opens, lists and writes files only through verified descriptors.
@@ -65,7 +75,7 @@ export class Workspace {
   readonly root: string;
   #realRoot: Promise<string> | undefined;
 
-  /** @param root absolute path of an existing directory */
+  /** @param root absolute path of the workspace; created on first use if it does not exist yet */
   constructor(root: string) {
     if (!path.isAbsolute(root)) {
       throw new ToolError(
@@ -76,9 +86,13 @@ export class Workspace {
     this.root = path.resolve(root);
   }
 
-  /** The real path of the workspace, resolved once. */
+  /**
+   * The real path of the workspace, resolved once. A workspace that does not
+   * exist yet is created here, on first use, so a run that never touches its
+   * files costs no directory.
+   */
   realRoot(): Promise<string> {
-    this.#realRoot ??= realpath(this.root).catch((error: unknown) => {
+    this.#realRoot ??= realpathCreating(this.root).catch((error: unknown) => {
       this.#realRoot = undefined;
       throw new ToolError(
         'ERR_TOOL_IO',
