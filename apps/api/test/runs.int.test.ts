@@ -224,8 +224,9 @@ describe('GET /v1/runs/:id/events with Accept: application/json', () => {
   it('pages through the log after a cursor, and ends with a null cursor after the terminal event', async () => {
     const { app } = await build();
     const id = await submit(app);
+    // The claim appends run.started and attempt.started.
     await app.store.claim(id, 'w:1', 1, 'w');
-    for (let i = 0; i < 4; i++)
+    for (let i = 0; i < 3; i++)
       await app.store.append(id, { type: 'message.delta', data: { text: `t${i}` } }, 'w:1');
     const page = async (after?: string) => {
       const query = after ? `&after=${after}` : '';
@@ -238,7 +239,7 @@ describe('GET /v1/runs/:id/events with Accept: application/json', () => {
       return response.json<{ data: RunEvent[]; nextCursor: string | null }>();
     };
     const first = await page();
-    expect(first.data.map((event) => event.type)).toEqual(['run.queued', 'run.started', 'message.delta']);
+    expect(first.data.map((event) => event.type)).toEqual(['run.queued', 'run.started', 'attempt.started']);
     const second = await page(first.nextCursor ?? undefined);
     expect(second.data.map((event) => event.type)).toEqual([
       'message.delta',

@@ -22,8 +22,9 @@ export interface EventSinkOptions {
  * - streamed text (`message.delta`) is gathered for a few milliseconds into one
  *   event; any other event first takes the text gathered before it.
  *
- * `clarify.requested` is not written here: the suspension writes it in the same
- * step as the question, so it is never published before the question is stored.
+ * Two events are not written here, because the step they belong to writes them:
+ * `attempt.started` (the claim, which starts the attempt) and `clarify.requested`
+ * (the suspension, so the question is stored before it is published).
  *
  * A failed write is not dropped silently: `take()` and `flush()` throw a
  * retryable error, so the attempt stops and is retried from its last
@@ -44,7 +45,7 @@ export class EventSink {
   }
 
   readonly emit = (event: RunEventInput): void => {
-    if (event.type === 'clarify.requested') return;
+    if (event.type === 'clarify.requested' || event.type === 'attempt.started') return;
     if (event.type === 'message.delta') {
       this.#text += event.data.text;
       this.#timer ??= setTimeout(() => {

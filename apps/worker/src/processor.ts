@@ -182,7 +182,8 @@ export function createProcessor(deps: ProcessorDeps) {
         emit: sink.emit,
         saveCheckpoint: async (cp) => {
           const events = await sink.take();
-          await store.saveCheckpoint(runId, fence, JSON.stringify(cp), cp.todos, cp.usage, events);
+          const progress = { todos: cp.todos, usage: cp.usage, step: cp.step };
+          await store.saveCheckpoint(runId, fence, JSON.stringify(cp), progress, events);
           if (deps.shuttingDown()) throw new StopAtCheckpoint();
         },
         limits: {

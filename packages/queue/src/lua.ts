@@ -95,8 +95,9 @@ return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')`,
  * KEYS: record, events, spec, checkpoint. ARGV: channel, maxlen, runId, at, token, attempt, workerId.
  * A worker takes the run for an attempt: becomes its owner (the fencing token
  * every later write checks), marks it running, and appends `run.started` the
- * first time. Returns { 'ok', spec, checkpoint } (what the attempt needs, ''
- * where absent), or { 'missing' }, { 'cancel' } (a cancel was requested), or
+ * first time, then `attempt.started` (resumed when a checkpoint exists, at the
+ * step the last save recorded). Returns { 'ok', spec, checkpoint } (what the
+ * attempt needs, '' where absent), or { 'missing' }, { 'cancel' } (a cancel was requested), or
  * { terminal status }.
  */
 export const claimRun = new LuaScript(
@@ -113,12 +114,16 @@ if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then
   redis.call('HSET', KEYS[1], 'startedAt', ARGV[4])
   append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.started', '{"attempt":' .. ARGV[6] .. ',"workerId":' .. cjson.encode(ARGV[7]) .. '}')
 end
-return { 'ok', redis.call('GET', KEYS[3]) or '', redis.call('GET', KEYS[4]) or '' }`,
+-- The attempt starts here: a run with a checkpoint resumes at the step the last save recorded.
+local checkpoint = redis.call('GET', KEYS[4])
+local step = redis.call('HGET', KEYS[1], 'step') or '0'
+append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'attempt.started', '{"attempt":' .. ARGV[6] .. ',"resumed":' .. (checkpoint and 'true' or 'false') .. ',"step":' .. (checkpoint and step or '0') .. '}')
+return { 'ok', redis.call('GET', KEYS[3]) or '', checkpoint or '' }`,
 );
 
 /**
  * KEYS: record, checkpoint, events. ARGV: token, checkpoint JSON, todos JSON,
- * usage JSON, channel, maxlen, runId, then (type, data) pairs of events.
+ * usage JSON, channel, maxlen, runId, step, then (type, data) pairs of events.
  * Appends the events emitted since the last write and saves the checkpoint,
  * only while the caller still owns the run and no cancel was requested.
  * Returns 1, 0 (another worker owns it) or -1 (cancel requested or ended).
@@ -129,9 +134,9 @@ export const saveCheckpoint = new LuaScript(
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
 if fields[1] ~= ARGV[1] then return 0 end
 if not fields[2] or terminal(fields[2]) or fields[3] == '1' then return -1 end
-appendPairs(KEYS[3], ARGV[5], ARGV[6], ARGV[7], 8)
+appendPairs(KEYS[3], ARGV[5], ARGV[6], ARGV[7], 9)
 redis.call('SET', KEYS[2], ARGV[2])
-redis.call('HSET', KEYS[1], 'todos', ARGV[3], 'usage', ARGV[4])
+redis.call('HSET', KEYS[1], 'todos', ARGV[3], 'usage', ARGV[4], 'step', ARGV[8])
 return 1`,
 );
 

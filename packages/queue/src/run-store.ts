@@ -169,8 +169,9 @@ export class RunStore {
   }
 
   /**
-   * A worker takes the run for an attempt (see the `claimRun` script) and gets
-   * what the attempt needs in the same step: the spec and the checkpoint.
+   * A worker takes the run for an attempt (see the `claimRun` script: it
+   * appends `attempt.started`) and gets what the attempt needs in the same
+   * step: the spec and the checkpoint.
    */
   async claim(runId: string, token: string, attempt: number, workerId: string): Promise<ClaimResult> {
     const keys = this.keys.run(runId);
@@ -193,7 +194,8 @@ export class RunStore {
 
   /**
    * Saves the checkpoint (appending `events`, emitted since the last write,
-   * first) while `token` still owns the run. Throws
+   * first) and the progress the record shows (todos, usage, step) while
+   * `token` still owns the run. Throws
    * `ERR_RUN_NOT_OWNER` when another worker took it over, and
    * `ERR_RUN_CANCEL_REQUESTED` when a cancel was asked for.
    */
@@ -201,8 +203,7 @@ export class RunStore {
     runId: string,
     token: string,
     json: string,
-    todos: TodoItem[],
-    usage: Usage,
+    progress: { todos: TodoItem[]; usage: Usage; step: number },
     events: readonly RunEventInput[] = [],
   ): Promise<void> {
     const keys = this.keys.run(runId);
@@ -212,11 +213,12 @@ export class RunStore {
       [
         token,
         json,
-        JSON.stringify(todos),
-        JSON.stringify(usage),
+        JSON.stringify(progress.todos),
+        JSON.stringify(progress.usage),
         keys.eventsChannel,
         this.eventMaxLength,
         runId,
+        progress.step,
         ...eventPairs(events),
       ],
     );
