@@ -15,6 +15,9 @@ export interface EventSinkOptions {
 /**
  * Writes an attempt's events to the run's log in the order they were emitted,
  * in as few Redis calls as possible:
+ * - a background write starts on the next turn of the event loop, so the events
+ *   emitted together (a model turn's usage and message) go out in one call, and
+ *   none at all when a checkpoint save follows at once;
  * - events emitted while a write is in flight go out together in the next one;
  * - the events not yet written when the attempt saves a checkpoint, suspends or
  *   ends are handed to that step (`take()`), which appends them in the same
@@ -36,6 +39,7 @@ export class EventSink {
   #inFlight: Promise<void> | undefined;
   #text = '';
   #timer: NodeJS.Timeout | undefined;
+  #scheduled: NodeJS.Immediate | undefined;
   #failure: unknown;
   /** While a caller waits to take the pending events, no new background write starts. */
   #holding = false;
@@ -56,7 +60,10 @@ export class EventSink {
     }
     this.#takeText();
     this.#pending.push(event);
-    this.#write();
+    this.#scheduled ??= setImmediate(() => {
+      this.#scheduled = undefined;
+      this.#write();
+    });
   };
 
   /**
@@ -65,6 +72,10 @@ export class EventSink {
    */
   async take(): Promise<RunEventInput[]> {
     this.#takeText();
+    if (this.#scheduled) {
+      clearImmediate(this.#scheduled);
+      this.#scheduled = undefined;
+    }
     this.#holding = true;
     try {
       while (this.#inFlight) await this.#inFlight;

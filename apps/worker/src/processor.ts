@@ -212,15 +212,26 @@ export function createProcessor(deps: ProcessorDeps) {
     });
 
     switch (outcome.status) {
-      case 'completed':
-        await store.finalize(
+      case 'completed': {
+        const ended = await store.finalize(
           runId,
-          { status: 'completed', output: outcome.output, usage: checkpoint.usage },
+          {
+            status: 'completed',
+            output: outcome.output,
+            usage: checkpoint.usage,
+            // The final turn was not saved on its own: it is stored with the end.
+            checkpoint: { json: JSON.stringify(checkpoint), todos: checkpoint.todos, step: checkpoint.step },
+          },
           fence,
           events,
         );
+        if (!ended) {
+          log.warn('the run had ended, or another worker owns it: this answer was not recorded');
+          return undefined;
+        }
         log.info({ steps: checkpoint.step }, 'run completed');
         return outcome.output;
+      }
       case 'suspended': {
         const { requestId, question, choices, expiresAt } = outcome.clarify;
         await store.suspend(runId, fence, { requestId, question, choices, expiresAt }, events);

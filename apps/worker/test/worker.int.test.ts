@@ -53,6 +53,19 @@ describe('worker', () => {
     const other = await d.submit([{ content: 'second done' }]);
     await d.waitForEvent(other, 'run.completed');
     expect((await d.store.get(other))?.output).toBe('second done');
+    // The final turn is stored with the end, in order before the terminal event.
+    const finalCheckpoint = JSON.parse((await d.store.loadCheckpoint(other)) ?? '{}');
+    expect(finalCheckpoint.step).toBe(1);
+    expect(finalCheckpoint.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'second done' });
+    expect((await d.store.readEvents(other)).map((e) => e.type)).toEqual([
+      'run.queued',
+      'run.started',
+      'attempt.started',
+      'message.delta',
+      'usage',
+      'message',
+      'run.completed',
+    ]);
     const first = await d.store.get(waiting);
     expect(first?.status).toBe('waiting_for_input');
     expect(first?.pendingClarify?.requestId).toBe((requested.data as { requestId: string }).requestId);

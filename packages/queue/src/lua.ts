@@ -208,10 +208,10 @@ return { 'timed_out' }`,
 
 /**
  * KEYS: record, events, checkpoint, spec, pending, metadata. ARGV: channel, maxlen, runId, at, status,
- * event type, event data, retention (s), token ('' for any), n, then n field/value pairs, then
- * (type, data) pairs of events emitted before the end.
- * Ends the run once: sets the terminal status and fields, appends the terminal
- * event (the last one), and lets the run's keys expire after the retention.
+ * event type, event data, retention (s), token ('' for any), checkpoint JSON ('' to keep the stored
+ * one), n, then n field/value pairs, then (type, data) pairs of events emitted before the end.
+ * Ends the run once: sets the terminal status and fields (and the final checkpoint), appends the
+ * terminal event (the last one), and lets the run's keys expire after the retention.
  * Returns the event id, 0 (already ended) or -1 (not the owner).
  */
 export const finalizeRun = new LuaScript(
@@ -221,9 +221,10 @@ local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not fields[1] or terminal(fields[1]) then return 0 end
 if ARGV[9] ~= '' and fields[2] ~= ARGV[9] then return -1 end
 redis.call('HSET', KEYS[1], 'status', ARGV[5], 'finishedAt', ARGV[4])
-local fieldsEnd = 10 + 2 * tonumber(ARGV[10])
-for i = 11, fieldsEnd, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local fieldsEnd = 11 + 2 * tonumber(ARGV[11])
+for i = 12, fieldsEnd, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('HDEL', KEYS[1], 'owner')
+if ARGV[10] ~= '' then redis.call('SET', KEYS[3], ARGV[10]) end
 redis.call('DEL', KEYS[4], KEYS[5])
 appendPairs(KEYS[2], ARGV[1], ARGV[2], ARGV[3], fieldsEnd + 1)
 local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[6], ARGV[7])

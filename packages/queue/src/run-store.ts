@@ -320,12 +320,18 @@ export class RunStore {
    * Ends the run once with its terminal event (the last event of the log),
    * after `events` (emitted since the last write).
    * With `token`, only while that worker owns the run. Returns false when the
-   * run had already ended (or another worker owns it).
+   * run had already ended (or another worker owns it). A completed run's final
+   * `checkpoint` (its last turn, never saved on its own) is stored in the same step.
    */
   async finalize(
     runId: string,
     end:
-      | { status: 'completed'; output: string; usage?: Usage | undefined }
+      | {
+          status: 'completed';
+          output: string;
+          usage?: Usage | undefined;
+          checkpoint?: { json: string; todos: TodoItem[]; step: number } | undefined;
+        }
       | { status: 'failed'; error: ErrorBody; usage?: Usage | undefined }
       | { status: 'cancelled'; reason?: string | undefined },
     token = '',
@@ -348,6 +354,8 @@ export class RunStore {
       data = end.reason ? { reason: end.reason } : {};
     }
     if ('usage' in end && end.usage) fields.push('usage', JSON.stringify(end.usage));
+    const checkpoint = end.status === 'completed' ? end.checkpoint : undefined;
+    if (checkpoint) fields.push('todos', JSON.stringify(checkpoint.todos), 'step', String(checkpoint.step));
     const result = await scripts.finalizeRun.run(
       this.redis,
       [keys.record, keys.events, keys.checkpoint, keys.spec, keys.pending, keys.metadata],
@@ -361,6 +369,7 @@ export class RunStore {
         JSON.stringify(data),
         this.retentionSeconds,
         token,
+        checkpoint?.json ?? '',
         fields.length / 2,
         ...fields,
         ...eventPairs(events),

@@ -81,9 +81,11 @@ describe('runAttempt', () => {
       'tool.result',
       'message',
     ]);
-    // A save after the first turn, after each tool result, and after the final turn.
-    expect(h.saves).toHaveLength(4);
+    // A save after the first turn and after each tool result; the final turn is the caller's to store.
+    expect(h.saves).toHaveLength(3);
     expect(h.checkpoint.step).toBe(2);
+    expect(h.checkpoint.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'done' });
+    expect(parseCheckpoint(h.saves.at(-1) as string).messages.at(-1)).toMatchObject({ role: 'tool' });
   });
 
   it('suspends at a clarify in the middle of a turn, then resumes with the answer and runs the rest', async () => {

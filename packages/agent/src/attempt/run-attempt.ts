@@ -4,8 +4,11 @@
  * attempt is cancelled, or `clarify` suspends it.
  *
  * The checkpoint is the whole state and is updated in place; `saveCheckpoint`
- * runs after every model turn and every tool result, so a resumed attempt
- * never repeats a finished tool call. It knows nothing of queues, HTTP or
+ * runs after every model turn that calls tools and every tool result, so a
+ * resumed attempt never repeats a finished tool call. The final answer's turn
+ * is not saved through it: a `completed` outcome leaves the final checkpoint in
+ * place for the caller to store with the run's end (the worker does both in one
+ * Redis step). It knows nothing of queues, HTTP or
  * Redis: the worker maps the outcome onto the queue.
  */
 import { Value } from '@sinclair/typebox/value';
@@ -45,7 +48,10 @@ export interface AttemptParams {
   tools: Tool[];
   signal: AbortSignal;
   emit: EmitEvent;
-  /** Persists the checkpoint; throw to stop the attempt (lost ownership, cancel requested). */
+  /**
+   * Persists the checkpoint; throw to stop the attempt (lost ownership, cancel requested).
+   * Not called for the final answer's turn: on `completed`, `checkpoint` holds the final state.
+   */
   saveCheckpoint: (checkpoint: Checkpoint) => Promise<void>;
   limits?: Partial<AttemptLimits>;
   /**
@@ -226,8 +232,13 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
         type: 'message',
         data: { role: 'assistant', content: turn.content, toolCalls: turn.toolCalls },
       });
+      if (turn.toolCalls.length === 0) {
+        // The final answer is not saved here: the caller stores the checkpoint with the
+        // outcome, in the step that ends the run.
+        tick();
+        return { status: 'completed', output: turn.content };
+      }
       await save();
-      if (turn.toolCalls.length === 0) return { status: 'completed', output: turn.content };
     }
   } catch (error) {
     if (signal.aborted && (!(error instanceof AgentError) || error.code === 'ERR_MODEL_ABORTED')) {
