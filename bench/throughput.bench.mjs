@@ -1,14 +1,20 @@
 // pnpm bench:throughput — trivial replay runs (one turn, `[{ content: 'ok' }]`) submitted
-// over HTTP to one API process and completed by two worker processes (concurrency 50
-// each), against raw BullMQ no-op jobs (Queue.addBulk + a Worker with concurrency 50
-// doing nothing) on the same Redis in the same run. One JSON line per kind of run: with no
-// tools (`toolsets: []`, the trivial run) and with the default toolsets (the worker builds
-// the seven tools and their prompt). Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
+// over HTTP to one API process and completed by Tether worker processes, against raw BullMQ
+// no-op jobs (Queue.addBulk + a Worker with concurrency 50 doing nothing) on the same Redis in
+// the same run. One JSON line per kind of run: with no tools (`toolsets: []`, the trivial run)
+// and with the default toolsets (the worker builds the seven tools and their prompt).
+//
+// BENCH_WORKERS worker processes of concurrency 50 each (default 1: the same shape as the raw
+// side, one worker of concurrency 50). The end of a pass is observed the way the raw side's is,
+// without touching the runs: the queue is polled every 10 ms until no job is waiting, active or
+// delayed (a job leaves `active` only after its run's final step). Then, outside the timed
+// window, every run of the pass is read back and must be `completed`.
+// Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { createKeys } from '../packages/queue/dist/index.js';
+import { createKeys, QUEUE_NAME } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
 import { freePort } from '../packages/testing/dist/redis.js';
 import { benchRedis, ROOT, tempDir } from './lib/stack.mjs';
@@ -22,6 +28,11 @@ const WARMUP = 1_000;
 const PASSES = 3;
 const IN_FLIGHT = 64;
 const CONCURRENCY = 50;
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
+if (!Number.isInteger(WORKERS) || WORKERS < 1 || WORKERS > 16) {
+  throw new Error(`BENCH_WORKERS must be an integer from 1 to 16, got ${process.env.BENCH_WORKERS}`);
+}
+const WORKER_IDS = Array.from({ length: WORKERS }, (_, i) => `bench-w${i + 1}`);
 const GOAL = 0.3;
 const KEY = 'sk_bench_throughput_0123';
 
@@ -120,7 +131,7 @@ async function rawBullmq(count) {
   return count / seconds;
 }
 
-// Tether: the API process and two workers.
+// Tether: the API process and the workers.
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 startProcess('api', join(ROOT, 'apps/api/dist/server.js'), {
@@ -130,7 +141,7 @@ startProcess('api', join(ROOT, 'apps/api/dist/server.js'), {
   HOST: '127.0.0.1',
   PORT: String(port),
 });
-for (const id of ['bench-w1', 'bench-w2']) {
+for (const id of WORKER_IDS) {
   startProcess(id, join(ROOT, 'apps/worker/dist/main.js'), {
     TETHER_WORKER_ID: id,
     TETHER_WORKER_CONCURRENCY: String(CONCURRENCY),
@@ -144,6 +155,7 @@ const BODIES = {
   none: '{"input":"say ok","toolsets":[],"model":{"provider":"replay","script":[{"content":"ok"}]}}',
 };
 
+/** Submits a run; resolves with its id (from the Location header). */
 function submit(body) {
   return new Promise((resolve, reject) => {
     const req = request(`${base}/v1/runs`, {
@@ -154,7 +166,9 @@ function submit(body) {
     req.on('response', (res) => {
       res.resume();
       res.on('end', () =>
-        res.statusCode === 202 ? resolve() : reject(new Error(`submit: ${res.statusCode}`)),
+        res.statusCode === 202
+          ? resolve(String(res.headers.location).split('/').at(-1))
+          : reject(new Error(`submit: ${res.statusCode}`)),
       );
     });
     req.on('error', reject);
@@ -162,52 +176,53 @@ function submit(body) {
   });
 }
 
-// Completions are heard, not polled: every run's terminal event is published.
-const subscriber = new Redis(redisServer.url, { maxRetriesPerRequest: null });
-let completed = 0;
-let failed = 0;
-const waiters = new Set();
-subscriber.on('pmessage', (_pattern, _channel, message) => {
-  if (message.includes('"type":"run.completed"')) completed++;
-  else if (message.includes('"type":"run.failed"')) failed++;
-  else return;
-  for (const waiter of [...waiters]) waiter();
-});
-await subscriber.psubscribe(keys.eventsPattern);
-const completions = (target) =>
-  new Promise((resolve) => {
-    const check = () => {
-      if (completed + failed >= target) {
-        waiters.delete(check);
-        resolve();
-      }
-    };
-    waiters.add(check);
-    check();
-  });
+// The runs' queue, read the way BullMQ's own tools do: one script per poll.
+const runQueue = new Queue(QUEUE_NAME, { connection: redis, prefix: keys.queuePrefix });
+async function drained() {
+  for (;;) {
+    const counts = await runQueue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'paused');
+    if (Object.values(counts).every((n) => n === 0)) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
-/** Submits `count` runs, at most IN_FLIGHT at a time; resolves when all have completed. */
+let failed = 0;
+/** Every run must have completed; the others are counted as failed (and reported). */
+async function verify(ids) {
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.hget(keys.run(id).record, 'status');
+  const statuses = ((await pipeline.exec()) ?? []).map(([, status]) => status);
+  const notCompleted = statuses.filter((status) => status !== 'completed');
+  if (notCompleted.length > 0) {
+    failed += notCompleted.length;
+    console.error(`${notCompleted.length} runs did not complete: ${[...new Set(notCompleted)].join(', ')}`);
+  }
+}
+
+/** Submits `count` runs, at most IN_FLIGHT at a time; resolves when all have ended. */
 async function tetherRuns(count, body) {
-  const target = completed + failed + count;
+  const ids = [];
   const started = performance.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       while (next < count) {
         next++;
-        await submit(body);
+        ids.push(await submit(body));
       }
     }),
   );
-  await completions(target);
-  return count / ((performance.now() - started) / 1000);
+  await drained();
+  const rate = count / ((performance.now() - started) / 1000);
+  await verify(ids);
+  return rate;
 }
 
 try {
   await until(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok === true, 'the API');
   await until(async () => {
     const list = await redis.client('LIST');
-    return ['bench-w1', 'bench-w2'].every((id) => list.includes(`name=tether-worker:${id}`));
+    return WORKER_IDS.every((id) => list.includes(`name=tether-worker:${id}`));
   }, 'the workers');
   for (const body of Object.values(BODIES)) await tetherRuns(WARMUP, body);
   await rawBullmq(2_000);
@@ -229,7 +244,7 @@ try {
         passes: PASSES,
         tether_runs_per_s_each_pass: samples.map(Math.round),
         jobs: JOBS,
-        workers: 2,
+        workers: WORKERS,
         concurrency_per_worker: CONCURRENCY,
         http_in_flight: IN_FLIGHT,
         tether_runs_per_s: Math.round(runsPerSecond),
@@ -244,7 +259,7 @@ try {
 } finally {
   agent.destroy();
   await stopAll();
-  subscriber.disconnect();
+  await runQueue.close();
   redis.disconnect();
   await redisServer.stop();
   await workspaces.remove();
