@@ -30,6 +30,8 @@ export interface ApiConfig extends SharedConfig {
   requestTimeoutMs: number;
   rateLimitMax: number;
   rateLimitWindowMs: number;
+  /** How often each instance adds its request counts to the shared ones in Redis (ms). */
+  rateLimitSyncMs: number;
   /** Concurrent SSE streams per tenant, per API process. */
   sseMaxPerTenant: number;
   sseHeartbeatMs: number;
@@ -158,6 +160,7 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     requestTimeoutMs: reader.integer('TETHER_REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
     rateLimitMax: reader.integer('TETHER_RATE_LIMIT_MAX', 600, 1, 1_000_000),
     rateLimitWindowMs: reader.integer('TETHER_RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000),
+    rateLimitSyncMs: reader.integer('TETHER_RATE_LIMIT_SYNC_MS', 100, 1, 60_000),
     sseMaxPerTenant: reader.integer('TETHER_SSE_MAX_PER_TENANT', 100, 1, 1_000_000),
     sseHeartbeatMs: reader.integer('TETHER_SSE_HEARTBEAT_MS', 15_000, 10, 600_000),
     sseMaxBufferBytes: reader.integer('TETHER_SSE_MAX_BUFFER_BYTES', 1_048_576, 1_024, 1_073_741_824),

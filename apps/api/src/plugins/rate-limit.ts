@@ -1,28 +1,39 @@
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';
 import { ApiError } from '../errors.js';
+import { SharedCounters, sharedCounterStore } from './rate-limit-store.js';
 
 export interface RateLimitPluginOptions {
   config: Readonly<ApiConfig>;
 }
 
 /**
- * Requests per tenant per window, counted in Redis so every API instance
- * shares the budget. Its hooks run after authentication (route-level hooks
- * follow the global ones), so the key is the tenant; public routes that keep
- * the limit are counted by client address. When Redis fails, requests pass:
- * the routes themselves then answer 503.
+ * Requests per tenant per window, shared by every API instance through Redis
+ * (see `SharedCounters`: counted here at once, summed in Redis every
+ * `TETHER_RATE_LIMIT_SYNC_MS`, no Redis round trip per request). Its hooks run
+ * after authentication (route-level hooks follow the global ones), so the key
+ * is the tenant; public routes that keep the limit are counted by client
+ * address. When Redis fails, each instance goes on limiting with what it knows.
  */
 const rateLimitPlugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, { config }) => {
+  const counters = new SharedCounters({
+    redis: app.redis,
+    prefix: `${app.keys.namespace}:ratelimit:`,
+    syncIntervalMs: config.rateLimitSyncMs,
+    onError: (error) => app.log.warn({ err: error }, 'could not share rate-limit counts through Redis'),
+  });
+  const store = sharedCounterStore(counters);
+  app.addHook('onClose', () => counters.close());
   await app.register(rateLimit, {
     global: true,
     max: config.rateLimitMax,
     timeWindow: config.rateLimitWindowMs,
-    redis: app.redis,
-    nameSpace: `${app.keys.namespace}:ratelimit:`,
-    skipOnError: true,
+    // @fastify/rate-limit constructs its store: this constructor hands it the shared one.
+    store: function SharedStore() {
+      return store;
+    } as unknown as FastifyRateLimitStoreCtor,
     keyGenerator: (request) => (request.tenant === '' ? `ip:${request.ip}` : `tenant:${request.tenant}`),
     errorResponseBuilder: (_request, context) =>
       new ApiError(

@@ -1,0 +1,105 @@
+import { testRedisUrl, uniquePrefix } from '@tether/testing';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SharedCounters, sharedCounterStore } from '../src/plugins/rate-limit-store.js';
+
+/** Tests that use the real clock count in hour-long windows, so a window rarely ends mid-test. */
+const HOUR = 3_600_000;
+const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+afterAll(() => redis.quit());
+
+function counters(prefix: string, syncIntervalMs = 10_000) {
+  const errors: unknown[] = [];
+  const shared = new SharedCounters({ redis, prefix, syncIntervalMs, onError: (e) => errors.push(e) });
+  return { shared, errors };
+}
+
+describe('SharedCounters', () => {
+  it('counts at once, per key and window (windows aligned to the epoch)', async () => {
+    const prefix = `${uniquePrefix('rlc')}:`;
+    const { shared } = counters(prefix);
+    const now = 60_000 * 28_333_333 + 12_345;
+    expect(shared.increment('tenant:a', 60_000, now)).toEqual({ current: 1, ttl: 60_000 - 12_345 });
+    expect(shared.increment('tenant:a', 60_000, now).current).toBe(2);
+    expect(shared.increment('tenant:b', 60_000, now).current).toBe(1);
+    expect(shared.peek('tenant:a', 60_000, now).current).toBe(2);
+    // The next window starts from zero.
+    expect(shared.increment('tenant:a', 60_000, now + 60_000).current).toBe(1);
+    await shared.close();
+  });
+
+  it('two instances learn each other’s counts at their next sync; Redis holds the sum, expiring', async () => {
+    const prefix = `${uniquePrefix('rlc')}:`;
+    const a = counters(prefix).shared;
+    const b = counters(prefix).shared;
+    for (let i = 0; i < 3; i++) a.increment('tenant:t', HOUR);
+    for (let i = 0; i < 4; i++) b.increment('tenant:t', HOUR);
+    await a.sync();
+    await b.sync();
+    expect(b.peek('tenant:t', HOUR).current).toBe(7);
+    // a learns b's four with its next request's sync.
+    expect(a.increment('tenant:t', HOUR).current).toBe(4);
+    await a.sync();
+    expect(a.peek('tenant:t', HOUR).current).toBe(8);
+    const [key] = await redis.keys(`${prefix}tenant:t:*`);
+    expect(await redis.get(key as string)).toBe('8');
+    const ttl = await redis.pttl(key as string);
+    expect(ttl).toBeGreaterThan(10_000);
+    expect(ttl).toBeLessThanOrEqual(HOUR + 10_000);
+    await a.close();
+    await b.close();
+  });
+
+  it('syncs by itself after the interval, and sends what is left on close', async () => {
+    const prefix = `${uniquePrefix('rlc')}:`;
+    const { shared } = counters(prefix, 20);
+    shared.increment('tenant:x', 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await redis.get((await redis.keys(`${prefix}tenant:x:*`))[0] as string)).toBe('1');
+    shared.increment('tenant:y', 60_000);
+    await shared.close();
+    expect(await redis.get((await redis.keys(`${prefix}tenant:y:*`))[0] as string)).toBe('1');
+  });
+
+  it('keeps counting when Redis is unreachable, reports it, and loses no count', async () => {
+    const prefix = `${uniquePrefix('rlc')}:`;
+    const down = new Redis('redis://127.0.0.1:1', {
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      retryStrategy: () => null,
+    });
+    const errors: unknown[] = [];
+    const shared = new SharedCounters({
+      redis: down,
+      prefix,
+      syncIntervalMs: 10_000,
+      onError: (e) => errors.push(e),
+    });
+    shared.increment('tenant:z', 60_000);
+    shared.increment('tenant:z', 60_000);
+    await expect(shared.sync()).rejects.toThrow();
+    // Nothing was lost: the two are still counted, and go with the next sync.
+    expect(shared.increment('tenant:z', 60_000).current).toBe(3);
+    down.disconnect();
+  });
+
+  it('is a @fastify/rate-limit store; a route with its own limit counts under its own key', () => {
+    const { shared } = counters(`${uniquePrefix('rlc')}:`);
+    const store = sharedCounterStore(shared);
+    const route = store.child({ routeInfo: { method: 'POST', url: '/v1/runs' } });
+    const results: number[] = [];
+    store.incr('tenant:a', (_e, r) => results.push(r.current), 60_000, 10);
+    store.incr('tenant:a', (_e, r) => results.push(r.current), 60_000, 10);
+    route.incr('tenant:a', (_e, r) => results.push(r.current), 60_000, 10);
+    route.read('tenant:a', (_e, r) => results.push(r.current), 60_000, 10);
+    expect(results).toEqual([1, 2, 1, 1]);
+    void shared.close();
+  });
+
+  it('refuses a sync interval that is not a positive integer', () => {
+    expect(() => new SharedCounters({ redis, prefix: 'x', syncIntervalMs: 0, onError: () => {} })).toThrow(
+      /syncIntervalMs/,
+    );
+  });
+});
