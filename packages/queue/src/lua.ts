@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 
 /**
  * A Lua script run by its SHA, loaded on first use (and again after a Redis
@@ -20,12 +20,20 @@ export class LuaScript {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (error) {
-      if (error instanceof Error && error.message.includes('NOSCRIPT')) {
-        return redis.eval(this.source, keys.length, ...keys, ...args);
-      }
+      if (isNoScript(error)) return redis.eval(this.source, keys.length, ...keys, ...args);
       throw error;
     }
   }
+
+  /** Adds the script to a pipeline by its SHA; on a NOSCRIPT reply the caller runs it again with `run`. */
+  queue(pipeline: ChainableCommander, keys: string[], args: (string | number)[]): void {
+    pipeline.evalsha(this.sha, keys.length, ...keys, ...args);
+  }
+}
+
+/** Whether Redis answered that it does not know the script (a restart or failover emptied its cache). */
+export function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('NOSCRIPT');
 }
 
 /**
@@ -85,7 +93,7 @@ export const createRun = new LuaScript(
   'createRun',
   `${APPEND}
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
-for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 redis.call('SET', KEYS[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[4], ARGV[5]) end
 return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')`,
@@ -103,20 +111,21 @@ return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')`,
 export const claimRun = new LuaScript(
   'claimRun',
   `${APPEND}
-local status = redis.call('HGET', KEYS[1], 'status')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step')
+local status = fields[1]
 if not status then return { 'missing' } end
 if terminal(status) then return { status } end
-if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return { 'cancel' } end
-redis.call('HSET', KEYS[1], 'owner', ARGV[5], 'status', 'running')
-local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')
-if tonumber(ARGV[6]) > attempts then redis.call('HSET', KEYS[1], 'attempts', ARGV[6]) end
-if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then
-  redis.call('HSET', KEYS[1], 'startedAt', ARGV[4])
+if fields[2] == '1' then return { 'cancel' } end
+local attempts = math.max(tonumber(fields[3] or '0'), tonumber(ARGV[6]))
+if fields[4] then
+  redis.call('HSET', KEYS[1], 'owner', ARGV[5], 'status', 'running', 'attempts', attempts)
+else
+  redis.call('HSET', KEYS[1], 'owner', ARGV[5], 'status', 'running', 'attempts', attempts, 'startedAt', ARGV[4])
   append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.started', '{"attempt":' .. ARGV[6] .. ',"workerId":' .. cjson.encode(ARGV[7]) .. '}')
 end
 -- The attempt starts here: a run with a checkpoint resumes at the step the last save recorded.
 local checkpoint = redis.call('GET', KEYS[4])
-local step = redis.call('HGET', KEYS[1], 'step') or '0'
+local step = fields[5] or '0'
 append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'attempt.started', '{"attempt":' .. ARGV[6] .. ',"resumed":' .. (checkpoint and 'true' or 'false') .. ',"step":' .. (checkpoint and step or '0') .. '}')
 return { 'ok', redis.call('GET', KEYS[3]) or '', checkpoint or '' }`,
 );
@@ -220,9 +229,8 @@ export const finalizeRun = new LuaScript(
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not fields[1] or terminal(fields[1]) then return 0 end
 if ARGV[9] ~= '' and fields[2] ~= ARGV[9] then return -1 end
-redis.call('HSET', KEYS[1], 'status', ARGV[5], 'finishedAt', ARGV[4])
 local fieldsEnd = 11 + 2 * tonumber(ARGV[11])
-for i = 12, fieldsEnd, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', KEYS[1], 'status', ARGV[5], 'finishedAt', ARGV[4], unpack(ARGV, 12, fieldsEnd))
 redis.call('HDEL', KEYS[1], 'owner')
 if ARGV[10] ~= '' then redis.call('SET', KEYS[3], ARGV[10]) end
 redis.call('DEL', KEYS[4], KEYS[5])

@@ -13,6 +13,12 @@ export interface RunJobData {
 
 export interface RunServiceOptions {
   redis: Redis;
+  /**
+   * The BullMQ queue's connection. Default `redis`; give it one of its own when
+   * the store's pipelines matter: BullMQ defines its scripts on the connection,
+   * and ioredis copies them into every pipeline made on it.
+   */
+  queueConnection?: Redis;
   keys: TetherKeys;
   store: RunStore;
   /** BullMQ attempts per run (retryable failures). Default 3. */
@@ -58,7 +64,7 @@ export class RunService {
         `RunService option "attempts" must be an integer from 1 to 100, got ${this.#attempts}`,
       );
     }
-    this.queue = createRunQueue(options.redis, options.keys);
+    this.queue = createRunQueue(options.queueConnection ?? options.redis, options.keys);
   }
 
   /**

@@ -85,21 +85,30 @@ export class RunStore {
       '[]',
     ];
     if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
-    const id = await scripts.createRun.run(
-      this.redis,
-      [keys.record, keys.events, keys.spec, keys.metadata],
-      [
-        keys.eventsChannel,
-        this.eventMaxLength,
-        run.id,
-        JSON.stringify(run.spec),
-        run.spec.metadata ? JSON.stringify(run.spec.metadata) : '',
-        ...fields,
-      ],
-    );
-    if (!id) return false;
-    await this.redis.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
-    return true;
+    const scriptKeys = [keys.record, keys.events, keys.spec, keys.metadata];
+    const args = [
+      keys.eventsChannel,
+      this.eventMaxLength,
+      run.id,
+      JSON.stringify(run.spec),
+      run.spec.metadata ? JSON.stringify(run.spec.metadata) : '',
+      ...fields,
+    ];
+    // The record, then its entry in the tenant's index, in one round trip (the index is
+    // in another hash slot, so not in the script). Listing skips ids whose record is not the tenant's.
+    const pipeline = this.redis.pipeline();
+    scripts.createRun.queue(pipeline, scriptKeys, args);
+    pipeline.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
+    const [created, indexed] = (await pipeline.exec()) ?? [];
+    let [error, id] = created ?? [new Error('no reply')];
+    if (error && scripts.isNoScript(error)) {
+      [error, id] = [null, await scripts.createRun.run(this.redis, scriptKeys, args)];
+      // A listing between the two could have dropped the entry as a run that is gone: add it again.
+      if (id) await this.redis.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
+    }
+    if (error) throw error;
+    if (indexed?.[0]) throw indexed[0];
+    return Boolean(id);
   }
 
   /** The run with its spec (the submitted body, while the run is live). */
@@ -425,7 +434,8 @@ export class RunStore {
         const record = records[i];
         const id = ids[i] as string;
         cursor = id;
-        if (!record) {
+        // Gone (expired), or an id that was never this tenant's run.
+        if (!record || record.tenant !== tenant) {
           gone.push(id);
           continue;
         }

@@ -28,6 +28,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   });
   const runs = new RunService({
     redis: app.redis,
+    queueConnection: app.queueRedis,
     keys,
     store,
     attempts: config.maxAttempts,

@@ -36,7 +36,12 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (closing) return reply.code(503).send(errorBody('ERR_NOT_READY', 'The server is shutting down.'));
       let timer: NodeJS.Timeout | undefined;
       try {
-        if (app.subscriber.status !== 'ready') throw new Error(`subscriber is ${app.subscriber.status}`);
+        for (const [name, connection] of [
+          ['subscriber', app.subscriber],
+          ['queue connection', app.queueRedis],
+        ] as const) {
+          if (connection.status !== 'ready') throw new Error(`${name} is ${connection.status}`);
+        }
         await Promise.race([
           app.redis.ping(),
           new Promise((_, reject) => {

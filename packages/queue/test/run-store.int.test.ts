@@ -1,0 +1,92 @@
+import { testRedisUrl, uniquePrefix } from '@tether/testing';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createKeys, RunService, RunStore } from '../src/index.js';
+
+const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+afterAll(() => redis.quit());
+
+function deployment() {
+  const keys = createKeys(uniquePrefix('store'));
+  const store = new RunStore({ redis, keys });
+  const service = new RunService({ redis, keys, store });
+  return { keys, store, service };
+}
+
+const body = { input: 'hi', model: { provider: 'replay' as const, script: [{ content: 'ok' }] } };
+
+describe('RunStore', () => {
+  it('creates a run (record, spec, run.queued, index entry) even after Redis forgot its scripts', async () => {
+    const { store, service } = deployment();
+    await redis.script('FLUSH');
+    const { run } = await service.submit('acme', body);
+    await service.close();
+    expect(await store.get(run.id)).toMatchObject({
+      id: run.id,
+      tenant: 'acme',
+      status: 'queued',
+      spec: body,
+    });
+    expect((await store.readEvents(run.id)).map((e) => e.type)).toEqual(['run.queued']);
+    expect((await store.list('acme', { limit: 10 })).runs.map((r) => r.id)).toEqual([run.id]);
+  });
+
+  it('refuses to create a run whose id exists, and lists a tenant only its own runs', async () => {
+    const { keys, store, service } = deployment();
+    const { run } = await service.submit('acme', body);
+    await service.close();
+    const again = { id: run.id, tenant: 'beta', spec: body, createdAt: new Date().toISOString() };
+    expect(await store.create(again)).toBe(false);
+    expect((await store.get(run.id))?.tenant).toBe('acme');
+    // beta's index got the id, but the run is not beta's: it is not listed, and leaves the index.
+    expect((await store.list('beta', { limit: 10 })).runs).toEqual([]);
+    expect(await redis.zcard(keys.tenantRuns('beta'))).toBe(0);
+    expect((await store.list('acme', { limit: 10 })).runs.map((r) => r.id)).toEqual([run.id]);
+  });
+
+  it('claims a run once per attempt: run.started the first time, attempt.started every time, the highest attempt kept', async () => {
+    const { store, service } = deployment();
+    const { run } = await service.submit('acme', body);
+    await service.close();
+    const first = await store.claim(run.id, 'w1:t1', 1, 'w1');
+    expect(first).toMatchObject({ status: 'ok', spec: body, checkpoint: undefined });
+    const started = (await store.get(run.id))?.startedAt;
+    expect(await store.claim(run.id, 'w2:t2', 3, 'w2')).toMatchObject({ status: 'ok' });
+    expect(await store.claim(run.id, 'w3:t3', 2, 'w3')).toMatchObject({ status: 'ok' });
+    const record = await store.get(run.id);
+    expect(record).toMatchObject({ status: 'running', attempts: 3, startedAt: started });
+    const events = await store.readEvents(run.id);
+    expect(events.map((e) => e.type)).toEqual([
+      'run.queued',
+      'run.started',
+      'attempt.started',
+      'attempt.started',
+      'attempt.started',
+    ]);
+    expect(events[1]?.data).toEqual({ attempt: 1, workerId: 'w1' });
+    // The latest claim owns the run: only its token may end it.
+    expect(await store.finalize(run.id, { status: 'completed', output: 'x' }, 'w2:t2')).toBe(false);
+    expect(
+      await store.finalize(
+        run.id,
+        {
+          status: 'completed',
+          output: 'done',
+          checkpoint: {
+            json: '{"version":1}',
+            todos: [{ id: '1', content: 'a', status: 'completed' }],
+            step: 4,
+          },
+        },
+        'w3:t3',
+      ),
+    ).toBe(true);
+    expect(await store.get(run.id)).toMatchObject({
+      status: 'completed',
+      output: 'done',
+      todos: [{ id: '1', content: 'a', status: 'completed' }],
+    });
+    expect(await store.loadCheckpoint(run.id)).toBe('{"version":1}');
+    expect(await store.claim(run.id, 'w4:t4', 4, 'w4')).toEqual({ status: 'completed' });
+  });
+});
