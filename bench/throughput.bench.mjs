@@ -11,6 +11,7 @@
 // window, every run of the pass is read back and must be `completed`.
 // Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -199,9 +200,30 @@ async function verify(ids) {
   }
 }
 
+// CPU time per process (Linux /proc; clock ticks of 10 ms), to show where a run's cost goes.
+const CLOCK_TICK_US = 10_000;
+function cpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
+  } catch {
+    return Number.NaN;
+  }
+}
+let processes = {};
+function cpuSnapshot() {
+  return Object.fromEntries(
+    Object.entries(processes).map(([name, pids]) => [
+      name,
+      pids.reduce((sum, pid) => sum + cpuMicros(pid), 0),
+    ]),
+  );
+}
+
 /** Submits `count` runs, at most IN_FLIGHT at a time; resolves when all have ended. */
-async function tetherRuns(count, body) {
+async function tetherRuns(count, body, cpu) {
   const ids = [];
+  const before = cpuSnapshot();
   const started = performance.now();
   let next = 0;
   await Promise.all(
@@ -214,6 +236,11 @@ async function tetherRuns(count, body) {
   );
   await drained();
   const rate = count / ((performance.now() - started) / 1000);
+  const after = cpuSnapshot();
+  for (const name of Object.keys(after)) {
+    cpu[name] ??= [];
+    cpu[name].push((after[name] - before[name]) / count);
+  }
   await verify(ids);
   return rate;
 }
@@ -224,14 +251,23 @@ try {
     const list = await redis.client('LIST');
     return WORKER_IDS.every((id) => list.includes(`name=tether-worker:${id}`));
   }, 'the workers');
-  for (const body of Object.values(BODIES)) await tetherRuns(WARMUP, body);
+  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  processes = {
+    api: [children[0].pid],
+    workers: children.slice(1).map((child) => child.pid),
+    redis: [redisPid],
+    load_generator: [process.pid],
+  };
+  for (const body of Object.values(BODIES)) await tetherRuns(WARMUP, body, {});
   await rawBullmq(2_000);
 
   const jobsPerSecond = await rawBullmq(JOBS);
   // Passes alternate between the two kinds of run, so neither gains from going second.
   const rates = Object.fromEntries(Object.keys(BODIES).map((kind) => [kind, []]));
+  const cpu = Object.fromEntries(Object.keys(BODIES).map((kind) => [kind, {}]));
   for (let pass = 0; pass < PASSES; pass++) {
-    for (const [kind, body] of Object.entries(BODIES)) rates[kind].push(await tetherRuns(RUNS, body));
+    for (const [kind, body] of Object.entries(BODIES))
+      rates[kind].push(await tetherRuns(RUNS, body, cpu[kind]));
   }
   for (const [toolsets, samples] of Object.entries(rates)) {
     const runsPerSecond = median(samples);
@@ -250,6 +286,10 @@ try {
         tether_runs_per_s: Math.round(runsPerSecond),
         raw_bullmq_jobs_per_s: Math.round(jobsPerSecond),
         ratio: Number(ratio.toFixed(3)),
+        // Median CPU µs per run of each process (Redis only when it is local), and their sum.
+        cpu_us_per_run: Object.fromEntries(
+          Object.entries(cpu[toolsets]).map(([name, values]) => [name, Math.round(median(values))]),
+        ),
         failed_runs: failed,
         goal_ratio: GOAL,
         pass: ratio >= GOAL && failed === 0,
