@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { createKeys, QUEUE_NAME } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
 import { freePort } from '../packages/testing/dist/redis.js';
+import { LeanConnection, postRequest } from './lib/http-client.mjs';
 import { benchRedis, ROOT, tempDir } from './lib/stack.mjs';
 
 // BullMQ as @tether/queue resolves it (the same version the workers run).
@@ -43,6 +44,10 @@ const prefix = `{bench-tp-${process.pid}}`;
 const keys = createKeys(prefix);
 const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
 const children = [];
+// However the benchmark ends, its processes end with it (they hold its stderr).
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
 
 function startProcess(name, script, env) {
   const child = spawn(process.execPath, [script], {
@@ -150,14 +155,38 @@ for (const id of WORKER_IDS) {
   });
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
 const BODIES = {
   default: '{"input":"say ok","model":{"provider":"replay","script":[{"content":"ok"}]}}',
   none: '{"input":"say ok","toolsets":[],"model":{"provider":"replay","script":[{"content":"ok"}]}}',
 };
 
-/** Submits a run; resolves with its id (from the Location header). */
-function submit(body) {
+// The load generator: IN_FLIGHT keep-alive connections, one request at a time each. BENCH_CLIENT=node
+// uses node:http's client instead (it costs the load generator about twice the CPU).
+const CLIENT = process.env.BENCH_CLIENT ?? 'lean';
+if (CLIENT !== 'lean' && CLIENT !== 'node')
+  throw new Error(`BENCH_CLIENT must be lean or node, got ${CLIENT}`);
+const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+/** Opened once the API listens. */
+let connections = [];
+const requests = Object.fromEntries(
+  Object.entries(BODIES).map(([kind, body]) => [
+    kind,
+    postRequest({
+      host: `127.0.0.1:${port}`,
+      path: '/v1/runs',
+      headers: { Authorization: `Bearer ${KEY}` },
+      body,
+    }),
+  ]),
+);
+
+/** Submits a run on lane `lane`; resolves with its id (from the Location header). */
+async function submit(kind, lane) {
+  if (CLIENT === 'lean') {
+    const { status, headers, body } = await connections[lane].send(requests[kind], ['location']);
+    if (status !== 202) throw new Error(`submit: ${status} ${body}`);
+    return String(headers.location).split('/').at(-1);
+  }
   return new Promise((resolve, reject) => {
     const req = request(`${base}/v1/runs`, {
       method: 'POST',
@@ -173,7 +202,7 @@ function submit(body) {
       );
     });
     req.on('error', reject);
-    req.end(body);
+    req.end(BODIES[kind]);
   });
 }
 
@@ -221,16 +250,16 @@ function cpuSnapshot() {
 }
 
 /** Submits `count` runs, at most IN_FLIGHT at a time; resolves when all have ended. */
-async function tetherRuns(count, body, cpu) {
+async function tetherRuns(count, kind, cpu) {
   const ids = [];
   const before = cpuSnapshot();
   const started = performance.now();
   let next = 0;
   await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
+    Array.from({ length: IN_FLIGHT }, async (_, lane) => {
       while (next < count) {
         next++;
-        ids.push(await submit(body));
+        ids.push(await submit(kind, lane));
       }
     }),
   );
@@ -251,6 +280,7 @@ try {
     const list = await redis.client('LIST');
     return WORKER_IDS.every((id) => list.includes(`name=tether-worker:${id}`));
   }, 'the workers');
+  if (CLIENT === 'lean') connections = Array.from({ length: IN_FLIGHT }, () => new LeanConnection(port));
   const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
   processes = {
     api: [children[0].pid],
@@ -258,7 +288,7 @@ try {
     redis: [redisPid],
     load_generator: [process.pid],
   };
-  for (const body of Object.values(BODIES)) await tetherRuns(WARMUP, body, {});
+  for (const kind of Object.keys(BODIES)) await tetherRuns(WARMUP, kind, {});
   await rawBullmq(2_000);
 
   const jobsPerSecond = await rawBullmq(JOBS);
@@ -266,8 +296,7 @@ try {
   const rates = Object.fromEntries(Object.keys(BODIES).map((kind) => [kind, []]));
   const cpu = Object.fromEntries(Object.keys(BODIES).map((kind) => [kind, {}]));
   for (let pass = 0; pass < PASSES; pass++) {
-    for (const [kind, body] of Object.entries(BODIES))
-      rates[kind].push(await tetherRuns(RUNS, body, cpu[kind]));
+    for (const kind of Object.keys(BODIES)) rates[kind].push(await tetherRuns(RUNS, kind, cpu[kind]));
   }
   for (const [toolsets, samples] of Object.entries(rates)) {
     const runsPerSecond = median(samples);
@@ -283,6 +312,7 @@ try {
         workers: WORKERS,
         concurrency_per_worker: CONCURRENCY,
         http_in_flight: IN_FLIGHT,
+        http_client: CLIENT,
         tether_runs_per_s: Math.round(runsPerSecond),
         raw_bullmq_jobs_per_s: Math.round(jobsPerSecond),
         ratio: Number(ratio.toFixed(3)),
@@ -298,6 +328,7 @@ try {
   }
 } finally {
   agent.destroy();
+  for (const connection of connections) connection.close();
   await stopAll();
   await runQueue.close();
   redis.disconnect();
