@@ -40,6 +40,7 @@ export function parseReplayScript(input: unknown): ReplayScript {
       typeof turn === 'object' && turn !== null && 'toolCalls' in turn
         ? ReplayToolCallsTurnSchema
         : ReplayContentTurnSchema;
+    if (Value.Check(schema, turn)) return;
     const error = Value.Errors(schema, turn).First();
     if (error) {
       const where = error.path === '' ? '' : ` at ${error.path.slice(1).replaceAll('/', '.')}`;
@@ -58,8 +59,13 @@ export interface ReplayProviderOptions {
 
 /** A provider that plays `script` (validated here; throws on an invalid one). */
 export function createReplayProvider(script: unknown, options: ReplayProviderOptions = {}): ModelProvider {
+  return playReplayScript(parseReplayScript(script), options);
+}
+
+/** A provider that plays a script already checked by {@link parseReplayScript}. */
+export function playReplayScript(script: ReplayScript, options: ReplayProviderOptions = {}): ModelProvider {
   // A copy: the caller may reuse or change its array; the provider must not see that.
-  const turns = structuredClone(parseReplayScript(script));
+  const turns = structuredClone(script);
   const deltaDelayMs = options.deltaDelayMs ?? 0;
 
   return {

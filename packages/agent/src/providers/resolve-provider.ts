@@ -9,7 +9,7 @@ import { AgentError } from '../errors.js';
 import { knownNames, type ModelProfile } from './model-profiles.js';
 import type { ModelProvider, ProviderLogger } from './model-provider.js';
 import { createOpenAIProvider, type OpenAIProviderOptions } from './openai-provider.js';
-import { createReplayProvider, parseReplayScript, type ReplayProviderOptions } from './replay-provider.js';
+import { parseReplayScript, playReplayScript, type ReplayProviderOptions } from './replay-provider.js';
 
 /** What a run says about its model: a profile name (or nothing: the default), or a replay script. */
 export type ModelSpec = { profile?: string | undefined } | { provider: 'replay'; script: unknown };
@@ -82,7 +82,7 @@ export function checkModelSpec(
 /** The provider for a run; throws as {@link checkModelSpec} does. */
 export function resolveProvider(spec: ModelSpec | undefined, options: ResolveProviderOptions): ModelProvider {
   const choice = checkModelSpec(spec, options);
-  if (choice.kind === 'replay') return createReplayProvider(choice.script, options.replay);
+  if (choice.kind === 'replay') return playReplayScript(choice.script, options.replay);
   const { profile } = choice;
   return createOpenAIProvider({
     ...options.openai,
