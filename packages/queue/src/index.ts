@@ -8,5 +8,12 @@ export type { RunKeys, TetherKeys } from './keys.js';
 export { createKeys, QUEUE_NAME } from './keys.js';
 export type { RunJobData, RunServiceOptions } from './run-service.js';
 export { createRunQueue, hashBody, RunService } from './run-service.js';
-export type { AnswerResult, ClaimResult, ClarifyState, RunRecord, RunStoreOptions } from './run-store.js';
+export type {
+  AnswerResult,
+  ClaimResult,
+  ClarifyState,
+  NewRun,
+  RunRecord,
+  RunStoreOptions,
+} from './run-store.js';
 export { parsePublishedEvent, RunStore } from './run-store.js';

@@ -62,13 +62,51 @@ export class RunStore {
   }
 
   /** Creates the record and appends `run.queued`; false when the id exists. */
-  async create(run: {
-    id: string;
-    tenant: string;
-    spec: CreateRunBody;
-    createdAt: string;
-    bodyHash?: string;
-  }): Promise<boolean> {
+  async create(run: NewRun): Promise<boolean> {
+    const [result] = await this.createMany([run]);
+    if (result instanceof Error) throw result;
+    return result as boolean;
+  }
+
+  /**
+   * Creates several runs in one round trip: each record (with `run.queued`) and
+   * its entry in the tenant's index. The index is in another hash slot, so not in
+   * the script; listing skips ids whose record is not the tenant's. Returns, per
+   * run and in order, true, false (the id exists) or the error Redis answered.
+   */
+  async createMany(runs: readonly NewRun[]): Promise<(boolean | Error)[]> {
+    if (runs.length === 0) return [];
+    const calls = runs.map((run) => this.#createCall(run));
+    const pipeline = this.redis.pipeline();
+    for (const [index, run] of runs.entries()) {
+      const call = calls[index] as CreateCall;
+      scripts.createRun.queue(pipeline, call.keys, call.args);
+      pipeline.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    return Promise.all(
+      runs.map(async (run, index) => {
+        const call = calls[index] as CreateCall;
+        const [created, indexed] = [replies[2 * index], replies[2 * index + 1]];
+        let [error, id] = created ?? [new Error('Redis sent no reply for the run')];
+        if (error && scripts.isNoScript(error)) {
+          // Redis forgot the script (a restart or failover): run it by its source.
+          try {
+            [error, id] = [null, await scripts.createRun.run(this.redis, call.keys, call.args)];
+            // A listing in between could have dropped the entry as a run that is gone: add it again.
+            if (id) await this.redis.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
+          } catch (retryError) {
+            error = retryError as Error;
+          }
+        }
+        if (error) return error;
+        if (indexed?.[0]) return indexed[0];
+        return Boolean(id);
+      }),
+    );
+  }
+
+  #createCall(run: NewRun): CreateCall {
     const keys = this.keys.run(run.id);
     const fields: string[] = [
       'id',
@@ -85,30 +123,17 @@ export class RunStore {
       '[]',
     ];
     if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
-    const scriptKeys = [keys.record, keys.events, keys.spec, keys.metadata];
-    const args = [
-      keys.eventsChannel,
-      this.eventMaxLength,
-      run.id,
-      JSON.stringify(run.spec),
-      run.spec.metadata ? JSON.stringify(run.spec.metadata) : '',
-      ...fields,
-    ];
-    // The record, then its entry in the tenant's index, in one round trip (the index is
-    // in another hash slot, so not in the script). Listing skips ids whose record is not the tenant's.
-    const pipeline = this.redis.pipeline();
-    scripts.createRun.queue(pipeline, scriptKeys, args);
-    pipeline.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
-    const [created, indexed] = (await pipeline.exec()) ?? [];
-    let [error, id] = created ?? [new Error('no reply')];
-    if (error && scripts.isNoScript(error)) {
-      [error, id] = [null, await scripts.createRun.run(this.redis, scriptKeys, args)];
-      // A listing between the two could have dropped the entry as a run that is gone: add it again.
-      if (id) await this.redis.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
-    }
-    if (error) throw error;
-    if (indexed?.[0]) throw indexed[0];
-    return Boolean(id);
+    return {
+      keys: [keys.record, keys.events, keys.spec, keys.metadata],
+      args: [
+        keys.eventsChannel,
+        this.eventMaxLength,
+        run.id,
+        JSON.stringify(run.spec),
+        run.spec.metadata ? JSON.stringify(run.spec.metadata) : '',
+        ...fields,
+      ],
+    };
   }
 
   /** The run with its spec (the submitted body, while the run is live). */
@@ -451,6 +476,20 @@ export class RunStore {
       if (ids.length < batch) return { runs, nextCursor: null };
     }
   }
+}
+
+/** A run to create: its id, tenant, the submitted body, when, and the body's hash (idempotent requests). */
+export interface NewRun {
+  id: string;
+  tenant: string;
+  spec: CreateRunBody;
+  createdAt: string;
+  bodyHash?: string | undefined;
+}
+
+interface CreateCall {
+  keys: string[];
+  args: (string | number)[];
 }
 
 /** What `claim` finds. */

@@ -15,6 +15,51 @@ function deployment() {
 
 const body = { input: 'hi', model: { provider: 'replay' as const, script: [{ content: 'ok' }] } };
 
+describe('RunService.submit', () => {
+  it('writes the runs submitted in one turn together: every one created, indexed and queued once', async () => {
+    const { store, service } = deployment();
+    const submitted = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        service.submit(i % 2 ? 'acme' : 'beta', { ...body, input: `run ${i}` }),
+      ),
+    );
+    const ids = submitted.map(({ run }) => run.id);
+    expect(new Set(ids).size).toBe(40);
+    const records = await store.getMany(ids);
+    expect(records.map((r) => r?.status)).toEqual(Array(40).fill('queued'));
+    expect(records.map((r) => r?.spec)).toEqual(Array(40).fill(undefined));
+    expect((await store.get(ids[7] as string))?.spec).toEqual({ ...body, input: 'run 7' });
+    expect((await store.list('acme', { limit: 100 })).runs).toHaveLength(20);
+    const counts = await service.queue.getJobCounts('wait');
+    expect(counts.wait).toBe(40);
+    expect((await service.queue.getJob(ids[3] as string))?.data).toEqual({ runId: ids[3] });
+    await service.close();
+  });
+
+  it('marks the runs failed and rejects every submission when their jobs cannot be queued', async () => {
+    const keys = createKeys(uniquePrefix('store'));
+    const store = new RunStore({ redis, keys });
+    const down = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    down.on('error', () => {});
+    const service = new RunService({ redis, queueConnection: down, keys, store });
+    service.queue.on('error', () => {});
+    const results = await Promise.allSettled([service.submit('acme', body), service.submit('acme', body)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    const listed = (await store.list('acme', { limit: 10 })).runs;
+    expect(listed).toHaveLength(2);
+    for (const run of listed) {
+      expect(run.status).toBe('failed');
+      expect(run.error?.code).toBe('ERR_QUEUE_ENQUEUE');
+    }
+    down.disconnect();
+  });
+});
+
 describe('RunStore', () => {
   it('creates a run (record, spec, run.queued, index entry) even after Redis forgot its scripts', async () => {
     const { store, service } = deployment();
