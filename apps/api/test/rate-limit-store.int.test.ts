@@ -84,6 +84,29 @@ describe('SharedCounters', () => {
     down.disconnect();
   });
 
+  it('retries a failed sync every interval, reporting the failure once, until Redis answers', async () => {
+    const prefix = `${uniquePrefix('rlc')}:`;
+    // Connected, then closed: commands fail at once until it connects again.
+    const late = new Redis(testRedisUrl(), { enableOfflineQueue: false, retryStrategy: () => null });
+    await new Promise((resolve) => late.once('ready', resolve));
+    late.disconnect();
+    const errors: unknown[] = [];
+    const shared = new SharedCounters({
+      redis: late,
+      prefix,
+      syncIntervalMs: 20,
+      onError: (e) => errors.push(e),
+    });
+    shared.increment('tenant:r', HOUR);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(errors).toHaveLength(1);
+    await late.connect();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await redis.get((await redis.keys(`${prefix}tenant:r:*`))[0] as string)).toBe('1');
+    await shared.close();
+    late.disconnect();
+  });
+
   it('is a @fastify/rate-limit store; a route with its own limit counts under its own key', () => {
     const { shared } = counters(`${uniquePrefix('rlc')}:`);
     const store = sharedCounterStore(shared);

@@ -15,7 +15,7 @@ export interface SharedCountersOptions {
   prefix: string;
   /** How often local counts are added to the shared ones (ms). */
   syncIntervalMs: number;
-  /** Told about a failed sync (the counts are kept and sent with the next one). */
+  /** Told about the first failed sync of a streak (the counts are kept and retried every interval). */
   onError: (error: unknown) => void;
   /** Counters kept in memory at most; the idle ones of past windows go first. Default 100,000. */
   maxKeys?: number;
@@ -52,6 +52,8 @@ export class SharedCounters {
   #timer: NodeJS.Timeout | undefined;
   #syncing: Promise<void> | undefined;
   #closed = false;
+  /** A sync has failed and none has succeeded since: the next failures are not reported again. */
+  #failing = false;
 
   constructor(options: SharedCountersOptions) {
     if (!Number.isInteger(options.syncIntervalMs) || options.syncIntervalMs < 1) {
@@ -65,16 +67,13 @@ export class SharedCounters {
     const counter = this.#counter(key, windowMs, now);
     counter.unsent++;
     this.#schedule();
-    return { current: counter.shared + counter.sending + counter.unsent, ttl: ttl(counter, now) };
+    return state(counter, now);
   }
 
   /** The window's count so far without counting a request. */
   peek(key: string, windowMs: number, now = Date.now()): { current: number; ttl: number } {
-    const counter = this.#counters.get(key);
-    if (!counter || counter.windowMs !== windowMs || counter.window !== Math.floor(now / windowMs)) {
-      return { current: 0, ttl: 0 };
-    }
-    return { current: counter.shared + counter.sending + counter.unsent, ttl: ttl(counter, now) };
+    const counter = this.#live(key, windowMs, now);
+    return counter ? state(counter, now) : { current: 0, ttl: 0 };
   }
 
   /** Sends the counts not yet sent and waits for the answer. */
@@ -82,11 +81,18 @@ export class SharedCounters {
     while (this.#syncing) await this.#syncing;
     this.#syncing = this.#send().finally(() => {
       this.#syncing = undefined;
+      // Counts given back by a failed sync are tried again after the interval.
+      for (const counter of this.#counters.values()) {
+        if (counter.unsent > 0) {
+          this.#schedule();
+          break;
+        }
+      }
     });
     await this.#syncing;
   }
 
-  /** Stops the timer and sends what is left. */
+  /** Stops the timer and sends what is left (once: after a failure here, nothing is retried). */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
@@ -94,15 +100,23 @@ export class SharedCounters {
     await this.sync().catch((error: unknown) => this.#options.onError(error));
   }
 
+  /** The key's counter of the current window, if it has one. */
+  #live(key: string, windowMs: number, now: number): Counter | undefined {
+    const counter = this.#counters.get(key);
+    return counter && counter.windowMs === windowMs && counter.window === Math.floor(now / windowMs)
+      ? counter
+      : undefined;
+  }
+
   #counter(key: string, windowMs: number, now: number): Counter {
-    const window = Math.floor(now / windowMs);
-    let counter = this.#counters.get(key);
-    if (!counter || counter.windowMs !== windowMs || counter.window !== window) {
-      // A new window starts from zero (a past window's unsent counts no longer matter).
-      if (!counter && this.#counters.size >= (this.#options.maxKeys ?? 100_000)) this.#makeRoom(now);
-      counter = { window, windowMs, shared: 0, unsent: 0, sending: 0 };
-      this.#counters.set(key, counter);
+    const live = this.#live(key, windowMs, now);
+    if (live) return live;
+    // A new window starts from zero (a past window's unsent counts no longer matter).
+    if (!this.#counters.has(key) && this.#counters.size >= (this.#options.maxKeys ?? 100_000)) {
+      this.#makeRoom(now);
     }
+    const counter = { window: Math.floor(now / windowMs), windowMs, shared: 0, unsent: 0, sending: 0 };
+    this.#counters.set(key, counter);
     return counter;
   }
 
@@ -110,7 +124,15 @@ export class SharedCounters {
     if (this.#timer || this.#closed) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      this.sync().catch((error: unknown) => this.#options.onError(error));
+      this.sync().then(
+        () => {
+          this.#failing = false;
+        },
+        (error: unknown) => {
+          if (!this.#failing) this.#options.onError(error);
+          this.#failing = true;
+        },
+      );
     }, this.#options.syncIntervalMs);
     this.#timer.unref();
   }
@@ -156,13 +178,6 @@ export class SharedCounters {
       counter.shared = Math.max(counter.shared, Number(total) - counter.sending);
     });
     if (failure) throw failure;
-    // Counts that arrived while this sync was in flight go out with the next one.
-    for (const counter of this.#counters.values()) {
-      if (counter.unsent > 0) {
-        this.#schedule();
-        break;
-      }
-    }
   }
 
   /** At the cap: past windows go first, then the longest-kept counter (its key starts again from what Redis says). */
@@ -183,8 +198,12 @@ export class SharedCounters {
   }
 }
 
-function ttl(counter: Counter, now: number): number {
-  return (counter.window + 1) * counter.windowMs - now;
+/** What the limiter sees: every request of the window known here, and the ms left in it. */
+function state(counter: Counter, now: number): { current: number; ttl: number } {
+  return {
+    current: counter.shared + counter.sending + counter.unsent,
+    ttl: (counter.window + 1) * counter.windowMs - now,
+  };
 }
 
 function requeue(counter: Counter, count: number): void {
