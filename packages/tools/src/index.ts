@@ -9,6 +9,8 @@ export {
   TOOLSET_DEFAULTS,
   TOOLSETS,
 } from './catalog.js';
+export type { CgroupSupport } from './cgroup.js';
+export { cgroupSupport, killRunCgroups } from './cgroup.js';
 export type { BuiltinToolName } from './create-tools.js';
 export { BUILTIN_TOOL_NAMES, createTools } from './create-tools.js';
 export type { ToolBody } from './define-tool.js';
@@ -18,8 +20,10 @@ export { isToolError, TOOL_ERROR_CODES, ToolError } from './errors.js';
 export { executeTool } from './execute-tool.js';
 export type { ToolLimits } from './limits.js';
 export { DEFAULT_TOOL_LIMITS } from './limits.js';
-export type { BwrapProbe } from './sandbox.js';
-export { probeBwrap } from './sandbox.js';
+export { killRunProcesses } from './process-tree.js';
+export type { BwrapProbe, SandboxUser } from './sandbox.js';
+export { DEFAULT_SANDBOX_USER, probeBwrap, sandboxUserFor, unreachableBy } from './sandbox.js';
+export { DEFAULT_COMMAND_LEASE_MS } from './tool-environment.js';
 export type {
   Locale,
   RunContext,
@@ -32,5 +36,5 @@ export type {
   ToolSchema,
 } from './types.js';
 export { SANDBOX_MODES } from './types.js';
-export type { ResolvedPath } from './workspace.js';
+export type { ResolvedPath, WorkspaceOptions } from './workspace.js';
 export { Workspace } from './workspace.js';

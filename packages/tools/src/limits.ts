@@ -16,8 +16,12 @@ export interface ToolLimits {
   bashCpuSeconds: number;
   /** `RLIMIT_NOFILE`: open files per process. */
   bashOpenFiles: number;
-  /** Size of the private `/tmp` (and `/run`) tmpfs under bwrap, in bytes. */
+  /** Size of the private `/tmp` tmpfs under bwrap, in bytes (it counts toward `bashMemoryBytes`). */
   bashTmpBytes: number;
+  /** Processes and threads of one command alive at once (its cgroup's `pids.max`). */
+  bashMaxProcesses: number;
+  /** Memory of one command, its private `/tmp` included (its cgroup's memory limit), in bytes. */
+  bashMemoryBytes: number;
   /** Bytes of numbered file text one `read_file` call returns. */
   readFileMaxBytes: number;
   /** Lines `read_file` returns when the call gives no `limit`. */
@@ -48,6 +52,8 @@ export const DEFAULT_TOOL_LIMITS: Readonly<ToolLimits> = Object.freeze({
   bashCpuSeconds: 30 * 60,
   bashOpenFiles: 1024,
   bashTmpBytes: 256 * 1024 * 1024,
+  bashMaxProcesses: 256,
+  bashMemoryBytes: 1024 * 1024 * 1024,
   readFileMaxBytes: 100_000,
   readFileDefaultLines: 2000,
   readFileMaxLineChars: 2000,
@@ -69,6 +75,8 @@ const MINIMUMS: Readonly<ToolLimits> = {
   bashCpuSeconds: 1,
   bashOpenFiles: 16,
   bashTmpBytes: 1024 * 1024,
+  bashMaxProcesses: 8,
+  bashMemoryBytes: 16 * 1024 * 1024,
   readFileMaxBytes: 1024,
   readFileDefaultLines: 1,
   readFileMaxLineChars: 80,

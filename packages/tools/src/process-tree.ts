@@ -136,3 +136,31 @@ export async function killProcessTree(identity: ProcessTreeIdentity): Promise<nu
   }
   return remaining.filter(isProcessAlive);
 }
+
+/**
+ * Kills every process on this host whose tag names `runId` (tags are
+ * `<run id>.<nonce>`): what an earlier owner of the run left behind when it
+ * died in a way its watchdog could not see. Only processes whose environment
+ * this process may read are found (all of them, for a root worker).
+ * @returns how many processes were killed
+ */
+export async function killRunProcesses(runId: string): Promise<number> {
+  const prefix = Buffer.from(`${PROCESS_TAG_VARIABLE}=${runId}.`);
+  let killed = 0;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const found = listPids().filter(
+      (pid) => pid !== process.pid && hasTag(pid, prefix) && isProcessAlive(pid),
+    );
+    if (found.length === 0) return killed;
+    for (const pid of found) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        killed++;
+      } catch {
+        // Exited meanwhile.
+      }
+    }
+    await delay(ROUND_PAUSE_MS);
+  }
+  return killed;
+}

@@ -2,21 +2,61 @@
  * Runs one shell command to completion, timeout or cancel, with bounded
  * memory, and leaves no process behind.
  *
- * The command is `bash -c` under `prlimit`, inside bubblewrap or not, spawned
- * as the leader of a new process group with a cleared environment and stdin
- * closed. stdout and stderr go to one {@link OutputCapture} (first and last
- * bytes only) and, up to a byte budget, to the live-output callback. When the
+ * The command is `bash -c` under `prlimit`, inside bubblewrap or not, started
+ * by a small launcher ({@link LAUNCHER}) spawned as the leader of a new
+ * process group with a cleared environment. The launcher first enters the
+ * command's cgroup (when there is one), so nothing of the command ever runs
+ * outside it, then starts a watchdog and execs the sandbox. The watchdog
+ * reads the worker's heartbeats on the launcher's stdin: when the worker dies
+ * (end of file, at any moment of the launch included) or stops answering for
+ * `leaseMs` (a stopped or frozen worker), it kills the cgroup and the process
+ * group, so a command never outlives the worker that owns it.
+ *
+ * stdout and stderr go to one {@link OutputCapture} (first and last bytes
+ * only) and, up to a byte budget, to the live-output callback. When the
  * command exits, times out or is cancelled, every process it started is
- * killed (see `process-tree.ts`): background jobs do not outlive the call.
+ * killed (its cgroup, and see `process-tree.ts`): background jobs do not
+ * outlive the call.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import type { CgroupVerdict, CommandCgroup } from './cgroup.js';
 import { ToolError } from './errors.js';
 import { OutputCapture } from './output-capture.js';
 import { killProcessTree } from './process-tree.js';
-import { buildBwrapArgs, buildCommandEnv, buildPrlimitArgs } from './sandbox.js';
+import { buildBwrapArgs, buildCommandEnv, buildPrlimitArgs, type SandboxUser } from './sandbox.js';
+
+/**
+ * The launcher, run as `bash -c LAUNCHER tether-launch <lease s> <n> <n cgroup.procs files> <argv…>`:
+ * enter the cgroup(s), start the watchdog on a copy of stdin (fd 3), exec the
+ * command with stdin from /dev/null. The watchdog ends its loop on end of file
+ * (the worker died) or when no heartbeat came for the lease (the worker is
+ * stopped), then kills every process of the cgroup but itself, and the process
+ * group (itself included). Exit code 125 means the cgroup could not be entered.
+ */
+export const LAUNCHER = [
+  'lease=$1; n=$2; shift 2; procs=',
+  'while [ "$n" -gt 0 ]; do',
+  '  echo $$ 2>/dev/null >"$1" || { echo "tether: the command could not enter its cgroup" >&2; exit 125; }',
+  '  procs=$1; n=$((n-1)); shift',
+  'done',
+  'exec 3<&0',
+  '(',
+  '  while IFS= read -r -t "$lease" -u 3 _; do :; done',
+  '  if [ -n "$procs" ]; then',
+  '    for _ in {1..100}; do',
+  '      mapfile -t ps <"$procs"; left=0',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash array expansion, not a template
+  '      for p in "${ps[@]}"; do [ "$p" = "$BASHPID" ] && continue; kill -KILL "$p" 2>/dev/null; left=1; done',
+  '      [ "$left" = 0 ] && break',
+  '    done',
+  '  fi',
+  '  kill -KILL -- -$$ 2>/dev/null',
+  ') >/dev/null 2>&1 &',
+  'exec "$@" </dev/null 3<&-',
+].join('\n');
 
 /** After the command is gone, how long its pipes may stay open (held by an escaped process) before they are closed. */
 const PIPE_GRACE_MS = 2000;
@@ -24,11 +64,23 @@ const PIPE_GRACE_MS = 2000;
 /** Everything one command run needs. */
 export interface RunCommandOptions {
   command: string;
+  /** Names the command's processes (see `process-tree.ts`); it should start with the run id and a dot. */
+  tag: string;
   /** Real path of the workspace: the working directory (and, under bwrap, the only writable host directory). */
   workspace: string;
   sandbox: 'bwrap' | 'none';
+  /** Real path of the directory of every run's workspace, hidden under bwrap but for `workspace`. */
+  workspaceRoot?: string | undefined;
   /** Absolute paths of the programs; `bwrap` is needed only for the bwrap sandbox. */
   programs: { bash: string; prlimit: string; bwrap?: string | undefined };
+  /** Under bwrap: give the command a user namespace of its own (default true). */
+  userNamespace?: boolean | undefined;
+  /** The host user the command runs as (a root worker's commands run unprivileged); default: the worker's. */
+  user?: SandboxUser | undefined;
+  /** The command's cgroup, already created with its limits; none: prlimit only. */
+  cgroup?: CommandCgroup | undefined;
+  /** The watchdog kills the command when the worker sends no heartbeat for this long. */
+  leaseMs: number;
   allowNetwork: boolean;
   /** Variables set over the allow-list. */
   env: Readonly<Record<string, string>>;
@@ -61,6 +113,8 @@ export interface RunCommandResult {
   durationMs: number;
   /** Pids that could not be killed (expected empty). */
   survivors: number[];
+  /** Which cgroup limit the kernel enforced, when the command had a cgroup. */
+  limits?: CgroupVerdict;
 }
 
 /**
@@ -69,7 +123,7 @@ export interface RunCommandResult {
  * @throws ToolError `ERR_TOOL_SPAWN_FAILED` when the process cannot be started
  */
 export function runCommand(options: RunCommandOptions): Promise<RunCommandResult> {
-  const tag = randomBytes(12).toString('hex');
+  const tag = `${options.tag}.${randomBytes(6).toString('hex')}`;
   const env = buildCommandEnv(options.workspace, options.env, tag);
   const inner = [
     options.programs.prlimit,
@@ -83,37 +137,48 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
     '-c',
     options.command,
   ];
-  let file: string;
-  let args: string[];
+  let argv: string[];
   if (options.sandbox === 'bwrap') {
     if (options.programs.bwrap === undefined) {
       return Promise.reject(
         new ToolError('ERR_TOOL_SANDBOX_UNAVAILABLE', 'bwrap is not installed on this host.'),
       );
     }
-    file = options.programs.bwrap;
-    args = [
+    argv = [
+      options.programs.bwrap,
       ...buildBwrapArgs({
         workspace: options.workspace,
+        workspaceRoot: options.workspaceRoot,
         allowNetwork: options.allowNetwork,
         tmpBytes: options.tmpBytes,
+        userNamespace: options.userNamespace ?? true,
       }),
       '--',
       ...inner,
     ];
   } else {
-    file = inner[0] as string;
-    args = inner.slice(1);
+    argv = inner;
   }
+  const procsFiles = options.cgroup?.procsFiles ?? [];
+  const args = [
+    '-c',
+    LAUNCHER,
+    'tether-launch',
+    (options.leaseMs / 1000).toFixed(3),
+    String(procsFiles.length),
+    ...procsFiles,
+    ...argv,
+  ];
 
   const started = performance.now();
-  let child: ChildProcessByStdio<null, Readable, Readable>;
+  let child: ChildProcessByStdio<Writable, Readable, Readable>;
   try {
-    child = spawn(file, args, {
+    child = spawn(options.programs.bash, args, {
       cwd: options.workspace,
       env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
     });
   } catch (error) {
     return Promise.reject(spawnFailure(error));
@@ -159,12 +224,15 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
       settled = true;
       clearTimeout(timer);
       clearTimeout(guard);
+      clearInterval(heartbeat);
+      child.stdin.destroy();
       options.signal.removeEventListener('abort', onAbort);
       if (!streamTruncated) {
         emit('stdout', decoders.stdout.end());
         emit('stderr', decoders.stderr.end());
       }
       const survivors = (await Promise.all(kills)).at(-1) ?? [];
+      const limits = await options.cgroup?.verdict().catch(() => undefined);
       resolve({
         outcome,
         exitCode,
@@ -175,6 +243,7 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
         streamTruncated,
         durationMs: Math.round(performance.now() - started),
         survivors,
+        ...(limits === undefined ? {} : { limits }),
       });
     };
 
@@ -182,7 +251,11 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
     const killAll = (reason?: 'timeout' | 'cancelled'): void => {
       if (settled || child.pid === undefined) return;
       if (reason !== undefined && !exited && outcome === 'exited') outcome = reason;
-      kills.push(killProcessTree({ pid: child.pid, tag, rootAlive: () => !exited }));
+      const tree = killProcessTree({ pid: child.pid, tag, rootAlive: () => !exited });
+      const group = options.cgroup?.kill() ?? Promise.resolve([]);
+      kills.push(
+        Promise.all([group, tree]).then(([inGroup, inTree]) => [...new Set([...inGroup, ...inTree])]),
+      );
       guard ??= setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();
@@ -192,6 +265,12 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
 
     const onAbort = (): void => killAll('cancelled');
     const timer = setTimeout(() => killAll('timeout'), options.timeoutMs);
+    // The watchdog's lease: a heartbeat four times per lease. A write to a launcher already gone fails quietly.
+    child.stdin.on('error', () => undefined);
+    const heartbeat = setInterval(
+      () => child.stdin.write('\n'),
+      Math.max(10, Math.floor(options.leaseMs / 4)),
+    );
 
     child.stdout?.on('data', onData('stdout'));
     child.stderr?.on('data', onData('stderr'));
@@ -199,6 +278,7 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
       if (child.pid !== undefined) return;
       settled = true;
       clearTimeout(timer);
+      clearInterval(heartbeat);
       options.signal.removeEventListener('abort', onAbort);
       reject(spawnFailure(error));
     });

@@ -12,6 +12,8 @@ describe('buildBwrapArgs', () => {
   it('isolates everything and mounts the workspace last, over the private /tmp', () => {
     const args = buildBwrapArgs({ workspace: '/tmp/ws', allowNetwork: false, tmpBytes: 1024 });
     for (const flag of [
+      '--unshare-user',
+      '--disable-userns',
       '--die-with-parent',
       '--new-session',
       '--unshare-pid',
@@ -21,10 +23,25 @@ describe('buildBwrapArgs', () => {
       expect(args).toContain(flag);
     }
     const joined = args.join(' ');
+    expect(joined).toContain('--cap-drop ALL');
     expect(joined).toContain('--ro-bind / / --dev /dev --proc /proc');
-    expect(joined).toContain('--size 1024 --tmpfs /tmp --size 1024 --tmpfs /run');
-    expect(joined.endsWith('--bind /tmp/ws /tmp/ws --chdir /tmp/ws')).toBe(true);
+    expect(joined).toContain('--size 1024 --tmpfs /tmp --tmpfs /run --remount-ro /run');
+    expect(joined.endsWith('--bind /tmp/ws /tmp/ws --remount-ro /dev --chdir /tmp/ws')).toBe(true);
     expect(joined.indexOf('--tmpfs /tmp')).toBeLessThan(joined.indexOf('--bind /tmp/ws'));
+  });
+
+  it('covers the workspace root with an empty tmpfs before binding the workspace back', () => {
+    const joined = buildBwrapArgs({
+      workspace: '/srv/ws/run_1',
+      workspaceRoot: '/srv/ws',
+      allowNetwork: false,
+      tmpBytes: 1,
+    }).join(' ');
+    expect(joined).toContain('--tmpfs /srv/ws --bind /srv/ws/run_1 /srv/ws/run_1 --remount-ro /srv/ws');
+    // A root that does not contain the workspace is not covered.
+    expect(
+      buildBwrapArgs({ workspace: '/a/ws', workspaceRoot: '/b', allowNetwork: false, tmpBytes: 1 }),
+    ).not.toContain('/b');
   });
 
   it('keeps the network namespace only when the network is allowed', () => {
@@ -71,8 +88,20 @@ describe('buildPrlimitArgs', () => {
 });
 
 describe('resolveSandbox', () => {
-  const failing = async () => ({ ok: false, path: undefined, detail: 'bwrap is not installed' });
-  const working = async () => ({ ok: true, path: '/usr/bin/bwrap', detail: 'ok' });
+  const failing = async () => ({
+    ok: false,
+    path: undefined,
+    detail: 'bwrap is not installed',
+    userNamespace: false,
+    uid: undefined,
+  });
+  const working = async () => ({
+    ok: true,
+    path: '/usr/bin/bwrap',
+    detail: 'ok',
+    userNamespace: true,
+    uid: 65534,
+  });
   const never = async (): Promise<never> => {
     throw new Error('none must not probe');
   };
@@ -82,12 +111,12 @@ describe('resolveSandbox', () => {
   });
 
   it('requires a working bwrap for bwrap', async () => {
-    expect(await resolveSandbox('bwrap', working)).toEqual({ mode: 'bwrap' });
+    expect(await resolveSandbox('bwrap', working)).toEqual({ mode: 'bwrap', userNamespace: true });
     expect(await resolveSandbox('bwrap', failing)).toEqual({ unavailable: 'bwrap is not installed' });
   });
 
   it('falls back to none with the reason for auto', async () => {
-    expect(await resolveSandbox('auto', working)).toEqual({ mode: 'bwrap' });
+    expect(await resolveSandbox('auto', working)).toEqual({ mode: 'bwrap', userNamespace: true });
     expect(await resolveSandbox('auto', failing)).toEqual({
       mode: 'none',
       fallbackReason: 'bwrap is not installed',

@@ -5,6 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants as fsConstants, realpathSync } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { PROCESS_TAG_VARIABLE } from './process-tree.js';
 import type { SandboxMode } from './types.js';
 import { relativeInside } from './workspace.js';
@@ -48,80 +51,206 @@ export function findHostPrograms(): HostPrograms {
   };
 }
 
-/** Whether bubblewrap works on this host, and why not. */
+/** Whether bubblewrap builds the whole sandbox on this host, and why not. */
 export interface BwrapProbe {
   ok: boolean;
   /** Absolute path of bwrap, when found. */
   path: string | undefined;
   /** `ok`, or what failed. */
   detail: string;
+  /** Whether commands get a user namespace of their own (they do wherever the kernel allows one). */
+  userNamespace: boolean;
+  /** The uid commands run as, on the host (known once the probe ran a command). */
+  uid: number | undefined;
 }
 
-let probe: Promise<BwrapProbe> | undefined;
+/** The unprivileged host user a root worker runs commands as. */
+export interface SandboxUser {
+  uid: number;
+  gid: number;
+}
 
-async function runProbe(): Promise<BwrapProbe> {
+/** `nobody`/`nogroup`: the default user of commands when the worker runs as root. */
+export const DEFAULT_SANDBOX_USER: Readonly<SandboxUser> = Object.freeze({ uid: 65534, gid: 65534 });
+
+/**
+ * The host user commands run as: `configured` (or {@link DEFAULT_SANDBOX_USER})
+ * when the worker is root, the worker's own user otherwise (undefined: no
+ * change of user).
+ */
+export function sandboxUserFor(configured?: SandboxUser): SandboxUser | undefined {
+  return process.getuid?.() === 0 ? (configured ?? DEFAULT_SANDBOX_USER) : undefined;
+}
+
+const probes = new Map<string, Promise<BwrapProbe>>();
+
+/** The checks the probe runs inside the sandbox; each line of output is parsed below. */
+const PROBE_SCRIPT = [
+  'grep -E "^(CapEff|CapPrm|CapBnd|Uid):" /proc/self/status',
+  'echo "map: $(tr -s " \n" "  " < /proc/self/uid_map)"',
+  'touch probe-write && echo "write: ok"',
+  'touch /probe-write 2>/dev/null && echo "root: writable"',
+  'exit 0',
+].join('\n');
+
+/** Judges the probe's output; returns the failure, or the facts. */
+export function judgeProbe(output: string): { problem: string } | { userNamespace: boolean; uid: number } {
+  const field = (name: string) => output.match(new RegExp(`^${name}:\\s*(.*)$`, 'm'))?.[1]?.trim();
+  for (const cap of ['CapEff', 'CapPrm', 'CapBnd']) {
+    const value = field(cap);
+    if (value === undefined) return { problem: `${cap} could not be read inside the sandbox` };
+    if (!/^0+$/.test(value)) return { problem: `commands keep capabilities (${cap} ${value})` };
+  }
+  const uid = Number(field('Uid')?.split(/\s+/)[0]);
+  if (!Number.isInteger(uid)) return { problem: 'the uid inside the sandbox could not be read' };
+  if (field('root') !== undefined) return { problem: 'the root file system is writable inside the sandbox' };
+  if (field('write') !== 'ok') return { problem: 'the workspace is not writable inside the sandbox' };
+  const map = field('map') ?? '';
+  return { userNamespace: map !== '' && map !== '0 0 4294967295', uid };
+}
+
+async function runProbe(user: SandboxUser | undefined): Promise<BwrapProbe> {
   const { bwrap, bash } = findHostPrograms();
-  if (bwrap === undefined) return { ok: false, path: undefined, detail: 'bwrap is not installed' };
-  if (bash === undefined) return { ok: false, path: bwrap, detail: 'bash is not installed' };
-  const args = [
-    '--ro-bind',
-    '/',
-    '/',
-    '--unshare-pid',
-    '--unshare-net',
-    '--die-with-parent',
-    '--new-session',
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    '--tmpfs',
-    '/tmp',
-    '--',
-    bash,
-    '-c',
-    'exit 0',
-  ];
-  return new Promise<BwrapProbe>((resolve) => {
+  const failed = (path: string | undefined, detail: string): BwrapProbe => ({
+    ok: false,
+    path,
+    detail,
+    userNamespace: false,
+    uid: undefined,
+  });
+  if (bwrap === undefined) return failed(undefined, 'bwrap is not installed');
+  if (bash === undefined) return failed(bwrap, 'bash is not installed');
+  const base = await mkdtemp(path.join(tmpdir(), 'tether-probe-'));
+  const workspace = path.join(base, 'ws');
+  try {
+    await chmod(base, 0o711);
+    await mkdir(workspace);
+    if (user !== undefined) await chown(workspace, user.uid, user.gid);
+    const attempt = (userNamespace: boolean) =>
+      spawnCollect(
+        bwrap,
+        [
+          ...buildBwrapArgs({
+            workspace,
+            workspaceRoot: base,
+            allowNetwork: false,
+            tmpBytes: 1024 * 1024,
+            userNamespace,
+          }),
+          '--',
+          bash,
+          '-c',
+          PROBE_SCRIPT,
+        ],
+        user,
+      );
+    // A user namespace where the kernel allows one; else a setuid bwrap may still build the rest.
+    let run = await attempt(true);
+    if (run.code !== 0) {
+      const without = await attempt(false);
+      if (without.code === 0) run = without;
+    }
+    const { code, signal, stdout, stderr } = run;
+    if (code !== 0) {
+      const why = stderr.trim() || (signal === null ? `exit code ${code}` : `signal ${signal}`);
+      return failed(bwrap, `bwrap failed: ${why}`);
+    }
+    const verdict = judgeProbe(stdout);
+    if ('problem' in verdict) return failed(bwrap, verdict.problem);
+    if (verdict.uid === 0 && !verdict.userNamespace) {
+      return failed(bwrap, 'commands would run as root without a user namespace');
+    }
+    return { ok: true, path: bwrap, detail: 'ok', userNamespace: verdict.userNamespace, uid: verdict.uid };
+  } catch (error) {
+    return failed(bwrap, error instanceof Error ? error.message : String(error));
+  } finally {
+    await rm(base, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function spawnCollect(
+  file: string,
+  args: string[],
+  user: SandboxUser | undefined,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    let stdout = '';
     let stderr = '';
-    const child = spawn(bwrap, args, {
-      env: {},
-      stdio: ['ignore', 'ignore', 'pipe'],
+    const child = spawn(file, args, {
+      env: { PATH: SANDBOX_PATH },
+      stdio: ['ignore', 'pipe', 'pipe'],
       timeout: PROBE_TIMEOUT_MS,
+      ...(user === undefined ? {} : { uid: user.uid, gid: user.gid }),
     });
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stdout.length < 4000) stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       if (stderr.length < 2000) stderr += chunk;
     });
-    child.on('error', (error) => resolve({ ok: false, path: bwrap, detail: error.message }));
-    child.on('close', (code, signal) => {
-      if (code === 0) resolve({ ok: true, path: bwrap, detail: 'ok' });
-      else {
-        const why = stderr.trim() || (signal === null ? `exit code ${code}` : `signal ${signal}`);
-        resolve({ ok: false, path: bwrap, detail: `bwrap failed: ${why}` });
-      }
-    });
+    child.on('error', (error) => resolve({ code: -1, signal: null, stdout, stderr: error.message }));
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }
 
 /**
- * Checks once per process whether bubblewrap can build the sandbox `bash`
- * uses (read-only root, new PID and network namespaces, new /proc); later
- * calls share the first answer.
+ * Checks once per process (and per user) whether bubblewrap builds the whole
+ * sandbox `bash` uses: it runs a command in exactly that sandbox and checks
+ * from inside that no capability is left, the root is read-only and the
+ * workspace writable. Later calls share the first answer.
  */
-export function probeBwrap(): Promise<BwrapProbe> {
-  probe ??= runProbe();
+export function probeBwrap(user: SandboxUser | undefined = sandboxUserFor()): Promise<BwrapProbe> {
+  const key = user === undefined ? 'self' : `${user.uid}:${user.gid}`;
+  let probe = probes.get(key);
+  if (probe === undefined) {
+    probe = runProbe(user);
+    probes.set(key, probe);
+  }
   return probe;
 }
 
-/** Forgets the cached probe (tests; a host that installed bwrap meanwhile). */
+/** Forgets the cached probes (tests; a host that installed bwrap meanwhile). */
 export function resetBwrapProbe(): void {
-  probe = undefined;
+  probes.clear();
+}
+
+/**
+ * Why `user` cannot reach `dir` (every ancestor must be searchable by it:
+ * bwrap binds the workspace as that user), or undefined when it can.
+ */
+export async function unreachableBy(dir: string, user: SandboxUser | undefined): Promise<string | undefined> {
+  if (user === undefined) return undefined;
+  const parts = path
+    .resolve(dir)
+    .split(path.sep)
+    .filter((part) => part !== '');
+  let current: string = path.sep;
+  for (const part of ['', ...parts]) {
+    current = path.join(current, part);
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(current);
+    } catch {
+      return undefined; // Made later by the worker, with a searchable mode.
+    }
+    const searchable =
+      info.uid === user.uid
+        ? (info.mode & 0o100) !== 0
+        : info.gid === user.gid
+          ? (info.mode & 0o010) !== 0
+          : (info.mode & 0o001) !== 0;
+    if (!searchable) {
+      return `${current} is not searchable by uid ${user.uid}, which runs the commands (chmod o+x ${current}, or move TETHER_WORKSPACE_ROOT)`;
+    }
+  }
+  return undefined;
 }
 
 /** The sandbox a call actually uses. */
 export interface EffectiveSandbox {
   mode: 'bwrap' | 'none';
+  /** Under bwrap: whether commands get a user namespace of their own. */
+  userNamespace?: boolean;
   /** Set when `auto` fell back to `none`: why bwrap was not used. */
   fallbackReason?: string;
 }
@@ -137,7 +266,7 @@ export async function resolveSandbox(
 ): Promise<EffectiveSandbox | { unavailable: string }> {
   if (requested === 'none') return { mode: 'none' };
   const result = await probe();
-  if (result.ok) return { mode: 'bwrap' };
+  if (result.ok) return { mode: 'bwrap', userNamespace: result.userNamespace };
   if (requested === 'bwrap') return { unavailable: result.detail };
   return { mode: 'none', fallbackReason: result.detail };
 }
@@ -146,36 +275,54 @@ export async function resolveSandbox(
 export interface BwrapSpec {
   /** Real path of the workspace: the only writable host directory. */
   workspace: string;
+  /**
+   * Real path of the directory that holds every run's workspace: it is covered
+   * by an empty tmpfs, and only `workspace` is bound back, so no other run's
+   * files are visible.
+   */
+  workspaceRoot?: string | undefined;
   allowNetwork: boolean;
-  /** Size of the private tmpfs on `/tmp` and on `/run`. */
+  /** Size of the private tmpfs on `/tmp`, in bytes. */
   tmpBytes: number;
+  /**
+   * A user namespace of the command's own, with nested ones refused (where the
+   * kernel allows one: see {@link BwrapProbe.userNamespace}). Default true.
+   */
+  userNamespace?: boolean;
 }
 
 /**
  * The bubblewrap options (everything before `--`) for a command:
- * - the host's root read-only, a fresh `/dev` and a `/proc` of the sandbox's
- *   own PID namespace (the worker's processes and their environments are not
- *   visible);
- * - private, size-limited tmpfs on `/tmp` and `/run` (which also hides host
- *   unix sockets such as `/run/docker.sock`), then the workspace bound
- *   read-write at its real path and used as the working directory;
- * - new PID, IPC, UTS (and, where possible, cgroup) namespaces, a new network
- *   namespace with only loopback unless the network is allowed, a new session
- *   (no TIOCSTI into the worker's terminal), and SIGKILL when the worker dies.
+ * - a new user namespace (where the kernel allows one), every capability
+ *   dropped (bounding set included), and no nested user namespaces: mount,
+ *   umount, chroot, ptrace of the host and raw sockets all fail;
+ * - the host's root read-only, a fresh read-only `/dev` (null, zero, random,
+ *   tty and friends only) and a `/proc` of the sandbox's own PID namespace (the
+ *   worker's processes and their environments are not visible);
+ * - a private, size-limited tmpfs on `/tmp`, an empty read-only tmpfs on
+ *   `/run` (host unix sockets such as `/run/docker.sock` are hidden), an empty
+ *   tmpfs over the workspace root (other runs' workspaces are hidden), then
+ *   the workspace bound read-write at its real path and used as the working
+ *   directory;
+ * - new PID, IPC, UTS and cgroup namespaces, a new network namespace with only
+ *   loopback unless the network is allowed, a new session (no TIOCSTI into
+ *   the worker's terminal), and SIGKILL when bwrap dies.
  */
 export function buildBwrapArgs(spec: BwrapSpec): string[] {
-  const size = String(spec.tmpBytes);
-  const args = [
+  const args = spec.userNamespace === false ? [] : ['--unshare-user', '--disable-userns'];
+  args.push(
+    '--cap-drop',
+    'ALL',
     '--die-with-parent',
     '--new-session',
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
-  ];
+  );
   if (!spec.allowNetwork) args.push('--unshare-net');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
-  args.push('--size', size, '--tmpfs', '/tmp', '--size', size, '--tmpfs', '/run');
+  args.push('--size', String(spec.tmpBytes), '--tmpfs', '/tmp', '--tmpfs', '/run');
   if (spec.allowNetwork) {
     // With the network on, DNS must keep working when resolv.conf lives under the hidden /run.
     try {
@@ -187,7 +334,15 @@ export function buildBwrapArgs(spec: BwrapSpec): string[] {
       // No resolv.conf: nothing to keep.
     }
   }
-  args.push('--bind', spec.workspace, spec.workspace, '--chdir', spec.workspace);
+  args.push('--remount-ro', '/run');
+  if (spec.workspaceRoot !== undefined && relativeInside(spec.workspaceRoot, spec.workspace) !== undefined) {
+    args.push('--tmpfs', spec.workspaceRoot);
+  }
+  args.push('--bind', spec.workspace, spec.workspace);
+  if (spec.workspaceRoot !== undefined && relativeInside(spec.workspaceRoot, spec.workspace) !== undefined) {
+    args.push('--remount-ro', spec.workspaceRoot);
+  }
+  args.push('--remount-ro', '/dev', '--chdir', spec.workspace);
   return args;
 }
 

@@ -1,5 +1,8 @@
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
 import { ToolError } from './errors.js';
 import { resolveLimits, type ToolLimits } from './limits.js';
+import { type SandboxUser, sandboxUserFor } from './sandbox.js';
 import { type Locale, type RunContext, SANDBOX_MODES, type SandboxMode, type ToolLogger } from './types.js';
 import { Workspace } from './workspace.js';
 
@@ -13,6 +16,21 @@ export interface ToolEnvironment {
   readonly allowNetwork: boolean;
   readonly env: Readonly<Record<string, string>>;
   readonly logger: ToolLogger;
+  /** The host user commands run as under bwrap (a root worker's), or undefined: the worker's own. */
+  readonly sandboxUser: SandboxUser | undefined;
+  readonly commandLeaseMs: number;
+  /** Real path of the directory of every run's workspace (hidden from commands but for this run's). */
+  workspaceRoot(): Promise<string>;
+}
+
+/** Default of {@link RunContext.commandLeaseMs}. */
+export const DEFAULT_COMMAND_LEASE_MS = 5000;
+
+function validUser(user: SandboxUser | undefined): boolean {
+  return (
+    user === undefined ||
+    (Number.isSafeInteger(user.uid) && user.uid > 0 && Number.isSafeInteger(user.gid) && user.gid > 0)
+  );
 }
 
 const silentLogger: ToolLogger = {
@@ -43,10 +61,26 @@ export function createToolEnvironment(ctx: RunContext): ToolEnvironment {
       throw invalid(`env.${key} must be a string without NUL bytes`);
     }
   }
+  if (!validUser(ctx.sandboxUser)) {
+    throw invalid('sandboxUser must have a positive integer uid and gid (not root)');
+  }
+  const commandLeaseMs = ctx.commandLeaseMs ?? DEFAULT_COMMAND_LEASE_MS;
+  if (!Number.isSafeInteger(commandLeaseMs) || commandLeaseMs < 100) {
+    throw invalid(`commandLeaseMs must be an integer >= 100 (got ${String(ctx.commandLeaseMs)})`);
+  }
+  const sandboxUser = sandboxUserFor(ctx.sandboxUser);
+  const workspaceRoot = path.resolve(ctx.workspaceRoot ?? path.dirname(path.resolve(ctx.workspace)));
+  let realWorkspaceRoot: Promise<string> | undefined;
   return {
     ctx,
     limits: resolveLimits(ctx.limits),
-    workspace: new Workspace(ctx.workspace),
+    workspace: new Workspace(ctx.workspace, sandboxUser === undefined ? {} : { owner: sandboxUser }),
+    sandboxUser,
+    commandLeaseMs,
+    workspaceRoot() {
+      realWorkspaceRoot ??= realpath(workspaceRoot).catch(() => workspaceRoot);
+      return realWorkspaceRoot;
+    },
     locale,
     sandbox,
     allowNetwork: ctx.allowNetwork ?? false,

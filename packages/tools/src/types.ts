@@ -57,6 +57,25 @@ export interface RunContext {
   sandbox?: SandboxMode;
   /** Whether `bash` may use the network. Default `false`. */
   allowNetwork?: boolean;
+  /**
+   * The directory that holds every run's workspace. Under bwrap it is covered
+   * by an empty tmpfs and only this run's workspace is bound back. Default:
+   * the parent of `workspace`.
+   */
+  workspaceRoot?: string;
+  /**
+   * The unprivileged host user `bash` commands run as when the worker runs as
+   * root (default `nobody`, 65534:65534); the workspace's files are handed to
+   * it. Ignored when the worker is not root: commands run as the worker's user.
+   */
+  sandboxUser?: { uid: number; gid: number };
+  /**
+   * How long a command may go without the worker's heartbeat before its
+   * watchdog kills it (a stopped or frozen worker). Default 5000 ms. The worker
+   * keeps it below half its lock duration, so a command is dead before another
+   * worker can take the run over.
+   */
+  commandLeaseMs?: number;
   /** Language of the clarify fallback and of the patch messages the design gives. Default `en`. */
   locale?: Locale;
   /** Overrides of {@link DEFAULT_TOOL_LIMITS}; unknown keys and out-of-range values are refused. */

@@ -22,7 +22,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readlink, realpath, rename, unlink } from 'node:fs/promises';
+import {
+  type FileHandle,
+  lchown,
+  lstat,
+  mkdir,
+  open,
+  readlink,
+  realpath,
+  rename,
+  unlink,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { errnoCode, ToolError } from './errors.js';
 
@@ -66,6 +76,16 @@ async function realpathCreating(root: string): Promise<string> {
   }
 }
 
+/** Options of a {@link Workspace}. */
+export interface WorkspaceOptions {
+  /**
+   * The user that owns the workspace and everything written through it (a
+   * root worker hands its runs' files to the unprivileged user its commands
+   * run as, so that `bash` can change them too).
+   */
+  owner?: { uid: number; gid: number };
+}
+
 /**
  * The file-system view of one run: resolves model paths inside the workspace
  * and opens, lists and writes files only through verified descriptors.
@@ -73,10 +93,12 @@ async function realpathCreating(root: string): Promise<string> {
 export class Workspace {
   /** The workspace as the run context gave it (absolute, normalised). */
   readonly root: string;
+  readonly #owner: { uid: number; gid: number } | undefined;
   #realRoot: Promise<string> | undefined;
 
   /** @param root absolute path of the workspace; created on first use if it does not exist yet */
-  constructor(root: string) {
+  constructor(root: string, options: WorkspaceOptions = {}) {
+    this.#owner = options.owner;
     if (!path.isAbsolute(root)) {
       throw new ToolError(
         'ERR_TOOL_INVALID_CONTEXT',
@@ -92,17 +114,23 @@ export class Workspace {
    * files costs no directory.
    */
   realRoot(): Promise<string> {
-    this.#realRoot ??= realpathCreating(this.root).catch((error: unknown) => {
-      this.#realRoot = undefined;
-      throw new ToolError(
-        'ERR_TOOL_IO',
-        `The workspace ${quote(this.root)} is not accessible (${errnoCode(error)}).`,
-        {
+    this.#realRoot ??= realpathCreating(this.root)
+      .then(async (real) => {
+        await this.#own(real);
+        return real;
+      })
+      .catch((error: unknown) => {
+        this.#realRoot = undefined;
+        throw new ToolError('ERR_TOOL_IO', `The workspace is not accessible (${errnoCode(error)}).`, {
           cause: error,
-        },
-      );
-    });
+        });
+      });
     return this.#realRoot;
+  }
+
+  /** Hands `real` (never following a symlink) to the workspace's owner, when it has one. */
+  async #own(real: string): Promise<void> {
+    if (this.#owner !== undefined) await lchown(real, this.#owner.uid, this.#owner.gid);
   }
 
   /**
@@ -134,7 +162,7 @@ export class Workspace {
     if (rel === undefined) {
       throw new ToolError(
         'ERR_TOOL_PATH_OUTSIDE',
-        `The path ${quote(input)} is outside the workspace. File tools only reach files inside the workspace (${this.root}); use a path relative to it, such as "src/index.ts".`,
+        `The path ${quote(input)} is outside the workspace. File tools only reach files inside the workspace; use a path relative to it, such as "src/index.ts".`,
       );
     }
     const display = rel === '' ? '.' : rel;
@@ -316,6 +344,7 @@ export class Workspace {
       if (opened !== temp) throw symlinkRace(target.display);
       await handle.writeFile(data);
       await handle.chmod(mode);
+      if (this.#owner !== undefined) await handle.chown(this.#owner.uid, this.#owner.gid);
       await handle.datasync();
       await handle.close();
       handle = undefined;
@@ -339,6 +368,7 @@ export class Workspace {
       current = path.join(current, part);
       try {
         await mkdir(current);
+        await this.#own(current);
       } catch (error) {
         const code = errnoCode(error);
         if (code === 'ENOTDIR') throw parentNotDirectory(display);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import type { RunEventInput } from '@tether/protocol';
@@ -296,6 +296,8 @@ describe('bash sandbox modes', () => {
 
   it.skipIf(!probe.ok)('bwrap: the workspace is the only writable place on the host', async () => {
     const hostDir = await mkdtemp('/var/tmp/tether-outside-');
+    // Writable by anyone on the host: only the sandbox's read-only root stands in the way.
+    await chmod(hostDir, 0o777);
     try {
       const tool = fx.tool('bash', { sandbox: 'bwrap' });
       const outside = await invoke(tool, { command: `echo x > ${hostDir}/pwned` });

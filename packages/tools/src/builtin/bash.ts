@@ -1,10 +1,17 @@
 import { constants as osConstants } from 'node:os';
 import { Type } from '@sinclair/typebox';
+import { type CgroupSupport, CommandCgroup, cgroupSupport } from '../cgroup.js';
 import { defineTool } from '../define-tool.js';
 import { ToolError } from '../errors.js';
 import type { ToolLimits } from '../limits.js';
 import { type RunCommandResult, runCommand } from '../run-command.js';
-import { type EffectiveSandbox, findHostPrograms, resolveSandbox } from '../sandbox.js';
+import {
+  type EffectiveSandbox,
+  findHostPrograms,
+  probeBwrap,
+  resolveSandbox,
+  unreachableBy,
+} from '../sandbox.js';
 import { callSignal, type ToolEnvironment, throwIfCancelled } from '../tool-environment.js';
 import type { Tool, ToolResult, ToolSchema } from '../types.js';
 
@@ -40,11 +47,32 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? String(ms / 1000) : (ms / 1000).toFixed(1);
 }
 
-function signalNote(name: string, limits: Readonly<ToolLimits>): string {
+function signalNote(name: string, result: RunCommandResult, limits: Readonly<ToolLimits>): string {
   if (name === 'SIGXFSZ') return ` (a file grew past the limit of ${limits.bashFileSizeBytes} bytes)`;
   if (name === 'SIGXCPU') return ` (the CPU time limit of ${limits.bashCpuSeconds} s was reached)`;
-  if (name === 'SIGKILL') return ' (possibly out of memory)';
+  if (name === 'SIGKILL' && result.limits?.oomKilled) return ' (the memory limit was reached)';
+  if (name === 'SIGKILL' && result.limits === undefined) return ' (possibly out of memory)';
   return '';
+}
+
+function mebibytes(bytes: number): string {
+  return `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+}
+
+/** What the model should know about a cgroup limit the kernel enforced. */
+function limitNotes(result: RunCommandResult, limits: Readonly<ToolLimits>): string[] {
+  const notes: string[] = [];
+  if (result.limits?.oomKilled) {
+    notes.push(
+      `[Memory limit: a process was killed by the kernel for using more than ${mebibytes(limits.bashMemoryBytes)} (files in /tmp count too). Use less memory: process the data in smaller pieces, stream it instead of loading it whole, or keep large files in the workspace instead of /tmp.]`,
+    );
+  }
+  if (result.limits?.pidsLimitHit) {
+    notes.push(
+      `[Process limit: the command reached ${limits.bashMaxProcesses} processes and threads at once, so starting more failed. Start fewer processes in parallel (for example make -j4, xargs -P4).]`,
+    );
+  }
+  return notes;
 }
 
 /** The model-facing result of a finished command. */
@@ -66,7 +94,7 @@ export function formatCommandResult(
     lines.push('Cancelled: the command and every process it started were killed.');
   } else if (result.exitSignal !== null) {
     code = 'ERR_TOOL_BASH_EXIT';
-    lines.push(`Killed by signal ${result.exitSignal}${signalNote(result.exitSignal, limits)}.`);
+    lines.push(`Killed by signal ${result.exitSignal}${signalNote(result.exitSignal, result, limits)}.`);
   } else {
     const exitCode = result.exitCode ?? -1;
     ok = exitCode === 0;
@@ -74,9 +102,10 @@ export function formatCommandResult(
     let line = `Exit code: ${exitCode}`;
     const signal = exitCode > 128 ? SIGNAL_NAMES.get(exitCode - 128) : undefined;
     if (signal !== undefined)
-      line += ` (128 + ${exitCode - 128}: probably killed by ${signal}${signalNote(signal, limits)})`;
+      line += ` (128 + ${exitCode - 128}: probably killed by ${signal}${signalNote(signal, result, limits)})`;
     lines.push(line);
   }
+  lines.push(...limitNotes(result, limits));
   if (context.requestedMs > context.timeoutMs) {
     lines.push(
       `[The requested timeout of ${seconds(context.requestedMs)} s was lowered to the maximum, ${seconds(context.timeoutMs)} s.]`,
@@ -89,15 +118,41 @@ export function formatCommandResult(
   return code === undefined ? { ok, content: lines.join('\n') } : { ok, content: lines.join('\n'), code };
 }
 
+/** A command's cgroup, or why it has none (the cgroup support is detected once per process). */
+async function createCgroup(
+  environment: ToolEnvironment,
+  support: CgroupSupport,
+): Promise<CommandCgroup | undefined> {
+  if (support.kind === 'none') return undefined;
+  const { ctx, limits } = environment;
+  const name = `${ctx.runId}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  try {
+    return await CommandCgroup.create(
+      support,
+      name,
+      { pidsMax: limits.bashMaxProcesses, memoryBytes: limits.bashMemoryBytes },
+      environment.sandboxUser,
+    );
+  } catch (error) {
+    throw new ToolError(
+      'ERR_TOOL_SPAWN_FAILED',
+      `bash cannot run: the command's resource limits (cgroup) could not be set up (${error instanceof Error ? error.message : String(error)}). This is a problem of the worker's host, not of the command.`,
+      { cause: error },
+    );
+  }
+}
+
 /**
  * Makes `bash` for a run. The sandbox mode is resolved at the first call (the
- * bwrap probe is cached per process); running without a sandbox is logged
- * once per run as a warning.
+ * bwrap probe and the cgroup detection are cached per process); running
+ * without a sandbox, or without cgroup limits, is logged once per run as a
+ * warning.
  */
 export function createBashTool(environment: ToolEnvironment): Tool {
   const { ctx, limits, logger } = environment;
   let sandbox: Promise<EffectiveSandbox | { unavailable: string }> | undefined;
   let warned = false;
+  let warnedCgroup = false;
 
   return defineTool(bashSchema, async (args, call) => {
     const signal = callSignal(environment, call.signal);
@@ -108,7 +163,13 @@ export function createBashTool(environment: ToolEnvironment): Tool {
         'The command contains a NUL byte, which bash cannot receive.',
       );
     }
-    sandbox ??= resolveSandbox(environment.sandbox);
+    sandbox ??= environment.workspaceRoot().then(async (root) => {
+      const unreachable = await unreachableBy(root, environment.sandboxUser);
+      return resolveSandbox(environment.sandbox, async () => {
+        const probe = await probeBwrap(environment.sandboxUser);
+        return unreachable === undefined || !probe.ok ? probe : { ...probe, ok: false, detail: unreachable };
+      });
+    });
     const effective = await sandbox;
     if ('unavailable' in effective) {
       throw new ToolError(
@@ -130,13 +191,29 @@ export function createBashTool(environment: ToolEnvironment): Tool {
         `bash cannot run: ${programs.bash === undefined ? 'bash' : 'prlimit (util-linux)'} is not installed on this host. This is a problem of the worker's setup; continue without bash.`,
       );
     }
+    const support = await cgroupSupport();
+    if (support.kind === 'none' && !warnedCgroup) {
+      warnedCgroup = true;
+      logger.warn(
+        { runId: ctx.runId, reason: support.reason },
+        'bash runs without cgroup limits (no process-count or memory limit per command; prlimit only)',
+      );
+    }
     const requestedMs = args.timeout === undefined ? limits.bashTimeoutMs : Math.ceil(args.timeout * 1000);
     const timeoutMs = Math.min(requestedMs, limits.bashMaxTimeoutMs);
+    const workspace = await environment.workspace.realRoot();
+    const cgroup = await createCgroup(environment, support);
     const result = await runCommand({
       command: args.command,
-      workspace: await environment.workspace.realRoot(),
+      tag: ctx.runId,
+      workspace,
+      workspaceRoot: await environment.workspaceRoot(),
       sandbox: effective.mode,
       programs: { bash: programs.bash, prlimit: programs.prlimit, bwrap: programs.bwrap },
+      user: effective.mode === 'bwrap' ? environment.sandboxUser : undefined,
+      userNamespace: effective.userNamespace,
+      cgroup,
+      leaseMs: environment.commandLeaseMs,
       allowNetwork: environment.allowNetwork,
       env: environment.env,
       timeoutMs,
@@ -157,7 +234,11 @@ export function createBashTool(environment: ToolEnvironment): Tool {
           );
         }
       },
-    });
+    }).finally(() =>
+      cgroup?.remove().catch((error: unknown) => {
+        logger.warn({ err: error, runId: ctx.runId }, "a command's cgroup could not be removed");
+      }),
+    );
     if (result.survivors.length > 0) {
       logger.warn(
         { runId: ctx.runId, callId: call.callId, pids: result.survivors },

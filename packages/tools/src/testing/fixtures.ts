@@ -3,7 +3,7 @@
  * sibling whose name starts with the workspace's), a recording run context,
  * and a one-line way to call a tool. Not part of the build.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunEventInput, TodoItem } from '@tether/protocol';
@@ -31,6 +31,8 @@ export interface Fixture {
 /** Creates a fresh fixture under the OS temp directory. */
 export async function createFixture(prefix = 'tether-tools-'): Promise<Fixture> {
   const base = await mkdtemp(path.join(tmpdir(), prefix));
+  // Searchable by the unprivileged user a root worker's commands run as.
+  await chmod(base, 0o755);
   const workspace = path.join(base, 'ws');
   const outside = path.join(base, 'outside');
   const sibling = path.join(base, 'ws-sibling');
