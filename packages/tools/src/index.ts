@@ -10,7 +10,7 @@ export {
   TOOLSETS,
 } from './catalog.js';
 export type { CgroupSupport } from './cgroup.js';
-export { cgroupSupport, killRunCgroups } from './cgroup.js';
+export { cgroupSupport } from './cgroup.js';
 export type { BuiltinToolName } from './create-tools.js';
 export { BUILTIN_TOOL_NAMES, createTools } from './create-tools.js';
 export type { ToolBody } from './define-tool.js';
@@ -20,7 +20,7 @@ export { isToolError, TOOL_ERROR_CODES, ToolError } from './errors.js';
 export { executeTool } from './execute-tool.js';
 export type { ToolLimits } from './limits.js';
 export { DEFAULT_TOOL_LIMITS } from './limits.js';
-export { killRunProcesses } from './process-tree.js';
+export { killRunLeftovers } from './run-command.js';
 export type { BwrapProbe, SandboxUser } from './sandbox.js';
 export { DEFAULT_SANDBOX_USER, probeBwrap, sandboxUserFor, unreachableBy } from './sandbox.js';
 export { DEFAULT_COMMAND_LEASE_MS } from './tool-environment.js';

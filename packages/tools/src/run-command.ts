@@ -22,10 +22,10 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { CgroupVerdict, CommandCgroup } from './cgroup.js';
+import { type CgroupVerdict, type CommandCgroup, cgroupSupport, killRunCgroups } from './cgroup.js';
 import { ToolError } from './errors.js';
 import { OutputCapture } from './output-capture.js';
-import { killProcessTree } from './process-tree.js';
+import { killProcessTree, killRunProcesses } from './process-tree.js';
 import { buildBwrapArgs, buildCommandEnv, buildPrlimitArgs, type SandboxUser } from './sandbox.js';
 
 /**
@@ -307,4 +307,17 @@ function spawnFailure(error: unknown): ToolError {
   return new ToolError('ERR_TOOL_SPAWN_FAILED', `The command could not be started: ${message}.${tooLong}`, {
     cause: error,
   });
+}
+
+/**
+ * Kills every command process of `runId` left on this host by an earlier
+ * owner of the run (its cgroups, and processes carrying its tag), and
+ * resolves once they are dead. A new owner calls it before it runs a call
+ * that was in flight, so two executions of one call never live at once.
+ * @returns how many cgroups and processes were found
+ */
+export async function killRunLeftovers(runId: string): Promise<{ cgroups: number; processes: number }> {
+  const cgroups = await killRunCgroups(await cgroupSupport(), runId);
+  const processes = await killRunProcesses(runId);
+  return { cgroups, processes };
 }

@@ -1,0 +1,125 @@
+/**
+ * At most one live execution of a call, with real processes: an owner (a
+ * process like a worker, see fixtures/owner.mjs) is killed with -9 at random
+ * points of a sandboxed call's launch, and a new owner runs the same call
+ * again. The call's side effect (a file each execution appends to, with an id
+ * and times) must never show two executions alive at once. A stopped owner's
+ * command is killed by its watchdog within the lease.
+ */
+import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { killAllSpawned, spawnNode, type TestProcess } from '@tether/testing';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { probeBwrap } from '../src/sandbox.js';
+
+const OWNER = fileURLToPath(new URL('./fixtures/owner.mjs', import.meta.url));
+const probe = await probeBwrap();
+const sandbox = probe.ok ? 'bwrap' : 'none';
+if (!probe.ok && process.env.CI === 'true') throw new Error(`bwrap must work in CI: ${probe.detail}`);
+
+/**
+ * Each execution appends `<id> <phase> <epoch ns>` lines: start, a tick every
+ * 20 ms for about 200 ms, then end.
+ */
+const COMMAND = [
+  'id=$(cat /proc/sys/kernel/random/uuid)',
+  'echo "$id start $(date +%s%N)" >> effect',
+  'for i in $(seq 10); do sleep 0.02; echo "$id tick $(date +%s%N)" >> effect; done',
+  'echo "$id end $(date +%s%N)" >> effect',
+].join('; ');
+
+let root: string;
+let workspace: string;
+
+beforeEach(async () => {
+  root = await mkdtemp('/var/tmp/tether-launch-');
+  await chmod(root, 0o755);
+  workspace = path.join(root, 'run_faults');
+  await mkdir(workspace);
+});
+
+afterEach(async () => {
+  await killAllSpawned();
+  await rm(root, { recursive: true, force: true });
+});
+
+afterAll(killAllSpawned);
+
+function owner(runId: string, leaseMs = 2000, command = COMMAND): TestProcess {
+  return spawnNode(OWNER, {}, [workspace, root, runId, command, sandbox, String(leaseMs)]);
+}
+
+/** Like {@link COMMAND}, for about 6 s. */
+const LONG_COMMAND = COMMAND.replace('seq 10', 'seq 300');
+
+interface Line {
+  id: string;
+  phase: string;
+  at: bigint;
+}
+
+async function effectLines(): Promise<Line[]> {
+  const text = await readFile(path.join(workspace, 'effect'), 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      const [id = '', phase = '', at = '0'] = line.split(' ');
+      return { id, phase, at: BigInt(at) };
+    });
+}
+
+/** For each execution, no line of it is written after a later execution started. */
+function overlaps(lines: Line[]): string[] {
+  const starts = new Map<string, bigint>();
+  for (const line of lines) if (line.phase === 'start') starts.set(line.id, line.at);
+  const problems: string[] = [];
+  for (const [id, start] of starts) {
+    const later = [...starts.values()].filter((other) => other > start);
+    if (later.length === 0) continue;
+    const next = later.reduce((a, b) => (a < b ? a : b));
+    const late = lines.filter((line) => line.id === id && line.at > next);
+    if (late.length > 0) problems.push(`${id} wrote ${late.length} line(s) after the next execution started`);
+  }
+  return problems;
+}
+
+describe(`one live execution of a call (sandbox ${sandbox})`, () => {
+  it('a call interrupted by kill -9 at random points of its launch is never alive twice (30 trials)', async () => {
+    const runId = 'run_faults';
+    for (let trial = 0; trial < 30; trial++) {
+      const first = owner(runId);
+      await first.waitFor(/launching/);
+      // Somewhere in the launch: spawn, the launcher, bwrap, the command's first lines.
+      await delay(Math.floor(Math.random() * 25));
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const second = owner(runId);
+      await second.waitFor(/done/, 30_000);
+      await second.exited;
+    }
+    const lines = await effectLines();
+    expect(overlaps(lines)).toEqual([]);
+    // The last execution of every trial ran to its end.
+    expect(lines.filter((line) => line.phase === 'end').length).toBeGreaterThanOrEqual(30);
+  }, 180_000);
+
+  it("a stopped owner's command is killed by its watchdog within the lease", async () => {
+    const first = owner('run_stopped', 500, LONG_COMMAND);
+    await first.waitFor(/launching/);
+    // Wait for the command to be running, then freeze its owner (as SIGSTOP past its lock would).
+    for (let i = 0; i < 500 && (await effectLines()).length < 3; i++) await delay(10);
+    first.child.kill('SIGSTOP');
+    // The lease (500 ms) and a margin: the watchdog has killed the command by now.
+    await delay(1500);
+    const count = (await effectLines()).length;
+    await delay(1000);
+    const lines = await effectLines();
+    // Nothing more was written (a live command writes every 20 ms), and the command never reached its end.
+    expect(lines.length).toBe(count);
+    expect(lines.some((line) => line.phase === 'end')).toBe(false);
+    first.child.kill('SIGKILL');
+  });
+});
