@@ -77,9 +77,10 @@ function overlaps(lines: Line[]): string[] {
   for (const line of lines) if (line.phase === 'start') starts.set(line.id, line.at);
   const problems: string[] = [];
   for (const [id, start] of starts) {
-    const later = [...starts.values()].filter((other) => other > start);
-    if (later.length === 0) continue;
-    const next = later.reduce((a, b) => (a < b ? a : b));
+    let next: bigint | undefined;
+    for (const other of starts.values())
+      if (other > start && (next === undefined || other < next)) next = other;
+    if (next === undefined) continue;
     const late = lines.filter((line) => line.id === id && line.at > next);
     if (late.length > 0) problems.push(`${id} wrote ${late.length} line(s) after the next execution started`);
   }
