@@ -282,6 +282,35 @@ describe('runAttempt', () => {
     expect(() => process.kill(pid, 0)).toThrow();
   });
 
+  it.each([
+    { stoppedBy: 'the host (shutdown, lost lock)', interrupted: true },
+    { stoppedBy: 'the user (cancel)', interrupted: false },
+  ])(
+    'a call stopped by $stoppedBy leaves the checkpoint as a crash would, or records Cancelled',
+    async ({ interrupted }) => {
+      const script: ReplayScript = [
+        { toolCalls: [call('bash', { command: 'echo started > started.txt; sleep 30' })] },
+        { content: 'never' },
+      ];
+      const h = harness(createReplayProvider(script));
+      const running = h.attempt(h.checkpoint, { interrupted: () => interrupted });
+      await waitFor(
+        async () => (await readFile(join(workspace, 'started.txt'), 'utf8').catch(() => '')) !== '',
+      );
+      h.controller.abort();
+      expect((await running).status).toBe('cancelled');
+      const results = h.checkpoint.messages.filter((m) => m.role === 'tool');
+      if (interrupted) {
+        // Unanswered: the next owner runs the call again.
+        expect(results).toEqual([]);
+        expect(h.events.some((e) => e.type === 'tool.result')).toBe(false);
+      } else {
+        expect(results).toHaveLength(1);
+        expect(results[0]?.content).toContain('Cancelled');
+      }
+    },
+  );
+
   it('is cancelled promptly during a model stream', async () => {
     const server = await startFakeOpenAI();
     try {

@@ -67,6 +67,15 @@ export interface AttemptParams {
   locale?: Locale;
   /** The attempt number (from 1), for `attempt.started`. */
   attempt?: number;
+  /**
+   * Whether the attempt was stopped by its host rather than by the user (the
+   * worker shutting down, or its lock lost). Asked when a tool call returns
+   * after `signal` fired: when true, the call's result is not recorded, so the
+   * call stays unanswered in the checkpoint and the next owner runs it again,
+   * exactly as after a crash. When false (a user's cancel), the "Cancelled"
+   * result is recorded.
+   */
+  interrupted?: () => boolean;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -163,6 +172,7 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
           }
           if (question && params.interaction === 'return') {
             const result = await runTool(params, tool, call);
+            if (signal.aborted && params.interrupted?.()) return { status: 'cancelled' };
             recordToolResult(params, checkpoint, call.id, call.name, result, limits);
             await save();
             return { status: 'completed', output: result.content };
@@ -174,6 +184,8 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
               ok: false,
               content: `There is no tool named "${call.name}". The tools you can call are: ${[...tools.keys()].join(', ') || 'none'}.`,
             };
+        // Stopped by the host while the call ran: its result is not the call's; the next owner runs it again.
+        if (signal.aborted && params.interrupted?.()) return { status: 'cancelled' };
         if (!tool)
           emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
         recordToolResult(params, checkpoint, call.id, call.name, result, limits);
