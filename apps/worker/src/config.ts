@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { type ModelProfile, readProfilesFromEnv } from '@tether/agent';
 import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/queue';
 import { SANDBOX_MODES, type SandboxMode } from '@tether/tools';
@@ -9,6 +9,12 @@ export interface WorkerConfig extends SharedConfig {
   concurrency: number;
   sandbox: SandboxMode;
   allowNetwork: boolean;
+  /** The unprivileged host user bash commands run as when the worker is root. */
+  sandboxUser: { uid: number; gid: number };
+  /** Processes and threads one command may have at once (its cgroup). */
+  sandboxMaxProcesses: number;
+  /** Memory of one command, its /tmp included (its cgroup), in bytes. */
+  sandboxMemoryBytes: number;
   /** BullMQ lock: how long a job stays ours without a renewal (ms). */
   lockDurationMs: number;
   /** How often workers look for jobs whose lock expired (ms). */
@@ -30,10 +36,17 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
   const { profiles, defaultProfile } = readProfilesFromEnv(env, (problem) => reader.problem(problem));
   const config: WorkerConfig = {
     ...shared,
-    workerId: reader.string('TETHER_WORKER_ID', `${hostname()}:${process.pid}`),
+    // Opaque: it reaches clients in run.started, so it names no host and no pid.
+    workerId: reader.string('TETHER_WORKER_ID', `wrk_${randomBytes(8).toString('hex')}`),
     concurrency: reader.integer('TETHER_WORKER_CONCURRENCY', 4, 1, 1_000),
     sandbox: reader.oneOf('TETHER_SANDBOX', 'auto', SANDBOX_MODES),
     allowNetwork: reader.boolean('TETHER_SANDBOX_NETWORK', false),
+    sandboxUser: {
+      uid: reader.integer('TETHER_SANDBOX_UID', 65_534, 1, 4_294_967_294),
+      gid: reader.integer('TETHER_SANDBOX_GID', 65_534, 1, 4_294_967_294),
+    },
+    sandboxMaxProcesses: reader.integer('TETHER_SANDBOX_MAX_PROCESSES', 256, 8, 1_000_000),
+    sandboxMemoryBytes: reader.integer('TETHER_SANDBOX_MEMORY_MB', 1024, 16, 1_048_576) * 1024 * 1024,
     lockDurationMs: reader.integer('TETHER_LOCK_DURATION_MS', 15_000, 1_000, 600_000),
     stalledIntervalMs: reader.integer('TETHER_STALLED_INTERVAL_MS', 5_000, 500, 600_000),
     maxStalledCount: reader.integer('TETHER_MAX_STALLED_COUNT', 5, 1, 1_000),

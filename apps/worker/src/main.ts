@@ -5,6 +5,7 @@
  * TETHER_QUEUE_PREFIX, model profiles, TETHER_ALLOW_REPLAY, and more.
  * SIGTERM or SIGINT stops it gracefully; a second signal exits at once.
  */
+import { hostname } from 'node:os';
 import { pino } from 'pino';
 import { loadWorkerConfig } from './config.js';
 import { startWorker } from './worker.js';
@@ -17,7 +18,11 @@ try {
   bootLogger.fatal({ err: error }, error instanceof Error ? error.message : 'invalid configuration');
   process.exit(78);
 }
-const logger = pino({ name: 'tether-worker', level: config.logLevel, base: { workerId: config.workerId } });
+const logger = pino({
+  name: 'tether-worker',
+  level: config.logLevel,
+  base: { workerId: config.workerId, pid: process.pid, hostname: hostname() },
+});
 if (config.sandbox === 'none')
   logger.warn('TETHER_SANDBOX=none: bash runs without bubblewrap (process-group kill only)');
 

@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { join } from 'node:path';
 import {
   type AttemptOutcome,
   buildSystemPrompt,
@@ -10,21 +8,35 @@ import {
   parseCheckpoint,
   resolveProvider,
   runAttempt,
+  unansweredToolCalls,
 } from '@tether/agent';
 import { type CreateRunBody, type ErrorBody, TetherError, toErrorBody } from '@tether/protocol';
 import { QueueError, type RunJobData, type RunStore } from '@tether/queue';
-import { BUILTIN_TOOL_NAMES, createTools, getAllToolNames, TOOLSET_DEFAULTS } from '@tether/tools';
+import {
+  BUILTIN_TOOL_NAMES,
+  createTools,
+  getAllToolNames,
+  isToolError,
+  killRunLeftovers,
+  sandboxUserFor,
+  TOOLSET_DEFAULTS,
+  Workspace,
+} from '@tether/tools';
 import { DelayedError, type Job, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from './config.js';
 import { EventSink } from './event-sink.js';
 
-/** Why an active attempt was stopped from outside. */
-export type StopReason = 'cancel' | 'shutdown';
+/**
+ * Why an active attempt was stopped from outside: the user's cancel, the
+ * worker's shutdown, or the worker's lock on the run lost (another worker may
+ * own it now).
+ */
+export type StopReason = 'cancel' | 'shutdown' | 'lost';
 
 /** The attempts this worker process is running, by run id. */
 export interface ActiveRuns {
-  /** Stops a run's attempt now (cancel broadcast, or the end of the shutdown grace). */
+  /** Stops a run's attempt now (cancel broadcast, the end of the shutdown grace, a lost lock). */
   stop(runId: string, reason: StopReason): void;
 }
 
@@ -34,6 +46,14 @@ export interface ProcessorDeps {
   logger: Logger;
   /** True once the worker is shutting down: attempts stop at their next checkpoint. */
   shuttingDown: () => boolean;
+}
+
+/** An attempt running in this process. */
+interface ActiveEntry {
+  controller: AbortController;
+  reason?: StopReason;
+  /** When the run's lock was last known renewed (epoch ms). */
+  renewedAt: number;
 }
 
 /** A control signal raised inside the checkpoint hook to stop the attempt at a checkpoint. */
@@ -57,9 +77,14 @@ class StopAtCheckpoint extends TetherError {
  */
 export function createProcessor(deps: ProcessorDeps) {
   const { config, store, logger } = deps;
-  const active = new Map<string, { controller: AbortController; reason?: StopReason }>();
+  const active = new Map<string, ActiveEntry>();
 
-  const activeRuns: ActiveRuns & { size: () => number; stopAll: (reason: StopReason) => void } = {
+  const activeRuns: ActiveRuns & {
+    size: () => number;
+    stopAll: (reason: StopReason) => void;
+    locksRenewed: (runIds: readonly string[]) => void;
+    stopStale: (now: number, maxAgeMs: number) => void;
+  } = {
     stop(runId, reason) {
       const entry = active.get(runId);
       if (!entry || entry.controller.signal.aborted) return;
@@ -69,6 +94,24 @@ export function createProcessor(deps: ProcessorDeps) {
     size: () => active.size,
     stopAll(reason) {
       for (const runId of active.keys()) activeRuns.stop(runId, reason);
+    },
+    locksRenewed(runIds) {
+      const now = Date.now();
+      for (const runId of runIds) {
+        const entry = active.get(runId);
+        if (entry) entry.renewedAt = now;
+      }
+    },
+    stopStale(now, maxAgeMs) {
+      for (const [runId, entry] of active) {
+        if (now - entry.renewedAt > maxAgeMs) {
+          logger.warn(
+            { runId, sinceMs: now - entry.renewedAt },
+            'the lock on the run was not renewed in time',
+          );
+          activeRuns.stop(runId, 'lost');
+        }
+      }
     },
   };
 
@@ -98,15 +141,14 @@ export function createProcessor(deps: ProcessorDeps) {
     // The workspace is made when something needs it: the submitted files here, or the
     // tools on first use. A run that never touches files costs no directory.
     const workspace = join(config.workspaceRoot, runId);
+    const sandboxUser = sandboxUserFor(config.sandboxUser);
     if (spec.files) {
-      mkdirSync(workspace, { recursive: true });
-      const problem = await writeFiles(workspace, spec.files);
+      const problem = await writeSubmittedFiles(
+        new Workspace(workspace, sandboxUser ? { owner: sandboxUser } : {}),
+        spec.files,
+      );
       if (problem) {
-        await store.finalize(
-          runId,
-          { status: 'failed', error: { code: 'ERR_WORKER_FILES', message: problem } },
-          fence,
-        );
+        await store.finalize(runId, { status: 'failed', error: problem }, fence);
         return undefined;
       }
       await store.dropFiles(runId, spec);
@@ -138,14 +180,28 @@ export function createProcessor(deps: ProcessorDeps) {
           : { requestId, timedOut: true as const };
     }
 
+    // A call in flight when the previous owner died or lost the run: on this host, whatever is left
+    // of it is killed first, so the call never has two live executions. (On another host, its
+    // watchdog or its lost lock has killed it before this worker could take the run over.)
+    if (claim.checkpoint && unansweredToolCalls(checkpoint).length > 0) {
+      const left = await killRunLeftovers(runId);
+      if (left.cgroups + left.processes > 0) log.warn(left, "killed what an earlier owner's commands left");
+    }
+
     const controller = new AbortController();
-    const entry: { controller: AbortController; reason?: StopReason } = { controller };
+    // The lock was taken (or renewed) when BullMQ handed the job over, a moment ago.
+    const entry: ActiveEntry = { controller, renewedAt: Date.now() };
     active.set(runId, entry);
     const sink = new EventSink({
       store,
       runId,
       token: fence,
-      onError: (error) => log.warn({ err: error }, 'could not append an event'),
+      onError: (error) => {
+        log.warn({ err: error }, 'could not append an event');
+        // Fenced out: another worker owns the run; what runs here must stop now.
+        if (error instanceof TetherError && error.code === 'ERR_RUN_NOT_OWNER')
+          activeRuns.stop(runId, 'lost');
+      },
     });
     let outcome: AttemptOutcome;
     try {
@@ -163,6 +219,13 @@ export function createProcessor(deps: ProcessorDeps) {
           },
           sandbox: config.sandbox,
           allowNetwork: config.allowNetwork,
+          workspaceRoot: config.workspaceRoot,
+          sandboxUser: config.sandboxUser,
+          commandLeaseMs: commandLeaseMs(config.lockDurationMs),
+          limits: {
+            bashMaxProcesses: config.sandboxMaxProcesses,
+            bashMemoryBytes: config.sandboxMemoryBytes,
+          },
           locale,
           logger: log,
         },
@@ -181,6 +244,7 @@ export function createProcessor(deps: ProcessorDeps) {
         signal: controller.signal,
         emit: sink.emit,
         saveCheckpoint: async (cp) => {
+          if (entry.reason === 'lost') throw new StopAtCheckpoint();
           const events = await sink.take();
           const progress = { todos: cp.todos, usage: cp.usage, step: cp.step };
           await store.saveCheckpoint(runId, fence, JSON.stringify(cp), progress, events);
@@ -195,6 +259,8 @@ export function createProcessor(deps: ProcessorDeps) {
         resume,
         locale,
         attempt,
+        // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
+        interrupted: () => entry.reason === 'shutdown' || entry.reason === 'lost',
       });
     } catch (error) {
       // Errors before the loop (a bad model spec, a tool context refused) are the run's, not the worker's.
@@ -245,7 +311,7 @@ export function createProcessor(deps: ProcessorDeps) {
         return stopped(entry.reason ?? 'cancel');
       case 'failed': {
         const error = outcome.error;
-        if (error instanceof StopAtCheckpoint) return stopped('shutdown');
+        if (error instanceof StopAtCheckpoint) return stopped(entry.reason === 'lost' ? 'lost' : 'shutdown');
         if (error.code === 'ERR_RUN_CANCEL_REQUESTED') return stopped('cancel');
         if (error.code === 'ERR_RUN_NOT_OWNER') {
           log.warn('another worker owns this run now; this attempt stops without acting again');
@@ -272,6 +338,10 @@ export function createProcessor(deps: ProcessorDeps) {
     }
 
     async function stopped(reason: StopReason): Promise<undefined> {
+      if (reason === 'lost') {
+        log.warn('this worker lost its lock on the run; it stopped without writing anything more');
+        return undefined;
+      }
       if (reason === 'cancel') {
         await store.finalize(runId, { status: 'cancelled', reason: 'cancelled by request' }, '', events);
         log.info('run cancelled');
@@ -303,23 +373,44 @@ export function toolNamesFor(spec: CreateRunBody): string[] {
   return getAllToolNames(spec.toolsets ?? [...TOOLSET_DEFAULTS]).filter((name) => builtins.includes(name));
 }
 
-/** Writes the submitted files into a fresh workspace; returns a problem, or undefined. */
-async function writeFiles(workspace: string, files: Record<string, string>): Promise<string | undefined> {
-  const root = resolve(workspace);
+/**
+ * How long a command may go without the worker's heartbeat before its
+ * watchdog kills it: a quarter of the lock, so that a frozen worker's commands
+ * are dead before its lock expires and another worker can take the run over
+ * (at least 500 ms, for very short test locks).
+ */
+export function commandLeaseMs(lockDurationMs: number): number {
+  return Math.max(500, Math.floor(lockDurationMs / 4));
+}
+
+/**
+ * Writes the submitted files into the workspace, with the confinement of the
+ * file tools; returns the run's error, or undefined.
+ */
+export async function writeSubmittedFiles(
+  workspace: Workspace,
+  files: Record<string, string>,
+): Promise<ErrorBody | undefined> {
   for (const [path, content] of Object.entries(files)) {
-    const target = resolve(root, path);
-    const inside = relative(root, target);
-    if (
-      path.includes('\0') ||
-      isAbsolute(path) ||
-      inside === '' ||
-      inside.startsWith('..') ||
-      isAbsolute(inside)
-    ) {
-      return `The submitted file path ${JSON.stringify(path)} is not a relative path inside the workspace.`;
+    let target: Awaited<ReturnType<Workspace['resolve']>>;
+    try {
+      target = await workspace.resolve(path);
+    } catch (error) {
+      const why = isToolError(error) ? ` ${error.message}` : '';
+      return {
+        code: 'ERR_WORKER_FILES',
+        message: `The submitted file path ${JSON.stringify(path)} is not a relative path inside the workspace.${why}`,
+      };
     }
-    await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, content, { flag: 'w' });
+    try {
+      await workspace.writeFileAtomic(target, Buffer.from(content, 'utf8'));
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return {
+        code: 'ERR_WORKER_FILE_WRITE',
+        message: `The submitted file ${JSON.stringify(path)} could not be written: ${why}`,
+      };
+    }
   }
   return undefined;
 }

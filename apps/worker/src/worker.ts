@@ -44,6 +44,18 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     autorun: true,
   });
   worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+  // A run whose lock is lost (or not renewed in time, when Redis does not answer) stops at once,
+  // commands included: by the time its lock expires and another worker may take the run over,
+  // nothing of this attempt runs any more.
+  worker.on('locksRenewed', ({ jobIds }) => processor.activeRuns.locksRenewed(jobIds));
+  worker.on('lockRenewalFailed', (jobIds) => {
+    for (const runId of jobIds) processor.activeRuns.stop(runId, 'lost');
+  });
+  const leaseCheck = setInterval(
+    () => processor.activeRuns.stopStale(Date.now(), Math.floor(config.lockDurationMs * 0.75)),
+    Math.max(100, Math.floor(config.lockDurationMs / 10)),
+  );
+  leaseCheck.unref();
   worker.on('failed', (job: Job<RunJobData> | undefined, error: Error) => {
     if (!job) return;
     // BullMQ gives up on its own after too many stalls (dead workers): end the run so it does not stay running.
@@ -78,6 +90,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
         await worker.close();
       } finally {
         clearTimeout(grace);
+        clearInterval(leaseCheck);
       }
       for (const connection of [subscriber, redis, workerConnection]) {
         await connection.quit().catch(() => connection.disconnect());

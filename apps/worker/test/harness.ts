@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,8 @@ export async function createDeployment(name: string): Promise<Deployment> {
   const prefix = uniquePrefix(name);
   const keys = createKeys(prefix);
   const workspaceRoot = await mkdtemp(join(tmpdir(), `tether-${name}-`));
+  // Searchable by the unprivileged user a root worker's sandboxed commands run as.
+  await chmod(workspaceRoot, 0o755);
   const redis = new Redis(url, { maxRetriesPerRequest: null });
   const subscriber = new Redis(url, { maxRetriesPerRequest: null });
   const store = new RunStore({ redis, keys });

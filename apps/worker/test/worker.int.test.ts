@@ -228,7 +228,7 @@ describe('worker', () => {
     const runId = await d.submit([
       {
         toolCalls: [
-          call('bash', { command: 'touch started1; sleep 1; echo a >> f.txt' }),
+          call('bash', { command: 'touch started1; sleep 4; echo a >> f.txt' }),
           call('bash', { command: 'echo b >> f.txt' }),
         ],
       },
