@@ -23,9 +23,6 @@ const logger = pino({
   level: config.logLevel,
   base: { workerId: config.workerId, pid: process.pid, hostname: hostname() },
 });
-if (config.sandbox === 'none')
-  logger.warn('TETHER_SANDBOX=none: bash runs without bubblewrap (process-group kill only)');
-
 const worker = startWorker(config, logger);
 let signals = 0;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

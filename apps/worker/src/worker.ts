@@ -5,6 +5,10 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from './config.js';
 import { createProcessor } from './processor.js';
+import { checkSandbox, logSandboxReport } from './sandbox-report.js';
+
+/** How often a worker refreshes its entry in the workers hash (read by the API's /readyz). */
+const REPORT_INTERVAL_MS = 10_000;
 
 export interface TetherWorker {
   /** Resolves once the BullMQ worker is connected and taking jobs. */
@@ -73,7 +77,24 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   });
 
   subscriber.on('message', (_channel: string, runId: string) => processor.activeRuns.stop(runId, 'cancel'));
-  const ready = Promise.all([subscriber.subscribe(keys.cancelChannel), worker.waitUntilReady()]).then(() => {
+  // What the sandbox is: said once at start, and published for /readyz.
+  const sandbox = checkSandbox(config).then((report) => {
+    logSandboxReport(logger, report);
+    return report;
+  });
+  const publish = async () => {
+    const report = await sandbox;
+    await redis.hset(keys.workers, config.workerId, JSON.stringify({ ...report, at: Date.now() }));
+  };
+  const reporter = setInterval(() => {
+    publish().catch((error: unknown) => logger.debug({ err: error }, 'could not publish the worker report'));
+  }, REPORT_INTERVAL_MS);
+  reporter.unref();
+  const ready = Promise.all([
+    subscriber.subscribe(keys.cancelChannel),
+    worker.waitUntilReady(),
+    publish(),
+  ]).then(() => {
     logger.info(
       { workerId: config.workerId, concurrency: config.concurrency, queuePrefix: keys.queuePrefix },
       'worker ready',
@@ -91,7 +112,9 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       } finally {
         clearTimeout(grace);
         clearInterval(leaseCheck);
+        clearInterval(reporter);
       }
+      await redis.hdel(keys.workers, config.workerId).catch(() => undefined);
       for (const connection of [subscriber, redis, workerConnection]) {
         await connection.quit().catch(() => connection.disconnect());
       }

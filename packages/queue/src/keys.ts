@@ -46,6 +46,11 @@ export interface TetherKeys {
   cancelChannel: string;
   /** The pattern of every run's events channel. */
   eventsPattern: string;
+  /**
+   * Hash: worker id → what its sandbox is (JSON with `at`, epoch ms), written
+   * by each worker at start and every few seconds; `/readyz` reports it.
+   */
+  workers: string;
 }
 
 /** The queue's name inside the prefix. */
@@ -81,5 +86,6 @@ export function createKeys(queuePrefix = '{tether}'): TetherKeys {
     idempotency: (tenant, key) => `${namespace}:tenant:{${tenant}}:idem:${key}`,
     cancelChannel: `${namespace}:cancel`,
     eventsPattern: `${namespace}:events:*`,
+    workers: `${namespace}:{workers}`,
   };
 }
