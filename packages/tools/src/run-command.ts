@@ -251,7 +251,14 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
     const killAll = (reason?: 'timeout' | 'cancelled'): void => {
       if (settled || child.pid === undefined) return;
       if (reason !== undefined && !exited && outcome === 'exited') outcome = reason;
-      const tree = killProcessTree({ pid: child.pid, tag, rootAlive: () => !exited });
+      // Under bwrap, a command's cgroup holds every process it has (none can leave it: the cgroup
+      // files are not writable from the sandbox), so killing the cgroup and the launcher's process
+      // group is complete; elsewhere /proc is scanned as well.
+      const pid = child.pid;
+      const tree =
+        options.cgroup !== undefined && options.sandbox === 'bwrap'
+          ? Promise.resolve(killProcessGroup(pid))
+          : killProcessTree({ pid, tag, rootAlive: () => !exited });
       const group = options.cgroup?.kill() ?? Promise.resolve([]);
       kills.push(
         Promise.all([group, tree]).then(([inGroup, inTree]) => [...new Set([...inGroup, ...inTree])]),
@@ -295,6 +302,16 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
     if (options.signal.aborted) onAbort();
     else options.signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** SIGKILL to a process group; the group being gone already is fine. */
+function killProcessGroup(pgid: number): number[] {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+  return [];
 }
 
 /** A process that could not be started, as a model-facing error. */
