@@ -23,6 +23,7 @@ import redisPlugin from './plugins/redis.js';
 import streamsPlugin from './plugins/streams.js';
 import swaggerPlugin from './plugins/swagger.js';
 import validationPlugin from './plugins/validation.js';
+import { requestIdOf } from './request-id.js';
 import healthRoutes from './routes/health/index.js';
 import runRoutes from './routes/runs/index.js';
 import toolRoutes from './routes/tools/index.js';
@@ -78,7 +79,7 @@ export function createLogger(config: Pick<ApiConfig, 'logLevel'>): Logger {
   });
 }
 
-/** Fastify's options: limits, timeouts and prototype-poisoning protection from the configuration. */
+/** Fastify's options: limits, timeouts, request ids and prototype-poisoning protection from the configuration. */
 export function serverOptions(config: Readonly<ApiConfig>, logger: Logger): FastifyServerOptions {
   return {
     loggerInstance: logger,
@@ -88,7 +89,9 @@ export function serverOptions(config: Readonly<ApiConfig>, logger: Logger): Fast
     requestTimeout: config.requestTimeoutMs,
     return503OnClosing: true,
     trustProxy: config.trustProxy,
-    requestIdHeader: 'x-request-id',
+    // The client's X-Request-Id when it is sane (see requestIdOf), else a random UUID.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     routerOptions: { ignoreTrailingSlash: true },
   };
 }

@@ -10,7 +10,7 @@ import type { CreateRunBody, ReplayScript } from '@tether/protocol';
 import { newId } from '@tether/protocol';
 import { testRedisUrl, uniquePrefix } from '@tether/testing';
 import type { FastifyInstance } from 'fastify';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
 import { type ApiConfig, loadApiConfig } from '../src/config.js';
 
@@ -90,4 +90,16 @@ export async function suspend(app: FastifyInstance, runId: string, expiresInMs =
     expiresAt: new Date(Date.now() + expiresInMs).toISOString(),
   });
   return requestId;
+}
+
+/**
+ * After a refused request: the app still serves `headers`' tenant (200), and
+ * answers with the tenant's runs so a test can check that nothing was added or lost.
+ */
+export async function expectServing(app: FastifyInstance, headers: Record<string, string> = ACME) {
+  const health = await app.inject({ method: 'GET', url: '/healthz' });
+  expect(health.statusCode).toBe(200);
+  const listed = await app.inject({ method: 'GET', url: '/v1/runs?limit=100', headers });
+  expect(listed.statusCode).toBe(200);
+  return listed.json<{ data: { id: string }[] }>().data.map((run) => run.id);
 }

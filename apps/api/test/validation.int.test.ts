@@ -1,6 +1,6 @@
 import { uniquePrefix } from '@tether/testing';
 import { describe, expect, it } from 'vitest';
-import { ACME, BETA, build, replayRun, submit } from './helper.js';
+import { ACME, BETA, build, expectServing, replayRun, submit } from './helper.js';
 
 const json = { 'content-type': 'application/json' };
 
@@ -379,5 +379,31 @@ describe('rate limiting', () => {
     const third = await get(a.app);
     expect(errorOf(third)).toMatchObject({ status: 429, code: 'ERR_RATE_LIMITED' });
     expect(third.headers['x-ratelimit-remaining']).toBe('0');
+  });
+});
+
+describe('request ids', () => {
+  it('echoes a sane X-Request-Id, and replaces a long or non-printable one by a random UUID', async () => {
+    const { app } = await build();
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const idOf = async (sent?: string) => {
+      const response = await app.inject({
+        method: 'GET',
+        url: '/v1/runs',
+        headers: { ...ACME, ...(sent === undefined ? {} : { 'x-request-id': sent }) },
+      });
+      expect(response.statusCode).toBe(200);
+      return response.headers['x-request-id'];
+    };
+    expect(await idOf('trace-42')).toBe('trace-42');
+    expect(await idOf('x'.repeat(128))).toBe('x'.repeat(128));
+    for (const sent of ['x'.repeat(129), 'two words', 'caf\u00e9', 'a\u007f']) {
+      const id = await idOf(sent);
+      expect(id, sent).toMatch(uuid);
+    }
+    const generated = [await idOf(), await idOf()];
+    expect(generated[0]).toMatch(uuid);
+    expect(generated[1]).not.toBe(generated[0]);
+    await expectServing(app);
   });
 });
