@@ -79,6 +79,7 @@ describe('loadApiConfig', () => {
     expect(config).toMatchObject({
       port: 3000,
       bodyLimit: 1_048_576,
+      jsonMaxDepth: 64,
       tokenTtlSeconds: 3_600,
       rateLimitMax: 600,
       rateLimitWindowMs: 60_000,

@@ -26,6 +26,8 @@ export interface ApiConfig extends SharedConfig {
   tokenTtlSeconds: number;
   /** Largest request body, in bytes. */
   bodyLimit: number;
+  /** How deep a JSON body may nest arrays and objects. */
+  jsonMaxDepth: number;
   /** How long a client may take to send a whole request (ms). */
   requestTimeoutMs: number;
   rateLimitMax: number;
@@ -157,6 +159,8 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     tokenSecretDerived: secret === undefined,
     tokenTtlSeconds: reader.integer('TETHER_TOKEN_TTL_S', 3_600, 10, 7 * 24 * 3_600),
     bodyLimit: reader.integer('TETHER_BODY_LIMIT', 1_048_576, 1_024, 100 * 1_048_576),
+    // A replay script alone nests 7 deep; past ~1,000 what recurses over a body risks the stack.
+    jsonMaxDepth: reader.integer('TETHER_JSON_MAX_DEPTH', 64, 16, 1_000),
     requestTimeoutMs: reader.integer('TETHER_REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
     rateLimitMax: reader.integer('TETHER_RATE_LIMIT_MAX', 600, 1, 1_000_000),
     rateLimitWindowMs: reader.integer('TETHER_RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000),

@@ -18,6 +18,11 @@ export const API_ERRORS = {
       'The request does not match its schema (unknown field, wrong type, bad path parameter, bound exceeded); the message names the field.',
   },
   ERR_INVALID_JSON: { statusCode: 400, description: 'The request body is not valid JSON.' },
+  ERR_JSON_TOO_DEEP: {
+    statusCode: 400,
+    description:
+      'The JSON body nests arrays and objects deeper than `TETHER_JSON_MAX_DEPTH` (64 by default); the message names the limit.',
+  },
   ERR_FORBIDDEN_PROPERTY: {
     statusCode: 400,
     description: 'The JSON body has a `__proto__` or `constructor.prototype` key (prototype poisoning).',

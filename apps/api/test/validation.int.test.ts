@@ -1,5 +1,6 @@
 import { uniquePrefix } from '@tether/testing';
 import { describe, expect, it } from 'vitest';
+import { loadApiConfig } from '../src/config.js';
 import { ACME, BETA, build, expectServing, replayRun, submit } from './helper.js';
 
 const json = { 'content-type': 'application/json' };
@@ -195,6 +196,45 @@ describe('request validation', () => {
     }
     const empty = await app.inject({ method: 'POST', url: '/v1/runs', headers: { ...ACME, ...json } });
     expect(errorOf(empty)).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+  });
+
+  it('answers 400 for JSON nested deeper than TETHER_JSON_MAX_DEPTH (64), without a stack overflow', async () => {
+    const { app } = await build();
+    const before = await expectServing(app);
+    // A body nested `depth` levels deep in all: the body, metadata, then arrays.
+    const nested = (depth: number) =>
+      `{"input":"x","model":{"provider":"replay","script":[{"content":"ok"}]},"metadata":{"a":${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}}}`;
+    const post = (payload: string) =>
+      app.inject({ method: 'POST', url: '/v1/runs', headers: { ...ACME, ...json }, payload });
+    for (const depth of [65, 5_000, 100_000]) {
+      const error = errorOf(await post(nested(depth)));
+      expect(error, `depth ${depth}`).toMatchObject({ status: 400, code: 'ERR_JSON_TOO_DEEP' });
+      expect(error.message).toContain('more than 64 levels');
+    }
+    // Brackets in strings are text, not nesting.
+    const inString = await post(
+      JSON.stringify(replayRun(undefined, { metadata: { text: '['.repeat(5_000) } })),
+    );
+    expect(inString.statusCode).toBe(202);
+    const atLimit = await post(nested(64));
+    expect(atLimit.statusCode).toBe(202);
+    const after = await expectServing(app);
+    expect(after.length).toBe(before.length + 2);
+  });
+
+  it('takes JSON as deep as TETHER_JSON_MAX_DEPTH allows, up to its maximum of 1,000', async () => {
+    const { app } = await build({ env: { TETHER_JSON_MAX_DEPTH: '1000' } });
+    const nested = (depth: number) =>
+      `{"input":"x","model":{"provider":"replay","script":[{"content":"ok"}]},"metadata":{"a":${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}}}`;
+    const post = (payload: string) =>
+      app.inject({ method: 'POST', url: '/v1/runs', headers: { ...ACME, ...json }, payload });
+    // Everything that handles the body (validation, idempotency, the store) copes with the deepest allowed.
+    const id = (await post(nested(1_000))).json<{ id: string }>().id;
+    const run = await app.inject({ method: 'GET', url: `/v1/runs/${id}`, headers: ACME });
+    expect(run.statusCode).toBe(200);
+    expect(errorOf(await post(nested(1_001)))).toMatchObject({ status: 400, code: 'ERR_JSON_TOO_DEEP' });
+    expect(() => loadApiConfig({ TETHER_JSON_MAX_DEPTH: '1001' })).toThrow(/TETHER_JSON_MAX_DEPTH/);
+    await expectServing(app);
   });
 
   it('answers 400 for __proto__ and constructor.prototype in a body', async () => {
