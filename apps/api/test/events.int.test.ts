@@ -258,6 +258,35 @@ describe('GET /v1/runs/:id/events (SSE)', () => {
     resumed.close();
   });
 
+  it('answers 400 before streaming for an event id beyond the stream id range, and serves after the largest one', async () => {
+    const { app, base } = await listening();
+    const id = await submit(app);
+    await app.inject({ method: 'POST', url: `/v1/runs/${id}/cancel`, headers: ACME });
+    for (const [cursor, header] of [
+      ['18446744073709551616-0', true],
+      ['0-18446744073709551616', true],
+      ['99999999999999999999-0', false],
+    ] as const) {
+      const stream = header
+        ? await openSse(`${base}/v1/runs/${id}/events`, { ...ACME, 'last-event-id': cursor })
+        : await openSse(`${base}/v1/runs/${id}/events?after=${cursor}`, ACME);
+      expect(stream.status, cursor).toBe(400);
+      const { error } = JSON.parse(stream.body) as { error: { code: string; message: string } };
+      expect(error.code).toBe('ERR_VALIDATION');
+      expect(error.message).toContain(header ? 'headers.last-event-id' : 'querystring.after');
+      expect(error.message).toContain('18446744073709551615');
+    }
+    const last = await openSse(`${base}/v1/runs/${id}/events`, {
+      ...ACME,
+      'last-event-id': '18446744073709551615-18446744073709551615',
+    });
+    expect(await last.ended).toBe('end');
+    expect(last.events).toEqual([]);
+    const whole = await openSse(`${base}/v1/runs/${id}/events`, ACME);
+    expect(await whole.ended).toBe('end');
+    expect(whole.events.map((event) => event.type)).toEqual(['run.queued', 'run.cancelled']);
+  });
+
   it('answers 404 before streaming for an unknown run', async () => {
     const { base } = await listening();
     const stream = await openSse(`${base}/v1/runs/run_0000000000000000000000000a/events`, ACME);

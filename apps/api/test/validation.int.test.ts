@@ -308,6 +308,39 @@ describe('request validation', () => {
     );
   });
 
+  it('answers 400 for an event id beyond the Redis stream id range, in ?after= and Last-Event-ID', async () => {
+    const { app } = await build();
+    const id = await submit(app);
+    const page = (query: string, headers: Record<string, string> = {}) =>
+      app.inject({
+        method: 'GET',
+        url: `/v1/runs/${id}/events${query}`,
+        headers: { ...ACME, accept: 'application/json', ...headers },
+      });
+    const max = '18446744073709551615';
+    for (const cursor of [
+      '18446744073709551616-0',
+      '0-18446744073709551616',
+      '99999999999999999999-99999999999999999999',
+    ]) {
+      for (const [response, field] of [
+        [await page(`?after=${cursor}`), 'querystring.after'],
+        [await page('', { 'last-event-id': cursor }), 'headers.last-event-id'],
+      ] as const) {
+        const error = errorOf(response);
+        expect(error, `${field} ${cursor}`).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+        expect(error.message).toContain(field);
+        expect(error.message).toContain('out of range');
+      }
+    }
+    // The largest id is an id: nothing follows it.
+    const last = await page(`?after=${max}-${max}`);
+    expect(last.statusCode).toBe(200);
+    expect(last.json()).toEqual({ data: [], nextCursor: `${max}-${max}` });
+    expect((await page('')).json<{ data: unknown[] }>().data).toHaveLength(1);
+    await expectServing(app);
+  });
+
   it('answers 400 for unknown toolsets, refused model specs and files outside the workspace', async () => {
     const { app } = await build({
       env: {

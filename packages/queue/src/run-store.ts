@@ -15,6 +15,9 @@ import { QueueError } from './errors.js';
 import type { TetherKeys } from './keys.js';
 import * as scripts from './lua.js';
 
+/** The last id a stream can hold: both parts 2^64 - 1. */
+const LAST_STREAM_ID = '18446744073709551615-18446744073709551615';
+
 /** A run as stored: what the API shows plus what the worker needs. */
 export interface RunRecord extends Run {
   tenant: string;
@@ -197,6 +200,8 @@ export class RunStore {
 
   /** Events after `afterId` (exclusive; '0' for all), oldest first. */
   async readEvents(runId: string, afterId = '0', count = 1_000): Promise<RunEvent[]> {
+    // Nothing can follow the last id a stream can hold, and XRANGE refuses to start after it.
+    if (afterId === LAST_STREAM_ID) return [];
     const start = afterId === '0' || afterId === '' ? '-' : `(${afterId}`;
     const entries = await this.redis.xrange(this.keys.run(runId).events, start, '+', 'COUNT', count);
     return entries.map(([id, fields]) => toEvent(runId, id, fields));

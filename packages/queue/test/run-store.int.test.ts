@@ -76,6 +76,17 @@ describe('RunStore', () => {
     expect((await store.list('acme', { limit: 10 })).runs.map((r) => r.id)).toEqual([run.id]);
   });
 
+  it('reads events after any id a stream can hold, the last one included (nothing follows it)', async () => {
+    const { store, service } = deployment();
+    const { run } = await service.submit('acme', body);
+    await service.close();
+    const [queued] = await store.readEvents(run.id);
+    expect(await store.readEvents(run.id, '0-0')).toEqual([queued]);
+    expect(await store.readEvents(run.id, queued?.id)).toEqual([]);
+    expect(await store.readEvents(run.id, '18446744073709551615-0')).toEqual([]);
+    expect(await store.readEvents(run.id, '18446744073709551615-18446744073709551615')).toEqual([]);
+  });
+
   it('refuses to create a run whose id exists, and lists a tenant only its own runs', async () => {
     const { keys, store, service } = deployment();
     const { run } = await service.submit('acme', body);

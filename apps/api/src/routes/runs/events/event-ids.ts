@@ -1,7 +1,7 @@
 /**
- * Event ids are Redis stream ids, `<ms>-<seq>`. They only grow within a run's
- * log, and compare as numbers: milliseconds first, then the sequence (never as
- * strings: `9-0` < `10-0`).
+ * Event ids are Redis stream ids, `<ms>-<seq>`: two unsigned 64-bit integers.
+ * They only grow within a run's log, and compare as numbers: milliseconds
+ * first, then the sequence (never as strings: `9-0` < `10-0`).
  */
 const ID = /^([0-9]{1,20})-([0-9]{1,20})$/;
 
@@ -27,6 +27,28 @@ function digits(text: string): string {
 function compareDigits(a: string, b: string): number {
   if (a.length !== b.length) return a.length < b.length ? -1 : 1;
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The largest part of a stream id, 2^64 - 1. */
+export const MAX_ID_PART = '18446744073709551615';
+
+/**
+ * Why `cursor` (`0`, or `<ms>-<seq>` of up to 20 digits each, as the schema
+ * lets through) is not an id Redis can hold, or undefined when it is one. Redis
+ * refuses a part above 2^64 - 1 in `XRANGE`, so the API refuses it first.
+ */
+export function cursorProblem(cursor: string): string | undefined {
+  let ms: string;
+  let seq: string;
+  try {
+    [ms, seq] = parts(cursor);
+  } catch {
+    return 'is not an event id (<ms>-<seq>, or 0 for the start)';
+  }
+  if (compareDigits(ms, MAX_ID_PART) > 0 || compareDigits(seq, MAX_ID_PART) > 0) {
+    return `is out of range: both parts of an event id are at most ${MAX_ID_PART}`;
+  }
+  return undefined;
 }
 
 /** Negative when `a` comes before `b`, 0 when equal, positive after. */

@@ -9,7 +9,7 @@ import {
 } from '@tether/protocol';
 import { ApiError } from '../../../errors.js';
 import { COMMON_ERRORS, RunParamsSchema } from '../../schemas.js';
-import { CURSOR_PATTERN, LOG_START } from './event-ids.js';
+import { CURSOR_PATTERN, cursorProblem, LOG_START } from './event-ids.js';
 import { EventStream } from './event-stream.js';
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
@@ -25,6 +25,15 @@ const EventsQuerySchema = Type.Object({
 const EventsHeadersSchema = Type.Object({
   'last-event-id': Type.Optional(CursorSchema),
 });
+
+/**
+ * A cursor the schema let through (its pattern cannot bound the numbers) must
+ * also be an id Redis can hold: 400 naming the field, not a 500 from `XRANGE`.
+ */
+function checkCursor(field: string, cursor: string | undefined): void {
+  const problem = cursor === undefined ? undefined : cursorProblem(cursor);
+  if (problem) throw new ApiError('ERR_VALIDATION', `${field} ${problem}.`);
+}
 
 /** SSE unless the client asks for JSON only. */
 export function wantsJson(accept: string | undefined): boolean {
@@ -57,6 +66,8 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       serializerCompiler: () => (data) => JSON.stringify(data),
     },
     async (request, reply) => {
+      checkCursor('querystring.after', request.query.after);
+      checkCursor('headers.last-event-id', request.headers['last-event-id']);
       const { id } = request.params;
       const tenant = request.tenant;
       const run = await app.runs.get(tenant, id);
