@@ -34,11 +34,13 @@ export const API_ERRORS = {
   },
   ERR_FILES_INVALID: {
     statusCode: 400,
-    description: 'A submitted file path is not a relative path inside the workspace.',
+    description:
+      'A submitted file path is not a relative path inside the workspace, or is too long for the file system (a name over 255 bytes).',
   },
   ERR_FILE_PATH_INVALID: {
     statusCode: 400,
-    description: 'A download path is empty, absolute, or leads outside the run workspace.',
+    description:
+      'A download path is empty, absolute, leads outside the run workspace, or is too long for the file system (a name over 255 bytes, a path over 4,096 bytes).',
   },
   ERR_NOT_FOUND: { statusCode: 404, description: 'No such route.' },
   ERR_FILE_NOT_FOUND: {

@@ -10,12 +10,17 @@ import type { Dirent } from 'node:fs';
 import { type FileHandle, lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunFile } from '@tether/protocol';
-import { type ResolvedPath, Workspace } from '@tether/tools';
+import { pathLengthProblem, type ResolvedPath, Workspace } from '@tether/tools';
 import { ApiError } from './errors.js';
 
 /** The most entries a listing visits before it stops (`truncated: true`). */
 export const MAX_LISTED_ENTRIES = 10_000;
 const MAX_DEPTH = 64;
+
+/** A client's path for a message: quoted, cut after 100 characters. */
+function shown(relative: string): string {
+  return JSON.stringify(relative.length > 100 ? `${relative.slice(0, 100)}…` : relative);
+}
 
 /** Tool errors about paths, as the API's errors (messages of our own: the tools' name server paths). */
 function mapError(error: unknown, display: string): unknown {
@@ -24,13 +29,13 @@ function mapError(error: unknown, display: string): unknown {
     case 'ERR_TOOL_NOT_FOUND':
     case 'ERR_TOOL_NOT_A_FILE':
     case 'ERR_TOOL_NOT_A_DIRECTORY':
-      return new ApiError('ERR_FILE_NOT_FOUND', `The run workspace has no file ${JSON.stringify(display)}.`);
+      return new ApiError('ERR_FILE_NOT_FOUND', `The run workspace has no file ${shown(display)}.`);
     case 'ERR_TOOL_PATH_INVALID':
     case 'ERR_TOOL_PATH_OUTSIDE':
     case 'ERR_TOOL_PATH_SYMLINK':
       return new ApiError(
         'ERR_FILE_PATH_INVALID',
-        `The path ${JSON.stringify(display)} is not a file path inside the run workspace.`,
+        `The path ${shown(display)} is not a file path inside the run workspace.`,
       );
     default:
       return error;
@@ -98,12 +103,19 @@ export async function openRunFile(
   if (relative === '' || relative.startsWith('/') || relative.includes('\0')) {
     throw new ApiError(
       'ERR_FILE_PATH_INVALID',
-      `The path ${JSON.stringify(relative)} is not a file path inside the run workspace.`,
+      `The path ${shown(relative)} is not a file path inside the run workspace.`,
+    );
+  }
+  const tooLong = pathLengthProblem(relative);
+  if (tooLong) {
+    throw new ApiError(
+      'ERR_FILE_PATH_INVALID',
+      `The path ${shown(relative)} ${tooLong}: no file of the run workspace has such a path.`,
     );
   }
   const workspace = await openWorkspace(root);
   if (!workspace) {
-    throw new ApiError('ERR_FILE_NOT_FOUND', `The run workspace has no file ${JSON.stringify(relative)}.`);
+    throw new ApiError('ERR_FILE_NOT_FOUND', `The run workspace has no file ${shown(relative)}.`);
   }
   let handle: FileHandle;
   try {

@@ -2,7 +2,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Run, RunEvent } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
-import { ACME, BETA, build, replayRun, submit, suspend } from './helper.js';
+import { ACME, BETA, build, expectServing, replayRun, submit, suspend } from './helper.js';
 
 describe('POST /v1/runs', () => {
   it('answers 202 with the id, links and a read token, and the run is queued', async () => {
@@ -325,6 +325,34 @@ describe('files', () => {
       expect(response.statusCode, path).toBe(404);
       expect(response.json<{ error: { code: string } }>().error.code).toBe('ERR_FILE_NOT_FOUND');
     }
+  });
+
+  it('answers 400 for a download path with a name over 255 bytes or longer than 4,096 bytes, never 500', async () => {
+    const { app, config } = await build();
+    const id = await submit(app);
+    await mkdir(join(config.workspaceRoot, id, 'docs'), { recursive: true });
+    await writeFile(join(config.workspaceRoot, id, 'docs', 'a.txt'), 'a\n');
+    const download = (path: string) =>
+      app.inject({ method: 'GET', url: `/v1/runs/${id}/files/${path}`, headers: ACME });
+    for (const [path, why] of [
+      ['a'.repeat(256), 'name of 256 bytes'],
+      [`docs/${'b'.repeat(300)}/a.txt`, 'name of 300 bytes'],
+      [encodeURIComponent('\u00e9'.repeat(128)), 'name of 256 bytes'],
+      [`${'docs/'.repeat(820)}a.txt`, '4105 bytes long'],
+    ] as const) {
+      const response = await download(path);
+      expect(response.statusCode, why).toBe(400);
+      const { error } = response.json<{ error: { code: string; message: string } }>();
+      expect(error.code).toBe('ERR_FILE_PATH_INVALID');
+      expect(error.message).toContain(why);
+      expect(error.message.length).toBeLessThan(300);
+    }
+    // At the limits: a 255-byte name and a 4,096-byte path are looked for (and not there).
+    for (const path of ['c'.repeat(255), `${'docs/'.repeat(818)}a.txt.`]) {
+      expect((await download(path)).statusCode).toBe(404);
+    }
+    expect((await download('docs/a.txt')).body).toBe('a\n');
+    await expectServing(app);
   });
 });
 

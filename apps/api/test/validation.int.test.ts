@@ -359,6 +359,11 @@ describe('request validation', () => {
       [replayRun(undefined, { files: { '../escape.txt': 'x' } }), 'ERR_FILES_INVALID', 'outside'],
       [replayRun(undefined, { files: { '/etc/passwd': 'x' } }), 'ERR_FILES_INVALID', 'absolute'],
       [
+        replayRun(undefined, { files: { [`src/${'n'.repeat(256)}.ts`]: 'x' } }),
+        'ERR_FILES_INVALID',
+        'longer than 255 bytes',
+      ],
+      [
         { input: 'x', model: { provider: 'replay', script: [{ toolCalls: [] }] } },
         'ERR_VALIDATION',
         'body.model',

@@ -12,7 +12,8 @@ export const TOOL_ERROR_CODES = {
   ERR_TOOL_ARGS_INVALID: "The arguments do not match the tool's parameters.",
   ERR_TOOL_INTERNAL: 'A tool failed in a way it did not anticipate.',
   ERR_TOOL_CANCELLED: 'The run or the call was cancelled.',
-  ERR_TOOL_PATH_INVALID: 'A path is empty or contains a NUL byte.',
+  ERR_TOOL_PATH_INVALID:
+    'A path is empty, contains a NUL byte, or is too long for the file system (a name over 255 bytes, a path over 4,096 bytes).',
   ERR_TOOL_PATH_OUTSIDE: 'A path resolves outside the workspace, directly or through a symbolic link.',
   ERR_TOOL_PATH_SYMLINK:
     'A path ends in a dangling or looping symbolic link, or one appeared while the file was opened.',

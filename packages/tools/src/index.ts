@@ -37,4 +37,4 @@ export type {
 } from './types.js';
 export { SANDBOX_MODES } from './types.js';
 export type { ResolvedPath, WorkspaceOptions } from './workspace.js';
-export { Workspace } from './workspace.js';
+export { MAX_NAME_BYTES, MAX_PATH_BYTES, pathLengthProblem, Workspace } from './workspace.js';

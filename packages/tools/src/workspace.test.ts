@@ -2,7 +2,7 @@ import { lstat, mkdir, readdir, readFile, rename, symlink, writeFile } from 'nod
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFixture, type Fixture, invoke } from './testing/fixtures.js';
-import { relativeInside, Workspace } from './workspace.js';
+import { MAX_NAME_BYTES, MAX_PATH_BYTES, pathLengthProblem, relativeInside, Workspace } from './workspace.js';
 
 let fx: Fixture;
 
@@ -187,5 +187,34 @@ describe('relativeInside', () => {
     ['/a/ws', '/a/ws/..foo', '..foo'],
   ])('%s contains %s -> %s', (parent, child, expected) => {
     expect(relativeInside(parent, child)).toBe(expected);
+  });
+});
+
+describe('paths too long for the file system', () => {
+  it.each([
+    ['a name of 256 bytes', 'a'.repeat(MAX_NAME_BYTES + 1), /name of 256 bytes/],
+    ['a name of 128 two-byte characters', `dir/${'é'.repeat(128)}`, /name of 256 bytes/],
+    ['a path of 4,097 bytes', `${'a/'.repeat(2_048)}b`, /4097 bytes long/],
+  ])('refuses %s (ERR_TOOL_PATH_INVALID, not an I/O error)', async (_, input, why) => {
+    expect(pathLengthProblem(input)).toMatch(why);
+    const ws = new Workspace(fx.workspace);
+    await expect(ws.resolve(input)).rejects.toMatchObject({ code: 'ERR_TOOL_PATH_INVALID' });
+    const read = await invoke(fx.tool('read_file'), { path: input });
+    expect(read).toMatchObject({ ok: false, code: 'ERR_TOOL_PATH_INVALID' });
+    expect(read.content).toContain('Use a shorter path');
+  });
+
+  it('accepts a name of 255 bytes and a path of 4,096 bytes', async () => {
+    expect(pathLengthProblem('a'.repeat(MAX_NAME_BYTES))).toBeUndefined();
+    expect(pathLengthProblem(`${'a/'.repeat(MAX_PATH_BYTES / 2 - 1)}bb`)).toBeUndefined();
+    const ws = new Workspace(fx.workspace);
+    expect((await ws.resolve('a'.repeat(MAX_NAME_BYTES))).exists).toBe(false);
+  });
+
+  it('reads a 4,096-byte path that is longer once joined to the workspace as missing, not as an I/O error', async () => {
+    const input = `${'abcdefg/'.repeat(511)}abcdefgh`;
+    expect(pathLengthProblem(input)).toBeUndefined();
+    const read = await invoke(fx.tool('read_file'), { path: input });
+    expect(read).toMatchObject({ ok: false, code: 'ERR_TOOL_NOT_FOUND' });
   });
 });

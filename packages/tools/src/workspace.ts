@@ -3,7 +3,8 @@
  *
  * Every path a model gives is resolved in three steps, each of which can only
  * narrow what is reachable:
- * 1. Lexically: NUL bytes are refused, relative paths are joined to the
+ * 1. Lexically: NUL bytes and paths too long for the file system (a name over
+ *    255 bytes, a path over 4,096) are refused, relative paths are joined to the
  *    workspace, absolute paths must lie inside it, and a path whose normalised
  *    form climbs out (`..`) is refused. From here on only the normalised path
  *    under the workspace's real path is used, never the model's string.
@@ -59,6 +60,29 @@ export function relativeInside(parent: string, child: string): string | undefine
   if (rel === '') return '';
   if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return undefined;
   return rel;
+}
+
+/** The longest file name Linux allows (`NAME_MAX`), in bytes. */
+export const MAX_NAME_BYTES = 255;
+/** The longest path accepted, in bytes (Linux's `PATH_MAX` is 4,096 with the terminating NUL). */
+export const MAX_PATH_BYTES = 4_096;
+
+/**
+ * Why a path is too long for the file system, or undefined: a component longer
+ * than 255 bytes, or the whole path longer than 4,096 bytes (UTF-8). Checked
+ * before any system call, which would fail with `ENAMETOOLONG`.
+ */
+export function pathLengthProblem(input: string): string | undefined {
+  const bytes = Buffer.byteLength(input);
+  if (bytes > MAX_PATH_BYTES) return `is ${bytes} bytes long, longer than ${MAX_PATH_BYTES} bytes`;
+  if (bytes <= MAX_NAME_BYTES) return undefined;
+  for (const name of input.split('/')) {
+    const length = Buffer.byteLength(name);
+    if (length > MAX_NAME_BYTES) {
+      return `has a name of ${length} bytes, longer than ${MAX_NAME_BYTES} bytes`;
+    }
+  }
+  return undefined;
 }
 
 /** Renders a path for a model-facing message. */
@@ -149,6 +173,13 @@ export class Workspace {
       throw new ToolError(
         'ERR_TOOL_PATH_INVALID',
         'The path contains a NUL byte, which no file name can hold.',
+      );
+    }
+    const tooLong = pathLengthProblem(input);
+    if (tooLong) {
+      throw new ToolError(
+        'ERR_TOOL_PATH_INVALID',
+        `The path ${quote(shorten(input))} ${tooLong}, which no file system here accepts. Use a shorter path.`,
       );
     }
     const realRoot = await this.realRoot();
@@ -411,6 +442,11 @@ function symlinkRace(display: string): ToolError {
     'ERR_TOOL_PATH_SYMLINK',
     `${quote(display)} changed into a symbolic link while it was being opened; refusing. Check the path and try again.`,
   );
+}
+
+/** A path for a message, cut after 100 characters. */
+function shorten(input: string): string {
+  return input.length > 100 ? `${input.slice(0, 100)}…` : input;
 }
 
 function parentNotDirectory(input: string): ToolError {

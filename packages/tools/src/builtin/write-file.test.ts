@@ -68,9 +68,18 @@ describe('write_file', () => {
   });
 
   it('reports a file system refusal as ERR_TOOL_IO', async () => {
-    // Tests run as root, which ignores permission bits: use a name longer than the file system allows.
-    const result = await invoke(fx.tool('write_file'), { path: `${'n'.repeat(300)}.txt`, content: 'x' });
+    // Tests run as root, which ignores permission bits: use a path of 4,096 bytes, which is
+    // accepted as given but is longer than the system allows once joined to the workspace.
+    const path = `${'abcdefg/'.repeat(511)}abcdefgh`;
+    const result = await invoke(fx.tool('write_file'), { path, content: 'x' });
     expect(result).toMatchObject({ ok: false, code: 'ERR_TOOL_IO' });
+    expect(await readdir(fx.workspace)).toEqual([]);
+  });
+
+  it('refuses a name longer than the file system allows before touching it', async () => {
+    const result = await invoke(fx.tool('write_file'), { path: `${'n'.repeat(300)}.txt`, content: 'x' });
+    expect(result).toMatchObject({ ok: false, code: 'ERR_TOOL_PATH_INVALID' });
+    expect(result.content).toContain('longer than 255 bytes');
     expect(await readdir(fx.workspace)).toEqual([]);
   });
 

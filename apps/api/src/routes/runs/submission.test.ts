@@ -2,15 +2,32 @@ import { describe, expect, it } from 'vitest';
 import { checkSubmission, filePathProblem } from './submission.js';
 
 describe('filePathProblem', () => {
-  it.each(['a.txt', 'src/index.ts', './a.txt', 'a/../b.txt', '.hidden'])('accepts %s', (path) => {
+  it.each([
+    'a.txt',
+    'src/index.ts',
+    './a.txt',
+    'a/../b.txt',
+    '.hidden',
+    'a'.repeat(255),
+    `d/${'é'.repeat(127)}`,
+  ])('accepts %s', (path) => {
     expect(filePathProblem(path)).toBeUndefined();
   });
-  it.each(['/etc/passwd', '../x', 'a/../../x', '..', '.', 'dir/', 'C:\\x', 'a\0b', '..\\x'])(
-    'refuses %j',
-    (path) => {
-      expect(filePathProblem(path)).toBeDefined();
-    },
-  );
+  it.each([
+    '/etc/passwd',
+    '../x',
+    'a/../../x',
+    '..',
+    '.',
+    'dir/',
+    'C:\\x',
+    'a\0b',
+    '..\\x',
+    'a'.repeat(256),
+    `d/${'é'.repeat(128)}/x`,
+  ])('refuses %j', (path) => {
+    expect(filePathProblem(path)).toBeDefined();
+  });
 });
 
 describe('checkSubmission', () => {

@@ -1,6 +1,7 @@
 import { posix, win32 } from 'node:path';
 import { checkModelSpec } from '@tether/agent';
 import type { CreateRunBody } from '@tether/protocol';
+import { pathLengthProblem } from '@tether/tools';
 import { availableToolsets } from '../../catalog.js';
 import type { ApiConfig } from '../../config.js';
 import { ApiError } from '../../errors.js';
@@ -9,7 +10,8 @@ import { ApiError } from '../../errors.js';
  * What the schema cannot say about a new run, checked before it is queued so
  * the client hears it now (400) rather than from a failed run later: the
  * toolsets exist and have tools, the model spec names a configured profile (or
- * replay, when the server allows it), and the files stay inside the workspace.
+ * replay, when the server allows it), and the files stay inside the workspace
+ * with names the file system can hold.
  * Model errors are `@tether/agent`'s own (`ERR_MODEL_*`, status 400).
  */
 export function checkSubmission(
@@ -45,5 +47,5 @@ export function filePathProblem(path: string): string | undefined {
   const normal = posix.normalize(path.replaceAll('\\', '/'));
   if (normal === '.' || normal === './' || normal.endsWith('/')) return 'names a directory, not a file';
   if (normal === '..' || normal.startsWith('../')) return 'leads outside the workspace';
-  return undefined;
+  return pathLengthProblem(path);
 }
