@@ -1,7 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ErrorBodySchema, RunEventSchema, RunStatusSchema, TodoItemSchema, UsageSchema } from './events.js';
 
-/** Limits on what a client may submit; the API enforces them and documents them. */
+/**
+ * Limits on what a client may submit; the API enforces them and documents them
+ * (`apps/api/test/limits.int.test.ts` submits a body at and just past each one).
+ * Bounds on a record's keys go in `propertyNames`: TypeBox turns a `Type.Record`
+ * key schema into a `patternProperties` pattern, where a `maxLength` is lost.
+ */
 export const RUN_LIMITS = {
   inputMaxLength: 200_000,
   maxFiles: 1_000,
@@ -12,6 +17,7 @@ export const RUN_LIMITS = {
   maxStepsMax: 1_000,
   replayMaxTurns: 1_000,
   metadataMaxKeys: 64,
+  metadataKeyMaxLength: 128,
 } as const;
 
 /** The run id format: `run_` and 26 lowercase Crockford base-32 characters (time-sortable). */
@@ -111,13 +117,15 @@ export const CreateRunBodySchema = Type.Object(
       ),
     ),
     files: Type.Optional(
-      Type.Record(Type.String({ minLength: 1, maxLength: RUN_LIMITS.filePathMaxLength }), Type.String(), {
+      Type.Record(Type.String(), Type.String(), {
         maxProperties: RUN_LIMITS.maxFiles,
+        propertyNames: { minLength: 1, maxLength: RUN_LIMITS.filePathMaxLength },
       }),
     ),
     metadata: Type.Optional(
-      Type.Record(Type.String({ maxLength: 128 }), Type.Unknown(), {
+      Type.Record(Type.String(), Type.Unknown(), {
         maxProperties: RUN_LIMITS.metadataMaxKeys,
+        propertyNames: { maxLength: RUN_LIMITS.metadataKeyMaxLength },
       }),
     ),
   },

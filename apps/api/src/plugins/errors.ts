@@ -25,7 +25,32 @@ const STATUS_CODES: Record<number, ApiErrorCode> = {
   429: 'ERR_RATE_LIMITED',
 };
 
-/** One validation problem as a sentence naming the field, such as `body.limits.maxSteps must be integer`. */
+/**
+ * The problem to report of those Ajv lists. Without a union there is one (two
+ * for a bad property name: the name's problem, then `propertyNames`). In a
+ * union (`anyOf`) every branch failed: the problem deepest in the body is in
+ * the branch the client meant. A replay script of too many turns fails the
+ * profile branch at `model` (no field `provider` there) and the replay branch
+ * at `model.script` (too many items): the second is the one to tell.
+ */
+export function mainIssue(issues: readonly ValidationIssue[]): ValidationIssue {
+  let main = issues[0] as ValidationIssue;
+  let depth = -1;
+  for (const issue of issues) {
+    const issueDepth = (issue.instancePath ?? '').split('/').length;
+    if (issueDepth > depth) {
+      main = issue;
+      depth = issueDepth;
+    }
+  }
+  return main;
+}
+
+/**
+ * One validation problem as a sentence naming the field, such as
+ * `body.limits.maxSteps must be integer`, or the key, such as
+ * `body.metadata key "aaa…" must NOT have more than 128 characters`.
+ */
 export function describeValidation(issue: ValidationIssue, context: string | undefined): string {
   const params = issue.params as Record<string, unknown>;
   const path = (issue.instancePath ?? '')
@@ -34,6 +59,12 @@ export function describeValidation(issue: ValidationIssue, context: string | und
     .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
   const field = (extra?: unknown) =>
     [context ?? 'request', ...path, ...(typeof extra === 'string' ? [extra] : [])].join('.');
+  // Ajv marks the problems of a property name (`propertyNames`) with the name.
+  const key = (issue as { propertyName?: unknown }).propertyName;
+  if (typeof key === 'string') {
+    const shown = key.length > 40 ? `${key.slice(0, 40)}…` : key;
+    return `${field()} key ${JSON.stringify(shown)} ${issue.message ?? 'is invalid'}`;
+  }
   switch (issue.keyword) {
     case 'additionalProperties':
       return `${field(params.additionalProperty)} is not a known field`;
@@ -62,11 +93,10 @@ export function classify(
 ): { status: number; code: string; message: string } {
   const fastify = error as FastifyError;
   if (Array.isArray(fastify.validation) && fastify.validation.length > 0) {
-    const first = fastify.validation[0] as ValidationIssue;
     return {
       status: 400,
       code: 'ERR_VALIDATION',
-      message: describeValidation(first, fastify.validationContext),
+      message: describeValidation(mainIssue(fastify.validation), fastify.validationContext),
     };
   }
   if (error instanceof TetherError) {
