@@ -4,9 +4,10 @@
  *
  * Order matters: validation and errors first (they configure the root),
  * then Redis and the queue, metrics (its `onResponse` hook sees every route),
- * streams, the OpenAPI collector (it must see routes as they are added), auth
- * (a global `onRequest` hook), the rate limiter (route-level hooks, which run
- * after the global ones: the tenant is known), and the routes.
+ * streams, the OpenAPI collector (it must see routes as they are added), the
+ * shared request counters, auth (a global `onRequest` hook, counting failures
+ * per address), the rate limiter (route-level hooks, which run after the
+ * global ones: the tenant is known), and the routes.
  */
 import type { IncomingMessage } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -15,6 +16,7 @@ import fp from 'fastify-plugin';
 import { type Logger, pino } from 'pino';
 import type { ApiConfig } from './config.js';
 import authPlugin from './plugins/auth.js';
+import countersPlugin from './plugins/counters.js';
 import errorsPlugin from './plugins/errors.js';
 import metricsPlugin from './plugins/metrics.js';
 import queuePlugin from './plugins/queue.js';
@@ -48,6 +50,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
   await app.register(metricsPlugin);
   await app.register(streamsPlugin, { config });
   await app.register(swaggerPlugin);
+  await app.register(countersPlugin, { config });
   await app.register(authPlugin, { config });
   await app.register(rateLimitPlugin, { config });
   app.addHook('onRequest', async (request, reply) => {

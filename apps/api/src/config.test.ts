@@ -83,6 +83,8 @@ describe('loadApiConfig', () => {
       tokenTtlSeconds: 3_600,
       rateLimitMax: 600,
       rateLimitWindowMs: 60_000,
+      authFailLimit: 30,
+      authFailWindowMs: 60_000,
       sseMaxPerTenant: 100,
       sseHeartbeatMs: 15_000,
       sseMaxBufferBytes: 1_048_576,

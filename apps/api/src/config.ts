@@ -34,6 +34,9 @@ export interface ApiConfig extends SharedConfig {
   rateLimitWindowMs: number;
   /** How often each instance adds its request counts to the shared ones in Redis (ms). */
   rateLimitSyncMs: number;
+  /** Failed authentications per client address per window before they are answered 429. */
+  authFailLimit: number;
+  authFailWindowMs: number;
   /** Concurrent SSE streams per tenant, per API process. */
   sseMaxPerTenant: number;
   sseHeartbeatMs: number;
@@ -165,6 +168,8 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     rateLimitMax: reader.integer('TETHER_RATE_LIMIT_MAX', 600, 1, 1_000_000),
     rateLimitWindowMs: reader.integer('TETHER_RATE_LIMIT_WINDOW_MS', 60_000, 100, 3_600_000),
     rateLimitSyncMs: reader.integer('TETHER_RATE_LIMIT_SYNC_MS', 100, 1, 60_000),
+    authFailLimit: reader.integer('TETHER_AUTH_FAIL_LIMIT', 30, 1, 1_000_000),
+    authFailWindowMs: reader.integer('TETHER_AUTH_FAIL_WINDOW_MS', 60_000, 1_000, 3_600_000),
     sseMaxPerTenant: reader.integer('TETHER_SSE_MAX_PER_TENANT', 100, 1, 1_000_000),
     sseHeartbeatMs: reader.integer('TETHER_SSE_HEARTBEAT_MS', 15_000, 10, 600_000),
     sseMaxBufferBytes: reader.integer('TETHER_SSE_MAX_BUFFER_BYTES', 1_048_576, 1_024, 1_073_741_824),

@@ -10,7 +10,7 @@ export const API_ERRORS = {
   ERR_UNAUTHORIZED: {
     statusCode: 401,
     description:
-      'No valid credentials: a missing or unknown bearer key, or (events route) a missing, expired or foreign read token.',
+      'No valid credentials: a missing, malformed or unknown bearer key, or (events route) a missing, expired or foreign read token; every case answers the same body.',
   },
   ERR_VALIDATION: {
     statusCode: 400,
@@ -63,6 +63,11 @@ export const API_ERRORS = {
     statusCode: 429,
     description:
       'The tenant sent more requests than `TETHER_RATE_LIMIT_MAX` in the window; see `Retry-After`.',
+  },
+  ERR_AUTH_RATE_LIMITED: {
+    statusCode: 429,
+    description:
+      'More than `TETHER_AUTH_FAIL_LIMIT` requests from this client address failed authentication in the window (`TETHER_AUTH_FAIL_WINDOW_MS`); its failing requests are refused until the window ends, see `Retry-After`.',
   },
   ERR_TOO_MANY_STREAMS: {
     statusCode: 429,

@@ -13,8 +13,9 @@ function errorOf(response: { statusCode: number; json: <T>() => T }) {
 }
 
 describe('authentication', () => {
-  it('answers 401 without a key, with a wrong key, and with a malformed header', async () => {
+  it('answers 401 without a key, with a wrong key, and with a malformed header, all alike', async () => {
     const { app } = await build();
+    const bodies = new Set<string>();
     for (const headers of [
       {},
       { authorization: 'Bearer sk_wrong_0123456789' },
@@ -23,10 +24,48 @@ describe('authentication', () => {
     ]) {
       const response = await app.inject({ method: 'GET', url: '/v1/runs', headers });
       expect(errorOf(response)).toMatchObject({ status: 401, code: 'ERR_UNAUTHORIZED' });
+      expect(response.headers['www-authenticate']).toBe('Bearer');
+      bodies.add(response.body);
     }
-    const missing = await app.inject({ method: 'GET', url: '/v1/runs' });
-    expect(missing.headers['www-authenticate']).toBe('Bearer');
+    // A caller learns nothing from the answer about what was wrong with its credentials.
+    expect(bodies.size).toBe(1);
     expect((await app.inject({ method: 'GET', url: '/v1/runs', headers: ACME })).statusCode).toBe(200);
+  });
+
+  it('answers 429 with Retry-After past TETHER_AUTH_FAIL_LIMIT failed authentications from one address', async () => {
+    const { app } = await build({
+      // Windows are aligned to the clock: an hour's makes a window change during the test unlikely.
+      env: { TETHER_AUTH_FAIL_LIMIT: '3', TETHER_AUTH_FAIL_WINDOW_MS: '3600000' },
+    });
+    const from = (remoteAddress: string, headers: Record<string, string> = {}, url = '/v1/runs') =>
+      app.inject({ method: 'GET', url, headers, remoteAddress });
+    const id = await submit(app);
+    // Requests that authenticate are not counted.
+    for (let i = 0; i < 5; i++) expect((await from('10.0.0.1', ACME)).statusCode).toBe(200);
+    // Three failures of every kind (none, a wrong key, a wrong read token) are 401...
+    for (const [headers, url] of [
+      [{}, '/v1/runs'],
+      [{ authorization: 'Bearer sk_wrong_0123456789' }, '/v1/runs'],
+      [{ accept: 'application/json' }, `/v1/runs/${id}/events?token=acme.1.forged`],
+    ] as const) {
+      expect(errorOf(await from('10.0.0.1', headers, url)), url).toMatchObject({ status: 401 });
+    }
+    // ...and past them, a missing and a wrong key get the same 429, until the window ends.
+    const limited = [
+      await from('10.0.0.1', { authorization: 'Bearer sk_wrong_0123456789' }),
+      await from('10.0.0.1'),
+    ];
+    for (const response of limited) {
+      expect(errorOf(response)).toMatchObject({ status: 429, code: 'ERR_AUTH_RATE_LIMITED' });
+      expect(errorOf(response).message).toContain('at most 3 per 3600 s');
+      expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(response.headers['retry-after'])).toBeLessThanOrEqual(3600);
+    }
+    expect(limited[0]?.body).toBe(limited[1]?.body);
+    // A valid key from that address is still served, and other addresses have their own count.
+    expect((await from('10.0.0.1', ACME)).statusCode).toBe(200);
+    expect(errorOf(await from('10.0.0.2'))).toMatchObject({ status: 401, code: 'ERR_UNAUTHORIZED' });
+    expect(await expectServing(app)).toEqual([id]);
   });
 
   it("answers 404 for another tenant's run, on every run route", async () => {

@@ -44,22 +44,47 @@ export function tenantOfKey(keys: readonly ApiKey[], presented: string): string 
 
 const BEARER = /^Bearer[ \t]+([^ \t]+)[ \t]*$/i;
 
+/** Why a request was not authenticated: for the log only, never for the client. */
+type Failure = 'no credentials' | 'malformed Authorization header' | 'unknown API key' | 'bad read token';
+
+/**
+ * Every request needs a bearer key, except on public routes, and on the events
+ * route, which also takes a run's read token in `?token=`. A request that fails
+ * is answered the same whatever went wrong (missing, malformed or unknown key,
+ * bad token: 401 with one message per route kind); the reason is only logged.
+ *
+ * Failed authentications are counted per client address (`request.ip`) in the
+ * shared counters: past `TETHER_AUTH_FAIL_LIMIT` in a
+ * `TETHER_AUTH_FAIL_WINDOW_MS` window, the address's failing requests are 429
+ * `ERR_AUTH_RATE_LIMITED` with `Retry-After` instead, until the window ends.
+ * Requests that authenticate are neither counted nor refused, so one client
+ * with a stale key does not lock out the others behind the same address.
+ */
 const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }) => {
   const tokens = createReadTokens(config.tokenSecret, config.tokenTtlSeconds);
   app.decorate('readTokens', tokens);
   app.decorateRequest('tenant', '');
+  const windowSeconds = config.authFailWindowMs / 1_000;
 
-  const unauthorized = (message: string) => new ApiError('ERR_UNAUTHORIZED', message);
-
-  const fromKey = (request: FastifyRequest, header: string): string => {
-    const match = BEARER.exec(header);
-    if (!match) throw unauthorized('The Authorization header must be "Bearer <api key>".');
-    const tenant = tenantOfKey(config.apiKeys, match[1] as string);
-    if (tenant === undefined) {
-      request.log.info('request with an unknown API key');
-      throw unauthorized('Unknown API key.');
+  /** The caller's tenant, or why there is none. */
+  const authenticate = (
+    request: FastifyRequest,
+    mode: RouteAuth,
+  ): { tenant: string } | { failure: Failure } => {
+    const header = request.headers.authorization;
+    if (header !== undefined) {
+      const match = BEARER.exec(header);
+      if (!match) return { failure: 'malformed Authorization header' };
+      const tenant = tenantOfKey(config.apiKeys, match[1] as string);
+      return tenant === undefined ? { failure: 'unknown API key' } : { tenant };
     }
-    return tenant;
+    const token = (request.query as { token?: unknown }).token;
+    if (mode === 'key-or-token' && typeof token === 'string') {
+      const runId = (request.params as { id?: unknown }).id;
+      const tenant = typeof runId === 'string' ? tokens.verify(token, runId) : undefined;
+      return tenant === undefined ? { failure: 'bad read token' } : { tenant };
+    }
+    return { failure: 'no credentials' };
   };
 
   app.addHook('onRequest', async (request, reply) => {
@@ -71,26 +96,39 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
       return;
     }
     if (mode === 'public') return;
-    const header = request.headers.authorization;
-    if (header !== undefined) {
-      request.tenant = fromKey(request, header);
+    const result = authenticate(request, mode);
+    if ('tenant' in result) {
+      request.tenant = result.tenant;
       return;
     }
-    const token = (request.query as { token?: unknown }).token;
-    if (mode === 'key-or-token' && typeof token === 'string') {
-      const runId = (request.params as { id?: unknown }).id;
-      const tenant = typeof runId === 'string' ? tokens.verify(token, runId) : undefined;
-      if (tenant === undefined) throw unauthorized('The read token is invalid, expired, or for another run.');
-      request.tenant = tenant;
-      return;
+    const { current, ttl } = app.counters.increment(`auth-failure:${request.ip}`, config.authFailWindowMs);
+    const limited = current > config.authFailLimit;
+    // Past the limit, a flood of failures is not a flood of info lines.
+    request.log[limited ? 'debug' : 'info'](
+      { reason: result.failure, failures: current },
+      'authentication failed',
+    );
+    if (limited) {
+      if (current === config.authFailLimit + 1) {
+        request.log.warn(
+          { address: request.ip, limit: config.authFailLimit, windowMs: config.authFailWindowMs },
+          'too many failed authentications from this address: its failing requests are 429 until the window ends',
+        );
+      }
+      reply.header('retry-after', String(Math.max(1, Math.ceil(ttl / 1_000))));
+      throw new ApiError(
+        'ERR_AUTH_RATE_LIMITED',
+        `Too many failed authentications from this address: at most ${config.authFailLimit} per ${windowSeconds} s. Retry after the time in Retry-After, with valid credentials.`,
+      );
     }
     reply.header('www-authenticate', 'Bearer');
-    throw unauthorized(
+    throw new ApiError(
+      'ERR_UNAUTHORIZED',
       mode === 'key-or-token'
-        ? 'Authentication required: send "Authorization: Bearer <api key>", or ?token=<read token of this run>.'
-        : 'Authentication required: send "Authorization: Bearer <api key>".',
+        ? 'Authentication required: send "Authorization: Bearer <api key>" with a valid key, or ?token=<a valid read token of this run>.'
+        : 'Authentication required: send "Authorization: Bearer <api key>" with a valid key.',
     );
   });
 };
 
-export default fp(authPlugin, { name: 'tether-auth', fastify: '5.x' });
+export default fp(authPlugin, { name: 'tether-auth', fastify: '5.x', dependencies: ['tether-counters'] });

@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';
 import { ApiError } from '../errors.js';
-import { SharedCounters, sharedCounterStore } from './rate-limit-store.js';
+import { sharedCounterStore } from './rate-limit-store.js';
 
 export interface RateLimitPluginOptions {
   config: Readonly<ApiConfig>;
@@ -18,14 +18,7 @@ export interface RateLimitPluginOptions {
  * address. When Redis fails, each instance goes on limiting with what it knows.
  */
 const rateLimitPlugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, { config }) => {
-  const counters = new SharedCounters({
-    redis: app.redis,
-    prefix: `${app.keys.namespace}:ratelimit:`,
-    syncIntervalMs: config.rateLimitSyncMs,
-    onError: (error) => app.log.warn({ err: error }, 'could not share rate-limit counts through Redis'),
-  });
-  const store = sharedCounterStore(counters);
-  app.addHook('onClose', () => counters.close());
+  const store = sharedCounterStore(app.counters);
   await app.register(rateLimit, {
     global: true,
     max: config.rateLimitMax,
@@ -46,5 +39,5 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, 
 export default fp(rateLimitPlugin, {
   name: 'tether-rate-limit',
   fastify: '5.x',
-  dependencies: ['tether-redis', 'tether-queue', 'tether-auth'],
+  dependencies: ['tether-counters', 'tether-auth'],
 });

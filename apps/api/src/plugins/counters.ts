@@ -1,0 +1,36 @@
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import type { ApiConfig } from '../config.js';
+import { SharedCounters } from './rate-limit-store.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Request counts per key and window, shared by every API instance through
+     * Redis: the rate limit per tenant, and failed authentications per client address.
+     */
+    counters: SharedCounters;
+  }
+}
+
+export interface CountersPluginOptions {
+  config: Readonly<ApiConfig>;
+}
+
+/** One `SharedCounters` for every limit of the process: one pipeline per sync interval for all of them. */
+const countersPlugin: FastifyPluginAsync<CountersPluginOptions> = async (app, { config }) => {
+  const counters = new SharedCounters({
+    redis: app.redis,
+    prefix: `${app.keys.namespace}:ratelimit:`,
+    syncIntervalMs: config.rateLimitSyncMs,
+    onError: (error) => app.log.warn({ err: error }, 'could not share rate-limit counts through Redis'),
+  });
+  app.decorate('counters', counters);
+  app.addHook('onClose', () => counters.close());
+};
+
+export default fp(countersPlugin, {
+  name: 'tether-counters',
+  fastify: '5.x',
+  dependencies: ['tether-redis', 'tether-queue'],
+});
