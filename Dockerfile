@@ -1,7 +1,10 @@
 # syntax=docker/dockerfile:1
 # One image for the API and the worker (docker-compose.yml picks the command).
 #   docker build -t tether .
-#   docker run tether node apps/api/dist/server.js      (or apps/worker/dist/main.js)
+#   docker run -e REDIS_URL=redis://:<password>@<host>:6379 -e TETHER_API_KEYS=<tenant>:<key> -e HOST=0.0.0.0 \
+#     -p 127.0.0.1:3000:3000 tether node apps/api/dist/server.js      (or apps/worker/dist/main.js)
+# Nothing secret is baked in: no API key (without TETHER_API_KEYS the API listens on the container's
+# loopback only), no Redis password, replay scripts off (TETHER_ALLOW_REPLAY unset). It runs as `node`.
 
 # --- build: every dependency, then compile every package to dist/ ---
 FROM node:20-bookworm-slim AS build

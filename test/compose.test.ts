@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { loadApiConfig } from '../apps/api/src/config.js';
+import { loadWorkerConfig } from '../apps/worker/src/config.js';
 
 const root = new URL('../', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
@@ -20,11 +22,45 @@ interface Service {
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
 }
-const compose = parse(read('docker-compose.yml'), { merge: true }) as {
+interface Compose {
   services: Record<string, Service>;
   volumes: Record<string, unknown>;
-};
+}
+const compose = parse(read('docker-compose.yml'), { merge: true }) as Compose;
 const services = compose.services;
+
+/**
+ * The compose file as docker compose reads it with `env` as the environment:
+ * `$$`, `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:?error}` and
+ * `${VAR?error}` in every string, as compose interpolates them.
+ */
+function interpolated(env: Record<string, string>): Compose {
+  const substitute = (text: string) =>
+    text.replace(
+      /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}/g,
+      (whole, name, colon, op, arg) => {
+        if (whole === '$$') return '$';
+        const value = env[name as string];
+        const missing = value === undefined || (colon === ':' && value === '');
+        if (op === '?' && missing) throw new Error(`required variable ${name} is missing a value: ${arg}`);
+        if (op === '-' && missing) return arg as string;
+        return value ?? '';
+      },
+    );
+  const walk = (value: unknown): unknown => {
+    if (typeof value === 'string') return substitute(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (value !== null && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item)]));
+    }
+    return value;
+  };
+  return walk(compose) as Compose;
+}
+
+const KEY = 'a3f1c0de9b8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6';
+const PASSWORD = '0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a6978';
+const SECRETS = { TETHER_API_KEYS: `acme:${KEY}`, REDIS_PASSWORD: PASSWORD };
 
 /** Variables a config file reads, with whether the reader gives them a default. */
 function variables(path: string): { name: string; defaulted: boolean }[] {
@@ -52,20 +88,27 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.volumes).sort()).toEqual(['redis-data', 'workspaces']);
   });
 
-  it('runs Redis with AOF everysec, noeviction and a health check', () => {
+  it('runs Redis with AOF everysec, noeviction, a password and a health check that uses it', () => {
     const command = (services.redis?.command ?? []).join(' ');
     expect(command).toContain('--appendonly yes');
     expect(command).toContain('--appendfsync everysec');
     expect(command).toContain('--maxmemory-policy noeviction');
-    expect(services.redis?.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
+    // redis-cli answers NOAUTH with exit code 0: the check must look for the PONG.
+    expect(services.redis?.healthcheck?.test).toEqual(['CMD-SHELL', 'redis-cli ping | grep -q PONG']);
     expect(services.redis?.volumes).toContain('redis-data:/data');
+    const redis = interpolated(SECRETS).services.redis as Service;
+    const args = redis.command ?? [];
+    expect(args[args.indexOf('--requirepass') + 1]).toBe(PASSWORD);
+    expect(redis.environment?.REDISCLI_AUTH).toBe(PASSWORD);
   });
 
   it('mounts the shared workspaces volume in the API and every worker, at TETHER_WORKSPACE_ROOT', () => {
     for (const name of ['api', 'worker']) {
       const service = services[name] as Service;
       expect(service.volumes).toContain(`workspaces:${service.environment?.TETHER_WORKSPACE_ROOT}`);
-      expect(service.environment?.REDIS_URL).toBe('redis://redis:6379');
+      expect(interpolated(SECRETS).services[name]?.environment?.REDIS_URL).toBe(
+        `redis://:${PASSWORD}@redis:6379`,
+      );
       expect(service.depends_on?.redis?.condition).toBe('service_healthy');
     }
   });
@@ -99,11 +142,54 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('refuses to start without TETHER_API_KEYS or REDIS_PASSWORD, saying how to make one', () => {
+    expect(() => interpolated({ REDIS_PASSWORD: PASSWORD })).toThrow(
+      /TETHER_API_KEYS .*set TETHER_API_KEYS=tenant:key.*openssl rand -hex 24/,
+    );
+    expect(() => interpolated({ REDIS_PASSWORD: PASSWORD, TETHER_API_KEYS: '' })).toThrow(/TETHER_API_KEYS/);
+    expect(() => interpolated({ TETHER_API_KEYS: `acme:${KEY}` })).toThrow(
+      /REDIS_PASSWORD .*openssl rand -hex 24/,
+    );
+    expect(read('docker-compose.yml')).not.toMatch(/TETHER_API_KEYS:-|REDIS_PASSWORD:-|tether-dev-key/);
+  });
+
+  it('with the secrets set: keys required, replay off, Redis behind its password, the port on loopback', () => {
+    const { services: set } = interpolated(SECRETS);
+    const api = loadApiConfig(set.api?.environment);
+    expect(api.apiKeys.map((key) => key.tenant)).toEqual(['acme']);
+    expect(api.host).toBe('0.0.0.0');
+    expect(api.allowReplay).toBe(false);
+    const worker = loadWorkerConfig(set.worker?.environment);
+    expect(worker.allowReplay).toBe(false);
+    for (const config of [api, worker]) {
+      const url = new URL(config.redisUrl);
+      expect([url.hostname, url.port, url.password]).toEqual(['redis', '6379', PASSWORD]);
+    }
+    expect(set.api?.ports).toEqual(['127.0.0.1:3000:3000']);
+    // Each default is the operator's to change.
+    const open = interpolated({
+      ...SECRETS,
+      TETHER_BIND: '0.0.0.0',
+      TETHER_PORT: '8080',
+      TETHER_ALLOW_REPLAY: '1',
+    });
+    expect(open.services.api?.ports).toEqual(['0.0.0.0:8080:3000']);
+    expect(loadApiConfig(open.services.api?.environment).allowReplay).toBe(true);
+  });
+
   it('has a Dockerfile that installs bubblewrap and runs as a non-root user', () => {
     const dockerfile = read('Dockerfile');
     expect(dockerfile).toMatch(/apt-get install[^\n]*bubblewrap/);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^FROM .* AS build$/m);
     expect(dockerfile).toContain('pnpm install --frozen-lockfile');
+    // No key, password or replay switch baked into the image.
+    const instructions = dockerfile
+      .split('\n')
+      .filter((line) => !line.trimStart().startsWith('#'))
+      .join('\n');
+    expect(instructions).not.toMatch(
+      /TETHER_API_KEYS|REDIS_PASSWORD|REDIS_URL|TETHER_ALLOW_REPLAY|TETHER_TOKEN_SECRET/,
+    );
   });
 });
