@@ -62,8 +62,13 @@ describe('authentication', () => {
       expect(Number(response.headers['retry-after'])).toBeLessThanOrEqual(3600);
     }
     expect(limited[0]?.body).toBe(limited[1]?.body);
-    // A valid key from that address is still served, and other addresses have their own count.
-    expect((await from('10.0.0.1', ACME)).statusCode).toBe(200);
+    // A valid key from that address is refused too (a 200 would tell a guesser it found the key),
+    // and other addresses have their own count.
+    expect(errorOf(await from('10.0.0.1', ACME))).toMatchObject({
+      status: 429,
+      code: 'ERR_AUTH_RATE_LIMITED',
+    });
+    expect((await from('10.0.0.2', ACME)).statusCode).toBe(200);
     expect(errorOf(await from('10.0.0.2'))).toMatchObject({ status: 401, code: 'ERR_UNAUTHORIZED' });
     expect(await expectServing(app)).toEqual([id]);
   });

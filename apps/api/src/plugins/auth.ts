@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type ApiConfig, type ApiKey, DEFAULT_TENANT } from '../config.js';
 import { ApiError } from '../errors.js';
@@ -55,10 +55,12 @@ type Failure = 'no credentials' | 'malformed Authorization header' | 'unknown AP
  *
  * Failed authentications are counted per client address (`request.ip`) in the
  * shared counters: past `TETHER_AUTH_FAIL_LIMIT` in a
- * `TETHER_AUTH_FAIL_WINDOW_MS` window, the address's failing requests are 429
- * `ERR_AUTH_RATE_LIMITED` with `Retry-After` instead, until the window ends.
- * Requests that authenticate are neither counted nor refused, so one client
- * with a stale key does not lock out the others behind the same address.
+ * `TETHER_AUTH_FAIL_WINDOW_MS` window, every request of that address that
+ * needs credentials is 429 `ERR_AUTH_RATE_LIMITED` with `Retry-After`, until
+ * the window ends, whatever its credentials. A valid key is refused too:
+ * otherwise the answer (200 or 429) would still tell a guesser which key is
+ * right, and the limit would not slow guessing at all. Requests that
+ * authenticate are not counted.
  */
 const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }) => {
   const tokens = createReadTokens(config.tokenSecret, config.tokenTtlSeconds);
@@ -87,6 +89,14 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
     return { failure: 'no credentials' };
   };
 
+  const authLimited = (reply: FastifyReply, ttl: number): ApiError => {
+    reply.header('retry-after', String(Math.max(1, Math.ceil(ttl / 1_000))));
+    return new ApiError(
+      'ERR_AUTH_RATE_LIMITED',
+      `Too many failed authentications from this address: at most ${config.authFailLimit} per ${windowSeconds} s. Retry after the time in Retry-After, with valid credentials.`,
+    );
+  };
+
   app.addHook('onRequest', async (request, reply) => {
     // Unmatched routes answer 404 to everyone: the route table is public (/openapi.json).
     if (request.routeOptions.url === undefined) return;
@@ -96,12 +106,16 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
       return;
     }
     if (mode === 'public') return;
+    const counter = `auth-failure:${request.ip}`;
+    // A limited address is refused before its credentials are looked at (see above).
+    const seen = app.counters.peek(counter, config.authFailWindowMs);
+    if (seen.current > config.authFailLimit) throw authLimited(reply, seen.ttl);
     const result = authenticate(request, mode);
     if ('tenant' in result) {
       request.tenant = result.tenant;
       return;
     }
-    const { current, ttl } = app.counters.increment(`auth-failure:${request.ip}`, config.authFailWindowMs);
+    const { current, ttl } = app.counters.increment(counter, config.authFailWindowMs);
     const limited = current > config.authFailLimit;
     // Past the limit, a flood of failures is not a flood of info lines.
     request.log[limited ? 'debug' : 'info'](
@@ -112,14 +126,10 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
       if (current === config.authFailLimit + 1) {
         request.log.warn(
           { address: request.ip, limit: config.authFailLimit, windowMs: config.authFailWindowMs },
-          'too many failed authentications from this address: its failing requests are 429 until the window ends',
+          'too many failed authentications from this address: its requests are 429 until the window ends',
         );
       }
-      reply.header('retry-after', String(Math.max(1, Math.ceil(ttl / 1_000))));
-      throw new ApiError(
-        'ERR_AUTH_RATE_LIMITED',
-        `Too many failed authentications from this address: at most ${config.authFailLimit} per ${windowSeconds} s. Retry after the time in Retry-After, with valid credentials.`,
-      );
+      throw authLimited(reply, ttl);
     }
     reply.header('www-authenticate', 'Bearer');
     throw new ApiError(
