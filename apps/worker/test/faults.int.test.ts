@@ -7,23 +7,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { killAllSpawned } from '@tether/testing';
 import { probeBwrap } from '@tether/tools';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { call, createDeployment, type Deployment } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { call, until, useDeployments } from './harness.js';
 
-let deployment: Deployment | undefined;
-
-afterEach(async () => {
-  await deployment?.close();
-  deployment = undefined;
-});
-afterAll(killAllSpawned);
-
-async function deploy(name: string): Promise<Deployment> {
-  deployment = await createDeployment(name);
-  return deployment;
-}
+const deploy = useDeployments();
 
 const sandbox = (await probeBwrap()).ok ? 'bwrap' : 'none';
 
@@ -56,15 +44,6 @@ function interleaved(lines: { id: string; phase: string }[]): boolean {
     const next = order[order.indexOf(line.id) + 1];
     return next !== undefined && lines.slice(0, index).some((earlier) => earlier.id === next);
   });
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await delay(25);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe(`worker faults (sandbox ${sandbox})`, () => {

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CreateRunBody, ReplayScript, RunEvent, RunEventType } from '@tether/protocol';
 import { createKeys, EventHub, RunService, RunStore, type TetherKeys } from '@tether/queue';
-import { spawnNode, type TestProcess, testRedisUrl, uniquePrefix } from '@tether/testing';
+import { killAllSpawned, spawnNode, type TestProcess, testRedisUrl, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
+import { afterAll, afterEach } from 'vitest';
 
 export const WORKER_MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
@@ -121,3 +122,34 @@ export async function createDeployment(name: string): Promise<Deployment> {
 }
 
 export const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
+
+/**
+ * For a test file: returns `deploy(name)`, which creates a deployment that is
+ * closed after the test, and kills every spawned process after the file.
+ */
+export function useDeployments(): (name: string) => Promise<Deployment> {
+  let current: Deployment | undefined;
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  afterAll(killAllSpawned);
+  return async (name) => {
+    current = await createDeployment(name);
+    return current;
+  };
+}
+
+/** Polls `check` every 25 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function until(
+  check: () => Promise<boolean> | boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}

@@ -2,36 +2,15 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunEvent } from '@tether/protocol';
-import { killAllSpawned } from '@tether/testing';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { call, createDeployment, type Deployment, TENANT } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { call, TENANT, until, useDeployments } from './harness.js';
 
-let deployment: Deployment | undefined;
-
-afterEach(async () => {
-  await deployment?.close();
-  deployment = undefined;
-});
-afterAll(killAllSpawned);
-
-async function deploy(name: string): Promise<Deployment> {
-  deployment = await createDeployment(name);
-  return deployment;
-}
+const deploy = useDeployments();
 
 const clarifyScript = (question = 'Which colour?') => [
   { toolCalls: [call('clarify', { question, choices: ['red', 'blue'] })] },
   { content: 'finished' },
 ];
-
-async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 function assertOrdered(events: RunEvent[]) {
   const ids = events.map((e) => e.id);
