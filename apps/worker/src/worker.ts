@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { createKeys, QUEUE_NAME, type RunJobData, RunStore } from '@tether/queue';
+import { createKeys, createRedisConnection, QUEUE_NAME, type RunJobData, RunStore } from '@tether/queue';
 import { type Job, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from './config.js';
 import { createProcessor } from './processor.js';
@@ -25,9 +24,10 @@ export interface TetherWorker {
 export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): TetherWorker {
   mkdirSync(config.workspaceRoot, { recursive: true });
   const keys = createKeys(config.queuePrefix);
-  const redisOptions = { maxRetriesPerRequest: null, connectionName: `tether-worker:${config.workerId}` };
-  const redis = new Redis(config.redisUrl, redisOptions);
-  const subscriber = new Redis(config.redisUrl, redisOptions);
+  const connect = () =>
+    createRedisConnection({ url: config.redisUrl, name: `tether-worker:${config.workerId}`, mode: 'wait' });
+  const redis = connect();
+  const subscriber = connect();
   const store = new RunStore({
     redis,
     keys,
@@ -37,7 +37,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   let shuttingDown = false;
   const processor = createProcessor({ config, store, logger, shuttingDown: () => shuttingDown });
 
-  const workerConnection = new Redis(config.redisUrl, redisOptions);
+  const workerConnection = connect();
   const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
     connection: workerConnection,
     prefix: keys.queuePrefix,

@@ -1,6 +1,7 @@
+import { createRedisConnection } from '@tether/queue';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { ApiConfig } from '../config.js';
 
 declare module 'fastify' {
@@ -28,20 +29,15 @@ export interface RedisPluginOptions {
  * the store's pipelines stay cheap on a connection without them.
  */
 const redisPlugin: FastifyPluginAsync<RedisPluginOptions> = async (app, { config }) => {
-  const base: RedisOptions = {
-    // A command fails after a few reconnect attempts instead of hanging the request.
-    maxRetriesPerRequest: 2,
-    connectTimeout: 5_000,
-  };
-  const redis = new Redis(config.redisUrl, { ...base, connectionName: `tether-api:${config.instanceId}` });
-  const queueRedis = new Redis(config.redisUrl, {
-    ...base,
-    connectionName: `tether-api:${config.instanceId}:queue`,
-  });
-  const subscriber = new Redis(config.redisUrl, {
-    ...base,
-    connectionName: `tether-api:${config.instanceId}:sub`,
-  });
+  const connect = (suffix: string) =>
+    createRedisConnection({
+      url: config.redisUrl,
+      name: `tether-api:${config.instanceId}${suffix}`,
+      mode: 'fail-fast',
+    });
+  const redis = connect('');
+  const queueRedis = connect(':queue');
+  const subscriber = connect(':sub');
   let lastLogged = 0;
   const onError = (which: string) => (error: Error) => {
     // ioredis reports each failed reconnect: log at most once a second.
