@@ -85,35 +85,15 @@ async function startLocal(binary: string, readyTimeoutMs: number): Promise<TestR
   let lastError: unknown;
   for (let tries = 0; tries < 5; tries++) {
     const port = await freePort();
-    const child = spawn(
-      binary,
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        dir,
+    try {
+      const child = await spawnRedisServer(binary, port, dir, readyTimeoutMs, [
         '--save',
         '',
         '--appendonly',
         'no',
-        '--maxmemory-policy',
-        'noeviction',
-        '--loglevel',
-        'warning',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const url = `redis://127.0.0.1:${port}`;
-    try {
-      await Promise.race([waitForPing(url, readyTimeoutMs), exited(child, () => stderr)]);
+      ]);
       return {
-        url,
+        url: `redis://127.0.0.1:${port}`,
         source: 'local',
         stop: async () => {
           await kill(child);
@@ -122,11 +102,55 @@ async function startLocal(binary: string, readyTimeoutMs: number): Promise<TestR
       };
     } catch (error) {
       lastError = error;
-      await kill(child);
     }
   }
   await rm(dir, { recursive: true, force: true });
   throw new Error(`redis-server (${binary}) did not start: ${String(lastError)}`);
+}
+
+/**
+ * Starts `redis-server` on a loopback port with its files in `dir` and
+ * `persistence` (its `--save` and `--appendonly` arguments); resolves once it
+ * answers PING, or kills it and rejects.
+ */
+async function spawnRedisServer(
+  binary: string,
+  port: number,
+  dir: string,
+  readyTimeoutMs: number,
+  persistence: string[],
+): Promise<ChildProcess> {
+  const child = spawn(
+    binary,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      ...persistence,
+      '--maxmemory-policy',
+      'noeviction',
+      '--loglevel',
+      'warning',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  try {
+    await Promise.race([
+      waitForPing(`redis://127.0.0.1:${port}`, readyTimeoutMs),
+      exited(child, () => stderr),
+    ]);
+    return child;
+  } catch (error) {
+    await kill(child);
+    throw error;
+  }
 }
 
 function exited(child: ChildProcess, stderr: () => string): Promise<never> {
