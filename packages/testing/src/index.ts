@@ -21,5 +21,5 @@ export {
 } from './fake-openai.js';
 export type { TestProcess, TestTerminal } from './processes.js';
 export { inTerminal, killAllSpawned, spawnNode } from './processes.js';
-export type { RedisSource, StartRedisOptions, TestRedis } from './redis.js';
-export { freePort, REDIS_HOW_TO, startRedis, waitForPing } from './redis.js';
+export type { OwnRedis, RedisSource, StartRedisOptions, TestRedis } from './redis.js';
+export { freePort, REDIS_HOW_TO, startOwnRedis, startRedis, waitForPing } from './redis.js';

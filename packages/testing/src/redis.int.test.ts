@@ -1,7 +1,7 @@
 import { createConnection } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { testRedisUrl } from './context.js';
-import { startRedis } from './redis.js';
+import { startOwnRedis, startRedis } from './redis.js';
 
 function roundTrip(url: string, command: string): Promise<string> {
   const { hostname, port } = new URL(url);
@@ -33,6 +33,20 @@ describe('test Redis', () => {
     await redis.stop();
     if (redis.source !== 'env') {
       await expect(roundTrip(redis.url, 'PING\r\n')).rejects.toThrow();
+    }
+  });
+
+  it('kills and restarts a redis-server of its own, which keeps its data', async () => {
+    const redis = await startOwnRedis();
+    try {
+      expect(await roundTrip(redis.url, 'SET kept yes\r\n')).toBe('+OK\r\n');
+      await redis.kill();
+      expect(redis.pid()).toBeUndefined();
+      await expect(roundTrip(redis.url, 'PING\r\n')).rejects.toThrow(/ECONNREFUSED/);
+      await redis.restart();
+      expect(await roundTrip(redis.url, 'GET kept\r\n')).toBe('$3\r\nyes\r\n');
+    } finally {
+      await redis.stop();
     }
   });
 });

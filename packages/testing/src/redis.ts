@@ -108,6 +108,80 @@ async function startLocal(binary: string, readyTimeoutMs: number): Promise<TestR
   throw new Error(`redis-server (${binary}) did not start: ${String(lastError)}`);
 }
 
+/** A `redis-server` of the test's own, which the test may take down and bring back with its data. */
+export interface OwnRedis {
+  url: string;
+  /** The server's process id while it runs. */
+  pid(): number | undefined;
+  /** SIGKILL, as in a crash: its connections drop at once. What it acknowledged is in its append-only file. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same port and data directory; resolves once it answers PING. */
+  restart(): Promise<void>;
+  /** SIGSTOP: the server hangs, its connections stay open and unanswered. */
+  pause(): void;
+  /** SIGCONT after `pause()`. */
+  resume(): void;
+  /** Kills the server and removes its data directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a `redis-server` from PATH for one test (never `REDIS_URL` or a
+ * container: the test kills and restarts it). Every write is in its
+ * append-only file before Redis acknowledges it (`appendfsync always`), so a
+ * `kill()` and `restart()` lose nothing.
+ */
+export async function startOwnRedis(options: { readyTimeoutMs?: number } = {}): Promise<OwnRedis> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
+  const binary = findOnPath('redis-server');
+  if (!binary) {
+    throw new Error(
+      'This test kills and restarts a redis-server of its own: install one on PATH (Debian/Ubuntu: `apt-get install -y redis-server`; macOS: `brew install redis`).',
+    );
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'tether-own-redis-'));
+  const persistence = ['--save', '', '--appendonly', 'yes', '--appendfsync', 'always'];
+  let lastError: unknown;
+  for (let tries = 0; tries < 5; tries++) {
+    const port = await freePort();
+    let child: ChildProcess;
+    try {
+      child = await spawnRedisServer(binary, port, dir, readyTimeoutMs, persistence);
+    } catch (error) {
+      lastError = error;
+      continue;
+    }
+    const running = () => child.exitCode === null && child.signalCode === null;
+    const signal = (name: NodeJS.Signals) => {
+      if (running()) child.kill(name);
+    };
+    const crash = async () => {
+      if (!running()) return;
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGKILL');
+      await gone;
+    };
+    return {
+      url: `redis://127.0.0.1:${port}`,
+      pid: () => (running() ? child.pid : undefined),
+      kill: crash,
+      async restart() {
+        await crash();
+        child = await spawnRedisServer(binary, port, dir, readyTimeoutMs, persistence);
+      },
+      pause: () => signal('SIGSTOP'),
+      resume: () => signal('SIGCONT'),
+      async stop() {
+        signal('SIGCONT');
+        await kill(child);
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  await rm(dir, { recursive: true, force: true });
+  throw new Error(`redis-server (${binary}) did not start: ${String(lastError)}`);
+}
+
 /**
  * Starts `redis-server` on a loopback port with its files in `dir` and
  * `persistence` (its `--save` and `--appendonly` arguments); resolves once it
