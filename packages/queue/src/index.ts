@@ -8,6 +8,8 @@ export type { EventListener } from './event-hub.js';
 export { EventHub } from './event-hub.js';
 export type { RunKeys, TetherKeys } from './keys.js';
 export { createKeys, QUEUE_NAME } from './keys.js';
+export type { BreakerState, RedisBreakerOptions, RedisOutage, WatchedConnection } from './redis-breaker.js';
+export { RedisBreaker } from './redis-breaker.js';
 export type { RunJobData, RunServiceOptions } from './run-service.js';
 export { createRunQueue, hashBody, RunService } from './run-service.js';
 export type {
