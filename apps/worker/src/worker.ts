@@ -25,7 +25,13 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   mkdirSync(config.workspaceRoot, { recursive: true });
   const keys = createKeys(config.queuePrefix);
   const connect = () =>
-    createRedisConnection({ url: config.redisUrl, name: `tether-worker:${config.workerId}`, mode: 'wait' });
+    createRedisConnection({
+      url: config.redisUrl,
+      name: `tether-worker:${config.workerId}`,
+      mode: 'wait',
+      // ioredis reports each failed reconnect attempt: at debug level, without a stack.
+      onError: (error) => logger.debug({ error: error.message }, 'redis connection error'),
+    });
   const redis = connect();
   const subscriber = connect();
   const store = new RunStore({

@@ -1,7 +1,15 @@
 export type { Env, LogLevel, SharedConfig } from './config.js';
 export { EnvReader, LOG_LEVELS, readSharedConfig } from './config.js';
 export type { RedisConnectionOptions, RedisMode } from './connection.js';
-export { createRedisConnection, redisOptions } from './connection.js';
+export {
+  COMMAND_TIMEOUT_MS,
+  CONNECT_TIMEOUT_MS,
+  createRedisConnection,
+  isRedisConnectionError,
+  RECONNECT_MAX_DELAY_MS,
+  reconnectDelay,
+  redisOptions,
+} from './connection.js';
 export type { QueueErrorCode } from './errors.js';
 export { QUEUE_ERROR_CODES, QUEUE_ERRORS, QueueError } from './errors.js';
 export type { EventListener } from './event-hub.js';

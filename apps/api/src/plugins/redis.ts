@@ -29,26 +29,23 @@ export interface RedisPluginOptions {
  * the store's pipelines stay cheap on a connection without them.
  */
 const redisPlugin: FastifyPluginAsync<RedisPluginOptions> = async (app, { config }) => {
-  const connect = (suffix: string) =>
+  let lastLogged = 0;
+  const connect = (suffix: string, which: string) =>
     createRedisConnection({
       url: config.redisUrl,
       name: `tether-api:${config.instanceId}${suffix}`,
       mode: 'fail-fast',
+      onError: (error) => {
+        // ioredis reports each failed reconnect: log at most once a second.
+        const now = Date.now();
+        if (now - lastLogged < 1_000) return;
+        lastLogged = now;
+        app.log.error({ err: error, connection: which }, 'redis connection error');
+      },
     });
-  const redis = connect('');
-  const queueRedis = connect(':queue');
-  const subscriber = connect(':sub');
-  let lastLogged = 0;
-  const onError = (which: string) => (error: Error) => {
-    // ioredis reports each failed reconnect: log at most once a second.
-    const now = Date.now();
-    if (now - lastLogged < 1_000) return;
-    lastLogged = now;
-    app.log.error({ err: error, connection: which }, 'redis connection error');
-  };
-  redis.on('error', onError('commands'));
-  queueRedis.on('error', onError('queue'));
-  subscriber.on('error', onError('subscriber'));
+  const redis = connect('', 'commands');
+  const queueRedis = connect(':queue', 'queue');
+  const subscriber = connect(':sub', 'subscriber');
   app.decorate('redis', redis);
   app.decorate('queueRedis', queueRedis);
   app.decorate('subscriber', subscriber);
