@@ -1,5 +1,6 @@
 import type { RunEvent } from '@tether/protocol';
 import type { Redis } from 'ioredis';
+import { isRedisConnectionError } from './connection.js';
 import type { TetherKeys } from './keys.js';
 import { parsePublishedEvent } from './run-store.js';
 
@@ -9,12 +10,18 @@ export type EventListener = (event: RunEvent) => void;
  * Live events of runs through one Redis subscriber connection, however many
  * listeners: a run's channel is subscribed while it has listeners and dropped
  * with the last one.
+ *
+ * When the connection comes back after an outage, the hub subscribes again to
+ * every channel that has listeners, and drops the channels whose last listener
+ * left while Redis could not be told.
  */
 export class EventHub {
   readonly #subscriber: Redis;
   readonly #keys: TetherKeys;
   readonly #listeners = new Map<string, Set<EventListener>>();
   readonly #pending = new Map<string, Promise<unknown>>();
+  /** Runs whose channel could not be unsubscribed (Redis was unreachable): dropped when it is back. */
+  readonly #stale = new Set<string>();
 
   /** `subscriber` must be a connection of its own: it enters subscriber mode. */
   constructor(subscriber: Redis, keys: TetherKeys) {
@@ -27,34 +34,71 @@ export class EventHub {
       const event = parsePublishedEvent(message);
       for (const listener of listeners) listener(event);
     });
+    subscriber.on('ready', () => this.#resync());
   }
 
-  /** Listens to a run's live events; resolves once Redis confirms the subscription. Returns the unsubscribe function. */
+  /**
+   * Listens to a run's live events; resolves once Redis confirms the
+   * subscription, or rejects (the listener is not kept) when Redis cannot be
+   * reached. Returns the unsubscribe function.
+   */
   async subscribe(runId: string, listener: EventListener): Promise<() => Promise<void>> {
     let listeners = this.#listeners.get(runId);
     const channel = this.#keys.run(runId).eventsChannel;
+    this.#stale.delete(runId);
+    let subscribing: Promise<unknown> | undefined;
     if (!listeners) {
       listeners = new Set();
       this.#listeners.set(runId, listeners);
-      const subscribing = this.#after(runId, () => this.#subscriber.subscribe(channel));
-      listeners.add(listener);
-      await subscribing;
+      subscribing = this.#after(runId, () => this.#subscriber.subscribe(channel));
     } else {
-      listeners.add(listener);
-      await this.#pending.get(runId);
+      subscribing = this.#pending.get(runId);
+    }
+    listeners.add(listener);
+    try {
+      await subscribing;
+    } catch (error) {
+      this.#forget(runId, listener);
+      throw error;
     }
     let done = false;
     return async () => {
       if (done) return;
       done = true;
-      const current = this.#listeners.get(runId);
-      if (!current) return;
-      current.delete(listener);
-      if (current.size === 0) {
-        this.#listeners.delete(runId);
+      if (!this.#forget(runId, listener)) return;
+      try {
         await this.#after(runId, () => this.#subscriber.unsubscribe(channel));
+      } catch (error) {
+        if (!isRedisConnectionError(error)) throw error;
+        // Redis is unreachable: ioredis would subscribe to it again when it is back.
+        if (!this.#listeners.has(runId)) this.#stale.add(runId);
       }
     };
+  }
+
+  /** Removes a listener; true when it was the run's last. */
+  #forget(runId: string, listener: EventListener): boolean {
+    const current = this.#listeners.get(runId);
+    if (!current?.delete(listener) || current.size > 0) return false;
+    this.#listeners.delete(runId);
+    return true;
+  }
+
+  /** The connection is (again) ready: subscribe to what has listeners, drop what was left behind. */
+  #resync(): void {
+    for (const runId of this.#listeners.keys()) {
+      const channel = this.#keys.run(runId).eventsChannel;
+      // A failure here means Redis went away again: the next `ready` tries again.
+      this.#after(runId, () => this.#subscriber.subscribe(channel)).catch(() => {});
+    }
+    for (const runId of [...this.#stale]) {
+      const channel = this.#keys.run(runId).eventsChannel;
+      this.#after(runId, async () => {
+        if (this.#listeners.has(runId) || !this.#stale.has(runId)) return;
+        await this.#subscriber.unsubscribe(channel);
+        this.#stale.delete(runId);
+      }).catch(() => {});
+    }
   }
 
   /** Runs subscribe/unsubscribe calls of one channel in order. */
@@ -62,9 +106,11 @@ export class EventHub {
     const previous = this.#pending.get(runId) ?? Promise.resolve();
     const next = previous.then(step, step);
     this.#pending.set(runId, next);
-    void next.finally(() => {
+    const done = () => {
       if (this.#pending.get(runId) === next) this.#pending.delete(runId);
-    });
+    };
+    // Settled either way; the caller handles the rejection.
+    next.then(done, done);
     return next;
   }
 
