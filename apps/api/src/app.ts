@@ -7,7 +7,8 @@
  * streams, the OpenAPI collector (it must see routes as they are added), the
  * shared request counters, auth (a global `onRequest` hook, counting failures
  * per address), the rate limiter (route-level hooks, which run after the
- * global ones: the tenant is known), and the routes.
+ * global ones: the tenant is known), and the routes. The run routes need
+ * Redis: while it is unreachable they answer 503 at once (`requiresRedis`).
  */
 import type { IncomingMessage } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -22,6 +23,7 @@ import metricsPlugin from './plugins/metrics.js';
 import queuePlugin from './plugins/queue.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import redisPlugin from './plugins/redis.js';
+import { requiresRedis } from './plugins/requires-redis.js';
 import streamsPlugin from './plugins/streams.js';
 import swaggerPlugin from './plugins/swagger.js';
 import validationPlugin from './plugins/validation.js';
@@ -57,7 +59,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
     reply.header('x-request-id', request.id);
   });
   await app.register(healthRoutes);
-  await app.register(runRoutes, { prefix: '/v1/runs' });
+  await app.register(requiresRedis(runRoutes), { prefix: '/v1/runs' });
   await app.register(toolRoutes, { prefix: '/v1/tools' });
 };
 

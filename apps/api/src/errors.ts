@@ -82,7 +82,18 @@ export const API_ERRORS = {
     statusCode: 503,
     description: 'The API cannot reach Redis, or is shutting down (`/readyz`).',
   },
+  ERR_UNAVAILABLE: {
+    statusCode: 503,
+    description:
+      'The request needs Redis, which is unreachable; retry after `Retry-After` seconds (a submission retried with the same `Idempotency-Key` is not run twice).',
+  },
 } as const satisfies Record<string, { statusCode: number; description: string }>;
+
+/** `Retry-After` (seconds) of `ERR_UNAVAILABLE`: while Redis is unreachable the API tries it at least this often. */
+export const UNAVAILABLE_RETRY_AFTER_S = 1;
+
+/** The message of `ERR_UNAVAILABLE`. */
+export const UNAVAILABLE_MESSAGE = `The run store (Redis) is unreachable; retry in ${UNAVAILABLE_RETRY_AFTER_S} s (see Retry-After).`;
 
 export type ApiErrorCode = keyof typeof API_ERRORS;
 export const API_ERROR_CODES = Object.keys(API_ERRORS) as ApiErrorCode[];

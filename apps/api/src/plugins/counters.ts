@@ -23,7 +23,12 @@ const countersPlugin: FastifyPluginAsync<CountersPluginOptions> = async (app, { 
     redis: app.redis,
     prefix: `${app.keys.namespace}:ratelimit:`,
     syncIntervalMs: config.rateLimitSyncMs,
-    onError: (error) => app.log.warn({ err: error }, 'could not share rate-limit counts through Redis'),
+    onError: (error) => {
+      // During an outage the breaker has said it once: the counts are kept and sent when Redis is back.
+      if (app.breaker.available)
+        app.log.warn({ err: error }, 'could not share rate-limit counts through Redis');
+      else app.log.debug({ error: String(error) }, 'rate-limit counts kept until Redis is back');
+    },
   });
   app.decorate('counters', counters);
   app.addHook('onClose', () => counters.close());

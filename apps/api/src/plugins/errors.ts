@@ -1,7 +1,8 @@
 import { TetherError } from '@tether/protocol';
+import { isRedisConnectionError } from '@tether/queue';
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { type ApiErrorCode, errorBody } from '../errors.js';
+import { type ApiErrorCode, errorBody, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';
 
 type ValidationIssue = NonNullable<FastifyError['validation']>[number];
 
@@ -77,15 +78,6 @@ export function describeValidation(issue: ValidationIssue, context: string | und
   }
 }
 
-/** A failed Redis command (the server is down or unreachable): the request may succeed later. */
-function isRedisUnavailable(error: Error): boolean {
-  return (
-    error.name === 'MaxRetriesPerRequestError' ||
-    /^(Connection is closed|Stream isn't writeable)/.test(error.message) ||
-    ('code' in error && (error.code === 'ECONNREFUSED' || error.code === 'ENOTFOUND'))
-  );
-}
-
 /** What a thrown error answers: status, code and a message safe for the client. */
 export function classify(
   error: FastifyError | Error,
@@ -111,8 +103,8 @@ export function classify(
     const code = FASTIFY_CODES[fastify.code] as ApiErrorCode;
     const status = fastify.statusCode ?? 400;
     return { status, code, message: fastify.message };
-  } else if (isRedisUnavailable(error)) {
-    return { status: 503, code: 'ERR_NOT_READY', message: 'The run store is unavailable; retry shortly.' };
+  } else if (isRedisConnectionError(error)) {
+    return { status: 503, code: 'ERR_UNAVAILABLE', message: UNAVAILABLE_MESSAGE };
   } else if (fastify.statusCode !== undefined && fastify.statusCode >= 400 && fastify.statusCode < 500) {
     return {
       status: fastify.statusCode,
@@ -130,12 +122,21 @@ export function classify(
 /**
  * Every error, and every unmatched route, answers `{ error: { code, message } }`
  * with the status the error carries. Server errors are logged with their stack
- * and answered without it.
+ * and answered without it, except a Redis that cannot be reached: that is one
+ * outage, reported once by the Redis breaker (which this opens, if it is not
+ * yet), and answered 503 `ERR_UNAVAILABLE` with `Retry-After`.
  */
 const errorsPlugin: FastifyPluginAsync = async (app) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const { status, code, message } = classify(error, request);
-    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    if (code === 'ERR_UNAVAILABLE') {
+      const server = request.server;
+      if (server.hasDecorator('breaker') && server.breaker.available) {
+        server.breaker.trip(`a request failed: ${error.message}`);
+      }
+      request.log.debug({ code, error: error.message }, 'request failed: Redis is unreachable');
+      reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+    } else if (status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.debug({ code, message }, 'request refused');
     return reply.code(status).send(errorBody(code, message));
   });

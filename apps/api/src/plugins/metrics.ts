@@ -43,6 +43,8 @@ const metricsPlugin: FastifyPluginAsync = async (app) => {
   // One Redis round trip per scrape, shared by every gauge below.
   let counts: Promise<Record<string, number> | undefined> | undefined;
   const jobCounts = () => {
+    // While Redis is unreachable the gauges are left out (the breaker has reported the outage).
+    if (!app.breaker.available) return Promise.resolve(undefined);
     counts ??= app.runs.queue
       .getJobCounts(...JOB_STATES)
       .catch((error: unknown) => {

@@ -34,8 +34,8 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
     attempts: config.maxAttempts,
     backoffMs: config.backoffMs,
   });
-  // BullMQ reports connection trouble as 'error' events; the Redis plugin logs the connection's own.
-  runs.queue.on('error', (error) => app.log.debug({ err: error }, 'queue error'));
+  // BullMQ reports connection trouble as 'error' events, at every reconnect attempt: the breaker logs the outage.
+  runs.queue.on('error', (error) => app.log.debug({ error: error.message }, 'queue error'));
   app.decorate('keys', keys);
   app.decorate('store', store);
   app.decorate('runs', runs);

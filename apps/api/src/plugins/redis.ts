@@ -1,4 +1,4 @@
-import { createRedisConnection } from '@tether/queue';
+import { createRedisConnection, RedisBreaker } from '@tether/queue';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
@@ -12,6 +12,8 @@ declare module 'fastify' {
     queueRedis: Redis;
     /** Subscriber mode, for the event hub: one per process, however many streams. */
     subscriber: Redis;
+    /** Whether Redis is reachable: routes that need it answer 503 at once while it is not. */
+    breaker: RedisBreaker;
   }
 }
 
@@ -27,21 +29,21 @@ export interface RedisPluginOptions {
  * its ~60 scripts as commands on the connection it is given, and ioredis copies
  * every defined command into each pipeline it makes (about 40 µs a pipeline):
  * the store's pipelines stay cheap on a connection without them.
+ *
+ * All three fail fast (`fail-fast` mode of `createRedisConnection`), and one
+ * breaker watches them: while Redis is unreachable the routes that need it
+ * answer 503 at once (see `requiresRedis`), and the process logs one warning
+ * when the outage begins and one line when it ends, not one per reconnect.
  */
 const redisPlugin: FastifyPluginAsync<RedisPluginOptions> = async (app, { config }) => {
-  let lastLogged = 0;
   const connect = (suffix: string, which: string) =>
     createRedisConnection({
       url: config.redisUrl,
       name: `tether-api:${config.instanceId}${suffix}`,
       mode: 'fail-fast',
-      onError: (error) => {
-        // ioredis reports each failed reconnect: log at most once a second.
-        const now = Date.now();
-        if (now - lastLogged < 1_000) return;
-        lastLogged = now;
-        app.log.error({ err: error, connection: which }, 'redis connection error');
-      },
+      // ioredis reports every failed reconnect attempt: the outage is logged once, by the breaker.
+      onError: (error) =>
+        app.log.debug({ connection: which, error: error.message }, 'redis connection error'),
     });
   const redis = connect('', 'commands');
   const queueRedis = connect(':queue', 'queue');
@@ -52,6 +54,20 @@ const redisPlugin: FastifyPluginAsync<RedisPluginOptions> = async (app, { config
   // Start ready when Redis is: wait for the connections, unless one fails first (then
   // the API starts anyway, /readyz answers 503, and ioredis keeps reconnecting).
   await Promise.all([redis, queueRedis, subscriber].map(connected));
+  const breaker = new RedisBreaker({
+    connections: { commands: redis, queue: queueRedis, subscriber },
+    onOpen: ({ reason }) =>
+      app.log.warn(
+        { reason },
+        'Redis is unreachable: requests that need it answer 503 ERR_UNAVAILABLE until it is back',
+      ),
+    onClose: ({ downMs }) => app.log.info({ downMs }, 'Redis is reachable again'),
+  });
+  app.decorate('breaker', breaker);
+  // Before anything closes a connection: closing is not an outage.
+  app.addHook('preClose', async () => {
+    breaker.dispose();
+  });
   app.addHook('onClose', async () => {
     await Promise.all(
       [redis, queueRedis, subscriber].map((connection) =>

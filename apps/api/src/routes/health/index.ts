@@ -8,7 +8,10 @@ const OkSchema = Type.Object({ status: Type.Literal('ok') });
 /** How long `/readyz` waits for Redis to answer PING. */
 const PING_TIMEOUT_MS = 1_000;
 
-/** `/healthz` (the process is up) and `/readyz` (it can serve: Redis answers, and it is not shutting down). */
+/**
+ * `/healthz` (the process is up, whatever Redis does) and `/readyz` (it can
+ * serve: the Redis breaker is closed, PING is answered, and it is not shutting down).
+ */
 const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   let closing = false;
   app.addHook('preClose', async () => {
@@ -34,14 +37,12 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     options('Readiness: 200 when Redis answers PING, else 503', 'ready'),
     async (_request, reply) => {
       if (closing) return reply.code(503).send(errorBody('ERR_NOT_READY', 'The server is shutting down.'));
+      if (!app.breaker.available) {
+        const reason = app.breaker.outage?.reason ?? 'not connected yet';
+        return reply.code(503).send(errorBody('ERR_NOT_READY', `Redis is not reachable (${reason}).`));
+      }
       let timer: NodeJS.Timeout | undefined;
       try {
-        for (const [name, connection] of [
-          ['subscriber', app.subscriber],
-          ['queue connection', app.queueRedis],
-        ] as const) {
-          if (connection.status !== 'ready') throw new Error(`${name} is ${connection.status}`);
-        }
         await Promise.race([
           app.redis.ping(),
           new Promise((_, reject) => {
