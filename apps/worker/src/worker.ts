@@ -1,5 +1,13 @@
 import { mkdirSync } from 'node:fs';
-import { createKeys, createRedisConnection, QUEUE_NAME, type RunJobData, RunStore } from '@tether/queue';
+import {
+  createKeys,
+  createRedisConnection,
+  isRedisConnectionError,
+  QUEUE_NAME,
+  RedisBreaker,
+  type RunJobData,
+  RunStore,
+} from '@tether/queue';
 import { type Job, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from './config.js';
@@ -24,16 +32,26 @@ export interface TetherWorker {
 export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): TetherWorker {
   mkdirSync(config.workspaceRoot, { recursive: true });
   const keys = createKeys(config.queuePrefix);
-  const connect = () =>
+  const connect = (which: string) =>
     createRedisConnection({
       url: config.redisUrl,
       name: `tether-worker:${config.workerId}`,
       mode: 'wait',
-      // ioredis reports each failed reconnect attempt: at debug level, without a stack.
-      onError: (error) => logger.debug({ error: error.message }, 'redis connection error'),
+      // ioredis reports every failed reconnect attempt: the outage is logged once, by the breaker.
+      onError: (error) => logger.debug({ connection: which, error: error.message }, 'redis connection error'),
     });
-  const redis = connect();
-  const subscriber = connect();
+  const redis = connect('store');
+  const subscriber = connect('subscriber');
+  // Here only to report an outage once: commands wait for Redis, and BullMQ and ioredis reconnect on their own.
+  const breaker = new RedisBreaker({
+    connections: { store: redis, subscriber },
+    onOpen: ({ reason }) =>
+      logger.warn(
+        { reason },
+        'Redis is unreachable: attempts in flight wait at their next save, no job is taken until it is back',
+      ),
+    onClose: ({ downMs }) => logger.info({ downMs }, 'Redis is reachable again'),
+  });
   const store = new RunStore({
     redis,
     keys,
@@ -43,7 +61,8 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   let shuttingDown = false;
   const processor = createProcessor({ config, store, logger, shuttingDown: () => shuttingDown });
 
-  const workerConnection = connect();
+  // BullMQ duplicates it for its own two connections (same options).
+  const workerConnection = connect('bullmq');
   const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
     connection: workerConnection,
     prefix: keys.queuePrefix,
@@ -53,7 +72,12 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     maxStalledCount: config.maxStalledCount,
     autorun: true,
   });
-  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+  worker.on('error', (error) => {
+    // BullMQ reports every reconnect attempt of its connections too.
+    if (isRedisConnectionError(error) || breaker.outage) {
+      logger.debug({ error: error.message }, 'worker error while Redis is unreachable');
+    } else logger.error({ err: error }, 'worker error');
+  });
   // A run whose lock is lost (or not renewed in time, when Redis does not answer) stops at once,
   // commands included: by the time its lock expires and another worker may take the run over,
   // nothing of this attempt runs any more.
@@ -111,6 +135,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   const close = () => {
     closing ??= (async () => {
       shuttingDown = true;
+      breaker.dispose();
       logger.info({ active: processor.activeRuns.size() }, 'worker shutting down');
       const grace = setTimeout(() => processor.activeRuns.stopAll('shutdown'), config.shutdownGraceMs);
       try {
