@@ -18,6 +18,8 @@ export interface Spawned {
   child: ChildProcess;
   /** Everything it printed so far (for failure messages). */
   output(): string;
+  /** Resolves once its output matches `pattern` (already, or later); rejects after `timeoutMs` or at its exit. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -30,11 +32,36 @@ function start(name: string, script: string, env: Record<string, string>, ready:
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  const watchers = new Set<() => void>();
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  void exited.then(() => {
+    for (const watcher of watchers) watcher();
+  });
   const spawned: Spawned = {
     name,
     child,
     output: () => output,
+    waitFor: (pattern, timeoutMs = 15_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(output)) done(resolve);
+          else if (child.exitCode !== null || child.signalCode !== null) {
+            done(() => reject(new Error(`${name} exited before printing ${pattern}:\n${output}`)));
+          }
+        };
+        const timer = setTimeout(
+          () =>
+            done(() => reject(new Error(`${name} printed no ${pattern} within ${timeoutMs} ms:\n${output}`))),
+          timeoutMs,
+        );
+        const done = (settle: () => void) => {
+          clearTimeout(timer);
+          watchers.delete(check);
+          settle();
+        };
+        watchers.add(check);
+        check();
+      }),
     async stop() {
       running.delete(spawned);
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -53,6 +80,7 @@ function start(name: string, script: string, env: Record<string, string>, ready:
     };
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
+      for (const watcher of watchers) watcher();
       if (ready.test(output)) {
         clearTimeout(timer);
         resolve(spawned);
@@ -61,6 +89,7 @@ function start(name: string, script: string, env: Record<string, string>, ready:
     child.stdout?.on('data', onData);
     child.stderr?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
+      for (const watcher of watchers) watcher();
     });
     child.once('exit', (code, signal) => fail(new Error(`${name} exited (code ${code}, signal ${signal})`)));
   });
