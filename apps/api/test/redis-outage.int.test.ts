@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { type Run, TERMINAL_EVENT_TYPES } from '@tether/protocol';
 import { type OwnRedis, startOwnRedis, uniquePrefix } from '@tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ACME, API_KEYS } from './helper.js';
+import { ACME, API_KEYS, build, replayRun } from './helper.js';
 import { type Shared, type Spawned, startApi, startWorker, stopAll } from './processes.js';
 import { openSse } from './sse-client.js';
 
@@ -143,6 +143,33 @@ function logged(line: string, ...processes: Spawned[]): Promise<unknown> {
 }
 
 describe('when Redis goes away', () => {
+  it('is not there at start: the run routes answer 503 ERR_UNAVAILABLE and document it, the others serve', async () => {
+    const { app } = await build({ env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+    const submitted = await app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: ACME,
+      payload: replayRun(),
+    });
+    expect(submitted.statusCode).toBe(503);
+    expect(submitted.json()).toMatchObject({ error: { code: 'ERR_UNAVAILABLE' } });
+    expect(submitted.headers['retry-after']).toBe('1');
+    // Authentication comes first: a caller without a key learns nothing about Redis.
+    expect((await app.inject({ method: 'GET', url: '/v1/runs' })).statusCode).toBe(401);
+    expect((await app.inject({ method: 'GET', url: '/v1/tools', headers: ACME })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+
+    const spec = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    }>();
+    const answers = (path: string, method: string) =>
+      Object.keys(spec.paths[path]?.[method]?.responses ?? {});
+    expect(answers('/v1/runs', 'post')).toContain('503');
+    expect(answers('/v1/runs/{id}/events', 'get')).toContain('503');
+    expect(answers('/v1/tools', 'get')).not.toContain('503');
+  });
+
   it('is killed: 503 ERR_UNAVAILABLE at once, then both processes go on and every run submitted before completes', async () => {
     const { redis, api, worker } = await deployment();
     const done = await submit(api.base, quickRun);
