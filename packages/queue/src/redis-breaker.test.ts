@@ -141,6 +141,24 @@ describe('RedisBreaker', () => {
     expect(commands.pings).toBe(2);
   });
 
+  it('waits for a PING sent before the connection dropped (resent once it is back) instead of sending another', async () => {
+    const store = new FakeConnection();
+    const { breaker: b, closed } = breaker({ store }, { heartbeatMs: 1_000, pingTimeoutMs: 1_000 });
+    store.answer = 'hang';
+    await vi.advanceTimersByTimeAsync(1_000);
+    store.become('close');
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(b.state).toBe('open');
+    // Back: the PING in flight at the drop is answered, and that is the probe's answer.
+    store.become('ready');
+    await vi.advanceTimersByTimeAsync(0);
+    store.wake();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(b.available).toBe(true);
+    expect(closed).toHaveLength(1);
+    expect(store.pings).toBe(1);
+  });
+
   it('made while connecting: no outage when the connections come up, one when one fails first', async () => {
     const commands = new FakeConnection('connecting');
     const fresh = breaker({ commands });

@@ -199,13 +199,21 @@ export class RedisBreaker {
     }
   }
 
-  /** True when the PING is answered within the timeout. */
+  /**
+   * True when a PING is answered within the timeout. A PING still unanswered
+   * from before is waited for instead of sending another (a connection that
+   * waits for Redis sends it again once reconnected; a Redis that hangs gets
+   * no pile of them).
+   */
   async #ping(): Promise<boolean> {
-    if (this.#unanswered) return false;
-    const ping = this.#pinged.ping().finally(() => {
-      if (this.#unanswered === ping) this.#unanswered = undefined;
-    });
-    this.#unanswered = ping;
+    let ping = this.#unanswered;
+    if (!ping) {
+      const sent = this.#pinged.ping().finally(() => {
+        if (this.#unanswered === sent) this.#unanswered = undefined;
+      });
+      this.#unanswered = sent;
+      ping = sent;
+    }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), this.#pingTimeoutMs);
