@@ -8,7 +8,7 @@ class FakeConnection extends EventEmitter {
   /** How the next PINGs are answered. */
   answer: 'pong' | 'fail' | 'hang' = 'pong';
   pings = 0;
-  readonly #hanging: (() => void)[] = [];
+  readonly #hanging: { resolve: () => void; reject: (error: Error) => void }[] = [];
 
   constructor(status = 'ready') {
     super();
@@ -19,12 +19,17 @@ class FakeConnection extends EventEmitter {
     this.pings++;
     if (this.answer === 'pong') return Promise.resolve('PONG');
     if (this.answer === 'fail') return Promise.reject(new Error('Connection is closed.'));
-    return new Promise((resolve) => this.#hanging.push(() => resolve('PONG')));
+    return new Promise((resolve, reject) => this.#hanging.push({ resolve: () => resolve('PONG'), reject }));
   }
 
   /** Answers the PINGs left hanging. */
   wake(): void {
-    for (const answer of this.#hanging.splice(0)) answer();
+    for (const ping of this.#hanging.splice(0)) ping.resolve();
+  }
+
+  /** Fails the PINGs left hanging (the connection dropped them). */
+  drop(): void {
+    for (const ping of this.#hanging.splice(0)) ping.reject(new Error('Connection is closed.'));
   }
 
   /** Moves to `status`, emitting it as ioredis does. */
@@ -141,22 +146,36 @@ describe('RedisBreaker', () => {
     expect(commands.pings).toBe(2);
   });
 
-  it('waits for a PING sent before the connection dropped (resent once it is back) instead of sending another', async () => {
+  it('sends a new PING once reconnected, whatever became of one sent before the connection dropped', async () => {
     const store = new FakeConnection();
     const { breaker: b, closed } = breaker({ store }, { heartbeatMs: 1_000, pingTimeoutMs: 1_000 });
     store.answer = 'hang';
     await vi.advanceTimersByTimeAsync(1_000);
     store.become('close');
     await vi.advanceTimersByTimeAsync(3_000);
-    expect(b.state).toBe('open');
-    // Back: the PING in flight at the drop is answered, and that is the probe's answer.
+    expect([b.state, store.pings]).toEqual(['open', 1]);
+    store.answer = 'pong';
     store.become('ready');
-    await vi.advanceTimersByTimeAsync(0);
-    store.wake();
     await vi.advanceTimersByTimeAsync(0);
     expect(b.available).toBe(true);
     expect(closed).toHaveLength(1);
-    expect(store.pings).toBe(1);
+    expect(store.pings).toBe(2);
+  });
+
+  it('probes again at once when a connection became ready during a probe that failed', async () => {
+    const commands = new FakeConnection();
+    const queue = new FakeConnection();
+    const { breaker: b } = breaker({ commands, queue }, { heartbeatMs: 0 });
+    commands.answer = 'hang';
+    b.trip('test');
+    await vi.advanceTimersByTimeAsync(100);
+    expect(commands.pings).toBe(1);
+    queue.become('ready');
+    commands.answer = 'pong';
+    commands.drop();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(b.available).toBe(true);
+    expect(commands.pings).toBe(2);
   });
 
   it('made while connecting: no outage when the connections come up, one when one fails first', async () => {

@@ -73,8 +73,12 @@ export class RedisBreaker {
   #probeTimer: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   #probing = false;
-  /** A PING sent and not yet answered: no other is sent until it is. */
-  #unanswered: Promise<unknown> | undefined;
+  /** A connection became ready during a probe: probe again at once if that one fails. */
+  #probeAgain = false;
+  /** A PING sent and not yet answered, and the connection's epoch when it was sent. */
+  #unanswered: { ping: Promise<unknown>; epoch: number } | undefined;
+  /** How many times the PINGed connection has become ready. */
+  #epoch = 0;
   #disposed = false;
 
   constructor(options: RedisBreakerOptions) {
@@ -108,7 +112,10 @@ export class RedisBreaker {
       listen('close', () => this.trip(`connection "${name}" closed`));
       listen('end', () => this.trip(`connection "${name}" ended`));
       listen('error', () => this.trip(`connection "${name}" failed`));
-      listen('ready', () => this.#probeNow());
+      listen('ready', () => {
+        if (watched === this.#pinged) this.#epoch++;
+        this.#probeNow();
+      });
     }
     if (this.#allReady()) this.#startHeartbeat();
     else {
@@ -174,6 +181,10 @@ export class RedisBreaker {
   /** A connection became ready: probe now rather than at the next interval. */
   #probeNow(): void {
     if (this.#outage === undefined || this.#disposed) return;
+    if (this.#probing) {
+      this.#probeAgain = true;
+      return;
+    }
     clearTimeout(this.#probeTimer);
     this.#probeTimer = undefined;
     this.#scheduleProbe(0);
@@ -182,6 +193,7 @@ export class RedisBreaker {
   async #probe(): Promise<void> {
     if (this.#probing || this.#outage === undefined) return;
     this.#probing = true;
+    this.#probeAgain = false;
     try {
       const passed = this.#allReady() && (await this.#ping());
       if (this.#disposed || this.#outage === undefined) return;
@@ -193,25 +205,24 @@ export class RedisBreaker {
         return;
       }
       this.#probeMs = Math.min(this.#probeMs * 2, this.#maxProbeMs);
-      this.#scheduleProbe(this.#probeMs);
+      this.#scheduleProbe(this.#probeAgain ? 0 : this.#probeMs);
     } finally {
       this.#probing = false;
     }
   }
 
   /**
-   * True when a PING is answered within the timeout. A PING still unanswered
-   * from before is waited for instead of sending another (a connection that
-   * waits for Redis sends it again once reconnected; a Redis that hangs gets
-   * no pile of them).
+   * True when a PING is answered within the timeout. While one is unanswered
+   * on the same connection no other is sent, but waited for (a Redis that
+   * hangs gets no pile of them); after a reconnect a new one is sent.
    */
   async #ping(): Promise<boolean> {
-    let ping = this.#unanswered;
+    let ping = this.#unanswered?.epoch === this.#epoch ? this.#unanswered.ping : undefined;
     if (!ping) {
-      const sent = this.#pinged.ping().finally(() => {
-        if (this.#unanswered === sent) this.#unanswered = undefined;
+      const sent: Promise<unknown> = this.#pinged.ping().finally(() => {
+        if (this.#unanswered?.ping === sent) this.#unanswered = undefined;
       });
-      this.#unanswered = sent;
+      this.#unanswered = { ping: sent, epoch: this.#epoch };
       ping = sent;
     }
     let timer: NodeJS.Timeout | undefined;
