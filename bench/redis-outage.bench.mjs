@@ -5,8 +5,8 @@
 // (POST /v1/runs and GET /v1/runs/:id, BENCH_CONCURRENCY at a time) are sent from the moment it goes:
 // time-to-503 of each (target p99 <= 250 ms for `kill`). A `hang` is only noticed when a command or a
 // heartbeat PING goes unanswered (up to 2 s): its first requests wait that long, the rest do not.
-// Then the time from Redis's return to the API's and the worker's "Redis is reachable again" lines,
-// and to a run submitted then being completed. One JSON line per outage, one per mode with the medians.
+// Then the time from Redis's return (it answers PING again) to the API's and the worker's "Redis is
+// reachable again" lines, and to a run submitted then being completed. One JSON line per outage, one per mode with the medians.
 // Knobs: BENCH_MODES (kill,hang), BENCH_OUTAGES (3 per mode), BENCH_REQUESTS (200),
 // BENCH_CONCURRENCY (10). Needs `pnpm build` and redis-server on PATH.
 import { spawn } from 'node:child_process';
@@ -183,9 +183,11 @@ for (const mode of MODES) {
       api.lines('Redis is unreachable', outages),
       worker.lines('Redis is unreachable', outages),
     ]);
-    const back = performance.now();
+    const restarting = performance.now();
     if (mode === 'kill') await redis.restart();
     else redis.resume();
+    // Redis answers PING again (restart() waits for that): the processes' clocks start here.
+    const back = performance.now();
     const [apiBack, workerBack] = await Promise.all([
       api.lines('Redis is reachable again', outages),
       worker.lines('Redis is reachable again', outages),
@@ -208,6 +210,7 @@ for (const mode of MODES) {
       time_to_503_p50_ms: summary(times).p50,
       time_to_503_p99_ms: summary(times).p99,
       time_to_503_max_ms: Number(Math.max(...times).toFixed(1)),
+      redis_start_ms: Math.round(back - restarting),
       api_back_ms: Math.round(apiBack - back),
       worker_back_ms: Math.round(workerBack - back),
       run_after_ms: Math.round(done - back),
