@@ -27,13 +27,18 @@ describe('redisOptions', () => {
       maxRetriesPerRequest: 0,
       commandTimeout: 2_000,
       connectTimeout: 2_000,
+      maxLoadingRetryTime: 100,
     });
     expect(options.retryStrategy?.(50)).toBeLessThanOrEqual(500);
   });
 
   it('wait: commands wait for Redis (BullMQ workers need maxRetriesPerRequest null), quick reconnects', () => {
     const options = redisOptions('wait', 'tether-worker:w');
-    expect(options).toMatchObject({ connectionName: 'tether-worker:w', maxRetriesPerRequest: null });
+    expect(options).toMatchObject({
+      connectionName: 'tether-worker:w',
+      maxRetriesPerRequest: null,
+      maxLoadingRetryTime: 100,
+    });
     expect(options.enableOfflineQueue).toBeUndefined();
     expect(options.commandTimeout).toBeUndefined();
     expect(options.retryStrategy?.(50)).toBeLessThanOrEqual(500);

@@ -33,6 +33,8 @@ export const RECONNECT_MAX_DELAY_MS = 500;
 export const COMMAND_TIMEOUT_MS = 2_000;
 /** How long one connection attempt may take (ms): a host that does not answer is tried again after this. */
 export const CONNECT_TIMEOUT_MS = 2_000;
+/** How often a connection asks a Redis that is loading its data whether it is done (ms). */
+export const LOADING_RETRY_MS = 100;
 
 /**
  * The wait before reconnect attempt `attempt` (1-based): 50, 100, 200 ms and
@@ -50,6 +52,9 @@ export function redisOptions(mode: RedisMode, name: string): RedisOptions {
     connectionName: name,
     retryStrategy: (attempt) => reconnectDelay(attempt),
     connectTimeout: CONNECT_TIMEOUT_MS,
+    // A Redis that restarts answers "loading" while it reads its data back: ioredis would check
+    // again after the server's estimate (1 s at least), so a connection would lag that long.
+    maxLoadingRetryTime: LOADING_RETRY_MS,
   };
   if (mode === 'fail-fast') {
     return {
