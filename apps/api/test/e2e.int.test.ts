@@ -223,6 +223,37 @@ describe('end to end, with worker and API processes', () => {
     expect(finished.map((run) => run.body.status)).toEqual(['completed', 'completed', 'completed']);
   });
 
+  it("/readyz lists every live worker's sandbox, and forgets a worker that stopped", async () => {
+    const s = await setup();
+    const api = await startApi(s, API_KEYS);
+    const plain = await startWorker(s, 'worker-none', 1);
+    await startWorker(s, 'worker-auto', 1, { TETHER_SANDBOX: 'auto', TETHER_SANDBOX_MAX_PROCESSES: '64' });
+    const ready = await call<{ status: string; workers: { id: string; sandbox: Record<string, unknown> }[] }>(
+      api.base,
+      'GET',
+      '/readyz',
+      undefined,
+      {},
+    );
+    expect(ready.status).toBe(200);
+    expect(ready.body.workers.map((w) => w.id)).toEqual(['worker-auto', 'worker-none']);
+    const [auto, none] = ready.body.workers;
+    expect(none?.sandbox).toMatchObject({
+      requested: 'none',
+      effective: 'none',
+      reason: 'TETHER_SANDBOX=none',
+    });
+    expect(['bwrap', 'none']).toContain(auto?.sandbox.effective);
+    // auto never runs a half sandbox silently: when it is not bwrap, the reason is there.
+    if (auto?.sandbox.effective === 'none') expect(auto.sandbox.reason).toBeTruthy();
+    expect(plain.output()).toContain(
+      'TETHER_SANDBOX=none: bash runs without a sandbox, unsafe with untrusted models',
+    );
+    await plain.stop();
+    const after = await call<{ workers: { id: string }[] }>(api.base, 'GET', '/readyz');
+    expect(after.body.workers.map((w) => w.id)).toEqual(['worker-auto']);
+  });
+
   it('shuts down on SIGTERM: open streams end cleanly, Redis closes, the process exits 0', async () => {
     const env = await setup();
     const api = await startApi(env, API_KEYS);

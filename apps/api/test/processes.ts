@@ -102,7 +102,12 @@ export interface Shared {
 }
 
 /** A worker process with the replay provider allowed and no sandbox (fast). */
-export function startWorker(shared: Shared, name = 'worker', concurrency = 4): Promise<Spawned> {
+export function startWorker(
+  shared: Shared,
+  name = 'worker',
+  concurrency = 4,
+  env: Record<string, string> = {},
+): Promise<Spawned> {
   return start(
     name,
     WORKER_MAIN,
@@ -115,6 +120,7 @@ export function startWorker(shared: Shared, name = 'worker', concurrency = 4): P
       TETHER_WORKER_CONCURRENCY: String(concurrency),
       TETHER_WORKER_ID: name,
       LOG_LEVEL: 'info',
+      ...env,
     },
     /"msg":"worker ready"/,
   );

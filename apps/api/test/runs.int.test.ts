@@ -381,7 +381,10 @@ describe('service routes', () => {
   it('/healthz and /readyz answer without a key; readyz turns 503 without Redis', async () => {
     const { app } = await build();
     expect((await app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
-    expect((await app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok' });
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({
+      status: 'ok',
+      workers: [],
+    });
 
     const down = await build({ env: { REDIS_URL: 'redis://127.0.0.1:1' } });
     expect((await down.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);

@@ -1,12 +1,38 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { ErrorResponseSchema } from '@tether/protocol';
 import { errorBody } from '../../errors.js';
 
 const OkSchema = Type.Object({ status: Type.Literal('ok') });
 
+/** What one worker said of its `bash` sandbox at start (see the worker's sandbox report). */
+const WorkerSandboxSchema = Type.Object({
+  id: Type.String(),
+  sandbox: Type.Object({
+    requested: Type.String({ description: 'TETHER_SANDBOX: bwrap, none or auto' }),
+    effective: Type.String({
+      description: 'what commands run under: bwrap, none, or unavailable (bwrap asked for but broken)',
+    }),
+    reason: Type.Optional(Type.String({ description: 'why bwrap is not used, or cannot be' })),
+    userNamespace: Type.Optional(Type.Boolean()),
+    uid: Type.Optional(Type.Integer({ description: 'the host uid commands run as' })),
+    cgroups: Type.String({ description: 'per-command limits: v2, v1, or none (prlimit only)' }),
+    cgroupReason: Type.Optional(Type.String()),
+  }),
+  seenAt: Type.String({ format: 'date-time' }),
+});
+
+const ReadySchema = Type.Object({
+  status: Type.Literal('ok'),
+  workers: Type.Array(WorkerSandboxSchema, {
+    description: 'The live workers of this deployment and the sandbox each one runs commands in',
+  }),
+});
+
 /** How long `/readyz` waits for Redis to answer PING. */
 const PING_TIMEOUT_MS = 1_000;
+/** A worker that has not refreshed its report for this long is gone (it refreshes every 10 s). */
+const WORKER_STALE_MS = 60_000;
 
 /**
  * `/healthz` (the process is up, whatever Redis does) and `/readyz` (it can
@@ -24,7 +50,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['health'],
       summary,
       security: [],
-      response: codes === 'ok' ? { 200: OkSchema } : { 200: OkSchema, 503: ErrorResponseSchema },
+      response: codes === 'ok' ? { 200: OkSchema } : { 200: ReadySchema, 503: ErrorResponseSchema },
     },
   });
 
@@ -32,9 +58,30 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     status: 'ok' as const,
   }));
 
+  /** The workers' sandbox reports, the stale ones (workers gone without a goodbye) removed. */
+  const liveWorkers = async () => {
+    const entries = Object.entries(await app.redis.hgetall(app.keys.workers));
+    const now = Date.now();
+    const live = [];
+    const stale: string[] = [];
+    for (const [id, json] of entries) {
+      try {
+        const { at, ...sandbox } = JSON.parse(json) as { at: number } & Static<
+          typeof WorkerSandboxSchema
+        >['sandbox'];
+        if (now - at > WORKER_STALE_MS) stale.push(id);
+        else live.push({ id, sandbox, seenAt: new Date(at).toISOString() });
+      } catch {
+        stale.push(id);
+      }
+    }
+    if (stale.length > 0) await app.redis.hdel(app.keys.workers, ...stale).catch(() => undefined);
+    return live.sort((a, b) => a.id.localeCompare(b.id));
+  };
+
   app.get(
     '/readyz',
-    options('Readiness: 200 when Redis answers PING, else 503', 'ready'),
+    options("Readiness: 200 when Redis answers PING, with every live worker's sandbox; else 503", 'ready'),
     async (_request, reply) => {
       if (closing) return reply.code(503).send(errorBody('ERR_NOT_READY', 'The server is shutting down.'));
       if (!app.breaker.available) {
@@ -49,7 +96,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
             timer = setTimeout(() => reject(new Error('PING timed out')), PING_TIMEOUT_MS);
           }),
         ]);
-        return { status: 'ok' as const };
+        return { status: 'ok' as const, workers: await liveWorkers() };
       } catch (error) {
         return reply
           .code(503)
