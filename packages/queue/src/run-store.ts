@@ -13,7 +13,8 @@ import type {
 import type { Redis } from 'ioredis';
 import { QueueError } from './errors.js';
 import type { TetherKeys } from './keys.js';
-import * as scripts from './lua.js';
+import { isNoScript } from './lua-script.js';
+import * as scripts from './scripts.js';
 
 /** The last id a stream can hold: both parts 2^64 - 1. */
 const LAST_STREAM_ID = '18446744073709551615-18446744073709551615';
@@ -92,7 +93,7 @@ export class RunStore {
         const call = calls[index] as CreateCall;
         const [created, indexed] = [replies[2 * index], replies[2 * index + 1]];
         let [error, id] = created ?? [new Error('Redis sent no reply for the run')];
-        if (error && scripts.isNoScript(error)) {
+        if (error && isNoScript(error)) {
           // Redis forgot the script (a restart or failover): run it by its source.
           try {
             [error, id] = [null, await scripts.createRun.run(this.redis, call.keys, call.args)];

@@ -1,0 +1,33 @@
+--[[
+  Appends the events emitted since the last write and saves the checkpoint, with the progress the
+  record shows (todos, usage, step), only while the caller still owns the run and no cancel was
+  requested. That check is the fence that stops a worker whose lock expired.
+
+  Input:
+    KEYS[1] record          the run record (hash)
+    KEYS[2] checkpoint      the agent checkpoint (string)
+    KEYS[3] events          the run's event log (stream)
+
+    ARGV[1] token           the caller's fencing token
+    ARGV[2] checkpoint      the checkpoint (JSON)
+    ARGV[3] todos           the todo list (JSON)
+    ARGV[4] usage           the usage so far (JSON)
+    ARGV[5] channel         the run's events channel
+    ARGV[6] maxlen          events kept (approximately)
+    ARGV[7] runId
+    ARGV[8] step            the step the checkpoint is at
+    ARGV[9...] events       (type, data JSON) pairs
+
+  Output:
+    1 (saved), 0 (another worker owns the run) or -1 (a cancel was requested, or the run has ended)
+]]
+
+--- @include "includes/append"
+
+local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
+if fields[1] ~= ARGV[1] then return 0 end
+if not fields[2] or terminal(fields[2]) or fields[3] == '1' then return -1 end
+appendPairs(KEYS[3], ARGV[5], ARGV[6], ARGV[7], 9)
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[1], 'todos', ARGV[3], 'usage', ARGV[4], 'step', ARGV[8])
+return 1
