@@ -3,32 +3,67 @@ import { readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
 
 /**
- * A Lua script run by its SHA, loaded on first use (and again after a Redis
- * restart or failover flushes the script cache).
+ * The names of a script's KEYS and ARGV, in the order its header lists them.
+ * `rest` names the list that fills the ARGV after the named ones (`ARGV[n...]`).
  */
-export class LuaScript {
+export interface ScriptSignature<K extends string, A extends string, R extends string> {
+  keys: readonly K[];
+  args: readonly A[];
+  rest?: R | undefined;
+}
+
+/** A call of a script by names: every key, every argument, and the rest list when it has one. */
+export interface ScriptCall<K extends string, A extends string, R extends string> {
+  keys: { readonly [name in K]: string };
+  args: { readonly [name in A]: string | number } & { readonly [name in R]: readonly (string | number)[] };
+}
+
+/** The call a script takes. */
+export type CallOf<S> = S extends LuaScript<infer K, infer A, infer R, unknown> ? ScriptCall<K, A, R> : never;
+
+/**
+ * A Lua script run by its SHA, loaded on first use (and again after a Redis
+ * restart or failover flushes the script cache). Callers name its keys and
+ * arguments; the script puts them in the order of its signature, which its
+ * file's header lists (see `loadLua`), so a position can never drift.
+ */
+export class LuaScript<K extends string, A extends string, R extends string, Reply> {
   readonly name: string;
   readonly source: string;
   readonly sha: string;
+  readonly signature: ScriptSignature<K, A, R>;
 
-  constructor(name: string, source: string) {
+  constructor(name: string, source: string, signature: ScriptSignature<K, A, R>) {
     this.name = name;
     this.source = source;
     this.sha = createHash('sha1').update(source).digest('hex');
+    this.signature = signature;
   }
 
-  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
+  async run(redis: Redis, call: ScriptCall<K, A, R>): Promise<Reply> {
+    const argv = this.#argv(call);
     try {
-      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+      return (await redis.evalsha(this.sha, this.signature.keys.length, ...argv)) as Reply;
     } catch (error) {
-      if (isNoScript(error)) return redis.eval(this.source, keys.length, ...keys, ...args);
+      if (isNoScript(error))
+        return (await redis.eval(this.source, this.signature.keys.length, ...argv)) as Reply;
       throw error;
     }
   }
 
   /** Adds the script to a pipeline by its SHA; on a NOSCRIPT reply the caller runs it again with `run`. */
-  queue(pipeline: ChainableCommander, keys: string[], args: (string | number)[]): void {
-    pipeline.evalsha(this.sha, keys.length, ...keys, ...args);
+  queue(pipeline: ChainableCommander, call: ScriptCall<K, A, R>): void {
+    pipeline.evalsha(this.sha, this.signature.keys.length, ...this.#argv(call));
+  }
+
+  /** The keys then the arguments, in the signature's order. */
+  #argv(call: ScriptCall<K, A, R>): (string | number)[] {
+    const { keys, args, rest } = this.signature;
+    const argv: (string | number)[] = [];
+    for (const key of keys) argv.push(call.keys[key]);
+    for (const arg of args) argv.push(call.args[arg]);
+    if (rest !== undefined) for (const value of call.args[rest]) argv.push(value);
+    return argv;
   }
 }
 
@@ -39,35 +74,77 @@ export function isNoScript(error: unknown): boolean {
 
 /** The header every script file opens with: a Lua long comment, documentation only. */
 const HEADER = /^--\[\[[\s\S]*?\]\]\n/;
+/** A header line naming a key or an argument: `KEYS[1] record …`, `ARGV[5...] events …`. */
+const HEADER_ENTRY = /^[ \t]*(KEYS|ARGV)\[(\d+)(\.\.\.)?\][ \t]+([A-Za-z_][A-Za-z0-9_]*)/gm;
 /** A line that includes a shared snippet, as BullMQ writes it: `--- @include "includes/append"`. */
 const INCLUDE = /^---[ \t]*@include[ \t]+"([^"]+)"[ \t]*$/gm;
 
 /**
- * Reads the script `name` from `<dir>/<name>.lua` and returns the source Redis
- * runs: the header dropped, the trailing newline dropped, and each
- * `--- @include "<path>"` line replaced by the file `<dir>/<path>.lua` (read the
- * same way, its own includes expanded). A file included twice, directly or
- * through another include, is emitted once, where it is first included.
+ * Reads the script `name` from `<dir>/<name>.lua`, checks that its header lists
+ * the KEYS and ARGV of `signature`, by the same names in the same order, and
+ * an Output, and returns the source Redis runs: the header dropped, the trailing
+ * newline dropped, and each `--- @include "<path>"` line replaced by the file
+ * `<dir>/<path>.lua` (read the same way, its own includes expanded). A file
+ * included twice, directly or through another include, is emitted once, where
+ * it is first included.
  *
  * `dir` is the `commands/` folder next to the module that loads it: the build
  * copies the `.lua` files into `dist/`, so the same URL works from the sources
  * and from the built package.
  */
-export function loadLua(dir: URL, name: string): string {
-  return expand(dir, name, new Set(), []);
+export function loadLua<K extends string, A extends string, R extends string>(
+  dir: URL,
+  name: string,
+  signature: ScriptSignature<K, A, R>,
+): string {
+  const text = read(dir, name);
+  const header = parseHeader(name, text);
+  const expected = { keys: [...signature.keys], args: [...signature.args], rest: signature.rest };
+  for (const part of ['keys', 'args', 'rest'] as const) {
+    const [listed, named] = [describe(header[part]), describe(expected[part])];
+    if (listed !== named)
+      throw new Error(`${name}.lua: its header lists ${part} ${listed}, its wrapper ${named}`);
+  }
+  return expand(dir, name, text, new Set([name]), [name]);
 }
 
-function expand(dir: URL, name: string, emitted: Set<string>, stack: string[]): string {
-  const file = new URL(`${name}.lua`, dir);
-  let text: string;
+/** What a script's header lists: its KEYS and ARGV names in order, and the name of the ARGV rest. */
+export function parseHeader(name: string, text: string): ScriptSignature<string, string, string> {
+  const header = HEADER.exec(text)?.[0];
+  if (!header) throw new Error(`${name}.lua: no header (a --[[ … ]] comment listing KEYS, ARGV and Output)`);
+  const keys: string[] = [];
+  const args: string[] = [];
+  let rest: string | undefined;
+  for (const [line, list, index, more, entry] of header.matchAll(HEADER_ENTRY)) {
+    const names = list === 'KEYS' ? keys : args;
+    if (rest !== undefined || (more && list === 'KEYS')) {
+      throw new Error(`${name}.lua: "${line.trim()}": only the last ARGV can be a rest (ARGV[n...])`);
+    }
+    if (Number(index) !== names.length + 1) {
+      throw new Error(`${name}.lua: "${line.trim()}" should be ${list}[${names.length + 1}]`);
+    }
+    if (more) rest = entry;
+    else names.push(entry as string);
+  }
+  if (!/^[ \t]*Output:/m.test(header)) throw new Error(`${name}.lua: its header has no Output:`);
+  return { keys, args, rest };
+}
+
+function describe(value: readonly string[] | string | undefined): string {
+  if (value === undefined) return 'none';
+  return typeof value === 'string' ? value : `(${value.join(', ')})`;
+}
+
+function read(dir: URL, name: string, includedBy?: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(new URL(`${name}.lua`, dir), 'utf8');
   } catch (error) {
-    const from = stack.length > 0 ? ` (included by ${stack.at(-1)}.lua)` : '';
+    const from = includedBy ? ` (included by ${includedBy}.lua)` : '';
     throw new Error(`Lua script ${name}.lua not found in ${dir.pathname}${from}`, { cause: error });
   }
-  emitted.add(name);
-  const path = [...stack, name];
+}
+
+function expand(dir: URL, name: string, text: string, emitted: Set<string>, path: string[]): string {
   return text
     .replace(HEADER, '')
     .trimEnd()
@@ -75,6 +152,8 @@ function expand(dir: URL, name: string, emitted: Set<string>, stack: string[]): 
       if (path.includes(include)) {
         throw new Error(`Lua include cycle: ${[...path, include].map((n) => `${n}.lua`).join(' -> ')}`);
       }
-      return emitted.has(include) ? '' : expand(dir, include, emitted, path);
+      if (emitted.has(include)) return '';
+      emitted.add(include);
+      return expand(dir, include, read(dir, include, name), emitted, [...path, include]);
     });
 }

@@ -13,7 +13,7 @@ import type {
 import type { Redis } from 'ioredis';
 import { QueueError } from './errors.js';
 import type { TetherKeys } from './keys.js';
-import { isNoScript } from './lua-script.js';
+import { type CallOf, isNoScript } from './lua-script.js';
 import * as scripts from './scripts.js';
 
 /** The last id a stream can hold: both parts 2^64 - 1. */
@@ -83,8 +83,7 @@ export class RunStore {
     const calls = runs.map((run) => this.#createCall(run));
     const pipeline = this.redis.pipeline();
     for (const [index, run] of runs.entries()) {
-      const call = calls[index] as CreateCall;
-      scripts.createRun.queue(pipeline, call.keys, call.args);
+      scripts.createRun.queue(pipeline, calls[index] as CreateCall);
       pipeline.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
     }
     const replies = (await pipeline.exec()) ?? [];
@@ -96,7 +95,7 @@ export class RunStore {
         if (error && isNoScript(error)) {
           // Redis forgot the script (a restart or failover): run it by its source.
           try {
-            [error, id] = [null, await scripts.createRun.run(this.redis, call.keys, call.args)];
+            [error, id] = [null, await scripts.createRun.run(this.redis, call)];
             // A listing in between could have dropped the entry as a run that is gone: add it again.
             if (id) await this.redis.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
           } catch (retryError) {
@@ -128,15 +127,15 @@ export class RunStore {
     ];
     if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
     return {
-      keys: [keys.record, keys.events, keys.spec, keys.metadata],
-      args: [
-        keys.eventsChannel,
-        this.eventMaxLength,
-        run.id,
-        JSON.stringify(run.spec),
-        run.spec.metadata ? JSON.stringify(run.spec.metadata) : '',
-        ...fields,
-      ],
+      keys,
+      args: {
+        channel: keys.eventsChannel,
+        maxlen: this.eventMaxLength,
+        runId: run.id,
+        spec: JSON.stringify(run.spec),
+        metadata: run.spec.metadata ? JSON.stringify(run.spec.metadata) : '',
+        fields,
+      },
     };
   }
 
@@ -191,11 +190,16 @@ export class RunStore {
   async appendEvents(runId: string, events: readonly RunEventInput[], token = ''): Promise<boolean> {
     if (events.length === 0) return true;
     const keys = this.keys.run(runId);
-    const appended = await scripts.appendEvents.run(
-      this.redis,
-      [keys.record, keys.events],
-      [keys.eventsChannel, this.eventMaxLength, runId, token, ...eventPairs(events)],
-    );
+    const appended = await scripts.appendEvents.run(this.redis, {
+      keys,
+      args: {
+        channel: keys.eventsChannel,
+        maxlen: this.eventMaxLength,
+        runId,
+        token,
+        events: eventPairs(events),
+      },
+    });
     return typeof appended === 'number';
   }
 
@@ -215,12 +219,20 @@ export class RunStore {
    */
   async claim(runId: string, token: string, attempt: number, workerId: string): Promise<ClaimResult> {
     const keys = this.keys.run(runId);
-    const [status, spec, checkpoint] = (await scripts.claimRun.run(
-      this.redis,
-      [keys.record, keys.events, keys.spec, keys.checkpoint],
-      [keys.eventsChannel, this.eventMaxLength, runId, new Date().toISOString(), token, attempt, workerId],
-    )) as [string, string?, string?];
-    if (status !== 'ok') return { status: status as Exclude<ClaimResult['status'], 'ok'> };
+    const reply = await scripts.claimRun.run(this.redis, {
+      keys,
+      args: {
+        channel: keys.eventsChannel,
+        maxlen: this.eventMaxLength,
+        runId,
+        at: new Date().toISOString(),
+        token,
+        attempt,
+        workerId,
+      },
+    });
+    if (reply[0] !== 'ok') return { status: reply[0] };
+    const [, spec, checkpoint] = reply;
     return {
       status: 'ok',
       spec: spec ? (JSON.parse(spec) as CreateRunBody) : undefined,
@@ -247,21 +259,20 @@ export class RunStore {
     events: readonly RunEventInput[] = [],
   ): Promise<void> {
     const keys = this.keys.run(runId);
-    const result = await scripts.saveCheckpoint.run(
-      this.redis,
-      [keys.record, keys.checkpoint, keys.events],
-      [
+    const result = await scripts.saveCheckpoint.run(this.redis, {
+      keys,
+      args: {
         token,
-        json,
-        JSON.stringify(progress.todos),
-        JSON.stringify(progress.usage),
-        keys.eventsChannel,
-        this.eventMaxLength,
+        checkpoint: json,
+        todos: JSON.stringify(progress.todos),
+        usage: JSON.stringify(progress.usage),
+        channel: keys.eventsChannel,
+        maxlen: this.eventMaxLength,
         runId,
-        progress.step,
-        ...eventPairs(events),
-      ],
-    );
+        step: progress.step,
+        events: eventPairs(events),
+      },
+    });
     if (result === 0) {
       throw new QueueError(
         'ERR_RUN_NOT_OWNER',
@@ -286,28 +297,27 @@ export class RunStore {
     const keys = this.keys.run(runId);
     const expiresAtMs = Date.parse(pending.expiresAt);
     const ttl = Math.ceil(Math.max(0, expiresAtMs - Date.now()) / 1000) + this.retentionSeconds;
-    const result = await scripts.suspendRun.run(
-      this.redis,
-      [keys.record, keys.clarify(pending.requestId), keys.events, keys.pending],
-      [
-        keys.eventsChannel,
-        this.eventMaxLength,
+    const result = await scripts.suspendRun.run(this.redis, {
+      keys: { ...keys, clarify: keys.clarify(pending.requestId) },
+      args: {
+        channel: keys.eventsChannel,
+        maxlen: this.eventMaxLength,
         runId,
-        new Date().toISOString(),
+        at: new Date().toISOString(),
         token,
-        pending.requestId,
-        JSON.stringify(pending),
-        expiresAtMs,
-        JSON.stringify(pending),
-        ttl,
-        ...eventPairs(events),
-      ],
-    );
+        requestId: pending.requestId,
+        eventData: JSON.stringify(pending),
+        expiresAt: expiresAtMs,
+        pending: JSON.stringify(pending),
+        clarifyTtl: ttl,
+        events: eventPairs(events),
+      },
+    });
     if (result === 0)
       throw new QueueError('ERR_RUN_NOT_OWNER', `Run ${runId} is owned by another worker now.`);
     if (result === -1)
       throw new QueueError('ERR_RUN_CANCEL_REQUESTED', `Run ${runId} was cancelled or has ended.`);
-    return result as string;
+    return result;
   }
 
   /** Sets a non-terminal status while `token` owns the run; false otherwise. */
@@ -316,7 +326,8 @@ export class RunStore {
     token: string,
     status: 'queued' | 'running' | 'waiting_for_input',
   ): Promise<boolean> {
-    return (await scripts.setStatus.run(this.redis, [this.keys.run(runId).record], [token, status])) === 1;
+    const keys = this.keys.run(runId);
+    return (await scripts.setStatus.run(this.redis, { keys, args: { token, status } })) === 1;
   }
 
   /** Whether the clarify request has been answered (without changing anything). */
@@ -327,21 +338,33 @@ export class RunStore {
   /** The first answer wins (see the `answerClarify` script). */
   async answer(runId: string, requestId: string, answer: string): Promise<AnswerResult> {
     const keys = this.keys.run(runId);
-    return (await scripts.answerClarify.run(
-      this.redis,
-      [keys.record, keys.clarify(requestId), keys.events, keys.pending],
-      [keys.eventsChannel, this.eventMaxLength, runId, new Date().toISOString(), requestId, answer],
-    )) as AnswerResult;
+    return scripts.answerClarify.run(this.redis, {
+      keys: { ...keys, clarify: keys.clarify(requestId) },
+      args: {
+        channel: keys.eventsChannel,
+        maxlen: this.eventMaxLength,
+        runId,
+        at: new Date().toISOString(),
+        requestId,
+        answer,
+      },
+    });
   }
 
   /** What a resuming worker learns of its question, timing it out once past the deadline. */
   async resolveClarify(runId: string, requestId: string, token: string): Promise<ClarifyState> {
     const keys = this.keys.run(runId);
-    const reply = (await scripts.resolveClarify.run(
-      this.redis,
-      [keys.record, keys.clarify(requestId), keys.events, keys.pending],
-      [keys.eventsChannel, this.eventMaxLength, runId, new Date().toISOString(), requestId, token],
-    )) as string[];
+    const reply = await scripts.resolveClarify.run(this.redis, {
+      keys: { ...keys, clarify: keys.clarify(requestId) },
+      args: {
+        channel: keys.eventsChannel,
+        maxlen: this.eventMaxLength,
+        runId,
+        at: new Date().toISOString(),
+        requestId,
+        token,
+      },
+    });
     switch (reply[0]) {
       case 'answered':
         return { state: 'answered', answer: reply[1] ?? '' };
@@ -396,54 +419,50 @@ export class RunStore {
     if ('usage' in end && end.usage) fields.push('usage', JSON.stringify(end.usage));
     const checkpoint = end.status === 'completed' ? end.checkpoint : undefined;
     if (checkpoint) fields.push('todos', JSON.stringify(checkpoint.todos), 'step', String(checkpoint.step));
-    const result = await scripts.finalizeRun.run(
-      this.redis,
-      [keys.record, keys.events, keys.checkpoint, keys.spec, keys.pending, keys.metadata],
-      [
-        keys.eventsChannel,
-        this.eventMaxLength,
+    const result = await scripts.finalizeRun.run(this.redis, {
+      keys,
+      args: {
+        channel: keys.eventsChannel,
+        maxlen: this.eventMaxLength,
         runId,
-        new Date().toISOString(),
-        end.status,
-        type,
-        JSON.stringify(data),
-        this.retentionSeconds,
+        at: new Date().toISOString(),
+        status: end.status,
+        eventType: type,
+        eventData: JSON.stringify(data),
+        retention: this.retentionSeconds,
         token,
-        checkpoint?.json ?? '',
-        fields.length / 2,
-        ...fields,
-        ...eventPairs(events),
-      ],
-    );
+        checkpoint: checkpoint?.json ?? '',
+        fieldCount: fields.length / 2,
+        pairs: [...fields, ...eventPairs(events)],
+      },
+    });
     return typeof result === 'string';
   }
 
   /** A retryable failure: the run goes back to queued, with `run.retrying`. */
   async markRetrying(runId: string, token: string, attempt: number, delayMs: number, error: ErrorBody) {
     const keys = this.keys.run(runId);
-    await scripts.retryRun.run(
-      this.redis,
-      [keys.record, keys.events],
-      [
-        keys.eventsChannel,
-        this.eventMaxLength,
+    await scripts.retryRun.run(this.redis, {
+      keys,
+      args: {
+        channel: keys.eventsChannel,
+        maxlen: this.eventMaxLength,
         runId,
-        new Date().toISOString(),
+        at: new Date().toISOString(),
         attempt,
-        Math.round(delayMs),
-        JSON.stringify(error),
+        delayMs: Math.round(delayMs),
+        error: JSON.stringify(error),
         token,
-      ],
-    );
+      },
+    });
   }
 
   /** Flags the run for cancellation and tells every worker; returns the status it had. */
   async requestCancel(runId: string): Promise<'missing' | RunStatus> {
-    return (await scripts.requestCancel.run(
-      this.redis,
-      [this.keys.run(runId).record],
-      [this.keys.cancelChannel, runId],
-    )) as 'missing' | RunStatus;
+    return scripts.requestCancel.run(this.redis, {
+      keys: this.keys.run(runId),
+      args: { channel: this.keys.cancelChannel, runId },
+    });
   }
 
   /** A tenant's runs, newest first, `limit` at a time after `cursor` (a run id). */
@@ -493,10 +512,7 @@ export interface NewRun {
   bodyHash?: string | undefined;
 }
 
-interface CreateCall {
-  keys: string[];
-  args: (string | number)[];
-}
+type CreateCall = CallOf<typeof scripts.createRun>;
 
 /** What `claim` finds. */
 export type ClaimResult =

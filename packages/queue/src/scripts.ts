@@ -1,35 +1,129 @@
-import { LuaScript, loadLua } from './lua-script.js';
+import type { RunStatus } from '@tether/protocol';
+import { LuaScript, loadLua, type ScriptSignature } from './lua-script.js';
 
 /**
  * The run's Lua scripts, one file each in `commands/`: every change that must
  * happen together (a status and its event, an answer and its event) is one of
- * them, on the run's own keys. Each file's header lists its KEYS, ARGV and reply.
+ * them, on the run's own keys. Each file's header lists its KEYS, ARGV and
+ * Output; each wrapper here names the same keys and arguments in the same order
+ * (checked when the file is loaded, so a wrapper that disagrees with its header
+ * fails at import) and types the Output. Keys are named as in `RunKeys`
+ * (keys.ts), so a caller can pass a run's keys as they are.
  */
 const COMMANDS = new URL('./commands/', import.meta.url);
 
-function script(name: string): LuaScript {
-  return new LuaScript(name, loadLua(COMMANDS, name));
+/** What each script replies, as ioredis hands it over (Lua's false is null). */
+interface Replies {
+  appendEvents: number | null;
+  createRun: string | null;
+  claimRun: ['ok', string, string] | ['missing' | 'cancel' | 'completed' | 'failed' | 'cancelled'];
+  saveCheckpoint: 1 | 0 | -1;
+  suspendRun: string | 0 | -1;
+  answerClarify: 'ok' | 'no_run' | 'no_request' | 'answered' | 'timed_out' | 'expired' | 'ended';
+  resolveClarify: ['answered', string] | ['timed_out'] | ['pending', string] | ['missing'] | ['not_owner'];
+  finalizeRun: string | 0 | -1;
+  retryRun: string | null;
+  requestCancel: 'missing' | RunStatus;
+  setStatus: 1 | 0;
 }
 
-/** commands/appendEvents.lua */
-export const appendEvents = script('appendEvents');
-/** commands/createRun.lua */
-export const createRun = script('createRun');
-/** commands/claimRun.lua */
-export const claimRun = script('claimRun');
-/** commands/saveCheckpoint.lua */
-export const saveCheckpoint = script('saveCheckpoint');
-/** commands/suspendRun.lua */
-export const suspendRun = script('suspendRun');
-/** commands/answerClarify.lua */
-export const answerClarify = script('answerClarify');
-/** commands/resolveClarify.lua */
-export const resolveClarify = script('resolveClarify');
-/** commands/finalizeRun.lua */
-export const finalizeRun = script('finalizeRun');
-/** commands/retryRun.lua */
-export const retryRun = script('retryRun');
-/** commands/requestCancel.lua */
-export const requestCancel = script('requestCancel');
-/** commands/setStatus.lua */
-export const setStatus = script('setStatus');
+function script<N extends keyof Replies, K extends string, A extends string, R extends string = never>(
+  name: N,
+  signature: ScriptSignature<K, A, R>,
+): LuaScript<K, A, R, Replies[N]> {
+  return new LuaScript(name, loadLua(COMMANDS, name, signature), signature);
+}
+
+/** commands/appendEvents.lua: appends events unless the run has ended (or, with a token, is another's). */
+export const appendEvents = script('appendEvents', {
+  keys: ['record', 'events'],
+  args: ['channel', 'maxlen', 'runId', 'token'],
+  rest: 'events',
+});
+
+/** commands/createRun.lua: the record, spec and metadata, and `run.queued`. */
+export const createRun = script('createRun', {
+  keys: ['record', 'events', 'spec', 'metadata'],
+  args: ['channel', 'maxlen', 'runId', 'spec', 'metadata'],
+  rest: 'fields',
+});
+
+/** commands/claimRun.lua: a worker takes the run for an attempt. */
+export const claimRun = script('claimRun', {
+  keys: ['record', 'events', 'spec', 'checkpoint'],
+  args: ['channel', 'maxlen', 'runId', 'at', 'token', 'attempt', 'workerId'],
+});
+
+/** commands/saveCheckpoint.lua: the fenced save of the checkpoint and the events since the last write. */
+export const saveCheckpoint = script('saveCheckpoint', {
+  keys: ['record', 'checkpoint', 'events'],
+  args: ['token', 'checkpoint', 'todos', 'usage', 'channel', 'maxlen', 'runId', 'step'],
+  rest: 'events',
+});
+
+/** commands/suspendRun.lua: records the question and appends `clarify.requested`. */
+export const suspendRun = script('suspendRun', {
+  keys: ['record', 'clarify', 'events', 'pending'],
+  args: [
+    'channel',
+    'maxlen',
+    'runId',
+    'at',
+    'token',
+    'requestId',
+    'eventData',
+    'expiresAt',
+    'pending',
+    'clarifyTtl',
+  ],
+  rest: 'events',
+});
+
+/** commands/answerClarify.lua: the first answer wins. */
+export const answerClarify = script('answerClarify', {
+  keys: ['record', 'clarify', 'events', 'pending'],
+  args: ['channel', 'maxlen', 'runId', 'at', 'requestId', 'answer'],
+});
+
+/** commands/resolveClarify.lua: what a resuming worker learns of its question. */
+export const resolveClarify = script('resolveClarify', {
+  keys: ['record', 'clarify', 'events', 'pending'],
+  args: ['channel', 'maxlen', 'runId', 'at', 'requestId', 'token'],
+});
+
+/** commands/finalizeRun.lua: ends the run once, with its terminal event. */
+export const finalizeRun = script('finalizeRun', {
+  keys: ['record', 'events', 'checkpoint', 'spec', 'pending', 'metadata'],
+  args: [
+    'channel',
+    'maxlen',
+    'runId',
+    'at',
+    'status',
+    'eventType',
+    'eventData',
+    'retention',
+    'token',
+    'checkpoint',
+    'fieldCount',
+  ],
+  rest: 'pairs',
+});
+
+/** commands/retryRun.lua: a retryable failure, back to queued with `run.retrying`. */
+export const retryRun = script('retryRun', {
+  keys: ['record', 'events'],
+  args: ['channel', 'maxlen', 'runId', 'at', 'attempt', 'delayMs', 'error', 'token'],
+});
+
+/** commands/requestCancel.lua: flags the run for cancellation and tells every worker. */
+export const requestCancel = script('requestCancel', {
+  keys: ['record'],
+  args: ['channel', 'runId'],
+});
+
+/** commands/setStatus.lua: a non-terminal status, while the caller owns the run. */
+export const setStatus = script('setStatus', {
+  keys: ['record'],
+  args: ['token', 'status'],
+});
