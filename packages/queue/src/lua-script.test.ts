@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -113,4 +113,21 @@ describe('the scripts', () => {
     const wrapped = Object.values(scripts).map((script) => script.name);
     expect(wrapped.sort()).toEqual(files.sort());
   });
+
+  it.each(Object.values(scripts))(
+    '$name uses every key and argument its header lists, and no other',
+    (script) => {
+      const text = readFileSync(new URL(`./commands/${script.name}.lua`, import.meta.url), 'utf8');
+      const code = text.replace(/^--\[\[[\s\S]*?\]\]\n/, '').replace(/--.*$/gm, '');
+      const used = (list: string) => [
+        ...new Set([...code.matchAll(new RegExp(`${list}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1]))),
+      ];
+      const positions = (count: number) => Array.from({ length: count }, (_, i) => i + 1);
+      expect(used('KEYS').sort((a, b) => a - b)).toEqual(positions(script.signature.keys.length));
+      expect(used('ARGV').sort((a, b) => a - b)).toEqual(positions(script.signature.args.length));
+      // The rest starts right after the named arguments (the index given to appendPairs or unpack).
+      if (script.signature.rest)
+        expect(code).toMatch(new RegExp(`[(,] *${script.signature.args.length + 1} *[,)]`));
+    },
+  );
 });

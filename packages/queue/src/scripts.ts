@@ -64,31 +64,20 @@ export const saveCheckpoint = script('saveCheckpoint', {
 /** commands/suspendRun.lua: records the question and appends `clarify.requested`. */
 export const suspendRun = script('suspendRun', {
   keys: ['record', 'clarify', 'events', 'pending'],
-  args: [
-    'channel',
-    'maxlen',
-    'runId',
-    'at',
-    'token',
-    'requestId',
-    'eventData',
-    'expiresAt',
-    'pending',
-    'clarifyTtl',
-  ],
+  args: ['channel', 'maxlen', 'runId', 'token', 'requestId', 'expiresAt', 'pending', 'clarifyTtl'],
   rest: 'events',
 });
 
 /** commands/answerClarify.lua: the first answer wins. */
 export const answerClarify = script('answerClarify', {
   keys: ['record', 'clarify', 'events', 'pending'],
-  args: ['channel', 'maxlen', 'runId', 'at', 'requestId', 'answer'],
+  args: ['channel', 'maxlen', 'runId', 'requestId', 'answer'],
 });
 
 /** commands/resolveClarify.lua: what a resuming worker learns of its question. */
 export const resolveClarify = script('resolveClarify', {
   keys: ['record', 'clarify', 'events', 'pending'],
-  args: ['channel', 'maxlen', 'runId', 'at', 'requestId', 'token'],
+  args: ['channel', 'maxlen', 'runId', 'requestId', 'token'],
 });
 
 /** commands/finalizeRun.lua: ends the run once, with its terminal event. */
@@ -113,7 +102,7 @@ export const finalizeRun = script('finalizeRun', {
 /** commands/retryRun.lua: a retryable failure, back to queued with `run.retrying`. */
 export const retryRun = script('retryRun', {
   keys: ['record', 'events'],
-  args: ['channel', 'maxlen', 'runId', 'at', 'attempt', 'delayMs', 'error', 'token'],
+  args: ['channel', 'maxlen', 'runId', 'attempt', 'delayMs', 'error', 'token'],
 });
 
 /** commands/requestCancel.lua: flags the run for cancellation and tells every worker. */

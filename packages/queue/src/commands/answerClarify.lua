@@ -11,9 +11,8 @@
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
     ARGV[3] runId
-    ARGV[4] at              now (ISO 8601): unused
-    ARGV[5] requestId
-    ARGV[6] answer
+    ARGV[4] requestId
+    ARGV[5] answer
 
   Output:
     'ok', or why not: 'no_run', 'no_request', 'answered' or 'timed_out' (the request's fate),
@@ -29,8 +28,8 @@ if not request[1] then return 'no_request' end
 if request[1] ~= 'pending' then return request[1] end
 if terminal(status) then return 'ended' end
 if nowMs() >= tonumber(request[2]) then return 'expired' end
-redis.call('HSET', KEYS[2], 'status', 'answered', 'answer', ARGV[6])
+redis.call('HSET', KEYS[2], 'status', 'answered', 'answer', ARGV[5])
 redis.call('DEL', KEYS[4])
 redis.call('HSET', KEYS[1], 'status', 'queued')
-append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.answered', cjson.encode({ requestId = ARGV[5], answer = ARGV[6] }))
+append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.answered', cjson.encode({ requestId = ARGV[4], answer = ARGV[5] }))
 return 'ok'

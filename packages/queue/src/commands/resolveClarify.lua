@@ -11,9 +11,8 @@
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
     ARGV[3] runId
-    ARGV[4] at              now (ISO 8601): unused
-    ARGV[5] requestId
-    ARGV[6] token           the caller's fencing token
+    ARGV[4] requestId
+    ARGV[5] token           the caller's fencing token
 
   Output:
     { 'answered', answer }, { 'timed_out' }, { 'pending', expiresAt }, { 'missing' }, or
@@ -27,8 +26,8 @@ if not request[1] then return { 'missing' } end
 if request[1] == 'answered' then return { 'answered', request[3] } end
 if request[1] == 'timed_out' then return { 'timed_out' } end
 if nowMs() < tonumber(request[2]) then return { 'pending', request[2] } end
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[6] then return { 'not_owner' } end
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[5] then return { 'not_owner' } end
 redis.call('HSET', KEYS[2], 'status', 'timed_out')
 redis.call('DEL', KEYS[4])
-append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.timed_out', cjson.encode({ requestId = ARGV[5] }))
+append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.timed_out', cjson.encode({ requestId = ARGV[4] }))
 return { 'timed_out' }

@@ -8,11 +8,10 @@
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
     ARGV[3] runId
-    ARGV[4] at              now (ISO 8601): unused
-    ARGV[5] attempt         the attempt that failed
-    ARGV[6] delayMs         the backoff before the next attempt
-    ARGV[7] error           the error (JSON ErrorBody)
-    ARGV[8] token           the caller's fencing token
+    ARGV[4] attempt         the attempt that failed
+    ARGV[5] delayMs         the backoff before the next attempt
+    ARGV[6] error           the error (JSON ErrorBody)
+    ARGV[7] token           the caller's fencing token
 
   Output:
     the id of `run.retrying`, or false (the run is missing or has ended, or another worker owns it)
@@ -21,6 +20,6 @@
 --- @include "includes/append"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
-if not fields[1] or terminal(fields[1]) or fields[2] ~= ARGV[8] then return false end
+if not fields[1] or terminal(fields[1]) or fields[2] ~= ARGV[7] then return false end
 redis.call('HSET', KEYS[1], 'status', 'queued')
-return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.retrying', '{"attempt":' .. ARGV[5] .. ',"delayMs":' .. ARGV[6] .. ',"error":' .. ARGV[7] .. '}')
+return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.retrying', '{"attempt":' .. ARGV[4] .. ',"delayMs":' .. ARGV[5] .. ',"error":' .. ARGV[6] .. '}')

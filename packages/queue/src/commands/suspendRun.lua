@@ -11,14 +11,12 @@
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
     ARGV[3] runId
-    ARGV[4] at              now (ISO 8601): unused
-    ARGV[5] token           the caller's fencing token
-    ARGV[6] requestId
-    ARGV[7] eventData       the data of `clarify.requested` (JSON): the same text as pending
-    ARGV[8] expiresAt       the deadline (epoch ms)
-    ARGV[9] pending         the question (JSON PendingClarify)
-    ARGV[10] clarifyTtl     how long the request is kept (s)
-    ARGV[11...] events      (type, data JSON) pairs
+    ARGV[4] token           the caller's fencing token
+    ARGV[5] requestId
+    ARGV[6] expiresAt       the deadline (epoch ms)
+    ARGV[7] pending         the question (JSON PendingClarify), also the data of `clarify.requested`
+    ARGV[8] clarifyTtl      how long the request is kept (s)
+    ARGV[9...] events       (type, data JSON) pairs
 
   Output:
     the id of `clarify.requested`, 0 (another worker owns the run) or -1 (a cancel was requested,
@@ -28,13 +26,13 @@
 --- @include "includes/append"
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
-if fields[1] ~= ARGV[5] then return 0 end
+if fields[1] ~= ARGV[4] then return 0 end
 if not fields[2] or terminal(fields[2]) or fields[3] == '1' then return -1 end
-redis.call('HSET', KEYS[2], 'requestId', ARGV[6], 'status', 'pending', 'expiresAt', ARGV[8])
-redis.call('EXPIRE', KEYS[2], ARGV[10])
+redis.call('HSET', KEYS[2], 'requestId', ARGV[5], 'status', 'pending', 'expiresAt', ARGV[6])
+redis.call('EXPIRE', KEYS[2], ARGV[8])
 redis.call('HSET', KEYS[1], 'status', 'waiting_for_input')
-redis.call('SET', KEYS[4], ARGV[9])
-appendPairs(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 11)
+redis.call('SET', KEYS[4], ARGV[7])
+appendPairs(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 9)
 local id = append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.requested', ARGV[7])
 compact(KEYS[3])
 return id
