@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { answerClarify } from '../../src/scripts.js';
+import { parseMessage, REQUEST_ID, RunFixture, useRedis } from './fixture.js';
+
+const redis = useRedis();
+const LATER = Date.now() + 3_600_000;
+
+function answer(run: RunFixture, text: string) {
+  return answerClarify.run(redis, {
+    keys: run.clarifyKeys,
+    args: { ...run.base, requestId: REQUEST_ID, answer: text },
+  });
+}
+
+/** A run waiting on the test's request, due at `expiresAt`. */
+async function waiting(expiresAt = LATER, status = 'pending'): Promise<RunFixture> {
+  const run = new RunFixture(redis);
+  await run.seed({ status: 'waiting_for_input' });
+  await run.seedQuestion(expiresAt, status);
+  return run;
+}
+
+describe('answerClarify', () => {
+  it('takes the first answer: the request answered, the question dropped, the run queued, clarify.answered', async () => {
+    const run = await waiting();
+    const text = 'The "blue" one, é\nthanks/';
+    const { result, messages } = await run.published(run.keys.eventsChannel, () => answer(run, text));
+    expect(result).toBe('ok');
+    expect(await run.request()).toMatchObject({ status: 'answered', answer: text });
+    expect(await redis.exists(run.keys.pending)).toBe(0);
+    expect((await run.record()).status).toBe('queued');
+    const events = await run.events();
+    expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
+      { type: 'clarify.answered', data: { requestId: REQUEST_ID, answer: text } },
+    ]);
+    expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
+  });
+
+  it('refuses a second answer, keeping the first', async () => {
+    const run = await waiting();
+    await answer(run, 'first');
+    const before = await run.state();
+    expect(await answer(run, 'second')).toBe('answered');
+    expect(await run.state()).toEqual(before);
+    expect((await run.request()).answer).toBe('first');
+  });
+
+  it('refuses an answer after the request timed out', async () => {
+    const run = await waiting(LATER, 'timed_out');
+    const before = await run.state();
+    expect(await answer(run, 'late')).toBe('timed_out');
+    expect(await run.state()).toEqual(before);
+  });
+
+  it("refuses an answer past the deadline (by Redis's clock), leaving the request pending", async () => {
+    const run = await waiting(Date.now() - 1_000);
+    const before = await run.state();
+    expect(await answer(run, 'late')).toBe('expired');
+    expect(await run.state()).toEqual(before);
+  });
+
+  it.each(['completed', 'failed', 'cancelled'])('refuses an answer once the run is %s', async (status) => {
+    const run = await waiting();
+    await run.seed({ status });
+    const before = await run.state();
+    expect(await answer(run, 'late')).toBe('ended');
+    expect(await run.state()).toEqual(before);
+  });
+
+  it('refuses an answer to an unknown request', async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'waiting_for_input' });
+    const before = await run.state();
+    expect(await answer(run, 'hello')).toBe('no_request');
+    expect(await run.state()).toEqual(before);
+  });
+
+  it('refuses an answer to a run that does not exist', async () => {
+    const run = new RunFixture(redis);
+    await run.seedQuestion(LATER);
+    const before = await run.state();
+    expect(await answer(run, 'hello')).toBe('no_run');
+    expect(await run.state()).toEqual(before);
+  });
+});

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { finalizeRun } from '../../src/scripts.js';
+import { parseMessage, REQUEST_ID, RunFixture, useRedis } from './fixture.js';
+
+const redis = useRedis();
+const AT = '2030-01-02T03:04:05.000Z';
+const RETENTION = 3_600;
+
+interface End {
+  token?: string;
+  checkpoint?: string;
+  fields?: string[];
+  events?: string[];
+}
+
+function finalize(run: RunFixture, end: End = {}) {
+  const fields = end.fields ?? ['output', 'done'];
+  return finalizeRun.run(redis, {
+    keys: run.keys,
+    args: {
+      ...run.base,
+      at: AT,
+      status: 'completed',
+      eventType: 'run.completed',
+      eventData: '{"output":"done"}',
+      retention: RETENTION,
+      token: end.token ?? '',
+      checkpoint: end.checkpoint ?? '',
+      fieldCount: fields.length / 2,
+      pairs: [...fields, ...(end.events ?? [])],
+    },
+  });
+}
+
+/** A live run owned by w1:t1, with every key a run can have. */
+async function live(): Promise<RunFixture> {
+  const run = new RunFixture(redis);
+  await run.seed({ status: 'running', owner: 'w1:t1', todos: '[]' });
+  await redis.set(run.keys.spec, '{"input":"hi"}');
+  await redis.set(run.keys.checkpoint, '{"version":1}');
+  await redis.set(run.keys.metadata, '{"team":"a"}');
+  await run.seedQuestion(Date.now() + 60_000);
+  return run;
+}
+
+describe('finalizeRun', () => {
+  it('ends the run: status, finishedAt and fields, owner gone, the events then the terminal one, then expiry', async () => {
+    const run = await live();
+    const { result, messages } = await run.published(run.keys.eventsChannel, () =>
+      finalize(run, {
+        token: 'w1:t1',
+        checkpoint: '{"version":2}',
+        fields: ['output', 'done', 'todos', '[{"id":"1"}]', 'step', '4'],
+        events: ['message', '{"content":"done"}', 'usage', '{"totalTokens":3}'],
+      }),
+    );
+    expect(await run.record()).toEqual({
+      status: 'completed',
+      finishedAt: AT,
+      output: 'done',
+      todos: '[{"id":"1"}]',
+      step: '4',
+    });
+    expect(await redis.get(run.keys.checkpoint)).toBe('{"version":2}');
+    expect(await redis.exists(run.keys.spec, run.keys.pending)).toBe(0);
+    const events = await run.events();
+    expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
+      { type: 'message', data: { content: 'done' } },
+      { type: 'usage', data: { totalTokens: 3 } },
+      { type: 'run.completed', data: { output: 'done' } },
+    ]);
+    expect(result).toBe(events[2]?.id);
+    expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
+    for (const key of [run.keys.record, run.keys.events, run.keys.checkpoint, run.keys.metadata]) {
+      expect(await redis.ttl(key)).toBeGreaterThan(RETENTION - 10);
+      expect(await redis.ttl(key)).toBeLessThanOrEqual(RETENTION);
+    }
+    // The clarify request keeps the expiry it was given.
+    expect(await redis.ttl(run.keys.clarify(REQUEST_ID))).toBe(-1);
+  });
+
+  it('ends the run whoever owns it when the token is empty, keeps the stored checkpoint without a new one', async () => {
+    const run = await live();
+    expect(await finalize(run, { fields: [] })).toEqual(expect.any(String));
+    expect(await run.record()).toEqual({ status: 'completed', finishedAt: AT, todos: '[]' });
+    expect(await redis.get(run.keys.checkpoint)).toBe('{"version":1}');
+    expect((await run.events()).map((event) => event.type)).toEqual(['run.completed']);
+  });
+
+  it('rewrites a log of up to 100 events at its real size', async () => {
+    const run = await live();
+    await run.fillLog(99);
+    await finalize(run);
+    expect(await redis.xlen(run.keys.events)).toBe(100);
+    expect(await run.logIsCompact()).toBe(true);
+  });
+
+  it('leaves a longer log as it is', async () => {
+    const run = await live();
+    await run.fillLog(100);
+    await finalize(run);
+    expect(await redis.xlen(run.keys.events)).toBe(101);
+    expect(await run.logIsCompact()).toBe(false);
+  });
+
+  it("is -1 with another worker's token, and changes nothing", async () => {
+    const run = await live();
+    const before = await run.state();
+    expect(await finalize(run, { token: 'w2:t2', events: ['message', '{}'] })).toBe(-1);
+    expect(await run.state()).toEqual(before);
+  });
+
+  it.each(['completed', 'failed', 'cancelled'])(
+    'is 0 once the run is %s, and changes nothing',
+    async (status) => {
+      const run = await live();
+      await run.seed({ status });
+      const before = await run.state();
+      expect(await finalize(run, { events: ['message', '{}'] })).toBe(0);
+      expect(await run.state()).toEqual(before);
+    },
+  );
+
+  it('is 0 for a run that does not exist, and writes nothing', async () => {
+    const run = new RunFixture(redis);
+    expect(await finalize(run, { events: ['message', '{}'] })).toBe(0);
+    expect(await redis.exists(run.keys.record, run.keys.events)).toBe(0);
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { saveCheckpoint } from '../../src/scripts.js';
+import { parseMessage, RunFixture, useRedis } from './fixture.js';
+
+const redis = useRedis();
+
+function save(run: RunFixture, token: string, events: string[] = []) {
+  return saveCheckpoint.run(redis, {
+    keys: run.keys,
+    args: {
+      ...run.base,
+      token,
+      checkpoint: '{"version":2}',
+      todos: '[{"id":"1","content":"a","status":"pending"}]',
+      usage: '{"inputTokens":5,"outputTokens":1,"totalTokens":6}',
+      step: 7,
+      events,
+    },
+  });
+}
+
+describe('saveCheckpoint', () => {
+  it('appends and publishes the events, then saves the checkpoint, the todos, the usage and the step', async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'running', owner: 'w1:t1', step: 6 });
+    await redis.set(run.keys.checkpoint, '{"version":1}');
+    const { result, messages } = await run.published(run.keys.eventsChannel, () =>
+      save(run, 'w1:t1', ['tool.result', '{"callId":"c1"}', 'todo.updated', '{"todos":[]}']),
+    );
+    expect(result).toBe(1);
+    expect(await redis.get(run.keys.checkpoint)).toBe('{"version":2}');
+    expect(await run.record()).toEqual({
+      status: 'running',
+      owner: 'w1:t1',
+      todos: '[{"id":"1","content":"a","status":"pending"}]',
+      usage: '{"inputTokens":5,"outputTokens":1,"totalTokens":6}',
+      step: '7',
+    });
+    const events = await run.events();
+    expect(events.map((event) => event.type)).toEqual(['tool.result', 'todo.updated']);
+    expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
+  });
+
+  it('saves with no events to append', async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'running', owner: 'w1:t1' });
+    expect(await save(run, 'w1:t1')).toBe(1);
+    expect(await redis.get(run.keys.checkpoint)).toBe('{"version":2}');
+    expect(await redis.exists(run.keys.events)).toBe(0);
+  });
+
+  it("is 0 with another worker's token, and writes nothing", async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'running', owner: 'w2:t2' });
+    await redis.set(run.keys.checkpoint, '{"version":1}');
+    const before = await run.state();
+    expect(await save(run, 'w1:t1', ['tool.result', '{}'])).toBe(0);
+    expect(await run.state()).toEqual(before);
+  });
+
+  it('is 0 for a run that does not exist, and writes nothing', async () => {
+    const run = new RunFixture(redis);
+    expect(await save(run, 'w1:t1', ['tool.result', '{}'])).toBe(0);
+    expect(await redis.exists(run.keys.record, run.keys.checkpoint, run.keys.events)).toBe(0);
+  });
+
+  it('is -1 when a cancel was requested, and writes nothing', async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'running', owner: 'w1:t1', cancelRequested: '1' });
+    const before = await run.state();
+    expect(await save(run, 'w1:t1', ['tool.result', '{}'])).toBe(-1);
+    expect(await run.state()).toEqual(before);
+  });
+
+  it.each(['completed', 'failed', 'cancelled'])(
+    'is -1 once the run is %s, and writes nothing',
+    async (status) => {
+      const run = new RunFixture(redis);
+      await run.seed({ status, owner: 'w1:t1' });
+      const before = await run.state();
+      expect(await save(run, 'w1:t1', ['tool.result', '{}'])).toBe(-1);
+      expect(await run.state()).toEqual(before);
+    },
+  );
+
+  it('is -1 for a record with an owner but no status, and writes nothing', async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ owner: 'w1:t1' });
+    const before = await run.state();
+    expect(await save(run, 'w1:t1')).toBe(-1);
+    expect(await run.state()).toEqual(before);
+  });
+});
