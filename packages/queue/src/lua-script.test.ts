@@ -105,6 +105,12 @@ describe('LuaScript', () => {
   });
 });
 
+/** A script's file as written, and its own code: without the header, comments and include lines. */
+function scriptFile(name: string): { text: string; code: string } {
+  const text = readFileSync(new URL(`./commands/${name}.lua`, import.meta.url), 'utf8');
+  return { text, code: text.replace(/^--\[\[[\s\S]*?\]\]\n/, '').replace(/--.*$/gm, '') };
+}
+
 describe('the scripts', () => {
   it('has a wrapper for every file of commands/ (a header it was checked against when loaded)', () => {
     const files = readdirSync(new URL('./commands/', import.meta.url))
@@ -117,8 +123,7 @@ describe('the scripts', () => {
   it.each(Object.values(scripts))(
     '$name uses every key and argument its header lists, and no other',
     (script) => {
-      const text = readFileSync(new URL(`./commands/${script.name}.lua`, import.meta.url), 'utf8');
-      const code = text.replace(/^--\[\[[\s\S]*?\]\]\n/, '').replace(/--.*$/gm, '');
+      const { code } = scriptFile(script.name);
       const used = (list: string) => [
         ...new Set([...code.matchAll(new RegExp(`${list}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1]))),
       ];
@@ -126,8 +131,19 @@ describe('the scripts', () => {
       expect(used('KEYS').sort((a, b) => a - b)).toEqual(positions(script.signature.keys.length));
       expect(used('ARGV').sort((a, b) => a - b)).toEqual(positions(script.signature.args.length));
       // The rest starts right after the named arguments (the index given to appendPairs or unpack).
-      if (script.signature.rest)
+      if (script.signature.rest) {
         expect(code).toMatch(new RegExp(`[(,] *${script.signature.args.length + 1} *[,)]`));
+      }
     },
   );
+
+  it.each(Object.values(scripts))('$name includes the helpers it calls, and no other', (script) => {
+    const helpers = readdirSync(new URL('./commands/includes/', import.meta.url))
+      .filter((file) => file.endsWith('.lua'))
+      .map((file) => file.slice(0, -'.lua'.length));
+    const { text, code } = scriptFile(script.name);
+    const included = [...text.matchAll(/^--- @include "includes\/(\w+)"$/gm)].map((m) => m[1]);
+    const called = helpers.filter((helper) => new RegExp(`\\b${helper}\\(`).test(code));
+    expect(included.sort()).toEqual(called.sort());
+  });
 });

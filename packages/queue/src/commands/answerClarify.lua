@@ -19,6 +19,8 @@
     'ended' (the run has ended), 'expired' (past the deadline)
 ]]
 
+--- @include "includes/terminal"
+--- @include "includes/nowMs"
 --- @include "includes/append"
 
 local status = redis.call('HGET', KEYS[1], 'status')

@@ -17,7 +17,8 @@
     owns it)
 ]]
 
---- @include "includes/append"
+--- @include "includes/terminal"
+--- @include "includes/appendPairs"
 
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status or terminal(status) then return false end

@@ -30,7 +30,10 @@
     worker owns it)
 ]]
 
+--- @include "includes/terminal"
 --- @include "includes/append"
+--- @include "includes/appendPairs"
+--- @include "includes/compact"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not fields[1] or terminal(fields[1]) then return 0 end

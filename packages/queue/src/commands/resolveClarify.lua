@@ -19,6 +19,7 @@
     { 'not_owner' } (past the deadline, but another worker owns the run: nothing is changed)
 ]]
 
+--- @include "includes/nowMs"
 --- @include "includes/append"
 
 local request = redis.call('HMGET', KEYS[2], 'status', 'expiresAt', 'answer')

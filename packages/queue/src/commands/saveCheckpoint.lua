@@ -22,7 +22,8 @@
     1 (saved), 0 (another worker owns the run) or -1 (a cancel was requested, or the run has ended)
 ]]
 
---- @include "includes/append"
+--- @include "includes/terminal"
+--- @include "includes/appendPairs"
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
 if fields[1] ~= ARGV[1] then return 0 end

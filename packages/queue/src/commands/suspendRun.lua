@@ -23,7 +23,10 @@
     or the run has ended)
 ]]
 
+--- @include "includes/terminal"
 --- @include "includes/append"
+--- @include "includes/appendPairs"
+--- @include "includes/compact"
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
 if fields[1] ~= ARGV[4] then return 0 end
