@@ -302,8 +302,9 @@ export function createProcessor(deps: ProcessorDeps) {
         const { requestId, question, choices, expiresAt } = outcome.clarify;
         await store.suspend(runId, fence, { requestId, question, choices, expiresAt }, events);
         await job.moveToDelayed(Date.parse(expiresAt), token);
-        // An answer that arrived before the job was delayed could not promote it: do it now.
-        if (await store.isAnswered(runId, requestId)) await promote(job);
+        // An answer or a cancel that arrived before the job was delayed could not wake it: do it now
+        // (a cancelled run then ends at its claim, instead of at the question's deadline).
+        if ((await store.wakeReason(runId, requestId)) !== undefined) await promote(job);
         log.info({ requestId, expiresAt }, 'run suspended on a clarify question');
         throw new DelayedError();
       }

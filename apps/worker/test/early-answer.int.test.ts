@@ -65,4 +65,47 @@ describe('an answer that arrives before the suspension is complete', () => {
     const result = (await d.store.readEvents(runId)).find((e) => e.type === 'tool.result');
     expect(result?.data).toMatchObject({ name: 'clarify', content: 'early bird' });
   });
+
+  it('a cancel that arrives before the suspension is complete ends the run at once, not at the deadline', async () => {
+    const d = await createDeployment('early-cancel');
+    deployment = d;
+    const config = loadWorkerConfig({
+      REDIS_URL: testRedisUrl(),
+      TETHER_QUEUE_PREFIX: d.prefix,
+      TETHER_WORKSPACE_ROOT: d.workspaceRoot,
+      TETHER_ALLOW_REPLAY: '1',
+      TETHER_SANDBOX: 'none',
+    });
+    const cancels: string[] = [];
+    // The cancel lands while the job is still active: it cannot remove the job, and only sets the flag.
+    class RacingStore extends RunStore {
+      override async suspend(runId: string, token: string, pending: PendingClarify): Promise<string> {
+        const id = await super.suspend(runId, token, pending);
+        cancels.push(await d.service.cancel(TENANT, runId));
+        return id;
+      }
+    }
+    const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+    const store = new RacingStore({ redis: connection, keys: d.keys });
+    const processor = createProcessor({
+      config,
+      store,
+      logger: pino({ level: 'silent' }),
+      shuttingDown: () => false,
+    });
+    worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
+      connection,
+      prefix: d.keys.queuePrefix,
+      concurrency: 2,
+    });
+    const runId = await d.submit(
+      [{ toolCalls: [call('clarify', { question: 'Now?' })] }, { content: 'never' }],
+      {
+        clarify: { timeoutMs: 120_000 },
+      },
+    );
+    await d.waitForEvent(runId, 'run.cancelled', 10_000);
+    expect(cancels).toEqual(['waiting_for_input']);
+    expect((await d.store.get(runId))?.status).toBe('cancelled');
+  });
 });

@@ -167,6 +167,9 @@ describe('worker', () => {
     const runId = await d.submit(clarifyScript(), { clarify: { timeoutMs: 60_000 } });
     const requested = await d.waitForEvent(runId, 'clarify.requested');
     expect(await d.service.cancel(TENANT, runId)).toBe('waiting_for_input');
+    // At once, or (when the cancel landed while the worker was still delaying the job) as soon as the
+    // worker wakes the job for it: see early-answer.int.test.ts.
+    await d.waitForEvent(runId, 'run.cancelled', 5_000);
     expect((await d.store.get(runId))?.status).toBe('cancelled');
     expect(await d.service.queue.getJob(runId)).toBeUndefined();
     await expect(

@@ -328,9 +328,26 @@ export class RunStore {
     return (await scripts.setStatus.run(this.redis, { keys, args: { token, status } })) === 1;
   }
 
-  /** Whether the clarify request has been answered (without changing anything). */
-  async isAnswered(runId: string, requestId: string): Promise<boolean> {
-    return (await this.redis.hget(this.keys.run(runId).clarify(requestId), 'status')) === 'answered';
+  /**
+   * Why a run that just suspended on `requestId` should not sleep until the
+   * deadline: its question was answered, or a cancel was requested, while the
+   * worker was still moving its job to delayed (neither could wake a job that
+   * was still active). One round trip; the two keys share the run's slot.
+   */
+  async wakeReason(runId: string, requestId: string): Promise<'answered' | 'cancel' | undefined> {
+    const keys = this.keys.run(runId);
+    const replies = await this.redis
+      .pipeline()
+      .hget(keys.clarify(requestId), 'status')
+      .hget(keys.record, 'cancelRequested')
+      .exec();
+    const [status, cancel] = (replies ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
+    if (cancel === '1') return 'cancel';
+    if (status === 'answered') return 'answered';
+    return undefined;
   }
 
   /** The first answer wins (see the `answerClarify` script). */
