@@ -19,7 +19,7 @@ export interface SandboxReport {
   userNamespace?: boolean;
   /** Under bwrap: the host uid commands run as. */
   uid?: number;
-  /** Per-command limits: cgroup v2, v1, or none (prlimit only). */
+  /** Per-command limits: cgroup v2, v1, or none (rlimits only). */
   cgroups: 'v1' | 'v2' | 'none';
   cgroupReason?: string;
 }
@@ -84,7 +84,7 @@ export function logSandboxReport(logger: Logger, report: SandboxReport): void {
   if (report.cgroups === 'none') {
     logger.warn(
       { sandbox: report },
-      `no cgroup limits for bash commands (${report.cgroupReason}): no process-count or memory limit per command, prlimit only`,
+      `no cgroup limits for bash commands (${report.cgroupReason}): no process-count or memory limit per command, rlimits only`,
     );
   }
 }

@@ -12,7 +12,7 @@
  *   hosts, older kernels): `<pids mount>/tether/` and `<memory mount>/tether/`.
  * - none, with the reason, when neither can be written (a locked-down
  *   container, a non-root worker without a delegated subtree). Commands then
- *   keep only their `prlimit` limits.
+ *   keep only their rlimits (file size, CPU time, open files).
  *
  * A command's cgroup is named `<run id>.<nonce>`, so that a new owner of a run
  * can find and kill what an earlier owner left on this host

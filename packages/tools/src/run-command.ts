@@ -2,7 +2,7 @@
  * Runs one shell command to completion, timeout or cancel, with bounded
  * memory, and leaves no process behind.
  *
- * The command is `bash -c` under `prlimit`, inside bubblewrap or not, started
+ * The command is `bash -c` with its rlimits, inside bubblewrap or not, started
  * by a small launcher ({@link LAUNCHER}) spawned as the leader of a new
  * process group with a cleared environment. The launcher first enters the
  * command's cgroup (when there is one), so nothing of the command ever runs
@@ -26,36 +26,50 @@ import { type CgroupVerdict, type CommandCgroup, cgroupSupport, killRunCgroups }
 import { ToolError } from './errors.js';
 import { OutputCapture } from './output-capture.js';
 import { killProcessTree, killRunProcesses } from './process-tree.js';
-import { buildBwrapArgs, buildCommandEnv, buildPrlimitArgs, type SandboxUser } from './sandbox.js';
+import { buildBwrapArgs, buildCommandEnv, type SandboxUser, ulimitValues } from './sandbox.js';
 
 /**
- * The launcher, run as `bash -c LAUNCHER tether-launch <lease s> <n> <n cgroup.procs files> <argv…>`:
- * enter the cgroup(s), start the watchdog on a copy of stdin (fd 3), exec the
- * command with stdin from /dev/null. The watchdog ends its loop on end of file
- * (the worker died) or when no heartbeat came for the lease (the worker is
- * stopped), then kills every process of the cgroup but itself, and the process
- * group (itself included). Exit code 125 means the cgroup could not be entered.
+ * The launcher, a POSIX `sh` script (dash starts in a fraction of bash's time:
+ * it is on every command's path), run as
+ * `sh -c LAUNCHER tether-launch <bash> <WATCHDOG> <lease s> <fsize blocks> <cpu s> <nofile> <n> <n cgroup.procs files> <argv…>`:
+ * enter the cgroup(s), set the rlimits (`ulimit`, no `prlimit` exec), start
+ * the {@link WATCHDOG} in the background on a copy of stdin, and exec the
+ * command with stdin from /dev/null. Exit code 125 means the cgroup could not
+ * be entered or the limits set.
  */
 export const LAUNCHER = [
-  'lease=$1; n=$2; shift 2; procs=',
+  'bash=$1 watchdog=$2 lease=$3 fsize=$4 cpu=$5 nofile=$6 n=$7; shift 7; procs=',
   'while [ "$n" -gt 0 ]; do',
   '  echo $$ 2>/dev/null >"$1" || { echo "tether: the command could not enter its cgroup" >&2; exit 125; }',
   '  procs=$1; n=$((n-1)); shift',
   'done',
+  'ulimit -f "$fsize" && ulimit -t "$cpu" && ulimit -n "$nofile" || { echo "tether: the limits could not be set" >&2; exit 125; }',
   'exec 3<&0',
-  '(',
-  '  while IFS= read -r -t "$lease" -u 3 _; do :; done',
-  '  if [ -n "$procs" ]; then',
-  '    for _ in {1..100}; do',
-  '      mapfile -t ps <"$procs"; left=0',
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash array expansion, not a template
-  '      for p in "${ps[@]}"; do [ "$p" = "$BASHPID" ] && continue; kill -KILL "$p" 2>/dev/null; left=1; done',
-  '      [ "$left" = 0 ] && break',
-  '    done',
-  '  fi',
-  '  kill -KILL -- -$$ 2>/dev/null',
-  ') >/dev/null 2>&1 &',
+  '"$bash" -c "$watchdog" tether-watchdog "$lease" $$ "$procs" <&3 >/dev/null 2>&1 &',
   'exec "$@" </dev/null 3<&-',
+].join('\n');
+
+/**
+ * The watchdog, a bash script (`read -t`) started by the launcher beside the
+ * command, in its cgroup and process group: it reads the worker's heartbeats
+ * and ends its loop on end of file (the worker died, at any moment) or when
+ * none came for the lease (the worker is stopped or frozen); it then kills
+ * every process of the cgroup but itself, and the process group (itself
+ * included). Arguments: lease (s), the process group, the cgroup's
+ * `cgroup.procs` (or empty).
+ */
+export const WATCHDOG = [
+  'lease=$1 pgid=$2 procs=$3',
+  'while IFS= read -r -t "$lease" _; do :; done',
+  'if [ -n "$procs" ]; then',
+  '  for _ in {1..100}; do',
+  '    mapfile -t ps <"$procs"; left=0',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash array expansion, not a template
+  '    for p in "${ps[@]}"; do [ "$p" = "$$" ] && continue; kill -KILL "$p" 2>/dev/null; left=1; done',
+  '    [ "$left" = 0 ] && break',
+  '  done',
+  'fi',
+  'kill -KILL -- -"$pgid" 2>/dev/null',
 ].join('\n');
 
 /** After the command is gone, how long its pipes may stay open (held by an escaped process) before they are closed. */
@@ -72,12 +86,12 @@ export interface RunCommandOptions {
   /** Real path of the directory of every run's workspace, hidden under bwrap but for `workspace`. */
   workspaceRoot?: string | undefined;
   /** Absolute paths of the programs; `bwrap` is needed only for the bwrap sandbox. */
-  programs: { bash: string; prlimit: string; bwrap?: string | undefined };
+  programs: { bash: string; sh: string; bwrap?: string | undefined };
   /** Under bwrap: give the command a user namespace of its own (default true). */
   userNamespace?: boolean | undefined;
   /** The host user the command runs as (a root worker's commands run unprivileged); default: the worker's. */
   user?: SandboxUser | undefined;
-  /** The command's cgroup, already created with its limits; none: prlimit only. */
+  /** The command's cgroup, already created with its limits; none: rlimits only. */
   cgroup?: CommandCgroup | undefined;
   /** The watchdog kills the command when the worker sends no heartbeat for this long. */
   leaseMs: number;
@@ -125,18 +139,7 @@ export interface RunCommandResult {
 export function runCommand(options: RunCommandOptions): Promise<RunCommandResult> {
   const tag = `${options.tag}.${randomBytes(6).toString('hex')}`;
   const env = buildCommandEnv(options.workspace, options.env, tag);
-  const inner = [
-    options.programs.prlimit,
-    ...buildPrlimitArgs({
-      fileSizeBytes: options.fileSizeBytes,
-      cpuSeconds: options.cpuSeconds,
-      openFiles: options.openFiles,
-    }),
-    '--',
-    options.programs.bash,
-    '-c',
-    options.command,
-  ];
+  const inner = [options.programs.bash, '-c', options.command];
   let argv: string[];
   if (options.sandbox === 'bwrap') {
     if (options.programs.bwrap === undefined) {
@@ -160,11 +163,19 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
     argv = inner;
   }
   const procsFiles = options.cgroup?.procsFiles ?? [];
+  const limits = ulimitValues({
+    fileSizeBytes: options.fileSizeBytes,
+    cpuSeconds: options.cpuSeconds,
+    openFiles: options.openFiles,
+  });
   const args = [
     '-c',
     LAUNCHER,
     'tether-launch',
+    options.programs.bash,
+    WATCHDOG,
     (options.leaseMs / 1000).toFixed(3),
+    ...limits,
     String(procsFiles.length),
     ...procsFiles,
     ...argv,
@@ -173,7 +184,7 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
   const started = performance.now();
   let child: ChildProcessByStdio<Writable, Readable, Readable>;
   try {
-    child = spawn(options.programs.bash, args, {
+    child = spawn(options.programs.sh, args, {
       cwd: options.workspace,
       env,
       detached: true,

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PROCESS_TAG_VARIABLE } from './process-tree.js';
-import {
-  buildBwrapArgs,
-  buildCommandEnv,
-  buildPrlimitArgs,
-  resolveSandbox,
-  SANDBOX_PATH,
-} from './sandbox.js';
+import { buildBwrapArgs, buildCommandEnv, resolveSandbox, SANDBOX_PATH, ulimitValues } from './sandbox.js';
 
 describe('buildBwrapArgs', () => {
   it('isolates everything and mounts the workspace last, over the private /tmp', () => {
@@ -77,13 +71,10 @@ describe('buildCommandEnv', () => {
   });
 });
 
-describe('buildPrlimitArgs', () => {
-  it('sets file size, CPU and open files', () => {
-    expect(buildPrlimitArgs({ fileSizeBytes: 10, cpuSeconds: 20, openFiles: 30 })).toEqual([
-      '--fsize=10',
-      '--cpu=20',
-      '--nofile=30',
-    ]);
+describe('ulimitValues', () => {
+  it('gives the file size in 512-byte blocks (rounded down), CPU seconds and open files', () => {
+    expect(ulimitValues({ fileSizeBytes: 4096, cpuSeconds: 20, openFiles: 30 })).toEqual(['8', '20', '30']);
+    expect(ulimitValues({ fileSizeBytes: 1500, cpuSeconds: 1, openFiles: 16 })).toEqual(['2', '1', '16']);
   });
 });
 

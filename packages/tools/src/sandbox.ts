@@ -16,7 +16,7 @@ import { relativeInside } from './workspace.js';
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 const BWRAP_CANDIDATES = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
-const PRLIMIT_CANDIDATES = ['/usr/bin/prlimit', '/bin/prlimit', '/usr/local/bin/prlimit'];
+const SH_CANDIDATES = ['/bin/sh', '/usr/bin/sh'];
 const BASH_CANDIDATES = ['/bin/bash', '/usr/bin/bash', '/usr/local/bin/bash'];
 
 /** How long the bwrap probe may take before it counts as failed. */
@@ -35,10 +35,10 @@ export function findExecutable(candidates: readonly string[]): string | undefine
   return undefined;
 }
 
-/** Absolute paths of the programs `bash` runs (bash and prlimit are required; bwrap only for the sandbox). */
+/** Absolute paths of the programs `bash` runs (bash and a POSIX sh are required; bwrap only for the sandbox). */
 export interface HostPrograms {
   bash: string | undefined;
-  prlimit: string | undefined;
+  sh: string | undefined;
   bwrap: string | undefined;
 }
 
@@ -46,7 +46,7 @@ export interface HostPrograms {
 export function findHostPrograms(): HostPrograms {
   return {
     bash: findExecutable(BASH_CANDIDATES),
-    prlimit: findExecutable(PRLIMIT_CANDIDATES),
+    sh: findExecutable(SH_CANDIDATES),
     bwrap: findExecutable(BWRAP_CANDIDATES),
   };
 }
@@ -346,13 +346,21 @@ export function buildBwrapArgs(spec: BwrapSpec): string[] {
   return args;
 }
 
-/** The `prlimit` options (before `--`) for the limits of a command. */
-export function buildPrlimitArgs(limits: {
+/**
+ * The values the launcher gives `ulimit` for a command's rlimits, in its
+ * units: `-f` in 512-byte blocks (POSIX `sh`: a file size limit that is not
+ * a multiple of 512 is rounded down), `-t` in seconds, `-n` a count.
+ */
+export function ulimitValues(limits: {
   fileSizeBytes: number;
   cpuSeconds: number;
   openFiles: number;
-}): string[] {
-  return [`--fsize=${limits.fileSizeBytes}`, `--cpu=${limits.cpuSeconds}`, `--nofile=${limits.openFiles}`];
+}): [string, string, string] {
+  return [
+    String(Math.floor(limits.fileSizeBytes / 512)),
+    String(limits.cpuSeconds),
+    String(limits.openFiles),
+  ];
 }
 
 /**

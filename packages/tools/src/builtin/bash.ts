@@ -185,10 +185,10 @@ export function createBashTool(environment: ToolEnvironment): Tool {
       );
     }
     const programs = findHostPrograms();
-    if (programs.bash === undefined || programs.prlimit === undefined) {
+    if (programs.bash === undefined || programs.sh === undefined) {
       throw new ToolError(
         'ERR_TOOL_SPAWN_FAILED',
-        `bash cannot run: ${programs.bash === undefined ? 'bash' : 'prlimit (util-linux)'} is not installed on this host. This is a problem of the worker's setup; continue without bash.`,
+        `bash cannot run: ${programs.bash === undefined ? 'bash' : 'sh'} is not installed on this host. This is a problem of the worker's setup; continue without bash.`,
       );
     }
     const support = await cgroupSupport();
@@ -196,7 +196,7 @@ export function createBashTool(environment: ToolEnvironment): Tool {
       warnedCgroup = true;
       logger.warn(
         { runId: ctx.runId, reason: support.reason },
-        'bash runs without cgroup limits (no process-count or memory limit per command; prlimit only)',
+        'bash runs without cgroup limits (no process-count or memory limit per command; rlimits only)',
       );
     }
     const requestedMs = args.timeout === undefined ? limits.bashTimeoutMs : Math.ceil(args.timeout * 1000);
@@ -209,7 +209,7 @@ export function createBashTool(environment: ToolEnvironment): Tool {
       workspace,
       workspaceRoot: await environment.workspaceRoot(),
       sandbox: effective.mode,
-      programs: { bash: programs.bash, prlimit: programs.prlimit, bwrap: programs.bwrap },
+      programs: { bash: programs.bash, sh: programs.sh, bwrap: programs.bwrap },
       user: effective.mode === 'bwrap' ? environment.sandboxUser : undefined,
       userNamespace: effective.userNamespace,
       cgroup,

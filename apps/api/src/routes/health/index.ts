@@ -16,7 +16,7 @@ const WorkerSandboxSchema = Type.Object({
     reason: Type.Optional(Type.String({ description: 'why bwrap is not used, or cannot be' })),
     userNamespace: Type.Optional(Type.Boolean()),
     uid: Type.Optional(Type.Integer({ description: 'the host uid commands run as' })),
-    cgroups: Type.String({ description: 'per-command limits: v2, v1, or none (prlimit only)' }),
+    cgroups: Type.String({ description: 'per-command limits: v2, v1, or none (rlimits only)' }),
     cgroupReason: Type.Optional(Type.String()),
   }),
   seenAt: Type.String({ format: 'date-time' }),
