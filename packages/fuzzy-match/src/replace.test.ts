@@ -182,18 +182,51 @@ describe('errors, in order', () => {
   });
 
   it('options reach the matcher through fuzzyReplace', () => {
-    const content = 'start\nabXYe\nend';
+    const content = 'start\nabcdX\nend';
     const oldString = 'start\nabcde\nend';
     const newString = 'start\nabcdf\nend';
     expect(replaced(content, oldString, newString).strategy).toBe('block_anchor');
-    const flipped = replaced(content, oldString, newString, { blockAnchorSimilarity: 0.61 });
+    const flipped = replaced(content, oldString, newString, { blockAnchorSimilarity: 0.81 });
     expect(flipped.strategy).toBe('context_aware');
     expect(flipped.content).toBe('start\nabcdf\nend');
-    expectErr(
-      fuzzyReplace(content, oldString, newString, { blockAnchorSimilarity: 0.61, contextWindowRatio: 0.7 }),
+    expectErr(fuzzyReplace(content, oldString, newString, { contextLineSimilarity: 0.81 }), 'NO_MATCH', 0);
+  });
+});
+
+describe('no silent change to unquoted lines', () => {
+  it('regression: one line similar and one unrelated is NO_MATCH, not a rewrite of the unrelated line', () => {
+    // context_aware used to take this window (1 of 2 lines >= 0.8 is 50%) and replace `deleteAll(records);`.
+    const content = 'function run() {\n  const total = sum(values);\n  deleteAll(records);\n}\n';
+    const r = expectErr(
+      fuzzyReplace(
+        content,
+        'const total = sum(value);\nlogger.info(total);',
+        'const total = sum(values) + 1;\nlogger.info(total);',
+      ),
       'NO_MATCH',
       0,
     );
+    expect('content' in r).toBe(false);
+  });
+
+  it('regression: block_anchor no longer rewrites a middle line that only the joined middle resembled', () => {
+    const content = 'function f() {\n  validate(input);\n  return compute(input);\n}\n';
+    expectErr(
+      fuzzyReplace(
+        content,
+        'function f() {\n  validate(input);\n  return cache.get(key);\n}',
+        'function f() {\n  validate(input);\n  return cache.get(key) ?? null;\n}',
+      ),
+      'NO_MATCH',
+      0,
+    );
+  });
+
+  it('an approximate match rewrites its own lines only: the lines around it are byte-identical', () => {
+    const content = 'a();\r\nfunction fooo() {\r\n  return 1;\r\n}\r\nz();  \r\n';
+    const r = replaced(content, 'function foo() {\n  return 1;\n}', 'function foo() {\n  return 2;\n}');
+    expect(r.strategy).toBe('context_aware');
+    expect(r.content).toBe('a();\r\nfunction foo() {\r\n  return 2;\r\n}\r\nz();  \r\n');
   });
 });
 

@@ -9,8 +9,9 @@
  *   5 escape_normalized      literal \n \t \r in the search unescaped, then exact
  *   6 trimmed_boundary       first and last lines trimmed, the rest exact
  *   7 unicode_normalized     typographic characters as ASCII, then exact, then line_trimmed
- *   8 block_anchor           first and last lines anchor, middle similarity >= 0.6
- *   9 context_aware          lines count at similarity >= 0.8, windows at >= 50% counting
+ *   8 block_anchor           first and last lines anchor, middle similarity >= 0.6,
+ *                            and every non-blank middle line similarity >= 0.8
+ *   9 context_aware          every non-blank line similarity >= 0.8
  *
  * Invariants: every strategy returns non-overlapping spans, left to right;
  * line-based strategies (2, 4, 6, 8, 9 and 7's line mode) span whole lines, from
@@ -238,6 +239,116 @@ function approximable(ctx: SearchContext): boolean {
   return ctx.pattern.nonBlankCount >= 2 && ctx.pattern.lines.length <= ctx.index.count;
 }
 
+/**
+ * The approximate strategies' rule for single lines: every non-blank search
+ * line listed must reach the line threshold against the file line at its
+ * position in the window, and every blank one must stand for a blank line (its
+ * whitespace may differ). So a match never rewrites a line the search did not
+ * quote: a line that is only "half" like the search's refuses the window.
+ *
+ * A window is tried line by line, the line least likely to pass first (the one
+ * whose length range the fewest file lines fall in), and with the O(1) bounds
+ * (blank, length, characters present) for all lines before any Levenshtein:
+ * most windows cost one or two comparisons of integers.
+ */
+class LineRule {
+  readonly #ctx: SearchContext;
+  readonly #threshold: number;
+  /** Pattern lines that must be blank in the file. */
+  readonly #blank: number[];
+  /** Pattern lines that must reach the threshold, most selective first. */
+  readonly #rows: number[];
+  readonly #rowLengths: number[];
+  readonly #rowMasks: number[];
+  /** Per row, the score of each distinct file line already compared (-1: below the threshold). */
+  readonly #memo: Map<string, number>[];
+
+  constructor(ctx: SearchContext, lines: number[]) {
+    this.#ctx = ctx;
+    this.#threshold = ctx.options.contextLineSimilarity;
+    const pattern = ctx.pattern.trimmed;
+    this.#blank = lines.filter((j) => pattern[j] === '');
+    const rows = lines.filter((j) => pattern[j] !== '');
+    const reach = lengthReach(ctx.index.trimmedLengths, this.#threshold);
+    const passing = rows.map((j) => reach((pattern[j] as string).length));
+    const order = rows
+      .map((_, r) => r)
+      .sort((a, b) => (passing[a] as number) - (passing[b] as number) || a - b);
+    this.#rows = order.map((r) => rows[r] as number);
+    this.#rowLengths = this.#rows.map((j) => (pattern[j] as string).length);
+    this.#rowMasks = this.#rows.map((j) => characterMask(pattern[j] as string));
+    this.#memo = this.#rows.map(() => new Map<string, number>());
+  }
+
+  /** Whether the window starting at line `i` keeps the rule; then the sum of the rows' scores, else -1. */
+  reaches(i: number): number {
+    const index = this.#ctx.index;
+    const lengths = index.trimmedLengths;
+    for (const j of this.#blank) if (lengths[i + j] !== 0) return -1;
+    const rows = this.#rows;
+    const masks = index.trimmedMasks;
+    const slack = 1 - this.#threshold;
+    for (let r = 0; r < rows.length; r++) {
+      const k = i + (rows[r] as number);
+      const la = lengths[k] as number;
+      const lb = this.#rowLengths[r] as number;
+      const allowed = Math.floor(slack * Math.max(la, lb) + EPSILON);
+      if ((la > lb ? la - lb : lb - la) > allowed) return -1;
+      const ma = masks[k] as number;
+      const mb = this.#rowMasks[r] as number;
+      if (popcount(ma & ~mb) > allowed || popcount(mb & ~ma) > allowed) return -1;
+    }
+    let sum = 0;
+    for (let r = 0; r < rows.length; r++) {
+      const score = this.#score(r, i + (rows[r] as number));
+      if (score < 0) return -1;
+      sum += score;
+    }
+    return sum;
+  }
+
+  #score(r: number, k: number): number {
+    const line = this.#ctx.index.trimmed[k] as string;
+    // Windows overlap, and source files repeat lines: each (distinct line, row) pair is compared once.
+    // (Keyed by the line's string: V8 keeps a string's hash, so a lookup costs little.)
+    const memo = this.#memo[r] as Map<string, number>;
+    let value = memo.get(line);
+    if (value === undefined) {
+      const filter = this.#ctx.filter;
+      value = filter.atLeast(
+        line,
+        this.#ctx.pattern.trimmed[this.#rows[r] as number] as string,
+        this.#threshold,
+      );
+      if (filter.exhausted) return -1;
+      memo.set(line, value);
+    }
+    return value;
+  }
+}
+
+/**
+ * For a line threshold, a function from a search line's length to how many
+ * file lines have a length within its reach (`|la - lb| <= (1 - t) * max`),
+ * from a histogram of the trimmed lengths: O(1) a question.
+ */
+function lengthReach(lengths: Int32Array, threshold: number): (length: number) => number {
+  let longest = 0;
+  for (let k = 0; k < lengths.length; k++) longest = Math.max(longest, lengths[k] as number);
+  const atMost = new Int32Array(longest + 2);
+  for (let k = 0; k < lengths.length; k++) {
+    const at = (lengths[k] as number) + 1;
+    atMost[at] = (atMost[at] as number) + 1;
+  }
+  for (let n = 1; n < atMost.length; n++) atMost[n] = (atMost[n] as number) + (atMost[n - 1] as number);
+  return (length) => {
+    const low = Math.max(0, Math.ceil(length * threshold - EPSILON));
+    const high = threshold > 0 ? Math.floor(length / threshold + EPSILON) : longest;
+    if (low > longest) return 0;
+    return (atMost[Math.min(high, longest) + 1] as number) - (atMost[low] as number);
+  };
+}
+
 const blockAnchor: Strategy = (ctx) => {
   if (!approximable(ctx)) return [];
   const pattern = ctx.pattern.trimmed;
@@ -249,8 +360,10 @@ const blockAnchor: Strategy = (ctx) => {
   const lengths = ctx.index.trimmedLengths;
   const threshold = ctx.options.blockAnchorSimilarity;
   const filter = ctx.filter;
+  const middleLines = new LineRule(ctx, pattern.map((_, j) => j).slice(1, -1));
   return windows(ctx, (i) => {
     if (trimmed[i] !== first || trimmed[i + height - 1] !== lastLine) return false;
+    if (middleLines.reaches(i) < 0) return false;
     // The middle's length, from line lengths alone, bounds its similarity before it is joined.
     let length = height > 2 ? height - 3 : 0;
     for (let j = 1; j < height - 1; j++) length += lengths[i + j] as number;
@@ -264,84 +377,15 @@ const blockAnchor: Strategy = (ctx) => {
 
 const contextAware: Strategy = (ctx) => {
   if (!approximable(ctx)) return [];
-  const pattern = ctx.pattern.trimmed;
-  const height = pattern.length;
-  const rows: number[] = [];
-  for (let j = 0; j < height; j++) if (pattern[j] !== '') rows.push(j);
-  const need = ctx.options.contextWindowRatio * rows.length;
-  const allowedMisses = rows.length - need + EPSILON;
-  const lineThreshold = ctx.options.contextLineSimilarity;
-  const trimmed = ctx.index.trimmed;
-  const lengths = ctx.index.trimmedLengths;
-  const masks = ctx.index.trimmedMasks;
-  const rowLengths = rows.map((j) => (pattern[j] as string).length);
-  const rowMasks = rows.map((j) => characterMask(pattern[j] as string));
-  const slack = 1 - lineThreshold;
-  const filter = ctx.filter;
-  // A line can count for some row only if its length is within reach of some row's length;
-  // a window whose span holds too few such lines is refused in O(1) by a running sum.
-  let shortest = Number.POSITIVE_INFINITY;
-  let longest = 0;
-  for (const length of rowLengths) {
-    shortest = Math.min(shortest, length);
-    longest = Math.max(longest, length);
-  }
-  const minLength = Math.ceil(shortest * lineThreshold - EPSILON);
-  const maxLength =
-    lineThreshold > 0 ? Math.floor(longest / lineThreshold + EPSILON) : Number.POSITIVE_INFINITY;
-  const viable = new Int32Array(ctx.index.count + 1);
-  for (let k = 0; k < ctx.index.count; k++) {
-    const length = lengths[k] as number;
-    viable[k + 1] =
-      (viable[k] as number) +
-      (length >= minLength && length <= maxLength && (length > 0 || lineThreshold <= 0) ? 1 : 0);
-  }
-  // Windows overlap, and source files repeat lines: each (distinct line, row) pair is compared once.
-  // (Keyed by the line's string: V8 keeps a string's hash, so a lookup costs little.)
-  const memo = rows.map(() => new Map<string, number>());
-  const exactMemo = rows.map(() => new Map<string, number>());
-  const score = (r: number, k: number, threshold: number): number => {
-    const line = trimmed[k] as string;
-    const cache = (threshold > 0 ? memo : exactMemo)[r] as Map<string, number>;
-    let value = cache.get(line);
-    if (value === undefined) {
-      value = filter.atLeast(line, pattern[rows[r] as number] as string, threshold);
-      if (filter.exhausted) return -1;
-      cache.set(line, value);
-    }
-    return value;
-  };
+  const rule = new LineRule(
+    ctx,
+    ctx.pattern.trimmed.map((_, j) => j),
+  );
+  const rows = ctx.pattern.nonBlankCount;
   return windows(ctx, (i) => {
-    if ((viable[i + height] as number) - (viable[i] as number) < need - EPSILON) return false;
-    // First pass, in O(1) a line: can the line reach the threshold by length and by the characters it has?
-    let misses = 0;
-    for (let r = 0; r < rows.length; r++) {
-      const k = i + (rows[r] as number);
-      const la = lengths[k] as number;
-      const lb = rowLengths[r] as number;
-      const allowed = Math.floor(slack * Math.max(la, lb) + EPSILON);
-      const ma = masks[k] as number;
-      const mb = rowMasks[r] as number;
-      if (
-        (la > lb ? la - lb : lb - la) > allowed ||
-        popcount(ma & ~mb) > allowed ||
-        popcount(mb & ~ma) > allowed
-      ) {
-        if (++misses > allowedMisses) return false;
-      }
-    }
-    // Second pass: the real similarities, stopping once the window cannot count enough lines.
-    misses = 0;
-    let counted = 0;
-    for (let r = 0; r < rows.length; r++) {
-      if (score(r, i + (rows[r] as number), lineThreshold) >= 0) counted++;
-      else if (++misses > allowedMisses) return false;
-    }
-    if (!atLeast(counted, need)) return false;
+    const sum = rule.reaches(i);
     // Matched: the reported similarity is the mean score over the non-blank lines.
-    let sum = 0;
-    for (let r = 0; r < rows.length; r++) sum += score(r, i + (rows[r] as number), 0);
-    return sum / rows.length;
+    return sum < 0 ? false : sum / rows;
   });
 };
 

@@ -27,12 +27,14 @@ export interface FuzzyMatchResult {
 }
 
 export interface FuzzyOptions {
-  /** block_anchor: least similarity of the middle lines, inclusive. Default 0.6. */
+  /** block_anchor: least similarity of the middle lines joined, inclusive. Default 0.6. */
   blockAnchorSimilarity?: number;
-  /** context_aware: least similarity for a line to count, inclusive. Default 0.8. */
+  /**
+   * The line threshold of both approximate strategies (named for context_aware, where the design
+   * states it): least similarity of every non-blank search line to the file line at its position,
+   * inclusive. Default 0.8.
+   */
   contextLineSimilarity?: number;
-  /** context_aware: least share of non-blank pattern lines that must count, inclusive. Default 0.5. */
-  contextWindowRatio?: number;
 }
 
 export interface FuzzyReplaceOptions extends FuzzyOptions {
@@ -61,7 +63,6 @@ export type FuzzyReplaceResult =
 export const DEFAULT_OPTIONS: Required<FuzzyOptions> = {
   blockAnchorSimilarity: 0.6,
   contextLineSimilarity: 0.8,
-  contextWindowRatio: 0.5,
 };
 
 /** Merges options with the defaults once and checks each bound. */
