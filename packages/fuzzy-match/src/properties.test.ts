@@ -699,6 +699,21 @@ function expectSound(
   }
 }
 
+/**
+ * The escape-drift rule: a match by a strategy other than exact, and new_string holding \\' or \\"
+ * that the lines of some match lack.
+ */
+function escapeDrifts(content: string, found: FuzzyMatchResult[], newString: string): boolean {
+  if (found.length === 0 || found[0]?.strategy === 'exact') return false;
+  const sequences = ["\\'", '\\"'].filter((q) => newString.includes(q));
+  return found.some((m) => {
+    const from = m.startIndex === 0 ? 0 : content.lastIndexOf('\n', m.startIndex - 1) + 1;
+    const next = content.indexOf('\n', Math.max(m.startIndex, m.endIndex - 1));
+    const place = content.slice(from, next === -1 ? content.length : next);
+    return sequences.some((q) => !place.includes(q));
+  });
+}
+
 function lineOf(content: string, index: number): number {
   return content.slice(0, index).split('\n').length;
 }
@@ -868,6 +883,8 @@ describe('properties', () => {
             (found[0]?.strategy === 'block_anchor' || found[0]?.strategy === 'context_aware')
           ) {
             expect(r).toMatchObject({ ok: false, code: 'FUZZY_REPLACE_ALL', count: found.length });
+          } else if (escapeDrifts(content, found, newString)) {
+            expect(r).toMatchObject({ ok: false, code: 'ESCAPE_DRIFT', count: found.length });
           } else {
             if (!r.ok) throw new Error(`expected ok, got ${r.code}: ${r.message}`);
             expect(r.count).toBe(found.length);

@@ -230,6 +230,72 @@ describe('no silent change to unquoted lines', () => {
   });
 });
 
+describe('ESCAPE_DRIFT', () => {
+  const python = "def greet(name):\n    print('hello ' + name)\n    return name\n";
+
+  it('regression: escaped quotes in both strings no longer write backslashes through block_anchor', () => {
+    // The escaped line scores 0.92 against the file's, so block_anchor matches the block; the new text
+    // would have put print(\'hi \' + name) into the file.
+    const oldString = "def greet(name):\n    print(\\'hello \\' + name)\n    return name";
+    expect(fuzzyFindAll(python, oldString).map((m) => m.strategy)).toEqual(['block_anchor']);
+    const r = expectErr(
+      fuzzyReplace(python, oldString, "def greet(name):\n    print(\\'hi \\' + name)\n    return name"),
+      'ESCAPE_DRIFT',
+      1,
+    );
+    expect(r.message).toContain("\\'");
+    expect(r.message).toContain('unescaped');
+    expect(r.candidates).toEqual([{ line: 1, text: 'def greet(name):' }]);
+  });
+
+  it('escaped double quotes through context_aware are refused the same way', () => {
+    const json = '{\n  "name": "tether",\n  "version": "1.0.0"\n}\n';
+    const oldString = '\\"name\\": \\"tether\\",\n\\"version\\": \\"1.0.0\\"';
+    expect(fuzzyFindAll(json, oldString).map((m) => m.strategy)).toEqual(['context_aware']);
+    const r = expectErr(
+      fuzzyReplace(json, oldString, '\\"name\\": \\"tether\\",\n\\"version\\": \\"1.1.0\\"'),
+      'ESCAPE_DRIFT',
+      1,
+    );
+    expect(r.message).toContain('\\"');
+  });
+
+  it("a file that really has \\' where a tolerant strategy matched is still patched", () => {
+    const content = "function f() {\n    const s = 'it\\'s';\n    log(s);\n}\n";
+    const r = replaced(content, "const s = 'it\\'s';\nlog(s);", "const s = 'it\\'s fine';\nlog(s);");
+    expect(r.strategy).toBe('line_trimmed');
+    expect(r.content).toBe("function f() {\n    const s = 'it\\'s fine';\n    log(s);\n}\n");
+  });
+
+  it('an approximate match on a line holding \\" keeps it patchable too', () => {
+    const content = 'msg = "say \\"hi\\""\nsend(msg)\n';
+    const r = replaced(content, 'msg = "say \\"ho\\""\nsend(msg)', 'msg = "say \\"hey\\""\nsend(msg)');
+    expect(r.strategy).toBe('context_aware');
+    expect(r.content).toBe('msg = "say \\"hey\\""\nsend(msg)\n');
+  });
+
+  it("\\' elsewhere in the file does not count: it must be where old_string matched", () => {
+    const content = "a = 'it\\'s'\n\n  print('x')\n  done()\n";
+    expectErr(fuzzyReplace(content, "print('x')\ndone()", "print(\\'y\\')\ndone()"), 'ESCAPE_DRIFT', 1);
+  });
+
+  it("an exact match is trusted: new_string may add \\' that the file does not have", () => {
+    const r = replaced('x = 1\ny = 2\n', 'x = 1', "x = 'it\\'s'");
+    expect(r.content).toBe("x = 'it\\'s'\ny = 2\n");
+  });
+
+  it('replaceAll checks every match', () => {
+    // The first match's line has \' (in its comment); the second's has none.
+    const content = "say('a',  1) // it\\'s\nsay('b', 1)\nsay('a',  1)\n";
+    const r = expectErr(
+      fuzzyReplace(content, "say('a', 1)", "say(\\'c\\', 1)", { replaceAll: true }),
+      'ESCAPE_DRIFT',
+      2,
+    );
+    expect(r.candidates).toEqual([{ line: 3, text: "say('a',  1)" }]);
+  });
+});
+
 describe('replacing', () => {
   it('exact, single match', () => {
     const r = replaced('const a = 1;\nconst b = 2;\n', 'b = 2', 'b = 3');

@@ -1,4 +1,5 @@
 import { closestLines, firstLines, listLines } from './candidates.js';
+import { escapeDrift } from './escape-drift.js';
 import { leadingWhitespace } from './lines.js';
 import { preserveOriginal } from './preserve.js';
 import { indentUnit, reindent, usesTabs } from './reindent.js';
@@ -49,8 +50,10 @@ function report(content: string, strategy: StrategyName, match: RawMatch): Fuzzy
  * Replaces `oldString` with `newString` in `content`, matching `oldString` with
  * the strategy chain. Refuses, without touching the content, an empty search
  * (`EMPTY_SEARCH`), a no-op (`IDENTICAL`), no match (`NO_MATCH`, with the
- * closest lines), several matches without `replaceAll` (`AMBIGUOUS`), and
- * `replaceAll` over several approximate matches (`FUZZY_REPLACE_ALL`).
+ * closest lines), several matches without `replaceAll` (`AMBIGUOUS`),
+ * `replaceAll` over several approximate matches (`FUZZY_REPLACE_ALL`), and a
+ * non-exact match whose new text holds `\'` or `\"` that the file does not
+ * have where it matched (`ESCAPE_DRIFT`: the model escaped its quotes).
  *
  * The new text is adapted to the file: re-indented after a line-based match
  * whose indentation differs, unescaped after `escape_normalized`, written with
@@ -120,6 +123,19 @@ export function fuzzyReplace(
       candidates,
       message: `old_string only approximately matches ${count} places (lines ${listLines(candidates)}, by ${strategy}); replace_all does not apply approximate matches. Replace them one at a time with exact text.`,
     };
+  }
+  if (strategy !== 'exact') {
+    const drift = escapeDrift(ctx.index, matches, newString);
+    if (drift) {
+      const line = drift.line + 1;
+      return {
+        ok: false,
+        code: 'ESCAPE_DRIFT',
+        count,
+        candidates: [{ line, text: ctx.index.lines[drift.line] as string }],
+        message: `new_string holds ${drift.sequence} (a backslash before a quote), but the file has none where old_string matched (line ${line}, by ${strategy}, not exactly): the quotes look escaped, as inside a JSON or shell string, and the backslashes would be written into the file. Send old_string and new_string with their quotes unescaped, as the file has them. If the file really needs ${drift.sequence} there, give old_string exactly as the file has it.`,
+      };
+    }
   }
   const replacement = new Replacement(ctx, strategy, newString);
   const parts: string[] = [];

@@ -42,7 +42,13 @@ export interface FuzzyReplaceOptions extends FuzzyOptions {
   replaceAll?: boolean;
 }
 
-export type FuzzyErrorCode = 'EMPTY_SEARCH' | 'NO_MATCH' | 'AMBIGUOUS' | 'FUZZY_REPLACE_ALL' | 'IDENTICAL';
+export type FuzzyErrorCode =
+  | 'EMPTY_SEARCH'
+  | 'NO_MATCH'
+  | 'AMBIGUOUS'
+  | 'FUZZY_REPLACE_ALL'
+  | 'IDENTICAL'
+  | 'ESCAPE_DRIFT';
 
 /** A line of the content, 1-based, offered to the model so it can correct its search. */
 export interface FuzzyCandidate {

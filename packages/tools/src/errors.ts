@@ -30,6 +30,8 @@ export const TOOL_ERROR_CODES = {
   ERR_TOOL_PATCH_AMBIGUOUS: 'patch found several matches and replace_all was not set.',
   ERR_TOOL_PATCH_FUZZY_REPLACE_ALL: 'replace_all was set but old_string only matched approximately.',
   ERR_TOOL_PATCH_IDENTICAL: 'old_string and new_string are identical.',
+  ERR_TOOL_PATCH_ESCAPE_DRIFT:
+    'old_string matched, but not exactly, and new_string holds `\\\'` or `\\"` that the file does not have there (quotes escaped by mistake).',
   ERR_TOOL_TODO_DUPLICATE_ID: 'The todo update lists the same id twice.',
   ERR_TOOL_TODO_INCOMPLETE_ITEM: 'A new todo item has no content.',
   ERR_TOOL_TODO_TOO_MANY: 'The todo list would exceed its maximum number of items.',

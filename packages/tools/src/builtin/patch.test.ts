@@ -135,6 +135,32 @@ describe('patch', () => {
     expect(await read('a.js')).toBe(content);
   });
 
+  it('refuses quotes escaped by mistake (ESCAPE_DRIFT) and leaves the file alone', async () => {
+    const source = "def greet(name):\n    print('hello ' + name)\n    return name\n";
+    await put('greet.py', source);
+    const result = await invoke(fx.tool('patch'), {
+      path: 'greet.py',
+      old_string: "def greet(name):\n    print(\\'hello \\' + name)\n    return name",
+      new_string: "def greet(name):\n    print(\\'hi \\' + name)\n    return name",
+    });
+    expect(result).toMatchObject({ ok: false, code: 'ERR_TOOL_PATCH_ESCAPE_DRIFT' });
+    expect(result.content).toMatch(/^"greet.py" was not changed\.\n/);
+    expect(result.content).toContain('unescaped');
+    expect(await read('greet.py')).toBe(source);
+  });
+
+  it("patches a file that really has \\' where old_string matched approximately", async () => {
+    await put('s.js', "if (x) {  \n    const s = 'it\\'s';\n}\n");
+    const result = await invoke(fx.tool('patch'), {
+      path: 's.js',
+      old_string: "if (x) {\n    const s = 'it\\'s';",
+      new_string: "if (x) {\n    const s = 'it\\'s here';",
+    });
+    expect(result.ok).toBe(true);
+    expect(result.content).toContain('(strategy: line_trimmed)');
+    expect(await read('s.js')).toBe("if (x) {\n    const s = 'it\\'s here';\n}\n");
+  });
+
   it('refuses an empty old_string and identical strings', async () => {
     await put('math.js', SOURCE);
     const tool = fx.tool('patch');

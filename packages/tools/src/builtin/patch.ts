@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import {
   APPROXIMATE_STRATEGIES,
+  type FuzzyErrorCode,
   type FuzzyMatchResult,
   fuzzyFindAll,
   fuzzyReplace,
@@ -47,7 +48,8 @@ const FUZZY_CODES = {
   AMBIGUOUS: 'ERR_TOOL_PATCH_AMBIGUOUS',
   FUZZY_REPLACE_ALL: 'ERR_TOOL_PATCH_FUZZY_REPLACE_ALL',
   IDENTICAL: 'ERR_TOOL_PATCH_IDENTICAL',
-} as const satisfies Record<string, ToolErrorCode>;
+  ESCAPE_DRIFT: 'ERR_TOOL_PATCH_ESCAPE_DRIFT',
+} as const satisfies Record<FuzzyErrorCode, ToolErrorCode>;
 
 /**
  * The headline of a refused patch. For no match and several matches it is the
