@@ -1,36 +1,146 @@
 /**
- * What a refusal shows the model: the lines of several matches, and the lines
- * of the file closest to a search that matched nowhere.
+ * What a refusal shows the model: the lines where several matches start, and
+ * where a search that matched nowhere comes closest.
+ *
+ * A search that matched nowhere is placed in two steps. First, by the lines it
+ * shares with the file: every line of the search that the file has (trimmed,
+ * and not trivially short) votes for the window where the two would line up,
+ * weighted by its length, and the windows with the most votes are the closest
+ * places. Each is shown at its first line that differs from the search, with
+ * the search's line it stands for, so the model sees what to fix. That costs
+ * one pass over the lines and a map lookup for the few whose length a search
+ * line has. When no line of the search is in the file, the closest places are
+ * the lines most similar to the search's first non-blank line instead.
  */
 import type { LineIndex } from './lines.js';
 import { SimilarityFilter } from './similarity.js';
 import type { RawMatch, SearchContext } from './strategies.js';
 import type { FuzzyCandidate } from './types.js';
 
-/** The first line of each match, 1-based. */
-export function firstLines(index: LineIndex, matches: RawMatch[]): FuzzyCandidate[] {
-  return matches.map((match) => {
-    const line = match.firstLine ?? index.lineOf(match.start);
-    return { line: line + 1, text: index.lines[line] as string };
-  });
+/** The lines where matches start, 1-based, each once with how many matches start there. */
+export function matchLines(index: LineIndex, matches: RawMatch[]): FuzzyCandidate[] {
+  const candidates: FuzzyCandidate[] = [];
+  for (const match of matches) {
+    const line = (match.firstLine ?? index.lineOf(match.start)) + 1;
+    const last = candidates[candidates.length - 1];
+    // Matches come left to right, so those on one line are adjacent.
+    if (last !== undefined && last.line === line) last.matches = (last.matches ?? 1) + 1;
+    else candidates.push({ line, text: index.lines[line - 1] as string, matches: 1 });
+  }
+  return candidates;
 }
 
-/** The candidates' line numbers for a message: the first ten, then how many more. */
-export function listLines(candidates: FuzzyCandidate[]): string {
-  const shown = candidates.slice(0, 10).map((c) => c.line);
-  return candidates.length > shown.length
-    ? `${shown.join(', ')} and ${candidates.length - shown.length} more`
-    : shown.join(', ');
+/** The match lines for a message: "2 on line 1, 1 on line 5", the first ten lines, then how many more. */
+export function listMatchLines(candidates: FuzzyCandidate[]): string {
+  const shown = candidates.slice(0, 10).map((c) => `${c.matches ?? 1} on line ${c.line}`);
+  const more = candidates.length - shown.length;
+  return more > 0 ? `${shown.join(', ')} and more on ${more} other lines` : shown.join(', ');
 }
 
 const CANDIDATE_SIMILARITY = 0.5;
 const MAX_CANDIDATES = 3;
 const CANDIDATE_BUDGET = 30_000_000;
+/** Search lines shorter than this (`}`, `});`) are too common to place a search by. */
+const MIN_VOTING_LENGTH = 4;
+/** A search line repeated more often than this votes through its first occurrences only. */
+const MAX_ROWS_PER_LINE = 8;
 
-/** Up to three content lines closest to the search's first non-blank line (similarity >= 0.5), best first. */
-export function closestLines(ctx: SearchContext): FuzzyCandidate[] {
+/**
+ * Where a search that matched nowhere comes closest: up to three places, each
+ * as the file line that differs first there, with `searchLine` and
+ * `searchText` naming the search's line it stands for. Best first.
+ */
+export function closestPlaces(ctx: SearchContext): FuzzyCandidate[] {
   const pattern = ctx.pattern;
   if (pattern.firstNonBlank < 0) return [];
+  const voted = votedWindows(ctx);
+  // Failing that, the windows that put the search's first non-blank line on the lines most like it.
+  const starts = voted.length > 0 ? voted : closestLines(ctx).map((k) => k - pattern.firstNonBlank);
+  const places: FuzzyCandidate[] = [];
+  const taken = new Set<number>();
+  for (const start of starts) {
+    const j = firstDifference(ctx, start);
+    if (j < 0 || taken.has(start + j)) continue;
+    taken.add(start + j);
+    places.push({
+      line: start + j + 1,
+      text: ctx.index.lines[start + j] as string,
+      searchLine: j + 1,
+      searchText: pattern.lines[j] as string,
+    });
+    if (places.length === MAX_CANDIDATES) break;
+  }
+  return places;
+}
+
+/** The starts of the windows with the most votes, most first (see the module's comment). */
+function votedWindows(ctx: SearchContext): number[] {
+  const index = ctx.index;
+  const pattern = ctx.pattern;
+  const height = pattern.lines.length;
+  const windows = index.count - height + 1;
+  if (height < 2 || windows <= 0) return [];
+  const rowsOf = new Map<string, number[]>();
+  let longest = 0;
+  for (let j = 0; j < height; j++) {
+    const line = pattern.trimmed[j] as string;
+    if (line.length < MIN_VOTING_LENGTH) continue;
+    const rows = rowsOf.get(line);
+    if (rows === undefined) rowsOf.set(line, [j]);
+    else if (rows.length < MAX_ROWS_PER_LINE) rows.push(j);
+    longest = Math.max(longest, line.length);
+  }
+  if (rowsOf.size === 0) return [];
+  // Only file lines of a length some search line has are looked up.
+  const wanted = new Uint8Array(longest + 1);
+  for (const line of rowsOf.keys()) wanted[line.length] = 1;
+  const lengths = index.trimmedLengths;
+  const trimmed = index.trimmed;
+  const votes = new Int32Array(windows);
+  for (let k = 0; k < index.count; k++) {
+    const length = lengths[k] as number;
+    if (length > longest || wanted[length] !== 1) continue;
+    const rows = rowsOf.get(trimmed[k] as string);
+    if (rows === undefined) continue;
+    for (const j of rows) {
+      const start = k - j;
+      if (start >= 0 && start < windows) votes[start] = (votes[start] as number) + length;
+    }
+  }
+  return topWindows(votes, MAX_CANDIDATES * 2);
+}
+
+/** The `count` windows with the most votes (more than none), most first, then the earliest. */
+function topWindows(votes: Int32Array, count: number): number[] {
+  const top: number[] = [];
+  for (let start = 0; start < votes.length; start++) {
+    const v = votes[start] as number;
+    if (v === 0) continue;
+    if (top.length === count && v <= (votes[top[count - 1] as number] as number)) continue;
+    let at = top.length;
+    while (at > 0 && (votes[top[at - 1] as number] as number) < v) at--;
+    top.splice(at, 0, start);
+    if (top.length > count) top.pop();
+  }
+  return top;
+}
+
+/**
+ * The first line of the window at `start` that differs from the search's
+ * (trimmed; blank equals blank), among the lines the file has; -1 if none.
+ */
+function firstDifference(ctx: SearchContext, start: number): number {
+  const pattern = ctx.pattern.trimmed;
+  const trimmed = ctx.index.trimmed;
+  for (let j = Math.max(0, -start); j < pattern.length && start + j < trimmed.length; j++) {
+    if (trimmed[start + j] !== pattern[j]) return j;
+  }
+  return -1;
+}
+
+/** Up to three content lines (0-based) closest to the search's first non-blank line (similarity >= 0.5), best first. */
+function closestLines(ctx: SearchContext): number[] {
+  const pattern = ctx.pattern;
   const target = pattern.trimmed[pattern.firstNonBlank] as string;
   const trimmed = ctx.index.trimmed;
   // Its own budget: the candidates are help, and must not be lost to the search's spent budget.
@@ -49,5 +159,5 @@ export function closestLines(ctx: SearchContext): FuzzyCandidate[] {
     if (best.length === MAX_CANDIDATES)
       floor = Math.max(floor, (best[MAX_CANDIDATES - 1] as { score: number }).score);
   }
-  return best.map(({ line }) => ({ line: line + 1, text: ctx.index.lines[line] as string }));
+  return best.map(({ line }) => line);
 }

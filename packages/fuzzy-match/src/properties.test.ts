@@ -892,19 +892,23 @@ describe('properties', () => {
             expect(r.strategy).toBe(found[0]?.strategy);
           }
           if (!r.ok && (r.code === 'AMBIGUOUS' || r.code === 'FUZZY_REPLACE_ALL')) {
-            const lines = (r.candidates ?? []).map((c) => c.line);
-            expect(lines.length).toBeGreaterThan(0);
-            for (const l of lines) expect(firstLines).toContain(l);
-            if (found.length <= 3) expect([...new Set(lines)].sort((a, b) => a - b)).toEqual(firstLines);
+            // Each line once, with the number of matches that start on it.
+            const cands = r.candidates ?? [];
+            expect(cands.map((c) => c.line)).toEqual(firstLines);
+            expect(cands.reduce((sum, c) => sum + (c.matches ?? 0), 0)).toBe(found.length);
           }
           if (!r.ok && r.code === 'NO_MATCH') {
             const lines = textLines(content);
             const cands = r.candidates ?? [];
             expect(cands.length).toBeLessThanOrEqual(3);
+            const searchLines = textLines(search);
             for (const c of cands) {
               expect(c.line).toBeGreaterThanOrEqual(1);
               expect(c.line).toBeLessThanOrEqual(lines.length);
               expect(c.text.trim()).toBe((lines[c.line - 1] ?? '').trim());
+              // The search's line it stands for, which differs from it.
+              expect(c.searchText).toBe(searchLines[(c.searchLine ?? 0) - 1]);
+              expect(c.text.trim()).not.toBe(c.searchText?.trim());
             }
             if (!search.includes('\n')) {
               const scores = lines.map((l) => sim(l, search));

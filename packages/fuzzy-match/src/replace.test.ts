@@ -54,6 +54,15 @@ describe('errors, in order', () => {
     expectErr(fuzzyReplace('a  \n\t b', '  \n\t ', 'x'), 'EMPTY_SEARCH', 0);
   });
 
+  it('a whitespace-only search has its own wording, naming what it holds', () => {
+    const empty = expectErr(fuzzyReplace('abc', '', 'x'), 'EMPTY_SEARCH', 0);
+    const blank = expectErr(fuzzyReplace('a  \n\t b', '  \n\t ', 'x'), 'EMPTY_SEARCH', 0);
+    expect(empty.message).toContain('empty');
+    expect(blank.message).not.toContain('empty');
+    expect(blank.message).toContain('only whitespace (3 spaces, a tab and a line break)');
+    expect(blank.message).toContain('at least one visible character');
+  });
+
   it('EMPTY_SEARCH comes before IDENTICAL', () => {
     expectErr(fuzzyReplace('abc', '', ''), 'EMPTY_SEARCH', 0);
     expectErr(fuzzyReplace('abc', ' ', ' '), 'EMPTY_SEARCH', 0);
@@ -81,17 +90,18 @@ describe('errors, in order', () => {
       'abcdefghXX', // 0.8
     ].join('\n');
     const r = expectErr(fuzzyReplace(content, 'abcdefghij', 'x'), 'NO_MATCH', 0);
+    const search = { searchLine: 1, searchText: 'abcdefghij' };
     expect([...(r.candidates ?? [])].sort((a, b) => a.line - b.line)).toEqual([
-      { line: 4, text: 'abcdefghiX' },
-      { line: 5, text: 'abcdefgXXX' },
-      { line: 6, text: 'abcdefghXX' },
+      { line: 4, text: 'abcdefghiX', ...search },
+      { line: 5, text: 'abcdefgXXX', ...search },
+      { line: 6, text: 'abcdefghXX', ...search },
     ]);
   });
 
   it('NO_MATCH candidates need similarity >= 0.5 (inclusive)', () => {
     const content = 'abcdXXXXXX\nabcdeXXXXX\nzzzzzzzzzz'; // 0.4, 0.5, 0
     const r = expectErr(fuzzyReplace(content, 'abcdefghij', 'x'), 'NO_MATCH', 0);
-    expect(r.candidates).toEqual([{ line: 2, text: 'abcdeXXXXX' }]);
+    expect(r.candidates).toEqual([{ line: 2, text: 'abcdeXXXXX', searchLine: 1, searchText: 'abcdefghij' }]);
   });
 
   it('NO_MATCH with nothing close has no candidates', () => {
@@ -115,13 +125,79 @@ describe('errors, in order', () => {
     }
   });
 
+  it("NO_MATCH shows the closest window's first differing line, with the search's line it stands for", () => {
+    const content = [
+      'function total(items) {',
+      '  let sum = 0;',
+      '  for (const item of items) {',
+      '    sum += item.price * item.count;',
+      '  }',
+      '  return sum;',
+      '}',
+    ].join('\n');
+    const oldString = ['  for (const item of items) {', '    sum += item.cost;', '  }', '  return sum;'].join(
+      '\n',
+    );
+    const r = expectErr(fuzzyReplace(content, oldString, 'x'), 'NO_MATCH', 0);
+    expect(r.candidates?.[0]).toEqual({
+      line: 4,
+      text: '    sum += item.price * item.count;',
+      searchLine: 2,
+      searchText: '    sum += item.cost;',
+    });
+    expect(r.message).toContain(
+      'the first line that differs:\nfile line 4:     sum += item.price * item.count;\nold_string line 2:     sum += item.cost;',
+    );
+  });
+
+  it('NO_MATCH with no line of the search in the file: the window on the line closest to its first line', () => {
+    const r = expectErr(
+      fuzzyReplace(
+        'alpha\nfunction sum(a, b) {\n  return a + b;\n}',
+        'function sun(a, b) {\n  return a * b * 100;',
+        'x',
+      ),
+      'NO_MATCH',
+      0,
+    );
+    expect(r.candidates?.[0]).toEqual({
+      line: 2,
+      text: 'function sum(a, b) {',
+      searchLine: 1,
+      searchText: 'function sun(a, b) {',
+    });
+  });
+
+  it('NO_MATCH: a first line that the file has is not shown as the difference', () => {
+    // `foo` is too short to vote; the window is found by the closest line, and its line 2 differs.
+    const r = expectErr(fuzzyReplace('x\nfoo\nbazooka', 'foo\nbarbell', 'y'), 'NO_MATCH', 0);
+    expect(r.candidates?.[0]).toEqual({ line: 3, text: 'bazooka', searchLine: 2, searchText: 'barbell' });
+  });
+
   it('AMBIGUOUS (exact): count and the first line of each match', () => {
     const r = expectErr(fuzzyReplace('foo()\nbar()\nfoo()\n', 'foo()', 'baz()'), 'AMBIGUOUS', 2);
     expect(r.candidates).toEqual([
-      { line: 1, text: 'foo()' },
-      { line: 3, text: 'foo()' },
+      { line: 1, text: 'foo()', matches: 1 },
+      { line: 3, text: 'foo()', matches: 1 },
     ]);
+    expect(r.message).toContain('1 on line 1, 1 on line 3');
     expect('content' in r ? r.content : 'foo()\nbar()\nfoo()\n').toBe('foo()\nbar()\nfoo()\n');
+  });
+
+  it('regression: AMBIGUOUS lists a line once, with how many matches start on it', () => {
+    const r = expectErr(fuzzyReplace('x = f(a) + f(a);\ny = f(a);\n', 'f(a)', 'g(a)'), 'AMBIGUOUS', 3);
+    expect(r.candidates).toEqual([
+      { line: 1, text: 'x = f(a) + f(a);', matches: 2 },
+      { line: 2, text: 'y = f(a);', matches: 1 },
+    ]);
+    expect(r.message).toContain('old_string matches 3 places (2 on line 1, 1 on line 2)');
+    expect(r.message).not.toContain('lines 1, 1');
+  });
+
+  it('AMBIGUOUS over more than ten lines names the first ten and counts the rest', () => {
+    const content = Array.from({ length: 12 }, () => 'tick();').join('\n');
+    const r = expectErr(fuzzyReplace(content, 'tick();', 'tock();'), 'AMBIGUOUS', 12);
+    expect(r.message).toContain('1 on line 10 and more on 2 other lines');
   });
 
   it('AMBIGUOUS (line_trimmed): line numbers of the first matched lines', () => {
@@ -145,8 +221,8 @@ describe('errors, in order', () => {
       2,
     );
     expect(r.candidates).toEqual([
-      { line: 1, text: 'begin' },
-      { line: 4, text: 'begin' },
+      { line: 1, text: 'begin', matches: 1 },
+      { line: 4, text: 'begin', matches: 1 },
     ]);
   });
 

@@ -1,4 +1,4 @@
-import { closestLines, firstLines, listLines } from './candidates.js';
+import { closestPlaces, listMatchLines, matchLines } from './candidates.js';
 import { escapeDrift } from './escape-drift.js';
 import { leadingWhitespace } from './lines.js';
 import { preserveOriginal } from './preserve.js';
@@ -6,6 +6,7 @@ import { indentUnit, reindent, usesTabs } from './reindent.js';
 import { findMatches, type RawMatch, SearchContext, unescapeSequences } from './strategies.js';
 import {
   APPROXIMATE_STRATEGIES,
+  type FuzzyCandidate,
   type FuzzyMatchResult,
   type FuzzyOptions,
   type FuzzyReplaceOptions,
@@ -72,7 +73,10 @@ export function fuzzyReplace(
       ok: false,
       code: 'EMPTY_SEARCH',
       count: 0,
-      message: 'old_string is empty: give the exact text to replace.',
+      message:
+        oldString === ''
+          ? 'old_string is empty: give the exact text to replace.'
+          : `old_string is only whitespace (${describeWhitespace(oldString)}), which would match almost anywhere: give the text to replace with at least one visible character, for example the whole line before or after the whitespace to change.`,
     };
   }
   if (oldString === newString) {
@@ -86,11 +90,7 @@ export function fuzzyReplace(
   const ctx = new SearchContext(content, oldString, resolveOptions(options));
   const found = findMatches(ctx);
   if (!found) {
-    const candidates = closestLines(ctx);
-    const hint =
-      candidates.length > 0
-        ? ` The closest lines are ${candidates.map((c) => `${c.line}: ${c.text.trim()}`).join('; ')}.`
-        : '';
+    const candidates = closestPlaces(ctx);
     const limit = ctx.filter.exhausted
       ? ' The approximate comparison stopped at its work limit (a long old_string against a large file): give old_string exactly as the file has it, or a shorter one.'
       : '';
@@ -99,29 +99,29 @@ export function fuzzyReplace(
       code: 'NO_MATCH',
       count: 0,
       candidates,
-      message: `old_string was not found in the file, even approximately.${limit}${hint} Read the file again and copy the text to replace from it.`,
+      message: `old_string was not found in the file, even approximately.${limit} Read the file again and copy the text to replace from it.${describePlaces(candidates)}`,
     };
   }
   const { strategy, matches } = found;
   const count = matches.length;
   if (count > 1 && !options.replaceAll) {
-    const candidates = firstLines(ctx.index, matches);
+    const candidates = matchLines(ctx.index, matches);
     return {
       ok: false,
       code: 'AMBIGUOUS',
       count,
       candidates,
-      message: `old_string matches ${count} places (lines ${listLines(candidates)}). Add surrounding lines to old_string so it matches one place, or set replace_all to replace every one.`,
+      message: `old_string matches ${count} places (${listMatchLines(candidates)}). Add surrounding lines to old_string so it matches one place, or set replace_all to replace every one.`,
     };
   }
   if (count > 1 && APPROXIMATE_STRATEGIES.includes(strategy)) {
-    const candidates = firstLines(ctx.index, matches);
+    const candidates = matchLines(ctx.index, matches);
     return {
       ok: false,
       code: 'FUZZY_REPLACE_ALL',
       count,
       candidates,
-      message: `old_string only approximately matches ${count} places (lines ${listLines(candidates)}, by ${strategy}); replace_all does not apply approximate matches. Replace them one at a time with exact text.`,
+      message: `old_string only approximately matches ${count} places (${listMatchLines(candidates)}, by ${strategy}); replace_all does not apply approximate matches. Replace them one at a time with exact text.`,
     };
   }
   if (strategy !== 'exact') {
@@ -256,4 +256,30 @@ function dropFinalBreak(text: string): string {
   if (text.endsWith('\r\n')) return text.slice(0, -2);
   if (text.endsWith('\n')) return text.slice(0, -1);
   return text;
+}
+
+/** "2 spaces, a tab and a line break": what a whitespace-only search holds. */
+function describeWhitespace(text: string): string {
+  const kinds: [RegExp, string, string][] = [
+    [/ /g, 'a space', 'spaces'],
+    [/\t/g, 'a tab', 'tabs'],
+    [/\n/g, 'a line break', 'line breaks'],
+  ];
+  const parts: string[] = [];
+  for (const [pattern, one, many] of kinds) {
+    const n = text.match(pattern)?.length ?? 0;
+    if (n === 1) parts.push(one);
+    else if (n > 1) parts.push(`${n} ${many}`);
+  }
+  if (parts.length === 0) return 'other blank characters';
+  return parts.length === 1 ? (parts[0] as string) : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+}
+
+/** The NO_MATCH lines on where the search comes closest: each place as the file's line and the search's. */
+function describePlaces(candidates: FuzzyCandidate[]): string {
+  if (candidates.length === 0) return '';
+  const places = candidates.map(
+    (c) => `file line ${c.line}: ${c.text}\nold_string line ${c.searchLine ?? 1}: ${c.searchText ?? ''}`,
+  );
+  return `\nWhere it comes closest, the first line that differs:\n${places.join('\n')}`;
 }

@@ -54,6 +54,12 @@ export type FuzzyErrorCode =
 export interface FuzzyCandidate {
   line: number;
   text: string;
+  /** AMBIGUOUS, FUZZY_REPLACE_ALL: how many matches start on this line (each line is listed once). */
+  matches?: number;
+  /** NO_MATCH: the search's line (1-based) that this file line stands for where the search comes closest. */
+  searchLine?: number;
+  /** NO_MATCH: the text of `searchLine`. */
+  searchText?: string;
 }
 
 export type FuzzyReplaceResult =

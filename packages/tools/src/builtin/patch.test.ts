@@ -78,7 +78,9 @@ describe('patch', () => {
     });
     expect(result).toMatchObject({ ok: false, code: 'ERR_TOOL_PATCH_NO_MATCH' });
     expect(result.content).toMatch(/^No match for old_string in "math.js"; the file was not changed\.\n/);
-    expect(result.content).toContain('1: function add(a, b) {');
+    expect(result.content).toContain(
+      'the first line that differs:\nfile line 5: function sub(a, b) {\nold_string line 1: function mul(a, b) {\nfile line 1: function add(a, b) {',
+    );
     expect(await read('math.js')).toBe(SOURCE);
   });
 
@@ -109,7 +111,7 @@ describe('patch', () => {
     expect(ambiguous.content).toMatch(
       /^Found 2 matches in "math.js"; provide more context or set replace_all=true\./,
     );
-    expect(ambiguous.content).toContain('lines 1, 5');
+    expect(ambiguous.content).toContain('(1 on line 1, 1 on line 5)');
     expect(await read('math.js')).toBe(SOURCE);
     const all = await invoke(tool, {
       path: 'math.js',
@@ -159,6 +161,38 @@ describe('patch', () => {
     expect(result.ok).toBe(true);
     expect(result.content).toContain('(strategy: line_trimmed)');
     expect(await read('s.js')).toBe("if (x) {\n    const s = 'it\\'s here';\n}\n");
+  });
+
+  it('shows where a multi-line old_string comes closest: the first differing line and its counterpart', async () => {
+    await put('math.js', SOURCE);
+    const result = await invoke(fx.tool('patch'), {
+      path: 'math.js',
+      old_string: 'function sub(a, b) {\n  return b - a - 1;\n}',
+      new_string: 'function sub(a, b) {\n  return b - a;\n}',
+    });
+    expect(result).toMatchObject({ ok: false, code: 'ERR_TOOL_PATCH_NO_MATCH' });
+    expect(result.content).toContain('file line 6:   return a - b;\nold_string line 2:   return b - a - 1;');
+  });
+
+  it('lists a line with several matches once (regression: "lines 1, 1")', async () => {
+    await put('calls.js', 'f(a); f(a);\ng(f(a));\n');
+    const result = await invoke(fx.tool('patch'), {
+      path: 'calls.js',
+      old_string: 'f(a)',
+      new_string: 'f(b)',
+    });
+    expect(result).toMatchObject({ ok: false, code: 'ERR_TOOL_PATCH_AMBIGUOUS' });
+    expect(result.content).toContain('(2 on line 1, 1 on line 2)');
+  });
+
+  it('words a whitespace-only old_string apart from an empty one', async () => {
+    await put('math.js', SOURCE);
+    const tool = fx.tool('patch');
+    const empty = await invoke(tool, { path: 'math.js', old_string: '', new_string: 'x' });
+    const blank = await invoke(tool, { path: 'math.js', old_string: '\n\n', new_string: 'x' });
+    expect(empty.content).toContain('old_string is empty');
+    expect(blank).toMatchObject({ ok: false, code: 'ERR_TOOL_PATCH_EMPTY_SEARCH' });
+    expect(blank.content).toContain('old_string is only whitespace (2 line breaks)');
   });
 
   it('refuses an empty old_string and identical strings', async () => {

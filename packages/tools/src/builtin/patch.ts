@@ -178,15 +178,10 @@ export function createPatchTool(environment: ToolEnvironment): Tool {
           content: `Already applied: ${file} has new_string and no longer has old_string, so nothing was written. Read the file if you need to check it.`,
         };
       }
-      let detail = result.message;
-      const candidates = result.candidates ?? [];
-      const first = candidates[0];
-      if (result.code === 'NO_MATCH' && first !== undefined && !detail.includes(first.text.trim())) {
-        detail += `\nClosest lines in the file:\n${candidates.map((c) => `${c.line}: ${c.text}`).join('\n')}`;
-      }
+      // The matcher's message names the lines (where a search comes closest, where matches start).
       throw new ToolError(
         FUZZY_CODES[result.code],
-        `${refusal(result.code, file, result.count, locale)}\n${detail}`,
+        `${refusal(result.code, file, result.count, locale)}\n${result.message}`,
       );
     }
     const first = result.matches[0];
