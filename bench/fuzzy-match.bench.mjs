@@ -101,6 +101,31 @@ results.push(
   );
 }
 
+// miss-40. The fast miss: a 40-line old_string of which no line is in the 10,000-line
+// file (trimmed), through fuzzyReplace: NO_MATCH, with the candidates it shows.
+{
+  const present = new Set(baseLines.map((l) => l.trim()));
+  const search = makeLines(400, 40)
+    .filter((l) => l.trim() !== '' && !present.has(l.trim()))
+    .slice(0, 40)
+    .join('\n');
+  const run = () => {
+    const result = fuzzyReplace(base, search, 'replaced();');
+    if (result.ok || result.code !== 'NO_MATCH' || (result.candidates ?? []).length === 0) {
+      throw new Error(`miss-40: expected NO_MATCH with candidates, got ${result.ok ? 'ok' : result.code}`);
+    }
+    return { strategy: 'none', count: 0 };
+  };
+  results.push(
+    scenario('miss-40', {
+      content: base,
+      targetMs: 10,
+      expect: { strategy: 'none', count: 0 },
+      run,
+    }),
+  );
+}
+
 // 4. block_anchor with 2,000 candidate anchor pairs: 2,000 five-line blocks that all
 // open with `try {` and close with `} catch (error) {`; the search is one of them
 // with its middle edited, so only its own block passes the 0.6 similarity.
@@ -197,31 +222,6 @@ results.push(
       targetMs: 250,
       expect: { strategy: 'none', count: 0 },
       run: find(content, search),
-    }),
-  );
-}
-
-// miss-40. The fast miss: a 40-line old_string of which no line is in the 10,000-line
-// file (trimmed), through fuzzyReplace: NO_MATCH, with the candidates it shows.
-{
-  const present = new Set(baseLines.map((l) => l.trim()));
-  const search = makeLines(400, 40)
-    .filter((l) => l.trim() !== '' && !present.has(l.trim()))
-    .slice(0, 40)
-    .join('\n');
-  const run = () => {
-    const result = fuzzyReplace(base, search, 'replaced();');
-    if (result.ok || result.code !== 'NO_MATCH' || (result.candidates ?? []).length === 0) {
-      throw new Error(`miss-40: expected NO_MATCH with candidates, got ${result.ok ? 'ok' : result.code}`);
-    }
-    return { strategy: 'none', count: 0 };
-  };
-  results.push(
-    scenario('miss-40', {
-      content: base,
-      targetMs: 10,
-      expect: { strategy: 'none', count: 0 },
-      run,
     }),
   );
 }
