@@ -25,7 +25,7 @@ export function matchLines(index: LineIndex, matches: RawMatch[]): FuzzyCandidat
     const last = candidates[candidates.length - 1];
     // Matches come left to right, so those on one line are adjacent.
     if (last !== undefined && last.line === line) last.matches = (last.matches ?? 1) + 1;
-    else candidates.push({ line, text: index.lines[line - 1] as string, matches: 1 });
+    else candidates.push({ line, text: index.line(line - 1), matches: 1 });
   }
   return candidates;
 }
@@ -39,7 +39,10 @@ export function listMatchLines(candidates: FuzzyCandidate[]): string {
 
 const CANDIDATE_SIMILARITY = 0.5;
 const MAX_CANDIDATES = 3;
-const CANDIDATE_BUDGET = 30_000_000;
+/** How many lines the fallback compares, most alike at their ends first. */
+const CANDIDATE_LINES = 64;
+/** A bound on that work for very long lines (about 2 ms; see `SimilarityFilter`'s cost units). */
+const CANDIDATE_BUDGET = 2_000_000;
 /** Search lines shorter than this (`}`, `});`) are too common to place a search by. */
 const MIN_VOTING_LENGTH = 4;
 /** A search line repeated more often than this votes through its first occurrences only. */
@@ -64,7 +67,7 @@ export function closestPlaces(ctx: SearchContext): FuzzyCandidate[] {
     taken.add(start + j);
     places.push({
       line: start + j + 1,
-      text: ctx.index.lines[start + j] as string,
+      text: ctx.index.line(start + j),
       searchLine: j + 1,
       searchText: pattern.lines[j] as string,
     });
@@ -138,19 +141,27 @@ function firstDifference(ctx: SearchContext, start: number): number {
   return -1;
 }
 
-/** Up to three content lines (0-based) closest to the search's first non-blank line (similarity >= 0.5), best first. */
+/**
+ * Up to three content lines (0-based) closest to the search's first non-blank
+ * line (similarity >= 0.5), best first, among the 64 non-blank lines that
+ * share the most characters with it at their start and end (a counting sort,
+ * one short look at each line). In a file of up to 64 non-blank lines these
+ * are the closest lines; in a larger one, the closest of those most like it
+ * at their ends (which hold 3 in 4 of the closest lines of generated source).
+ */
 function closestLines(ctx: SearchContext): number[] {
   const pattern = ctx.pattern;
   const target = pattern.trimmed[pattern.firstNonBlank] as string;
   const trimmed = ctx.index.trimmed;
+  const order = byCommonEnds(trimmed, target);
   // Its own budget: the candidates are help, and must not be lost to the search's spent budget.
   const filter = new SimilarityFilter(CANDIDATE_BUDGET);
   const best: { line: number; score: number }[] = [];
   let floor = CANDIDATE_SIMILARITY;
-  for (let i = 0; i < trimmed.length; i++) {
-    const line = trimmed[i] as string;
-    if (line === '') continue;
-    const score = filter.atLeast(line, target, floor);
+  for (let n = 0; n < order.length && n < CANDIDATE_LINES; n++) {
+    const i = order[n] as number;
+    const score = filter.atLeast(trimmed[i] as string, target, floor);
+    if (filter.exhausted) break;
     if (score < 0) continue;
     best.push({ line: i, score });
     best.sort((a, b) => b.score - a.score || a.line - b.line);
@@ -160,4 +171,42 @@ function closestLines(ctx: SearchContext): number[] {
       floor = Math.max(floor, (best[MAX_CANDIDATES - 1] as { score: number }).score);
   }
   return best.map(({ line }) => line);
+}
+
+/** The non-blank lines, most characters in common with `target` at their start and end first, then in file order. */
+function byCommonEnds(lines: string[], target: string): Int32Array {
+  const keys = new Int32Array(lines.length);
+  const buckets = new Int32Array(target.length + 2);
+  let nonBlank = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (line === '') {
+      keys[i] = -1;
+      continue;
+    }
+    const shorter = Math.min(line.length, target.length);
+    let start = 0;
+    while (start < shorter && line.charCodeAt(start) === target.charCodeAt(start)) start++;
+    let end = 0;
+    while (
+      end < shorter - start &&
+      line.charCodeAt(line.length - 1 - end) === target.charCodeAt(target.length - 1 - end)
+    ) {
+      end++;
+    }
+    // Most shared first: bucket 0 holds the lines that share the whole target length.
+    const key = target.length - (start + end);
+    keys[i] = key;
+    buckets[key + 1] = (buckets[key + 1] as number) + 1;
+    nonBlank++;
+  }
+  for (let b = 1; b < buckets.length; b++) buckets[b] = (buckets[b] as number) + (buckets[b - 1] as number);
+  const order = new Int32Array(nonBlank);
+  for (let i = 0; i < lines.length; i++) {
+    const key = keys[i] as number;
+    if (key < 0) continue;
+    order[buckets[key] as number] = i;
+    buckets[key] = (buckets[key] as number) + 1;
+  }
+  return order;
 }

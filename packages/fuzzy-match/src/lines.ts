@@ -16,6 +16,8 @@ export class LineIndex {
   #trimmed: string[] | undefined;
   #trimmedLengths: Int32Array | undefined;
   #trimmedMasks: Int32Array | undefined;
+  #maskKnown: Uint8Array | undefined;
+  #collapsed: string[] | undefined;
   #crlf: boolean | undefined;
 
   constructor(text: string) {
@@ -52,6 +54,11 @@ export class LineIndex {
     return this.#crlf ?? false;
   }
 
+  /** Line `i`'s text, without its line break (without building every line's). */
+  line(i: number): string {
+    return this.#lines ? (this.#lines[i] as string) : this.text.slice(this.starts[i], this.ends[i]);
+  }
+
   /** Each line's text, without its line break. */
   get lines(): string[] {
     if (!this.#lines) {
@@ -65,12 +72,28 @@ export class LineIndex {
   /** Each line, trimmed at both ends. */
   get trimmed(): string[] {
     if (!this.#trimmed) {
-      const lines = this.lines;
       const trimmed = new Array<string>(this.count);
-      for (let i = 0; i < this.count; i++) trimmed[i] = (lines[i] as string).trim();
+      for (let i = 0; i < this.count; i++) trimmed[i] = this.line(i).trim();
       this.#trimmed = trimmed;
     }
     return this.#trimmed;
+  }
+
+  /**
+   * Each trimmed line with its runs of spaces and tabs as one space: the lines
+   * of the `whitespace_normalized` view, trimmed.
+   */
+  get collapsedTrimmed(): string[] {
+    if (!this.#collapsed) {
+      const trimmed = this.trimmed;
+      const collapsed = new Array<string>(this.count);
+      for (let i = 0; i < this.count; i++) {
+        const line = trimmed[i] as string;
+        collapsed[i] = line.includes('\t') || line.includes('  ') ? line.replace(/[ \t]+/g, ' ') : line;
+      }
+      this.#collapsed = collapsed;
+    }
+    return this.#collapsed;
   }
 
   /** The length of each trimmed line. */
@@ -84,15 +107,19 @@ export class LineIndex {
     return this.#trimmedLengths;
   }
 
-  /** For each trimmed line, which of 32 buckets of characters it holds (see `characterMask`). */
-  get trimmedMasks(): Int32Array {
-    if (!this.#trimmedMasks) {
-      const trimmed = this.trimmed;
-      const masks = new Int32Array(this.count);
-      for (let i = 0; i < this.count; i++) masks[i] = characterMask(trimmed[i] as string);
-      this.#trimmedMasks = masks;
+  /**
+   * Which of 32 buckets of characters trimmed line `i` holds (see
+   * `characterMask`), computed the first time a line is asked for: most lines
+   * are refused by their length before their characters matter.
+   */
+  trimmedMask(i: number): number {
+    this.#trimmedMasks ??= new Int32Array(this.count);
+    this.#maskKnown ??= new Uint8Array(this.count);
+    if (this.#maskKnown[i] !== 1) {
+      this.#trimmedMasks[i] = characterMask(this.trimmed[i] as string);
+      this.#maskKnown[i] = 1;
     }
-    return this.#trimmedMasks;
+    return this.#trimmedMasks[i] as number;
   }
 
   /** The 0-based line that holds `offset`. */

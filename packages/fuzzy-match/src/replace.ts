@@ -132,7 +132,7 @@ export function fuzzyReplace(
         ok: false,
         code: 'ESCAPE_DRIFT',
         count,
-        candidates: [{ line, text: ctx.index.lines[drift.line] as string }],
+        candidates: [{ line, text: ctx.index.line(drift.line) }],
         message: `new_string holds ${drift.sequence} (a backslash before a quote), but the file has none where old_string matched (line ${line}, by ${strategy}, not exactly): the quotes look escaped, as inside a JSON or shell string, and the backslashes would be written into the file. Send old_string and new_string with their quotes unescaped, as the file has them. If the file really needs ${drift.sequence} there, give old_string exactly as the file has it.`,
       };
     }
@@ -229,7 +229,7 @@ class Replacement {
   #matchedIndent(match: RawMatch): string {
     const pattern = this.#ctx.pattern;
     if (pattern.firstNonBlank < 0 || match.firstLine === undefined) return '';
-    return leadingWhitespace(this.#ctx.index.lines[match.firstLine + pattern.firstNonBlank] as string);
+    return leadingWhitespace(this.#ctx.index.line(match.firstLine + pattern.firstNonBlank));
   }
 
   #unicode(match: RawMatch): string {

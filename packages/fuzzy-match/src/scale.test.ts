@@ -5,7 +5,8 @@
  * candidates before a genuine match.
  */
 import { describe, expect, it } from 'vitest';
-import { fuzzyFindAll, fuzzyReplace } from './index.js';
+import { DEFAULT_OPTIONS, fuzzyFindAll, fuzzyReplace } from './index.js';
+import { findMatches, SearchContext } from './strategies.js';
 
 /** A deterministic pseudo-random source, so the inputs are the same on every run. */
 function lcg(seed: number): () => number {
@@ -69,5 +70,84 @@ describe('large inputs', () => {
 
     const replaced = fuzzyReplace(content, pattern, 'done');
     expect(replaced.ok).toBe(true);
+  });
+});
+
+describe('a fast miss', () => {
+  /** mulberry32: integer arithmetic, so long runs do not lose precision and cycle. */
+  function rng(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  const WORDS = ['user', 'record', 'value', 'total', 'config', 'result', 'buffer', 'index', 'token', 'entry'];
+  const CALLS = ['compute', 'validate', 'render', 'merge', 'notify'];
+
+  /** `count` source-like lines from a few templates, identifiers numbered at random, some blank. */
+  function sourceLines(next: () => number, count: number): string[] {
+    const pick = (list: string[]) => list[Math.floor(next() * list.length)] as string;
+    const id = () => `${pick(WORDS)}${Math.floor(next() * 1000)}`;
+    return Array.from({ length: count }, () => {
+      const indent = '  '.repeat(1 + Math.floor(next() * 3));
+      switch (Math.floor(next() * 5)) {
+        case 0:
+          return `${indent}const ${id()} = ${pick(CALLS)}(${id()}, ${Math.floor(next() * 100)});`;
+        case 1:
+          return `${indent}if (${id()} > ${Math.floor(next() * 500)}) {`;
+        case 2:
+          return `${indent}return ${pick(CALLS)}(${id()}.${pick(WORDS)});`;
+        case 3:
+          return '';
+        default:
+          return `${indent}${id()}.${pick(WORDS)} = await ${pick(CALLS)}(${id()});`;
+      }
+    });
+  }
+
+  it('a 40-line search of which no line is in a 10,000-line file: no Levenshtein, NO_MATCH with candidates', () => {
+    const next = rng(40);
+    const lines = sourceLines(next, 10_000);
+    const present = new Set(lines.map((l) => l.trim()));
+    const search = sourceLines(next, 200)
+      .filter((l) => l.trim() !== '' && !present.has(l.trim()))
+      .slice(0, 40)
+      .join('\n');
+    const content = lines.join('\n');
+
+    // Every strategy's necessary condition fails for every window: nothing gets past the length bounds.
+    const ctx = new SearchContext(content, search, DEFAULT_OPTIONS);
+    expect(findMatches(ctx)).toBeUndefined();
+    expect(ctx.filter.spent).toBe(0);
+
+    const r = fuzzyReplace(content, search, 'replaced();');
+    if (r.ok) throw new Error('expected NO_MATCH');
+    expect(r.code).toBe('NO_MATCH');
+    expect(r.candidates?.length).toBeGreaterThan(0);
+    for (const c of r.candidates ?? []) {
+      expect(c.text).toBe(lines[c.line - 1]);
+      expect(c.searchLine).toBe(1);
+    }
+  });
+
+  it('one line of a 40-line search changed: the candidate is that line, found by the lines around it', () => {
+    const next = rng(41);
+    const lines = sourceLines(next, 10_000);
+    const window = lines.slice(6_000, 6_040);
+    const k = window.findIndex((l, i) => i > 20 && l.trim() !== '');
+    const search = window.map((l, i) => (i === k ? `${l.trim()} // and something else entirely` : l));
+    const r = fuzzyReplace(lines.join('\n'), search.join('\n'), 'replaced();');
+    if (r.ok) throw new Error('expected NO_MATCH');
+    expect(r.candidates?.[0]).toEqual({
+      line: 6_000 + k + 1,
+      text: lines[6_000 + k],
+      searchLine: k + 1,
+      searchText: search[k],
+    });
   });
 });

@@ -44,11 +44,18 @@ function levenshteinCost(la: number, lb: number): number {
  */
 export class SimilarityFilter {
   readonly #counts = new Int32Array(BUCKETS);
+  readonly #initial: number;
   #budget: number;
   exhausted = false;
 
   constructor(budget = DEFAULT_BUDGET) {
+    this.#initial = budget;
     this.#budget = budget;
+  }
+
+  /** The cost units charged so far: 0 when no pair got past the length bound. */
+  get spent(): number {
+    return this.#initial - this.#budget;
   }
 
   /** The similarity when it reaches `threshold`, else -1. */

@@ -22,14 +22,19 @@
  * Two strategies can never win, and are kept for the design's order:
  * `indent_flexible` and `trimmed_boundary` each accept a window only when every
  * line is equal after trimming at both ends, which is exactly when
- * `line_trimmed`, tried before them, accepts it. They run as that check plus
- * their own stricter one, so they cost a pass over the lines and nothing more.
+ * `line_trimmed`, tried before them, accepts it. The chain reaches them only
+ * after `line_trimmed` found nothing, and then they return at once.
  *
- * Cost: lines, trimmed lines and their lengths are computed once per content;
- * the approximate strategies compare only windows whose anchors or lengths
- * allow a match, and refuse most pairs by length and common-character bounds
- * before any Levenshtein (see `SimilarityFilter`); a window is abandoned as
- * soon as it cannot reach its threshold.
+ * Cost: a search that matches nowhere runs every strategy, so each is pruned
+ * before its expensive phase, and a strategy whose necessary condition fails
+ * for every window costs one pass over the lines or less: first lines and
+ * anchors compared as strings, the character-based views built only over runs
+ * of lines that may hold the search (`NeedleLines`), and the approximate
+ * strategies' windows refused by integer length bounds, the most selective
+ * line first, before any character is looked at (`LineRule`). Lines, trimmed
+ * lines and their lengths are computed once per content; most surviving pairs
+ * are refused by length and common-character bounds before any Levenshtein
+ * (see `SimilarityFilter`).
  */
 import { LineIndex, type PatternLines, patternLines } from './lines.js';
 import { atLeast, characterMask, EPSILON, SimilarityFilter } from './similarity.js';
@@ -41,6 +46,7 @@ import {
   mapUnicode,
   onCharacterBoundaries,
   toOriginal,
+  type ViewOptions,
 } from './views.js';
 
 /** A match before it is reported, with what the replacement needs. */
@@ -64,6 +70,9 @@ export class SearchContext {
   unicodeMode: 'exact' | 'lines' | undefined;
   /** The search as `escape_normalized` unescaped it. */
   unescaped: string | undefined;
+  /** How many windows `line_trimmed` found (undefined until it ran). */
+  lineTrimmedFound: number | undefined;
+  #unicodeTrimmed: string[] | undefined;
 
   constructor(content: string, search: string, options: Required<FuzzyOptions>) {
     this.content = content;
@@ -79,6 +88,14 @@ export class SearchContext {
   get pattern(): PatternLines {
     this.#pattern ??= patternLines(this.search);
     return this.#pattern;
+  }
+
+  /** The content's lines with typographic characters as ASCII, trimmed (the lines of the unicode view). */
+  get unicodeTrimmed(): string[] {
+    this.#unicodeTrimmed ??= this.index.trimmed.map((line) =>
+      hasMappedUnicode(line) ? mapUnicode(line).trim() : line,
+    );
+    return this.#unicodeTrimmed;
   }
 }
 
@@ -154,13 +171,87 @@ function trimmedWindows(
 
 const exact: Strategy = (ctx) => occurrences(ctx.content, ctx.search).map(([start, end]) => ({ start, end }));
 
-const lineTrimmed: Strategy = (ctx) => trimmedWindows(ctx, ctx.pattern.trimmed, ctx.index.trimmed);
+const lineTrimmed: Strategy = (ctx) => {
+  const found = trimmedWindows(ctx, ctx.pattern.trimmed, ctx.index.trimmed);
+  ctx.lineTrimmedFound = found.length;
+  return found;
+};
 
 const whitespaceNormalized: Strategy = (ctx) => {
   const needle = mappedView(ctx.search.trim(), { lf: true, collapseBlanks: true }).text;
   if (needle === '' || !wordsOccur(ctx.content, needle)) return [];
-  return inView(mappedView(ctx.content, { lf: true, collapseBlanks: true }), needle);
+  return inLines(ctx, needle, ctx.index.collapsedTrimmed, { lf: true, collapseBlanks: true });
 };
+
+/**
+ * Where a character-based strategy can find `needle` in a view of the content
+ * whose lines, trimmed, are `lines` (every view keeps the line breaks): a run
+ * of lines whose first holds the needle's first line, whose middle ones equal
+ * its middle lines, and whose last holds its last, all trimmed. Checking a run
+ * costs a string comparison or two (lengths first) on lines that are already
+ * there, where a view of the whole content costs a pass over every character
+ * and an offset map.
+ */
+class NeedleLines {
+  readonly height: number;
+  readonly #parts: string[];
+
+  constructor(needle: string) {
+    this.#parts = needle.split('\n').map((line) => line.trim());
+    this.height = this.#parts.length;
+  }
+
+  /** Whether lines `i` to `i + height - 1` may hold the needle (a necessary condition). */
+  mayHoldAt(lines: string[], i: number): boolean {
+    const parts = this.#parts;
+    const last = this.height - 1;
+    for (let j = 1; j < last; j++) if (lines[i + j] !== parts[j]) return false;
+    if (!(lines[i] as string).includes(parts[0] as string)) return false;
+    return last === 0 || (lines[i + last] as string).includes(parts[last] as string);
+  }
+}
+
+/** Whether some run of `lines` may hold `needle` (see `NeedleLines`): the view is built only when so. */
+function linesMayHold(needle: string, lines: string[]): boolean {
+  const shape = new NeedleLines(needle);
+  for (let i = 0; i + shape.height <= lines.length; i++) if (shape.mayHoldAt(lines, i)) return true;
+  return false;
+}
+
+/**
+ * Every non-overlapping occurrence of `needle` in the view `options` makes of
+ * the content, left to right, as `inView` of the whole view would find them;
+ * but only the runs of lines that may hold it (see `NeedleLines`) are viewed,
+ * each on its own, so the cost is one comparison a line plus the runs' text.
+ * (Runs of spaces and tabs never cross a line break, so a run's view is the
+ * whole view's text of those lines.)
+ */
+function inLines(ctx: SearchContext, needle: string, lines: string[], options: ViewOptions): RawMatch[] {
+  const index = ctx.index;
+  const shape = new NeedleLines(needle);
+  const found: RawMatch[] = [];
+  let lastEnd = 0;
+  for (let i = 0; i + shape.height <= index.count; i++) {
+    if (!shape.mayHoldAt(lines, i)) continue;
+    const from = index.starts[i] as number;
+    const view = mappedView(ctx.content.slice(from, index.ends[i + shape.height - 1]), options);
+    // Occurrences that start on line i (an occurrence spans exactly `height` lines).
+    const firstLineEnd = shape.height === 1 ? view.text.length : view.text.indexOf('\n');
+    let at = view.text.indexOf(needle);
+    while (at !== -1 && at <= firstLineEnd) {
+      const end = at + needle.length;
+      const [start, stop] = toOriginal(view, at, end);
+      if (from + start >= lastEnd && onCharacterBoundaries(view, at, end)) {
+        found.push({ start: from + start, end: from + stop });
+        lastEnd = from + stop;
+        at = view.text.indexOf(needle, end);
+      } else {
+        at = view.text.indexOf(needle, at + 1);
+      }
+    }
+  }
+  return found;
+}
 
 /**
  * A quick refusal before a view of the whole content is built: every word of
@@ -175,7 +266,17 @@ function wordsOccur(content: string, needle: string): boolean {
   return true;
 }
 
+/**
+ * `indent_flexible` and `trimmed_boundary` accept only windows that
+ * `line_trimmed` accepts; after it found none (the only way the chain reaches
+ * them), they return at once.
+ */
+function lineTrimmedFoundNone(ctx: SearchContext): boolean {
+  return ctx.lineTrimmedFound === 0;
+}
+
 const indentFlexible: Strategy = (ctx) => {
+  if (lineTrimmedFoundNone(ctx)) return [];
   const lines = ctx.index.lines;
   const pattern = ctx.pattern.lines.map((line) => line.trimStart());
   return trimmedWindows(ctx, ctx.pattern.trimmed, ctx.index.trimmed, (i) =>
@@ -195,10 +296,12 @@ const escapeNormalized: Strategy = (ctx) => {
   const unescaped = unescapeSequences(ctx.search);
   ctx.unescaped = unescaped;
   const needle = mappedView(unescaped, { lf: true }).text;
+  if (!linesMayHold(needle, ctx.index.trimmed)) return [];
   return inView(mappedView(ctx.content, { lf: true }), needle);
 };
 
 const trimmedBoundary: Strategy = (ctx) => {
+  if (lineTrimmedFoundNone(ctx)) return [];
   const lines = ctx.index.lines;
   const pattern = ctx.pattern.lines;
   const height = pattern.length;
@@ -213,6 +316,9 @@ const unicodeNormalized: Strategy = (ctx) => {
   // With nothing to map on either side, exact and line_trimmed have already answered.
   if (!contentHas && !hasMappedUnicode(ctx.search)) return [];
   const needle = mappedView(ctx.search, { lf: true, unicode: true }).text;
+  // Both modes need the search's lines, mapped and trimmed, to line up with the content's.
+  const trimmedContent = contentHas ? ctx.unicodeTrimmed : ctx.index.trimmed;
+  if (!linesMayHold(needle, trimmedContent)) return [];
   const view = contentHas
     ? mappedView(ctx.content, { lf: true, unicode: true })
     : mappedView(ctx.content, { lf: true });
@@ -222,9 +328,6 @@ const unicodeNormalized: Strategy = (ctx) => {
     return hits;
   }
   const trimmedPattern = ctx.pattern.trimmed.map(mapUnicode);
-  const trimmedContent = contentHas
-    ? ctx.index.trimmed.map((line) => mapUnicode(line).trim())
-    : ctx.index.trimmed;
   const lineHits = trimmedWindows(
     ctx,
     trimmedPattern.map((line) => line.trim()),
@@ -259,23 +362,29 @@ class LineRule {
   /** Pattern lines that must reach the threshold, most selective first. */
   readonly #rows: number[];
   readonly #rowLengths: number[];
+  /** Per row, the least and greatest file line length within reach (`|la - lb| <= (1 - t) * max`). */
+  readonly #shortest: Int32Array;
+  readonly #longest: Int32Array;
   readonly #rowMasks: number[];
   /** Per row, the score of each distinct file line already compared (-1: below the threshold). */
   readonly #memo: Map<string, number>[];
 
   constructor(ctx: SearchContext, lines: number[]) {
     this.#ctx = ctx;
-    this.#threshold = ctx.options.contextLineSimilarity;
+    const threshold = ctx.options.contextLineSimilarity;
+    this.#threshold = threshold;
     const pattern = ctx.pattern.trimmed;
     this.#blank = lines.filter((j) => pattern[j] === '');
     const rows = lines.filter((j) => pattern[j] !== '');
-    const reach = lengthReach(ctx.index.trimmedLengths, this.#threshold);
+    const reach = lengthReach(ctx.index.trimmedLengths, threshold);
     const passing = rows.map((j) => reach((pattern[j] as string).length));
     const order = rows
       .map((_, r) => r)
       .sort((a, b) => (passing[a] as number) - (passing[b] as number) || a - b);
     this.#rows = order.map((r) => rows[r] as number);
     this.#rowLengths = this.#rows.map((j) => (pattern[j] as string).length);
+    this.#shortest = Int32Array.from(this.#rowLengths, (length) => lengthRange(length, threshold)[0]);
+    this.#longest = Int32Array.from(this.#rowLengths, (length) => lengthRange(length, threshold)[1]);
     this.#rowMasks = this.#rows.map((j) => characterMask(pattern[j] as string));
     this.#memo = this.#rows.map(() => new Map<string, number>());
   }
@@ -286,15 +395,19 @@ class LineRule {
     const lengths = index.trimmedLengths;
     for (const j of this.#blank) if (lengths[i + j] !== 0) return -1;
     const rows = this.#rows;
-    const masks = index.trimmedMasks;
+    const shortest = this.#shortest;
+    const longest = this.#longest;
+    // Lengths first, for every row: most windows end here, on their first or second row.
+    for (let r = 0; r < rows.length; r++) {
+      const la = lengths[i + (rows[r] as number)] as number;
+      if (la < (shortest[r] as number) || la > (longest[r] as number)) return -1;
+    }
     const slack = 1 - this.#threshold;
     for (let r = 0; r < rows.length; r++) {
       const k = i + (rows[r] as number);
       const la = lengths[k] as number;
-      const lb = this.#rowLengths[r] as number;
-      const allowed = Math.floor(slack * Math.max(la, lb) + EPSILON);
-      if ((la > lb ? la - lb : lb - la) > allowed) return -1;
-      const ma = masks[k] as number;
+      const allowed = Math.floor(slack * Math.max(la, this.#rowLengths[r] as number) + EPSILON);
+      const ma = index.trimmedMask(k);
       const mb = this.#rowMasks[r] as number;
       if (popcount(ma & ~mb) > allowed || popcount(mb & ~ma) > allowed) return -1;
     }
@@ -328,9 +441,19 @@ class LineRule {
 }
 
 /**
+ * The lengths a line can have and still reach `threshold` against a line of
+ * `length`: `|la - lb| <= (1 - t) * max(la, lb)` is `t * lb <= la <= lb / t`.
+ */
+function lengthRange(length: number, threshold: number): [number, number] {
+  const low = Math.max(0, Math.ceil(length * threshold - EPSILON));
+  const high = threshold > 0 ? Math.floor(length / threshold + EPSILON) : 0x7fffffff;
+  return [low, Math.min(high, 0x7fffffff)];
+}
+
+/**
  * For a line threshold, a function from a search line's length to how many
- * file lines have a length within its reach (`|la - lb| <= (1 - t) * max`),
- * from a histogram of the trimmed lengths: O(1) a question.
+ * file lines have a length within its reach (see `lengthRange`), from a
+ * histogram of the trimmed lengths: O(1) a question.
  */
 function lengthReach(lengths: Int32Array, threshold: number): (length: number) => number {
   let longest = 0;
@@ -342,8 +465,7 @@ function lengthReach(lengths: Int32Array, threshold: number): (length: number) =
   }
   for (let n = 1; n < atMost.length; n++) atMost[n] = (atMost[n] as number) + (atMost[n - 1] as number);
   return (length) => {
-    const low = Math.max(0, Math.ceil(length * threshold - EPSILON));
-    const high = threshold > 0 ? Math.floor(length / threshold + EPSILON) : longest;
+    const [low, high] = lengthRange(length, threshold);
     if (low > longest) return 0;
     return (atMost[Math.min(high, longest) + 1] as number) - (atMost[low] as number);
   };
@@ -360,9 +482,11 @@ const blockAnchor: Strategy = (ctx) => {
   const lengths = ctx.index.trimmedLengths;
   const threshold = ctx.options.blockAnchorSimilarity;
   const filter = ctx.filter;
-  const middleLines = new LineRule(ctx, pattern.map((_, j) => j).slice(1, -1));
+  // Built once a window has both anchors: most searches find none.
+  let middleLines: LineRule | undefined;
   return windows(ctx, (i) => {
     if (trimmed[i] !== first || trimmed[i + height - 1] !== lastLine) return false;
+    middleLines ??= new LineRule(ctx, pattern.map((_, j) => j).slice(1, -1));
     if (middleLines.reaches(i) < 0) return false;
     // The middle's length, from line lengths alone, bounds its similarity before it is joined.
     let length = height > 2 ? height - 3 : 0;

@@ -71,7 +71,8 @@ export function mapUnicode(text: string): string {
   return out;
 }
 
-interface ViewOptions {
+/** What a view rewrites. */
+export interface ViewOptions {
   /** Write `\r\n` as `\n`. */
   lf?: boolean;
   /** Collapse runs of spaces and tabs to one space. */
