@@ -7,11 +7,11 @@
  * and not trivially short) votes for the window where the two would line up,
  * weighted by its length, and the windows with the most votes are the closest
  * places. Each is shown at its first line that differs from the search, with
- * the search's line it stands for, so the model sees what to fix. That costs
- * one pass over the lines and a map lookup for the few whose length and
- * first, second and last characters are a search line's. When no line of the
- * search is in the file, the closest places are the windows on the lines most
- * similar to the search's first non-blank line instead.
+ * the search's line it stands for, so the model sees what to fix. The votes
+ * come from the line-hash index the strategies built (`LineOccurrences`), so
+ * they cost one visit per occurrence. When no line of the search is in the
+ * file, the closest places are the windows on the lines most similar to the
+ * search's first non-blank line instead.
  */
 import type { LineIndex } from './lines.js';
 import { SimilarityFilter } from './similarity.js';
@@ -84,43 +84,24 @@ function votedWindows(ctx: SearchContext): number[] {
   const height = pattern.lines.length;
   const windows = index.count - height + 1;
   if (height < 2 || windows <= 0) return [];
-  const rowsOf = new Map<string, number[]>();
-  // Only file lines whose length and three characters match a search line's are looked up.
-  const wanted = new Uint8Array(1 << 16);
+  const votes = new Int32Array(windows);
+  const rowsOf = new Map<string, number>();
+  let voted = false;
   for (let j = 0; j < height; j++) {
     const line = pattern.trimmed[j] as string;
     if (line.length < MIN_VOTING_LENGTH) continue;
-    const rows = rowsOf.get(line);
-    if (rows === undefined) rowsOf.set(line, [j]);
-    else if (rows.length < MAX_ROWS_PER_LINE) rows.push(j);
-    wanted[lineKey(line)] = 1;
-  }
-  if (rowsOf.size === 0) return [];
-  const lengths = index.trimmedLengths;
-  const trimmed = index.trimmed;
-  const votes = new Int32Array(windows);
-  for (let k = 0; k < index.count; k++) {
-    const length = lengths[k] as number;
-    if (length < MIN_VOTING_LENGTH) continue;
-    const line = trimmed[k] as string;
-    if (wanted[lineKey(line)] !== 1) continue;
-    const rows = rowsOf.get(line);
-    if (rows === undefined) continue;
-    for (const j of rows) {
+    const rows = (rowsOf.get(line) ?? 0) + 1;
+    rowsOf.set(line, rows);
+    if (rows > MAX_ROWS_PER_LINE) continue;
+    // Where the file has this line (from the line-hash index the strategies built).
+    for (const k of ctx.occurrences.of(line)) {
       const start = k - j;
-      if (start >= 0 && start < windows) votes[start] = (votes[start] as number) + length;
+      if (start < 0 || start >= windows) continue;
+      votes[start] = (votes[start] as number) + line.length;
+      voted = true;
     }
   }
-  return topWindows(votes, MAX_CANDIDATES * 2);
-}
-
-/** A 16-bit key of a line of at least 2 characters, from its length and its first, second and last characters. */
-function lineKey(line: string): number {
-  const n = line.length;
-  return (
-    (n * 0x9e37 + line.charCodeAt(0) * 0x3b + line.charCodeAt(1) * 0x1f7 + line.charCodeAt(n - 1) * 0x65) &
-    0xffff
-  );
+  return voted ? topWindows(votes, MAX_CANDIDATES * 2) : [];
 }
 
 /** The `count` windows with the most votes (more than none), most first, then the earliest. */

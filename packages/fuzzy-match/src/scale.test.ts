@@ -151,3 +151,18 @@ describe('a fast miss', () => {
     });
   });
 });
+
+describe('a repetitive file', () => {
+  it('100,000 `}` lines and a 200-line search of `}` but one line: NO_MATCH, no window compared by Levenshtein', () => {
+    const content = Array<string>(100_000).fill('}').join('\n');
+    for (const at of [0, 100, 199]) {
+      const lines = Array<string>(200).fill('}');
+      lines[at] = 'x';
+      const search = lines.join('\n');
+      const ctx = new SearchContext(content, search, DEFAULT_OPTIONS);
+      expect(findMatches(ctx)).toBeUndefined();
+      expect(ctx.filter.spent).toBe(0);
+      expect(fuzzyReplace(content, search, 'y')).toMatchObject({ ok: false, code: 'NO_MATCH' });
+    }
+  });
+});

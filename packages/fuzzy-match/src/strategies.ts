@@ -37,6 +37,7 @@
  * (see `SimilarityFilter`).
  */
 import { LineIndex, type PatternLines, patternLines } from './lines.js';
+import { LineOccurrences } from './occurrences.js';
 import { atLeast, characterMask, EPSILON, SimilarityFilter } from './similarity.js';
 import type { FuzzyOptions, StrategyName } from './types.js';
 import {
@@ -73,6 +74,7 @@ export class SearchContext {
   /** How many windows `line_trimmed` found (undefined until it ran). */
   lineTrimmedFound: number | undefined;
   #unicodeTrimmed: string[] | undefined;
+  #occurrences: LineOccurrences | undefined;
 
   constructor(content: string, search: string, options: Required<FuzzyOptions>) {
     this.content = content;
@@ -88,6 +90,12 @@ export class SearchContext {
   get pattern(): PatternLines {
     this.#pattern ??= patternLines(this.search);
     return this.#pattern;
+  }
+
+  /** Where each of the search's trimmed lines occurs among the content's trimmed lines. */
+  get occurrences(): LineOccurrences {
+    this.#occurrences ??= new LineOccurrences(this.index.trimmed, this.pattern.trimmed);
+    return this.#occurrences;
   }
 
   /** The content's lines with typographic characters as ASCII, trimmed (the lines of the unicode view). */
@@ -132,11 +140,17 @@ function windows(
   ctx: SearchContext,
   accept: (first: number) => number | undefined | false,
   height = ctx.pattern.lines.length,
+  starts?: readonly number[],
 ): RawMatch[] {
   const index = ctx.index;
   const found: RawMatch[] = [];
   const last = index.count - height;
-  for (let i = 0; i <= last; i++) {
+  // Given `starts` (ascending, every window that could be accepted among them), only those are tried.
+  const total = starts ? starts.length : last + 1;
+  let free = 0;
+  for (let n = 0; n < total; n++) {
+    const i = starts ? (starts[n] as number) : n;
+    if (i < free || i > last) continue;
     // An exhausted work budget makes the whole answer unknown, not just the rest of it.
     if (ctx.filter.exhausted) return [];
     const score = accept(i);
@@ -148,31 +162,41 @@ function windows(
     };
     if (typeof score === 'number') match.similarity = score;
     found.push(match);
-    i += height - 1;
+    free = i + height;
   }
   return ctx.filter.exhausted ? [] : found;
 }
 
-/** Windows whose lines all equal the pattern's after trimming (and pass `also`). */
+/**
+ * Windows whose lines all equal the pattern's after trimming (and pass
+ * `also`), tried only where the pattern's rarest line sits (see
+ * `LineOccurrences`, of the pattern's lines in `trimmedContent`).
+ */
 function trimmedWindows(
   ctx: SearchContext,
   trimmedPattern: string[],
   trimmedContent: string[],
+  occurrences: LineOccurrences,
   also?: (i: number) => boolean,
 ) {
-  const first = trimmedPattern[0] as string;
   const height = trimmedPattern.length;
-  return windows(ctx, (i) => {
-    if (trimmedContent[i] !== first) return false;
-    for (let j = 1; j < height; j++) if (trimmedContent[i + j] !== trimmedPattern[j]) return false;
-    return also && !also(i) ? false : undefined;
-  });
+  const starts = occurrences.starts(trimmedPattern);
+  if (starts.length === 0) return [];
+  return windows(
+    ctx,
+    (i) => {
+      for (let j = 0; j < height; j++) if (trimmedContent[i + j] !== trimmedPattern[j]) return false;
+      return also && !also(i) ? false : undefined;
+    },
+    height,
+    starts,
+  );
 }
 
 const exact: Strategy = (ctx) => occurrences(ctx.content, ctx.search).map(([start, end]) => ({ start, end }));
 
 const lineTrimmed: Strategy = (ctx) => {
-  const found = trimmedWindows(ctx, ctx.pattern.trimmed, ctx.index.trimmed);
+  const found = trimmedWindows(ctx, ctx.pattern.trimmed, ctx.index.trimmed, ctx.occurrences);
   ctx.lineTrimmedFound = found.length;
   return found;
 };
@@ -201,6 +225,19 @@ class NeedleLines {
     this.height = this.#parts.length;
   }
 
+  /**
+   * The runs of `lines` to try, ascending: where the rarest middle line sits
+   * (see `LineOccurrences`), or undefined (every run) when there is none.
+   */
+  starts(lines: readonly string[]): readonly number[] | undefined {
+    if (this.height < 3) return undefined;
+    const middle = this.#parts.slice(1, -1);
+    return new LineOccurrences(lines, middle).starts(
+      this.#parts,
+      middle.map((_, j) => j + 1),
+    );
+  }
+
   /** Whether lines `i` to `i + height - 1` may hold the needle (a necessary condition). */
   mayHoldAt(lines: string[], i: number): boolean {
     const parts = this.#parts;
@@ -214,7 +251,12 @@ class NeedleLines {
 /** Whether some run of `lines` may hold `needle` (see `NeedleLines`): the view is built only when so. */
 function linesMayHold(needle: string, lines: string[]): boolean {
   const shape = new NeedleLines(needle);
-  for (let i = 0; i + shape.height <= lines.length; i++) if (shape.mayHoldAt(lines, i)) return true;
+  const starts = shape.starts(lines);
+  const total = starts ? starts.length : lines.length - shape.height + 1;
+  for (let n = 0; n < total; n++) {
+    const i = starts ? (starts[n] as number) : n;
+    if (i >= 0 && i + shape.height <= lines.length && shape.mayHoldAt(lines, i)) return true;
+  }
   return false;
 }
 
@@ -229,10 +271,13 @@ function linesMayHold(needle: string, lines: string[]): boolean {
 function inLines(ctx: SearchContext, needle: string, lines: string[], options: ViewOptions): RawMatch[] {
   const index = ctx.index;
   const shape = new NeedleLines(needle);
+  const starts = shape.starts(lines);
+  const total = starts ? starts.length : index.count - shape.height + 1;
   const found: RawMatch[] = [];
   let lastEnd = 0;
-  for (let i = 0; i + shape.height <= index.count; i++) {
-    if (!shape.mayHoldAt(lines, i)) continue;
+  for (let n = 0; n < total; n++) {
+    const i = starts ? (starts[n] as number) : n;
+    if (i < 0 || i + shape.height > index.count || !shape.mayHoldAt(lines, i)) continue;
     const from = index.starts[i] as number;
     const view = mappedView(ctx.content.slice(from, index.ends[i + shape.height - 1]), options);
     // Occurrences that start on line i (an occurrence spans exactly `height` lines).
@@ -256,10 +301,10 @@ function inLines(ctx: SearchContext, needle: string, lines: string[], options: V
 /**
  * A quick refusal before a view of the whole content is built: every word of
  * the needle (text between spaces and line breaks, which no view changes) must
- * occur in the content as it is. The three longest are checked.
+ * occur in the content as it is. The three longest distinct ones are checked.
  */
 function wordsOccur(content: string, needle: string): boolean {
-  const words = needle.split(/[ \n]+/).sort((a, b) => b.length - a.length);
+  const words = [...new Set(needle.split(/[ \n]+/))].sort((a, b) => b.length - a.length);
   for (let w = 0; w < Math.min(3, words.length); w++) {
     if (!content.includes(words[w] as string)) return false;
   }
@@ -279,7 +324,7 @@ const indentFlexible: Strategy = (ctx) => {
   if (lineTrimmedFoundNone(ctx)) return [];
   const lines = ctx.index.lines;
   const pattern = ctx.pattern.lines.map((line) => line.trimStart());
-  return trimmedWindows(ctx, ctx.pattern.trimmed, ctx.index.trimmed, (i) =>
+  return trimmedWindows(ctx, ctx.pattern.trimmed, ctx.index.trimmed, ctx.occurrences, (i) =>
     pattern.every((line, j) => (lines[i + j] as string).trimStart() === line),
   );
 };
@@ -305,7 +350,7 @@ const trimmedBoundary: Strategy = (ctx) => {
   const lines = ctx.index.lines;
   const pattern = ctx.pattern.lines;
   const height = pattern.length;
-  return trimmedWindows(ctx, ctx.pattern.trimmed, ctx.index.trimmed, (i) => {
+  return trimmedWindows(ctx, ctx.pattern.trimmed, ctx.index.trimmed, ctx.occurrences, (i) => {
     for (let j = 1; j < height - 1; j++) if (lines[i + j] !== pattern[j]) return false;
     return true;
   });
@@ -328,10 +373,12 @@ const unicodeNormalized: Strategy = (ctx) => {
     return hits;
   }
   const trimmedPattern = ctx.pattern.trimmed.map(mapUnicode);
+  const mappedPattern = trimmedPattern.map((line) => line.trim());
   const lineHits = trimmedWindows(
     ctx,
-    trimmedPattern.map((line) => line.trim()),
+    mappedPattern,
     trimmedContent,
+    new LineOccurrences(trimmedContent, mappedPattern),
   );
   if (lineHits.length > 0) ctx.unicodeMode = 'lines';
   return lineHits;
@@ -368,6 +415,12 @@ class LineRule {
   readonly #rowMasks: number[];
   /** Per row, the score of each distinct file line already compared (-1: below the threshold). */
   readonly #memo: Map<string, number>[];
+  /**
+   * The order rows are tried in: most selective first, and a row that refuses
+   * a window moves to the front, as it likely refuses the next (in a file of
+   * thousands of `}`, the one search line that is not `}`).
+   */
+  readonly #order: Int32Array;
 
   constructor(ctx: SearchContext, lines: number[]) {
     this.#ctx = ctx;
@@ -387,6 +440,18 @@ class LineRule {
     this.#longest = Int32Array.from(this.#rowLengths, (length) => lengthRange(length, threshold)[1]);
     this.#rowMasks = this.#rows.map((j) => characterMask(pattern[j] as string));
     this.#memo = this.#rows.map(() => new Map<string, number>());
+    this.#order = Int32Array.from(this.#rows, (_, r) => r);
+  }
+
+  /** Moves the row at position `p` of the order to the front (by a swap); returns -1, the refusal. */
+  #refusedBy(p: number): number {
+    if (p > 0) {
+      const order = this.#order;
+      const r = order[p] as number;
+      order[p] = order[0] as number;
+      order[0] = r;
+    }
+    return -1;
   }
 
   /** Whether the window starting at line `i` keeps the rule; then the sum of the rows' scores, else -1. */
@@ -395,28 +460,29 @@ class LineRule {
     const lengths = index.trimmedLengths;
     for (const j of this.#blank) if (lengths[i + j] !== 0) return -1;
     const rows = this.#rows;
+    const order = this.#order;
     const shortest = this.#shortest;
     const longest = this.#longest;
-    // Lengths first, for every row: most windows end here, on their first or second row.
-    for (let r = 0; r < rows.length; r++) {
-      const la = lengths[i + (rows[r] as number)] as number;
-      if (la < (shortest[r] as number) || la > (longest[r] as number)) return -1;
-    }
+    // The O(1) bounds for every row before any Levenshtein: the length (most windows end here, on
+    // their first row), then the characters present.
     const slack = 1 - this.#threshold;
-    for (let r = 0; r < rows.length; r++) {
+    for (let p = 0; p < order.length; p++) {
+      const r = order[p] as number;
       const k = i + (rows[r] as number);
       const la = lengths[k] as number;
+      if (la < (shortest[r] as number) || la > (longest[r] as number)) return this.#refusedBy(p);
       const allowed = Math.floor(slack * Math.max(la, this.#rowLengths[r] as number) + EPSILON);
       const ma = index.trimmedMask(k);
       const mb = this.#rowMasks[r] as number;
-      if (popcount(ma & ~mb) > allowed || popcount(mb & ~ma) > allowed) return -1;
+      if (popcount(ma & ~mb) > allowed || popcount(mb & ~ma) > allowed) return this.#refusedBy(p);
     }
+    for (let p = 0; p < order.length; p++) {
+      const r = order[p] as number;
+      if (this.#score(r, i + (rows[r] as number)) < 0) return this.#refusedBy(p);
+    }
+    // Every row passed: their scores (remembered) summed in a fixed order.
     let sum = 0;
-    for (let r = 0; r < rows.length; r++) {
-      const score = this.#score(r, i + (rows[r] as number));
-      if (score < 0) return -1;
-      sum += score;
-    }
+    for (let r = 0; r < rows.length; r++) sum += this.#score(r, i + (rows[r] as number));
     return sum;
   }
 
@@ -482,21 +548,28 @@ const blockAnchor: Strategy = (ctx) => {
   const lengths = ctx.index.trimmedLengths;
   const threshold = ctx.options.blockAnchorSimilarity;
   const filter = ctx.filter;
-  // Built once a window has both anchors: most searches find none.
+  // The anchors are looked up in the line-hash index; the middle lines' rule is built once a window has both.
+  const starts = ctx.occurrences.starts(pattern, [0, height - 1]);
+  if (starts.length === 0) return [];
   let middleLines: LineRule | undefined;
-  return windows(ctx, (i) => {
-    if (trimmed[i] !== first || trimmed[i + height - 1] !== lastLine) return false;
-    middleLines ??= new LineRule(ctx, pattern.map((_, j) => j).slice(1, -1));
-    if (middleLines.reaches(i) < 0) return false;
-    // The middle's length, from line lengths alone, bounds its similarity before it is joined.
-    let length = height > 2 ? height - 3 : 0;
-    for (let j = 1; j < height - 1; j++) length += lengths[i + j] as number;
-    const max = Math.max(length, middle.length);
-    if (max > 0 && !atLeast(1 - Math.abs(length - middle.length) / max, threshold)) return false;
-    const candidate = trimmed.slice(i + 1, i + height - 1).join('\n');
-    const score = filter.atLeast(candidate, middle, threshold);
-    return score < 0 ? false : score;
-  });
+  return windows(
+    ctx,
+    (i) => {
+      if (trimmed[i] !== first || trimmed[i + height - 1] !== lastLine) return false;
+      middleLines ??= new LineRule(ctx, pattern.map((_, j) => j).slice(1, -1));
+      if (middleLines.reaches(i) < 0) return false;
+      // The middle's length, from line lengths alone, bounds its similarity before it is joined.
+      let length = height > 2 ? height - 3 : 0;
+      for (let j = 1; j < height - 1; j++) length += lengths[i + j] as number;
+      const max = Math.max(length, middle.length);
+      if (max > 0 && !atLeast(1 - Math.abs(length - middle.length) / max, threshold)) return false;
+      const candidate = trimmed.slice(i + 1, i + height - 1).join('\n');
+      const score = filter.atLeast(candidate, middle, threshold);
+      return score < 0 ? false : score;
+    },
+    height,
+    starts,
+  );
 };
 
 const contextAware: Strategy = (ctx) => {
