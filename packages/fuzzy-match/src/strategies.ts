@@ -27,11 +27,13 @@
  *
  * Cost: a search that matches nowhere runs every strategy, so each is pruned
  * before its expensive phase, and a strategy whose necessary condition fails
- * for every window costs one pass over the lines or less: first lines and
- * anchors compared as strings, the character-based views built only over runs
- * of lines that may hold the search (`NeedleLines`), and the approximate
- * strategies' windows refused by integer length bounds, the most selective
- * line first, before any character is looked at (`LineRule`). Lines, trimmed
+ * for every window costs one pass over the lines or less: the search's lines
+ * looked up in a line-hash index of the content's (`LineOccurrences`), whole-
+ * line windows and anchors tried only where the rarest of them sits, the
+ * character-based views built only over runs of lines that may hold the search
+ * (`NeedleLines`), and the approximate strategies' windows refused by integer
+ * length bounds, the most selective line first, before any character is
+ * looked at (`LineRule`). Lines, trimmed
  * lines and their lengths are computed once per content; most surviving pairs
  * are refused by length and common-character bounds before any Levenshtein
  * (see `SimilarityFilter`).
