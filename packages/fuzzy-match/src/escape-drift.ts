@@ -43,3 +43,11 @@ export function escapeDrift(
   }
   return undefined;
 }
+
+/** The escaped quotes of `search` that `content` has nowhere (joined with "and"), or undefined. */
+export function escapedQuotesMissing(search: string, content: string): string | undefined {
+  const missing = ESCAPED_QUOTES.filter(
+    (sequence) => search.includes(sequence) && !content.includes(sequence),
+  );
+  return missing.length > 0 ? missing.join(' and ') : undefined;
+}

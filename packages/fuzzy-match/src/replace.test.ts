@@ -355,6 +355,16 @@ describe('ESCAPE_DRIFT', () => {
     expectErr(fuzzyReplace(content, "print('x')\ndone()", "print(\\'y\\')\ndone()"), 'ESCAPE_DRIFT', 1);
   });
 
+  it('a one-line old_string with escaped quotes matches nothing, and NO_MATCH says how to send it', () => {
+    const r = expectErr(fuzzyReplace("print('hi')\n", "print(\\'hi\\')", "print(\\'ho\\')"), 'NO_MATCH', 0);
+    expect(r.message).toContain(
+      "old_string holds \\' (a backslash before a quote), which the file does not have",
+    );
+    expect(r.message).toContain('unescaped');
+    const plain = expectErr(fuzzyReplace("print('hi')\n", "print('ha ha ha')", 'x'), 'NO_MATCH', 0);
+    expect(plain.message).not.toContain('backslash');
+  });
+
   it("an exact match is trusted: new_string may add \\' that the file does not have", () => {
     const r = replaced('x = 1\ny = 2\n', 'x = 1', "x = 'it\\'s'");
     expect(r.content).toBe("x = 'it\\'s'\ny = 2\n");

@@ -1,5 +1,5 @@
 import { closestPlaces, listMatchLines, matchLines } from './candidates.js';
-import { escapeDrift } from './escape-drift.js';
+import { escapeDrift, escapedQuotesMissing } from './escape-drift.js';
 import { leadingWhitespace } from './lines.js';
 import { preserveOriginal } from './preserve.js';
 import { indentUnit, reindent, usesTabs } from './reindent.js';
@@ -94,12 +94,16 @@ export function fuzzyReplace(
     const limit = ctx.filter.exhausted
       ? ' The approximate comparison stopped at its work limit (a long old_string against a large file): give old_string exactly as the file has it, or a shorter one.'
       : '';
+    const escaped = escapedQuotesMissing(oldString, content);
+    const unescape = escaped
+      ? ` old_string holds ${escaped} (a backslash before a quote), which the file does not have anywhere: if the file has plain quotes there, send old_string and new_string with their quotes unescaped.`
+      : '';
     return {
       ok: false,
       code: 'NO_MATCH',
       count: 0,
       candidates,
-      message: `old_string was not found in the file, even approximately.${limit} Read the file again and copy the text to replace from it.${describePlaces(candidates)}`,
+      message: `old_string was not found in the file, even approximately.${limit}${unescape} Read the file again and copy the text to replace from it.${describePlaces(candidates)}`,
     };
   }
   const { strategy, matches } = found;
