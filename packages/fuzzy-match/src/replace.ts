@@ -95,7 +95,7 @@ export function fuzzyReplace(
       ? ' The approximate comparison stopped at its work limit (a long old_string against a large file): give old_string exactly as the file has it, or a shorter one.'
       : '';
     const escaped = escapedQuotesMissing(oldString, content);
-    const unescape = escaped
+    const unescapeHint = escaped
       ? ` old_string holds ${escaped} (a backslash before a quote), which the file does not have anywhere: if the file has plain quotes there, send old_string and new_string with their quotes unescaped.`
       : '';
     return {
@@ -103,7 +103,7 @@ export function fuzzyReplace(
       code: 'NO_MATCH',
       count: 0,
       candidates,
-      message: `old_string was not found in the file, even approximately.${limit}${unescape} Read the file again and copy the text to replace from it.${describePlaces(candidates)}`,
+      message: `old_string was not found in the file, even approximately.${limit}${unescapeHint} Read the file again and copy the text to replace from it.${describePlaces(candidates)}`,
     };
   }
   const { strategy, matches } = found;
