@@ -8,6 +8,7 @@ import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { cgroupSupport, createTools, probeBwrap } from '../packages/tools/dist/index.js';
+import { buildBwrapArgs, sandboxUserFor } from '../packages/tools/dist/sandbox.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
 const WARMUP = 5;
@@ -34,13 +35,15 @@ async function measure(fn) {
   return stats(times);
 }
 
-function bareBash() {
+function spawnWait(file, args, options = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/bash', ['-c', 'true'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...options });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`bash exited ${code}`))));
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${file} exited ${code}`))));
   });
 }
+
+const bareBash = () => spawnWait('/bin/bash', ['-c', 'true']);
 
 const base = await mkdtemp(path.join(tmpdir(), 'tether-bench-sandbox-'));
 await chmod(base, 0o755);
@@ -79,8 +82,31 @@ try {
   };
   console.log(JSON.stringify({ bench: 'sandbox', variant: 'bare bash -c true', ...bare, ...context }));
   const variants = [['none', 'tether none (launcher, watchdog, cgroup, kill)']];
-  if (probe.ok) variants.push(['bwrap', 'tether bwrap (+ user namespace, mounts, uid drop)']);
-  else console.error(`bwrap does not work here (${probe.detail}): only none is measured`);
+  if (probe.ok) {
+    // bubblewrap alone with the same options and user, no launcher, cgroup or kill: what the sandbox
+    // itself costs on this machine, measured in the same run.
+    const user = sandboxUserFor();
+    const args = [
+      ...buildBwrapArgs({ workspace, workspaceRoot: base, allowNetwork: false, tmpBytes: 256 * 1024 * 1024 }),
+      '--',
+      '/bin/bash',
+      '-c',
+      'true',
+    ];
+    const alone = await measure(() =>
+      spawnWait(probe.path, args, user === undefined ? {} : { uid: user.uid, gid: user.gid }),
+    );
+    console.log(
+      JSON.stringify({
+        bench: 'sandbox',
+        variant: 'bwrap alone (same options and user)',
+        ...alone,
+        addedMedianMs: round(alone.medianMs - bare.medianMs),
+        ...context,
+      }),
+    );
+    variants.push(['bwrap', 'tether bwrap (+ user namespace, mounts, uid drop)']);
+  } else console.error(`bwrap does not work here (${probe.detail}): only none is measured`);
   for (const [sandbox, variant] of variants) {
     const result = await measure(call(tool(sandbox)));
     console.log(

@@ -193,7 +193,7 @@ async function killAll(dir: string): Promise<number[]> {
     // cgroup v1, or a kernel before 5.14: kill one by one below.
   }
   let remaining: number[] = [];
-  for (let round = 0; round < 200; round++) {
+  for (let round = 0; round < 220; round++) {
     remaining = await readPids(dir);
     if (remaining.length === 0) return [];
     for (const pid of remaining) {
@@ -203,7 +203,8 @@ async function killAll(dir: string): Promise<number[]> {
         // Exited meanwhile.
       }
     }
-    await delay(round < 10 ? 2 : 10);
+    // A killed process leaves its cgroup within microseconds: look again at once a few times, then back off.
+    await (round < 20 ? new Promise<void>((resolve) => setImmediate(resolve)) : delay(round < 40 ? 2 : 10));
   }
   return remaining;
 }
@@ -249,24 +250,33 @@ export class CommandCgroup {
     const dirs = directories(support, name);
     const group = new CommandCgroup(support, dirs);
     try {
-      for (const dir of dirs) await mkdir(dir);
+      // Every write is independent once the directories exist: one round of parallel file operations.
+      await Promise.all(dirs.map((dir) => mkdir(dir)));
+      const writes: Promise<unknown>[] = [];
       if (support.kind === 'v2') {
         const [dir] = dirs as [string];
-        await writeFile(path.join(dir, 'pids.max'), String(limits.pidsMax));
-        await writeFile(path.join(dir, 'memory.max'), String(limits.memoryBytes));
-        await writeFile(path.join(dir, 'memory.swap.max'), '0').catch(() => undefined);
+        writes.push(
+          writeFile(path.join(dir, 'pids.max'), String(limits.pidsMax)),
+          writeFile(path.join(dir, 'memory.max'), String(limits.memoryBytes)),
+          writeFile(path.join(dir, 'memory.swap.max'), '0').catch(() => undefined),
+        );
       } else {
         const [pids, memory] = dirs as [string, string];
-        await writeFile(path.join(pids, 'pids.max'), String(limits.pidsMax));
-        await writeFile(path.join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
-        // With swap accounting on, memory plus swap gets the same bound (no escape into swap).
-        await writeFile(path.join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(
-          () => undefined,
+        writes.push(
+          writeFile(path.join(pids, 'pids.max'), String(limits.pidsMax)),
+          // With swap accounting on, memory plus swap gets the same bound (no escape into swap); the
+          // plain limit first, as the kernel wants memsw >= memory.
+          writeFile(path.join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes)).then(() =>
+            writeFile(path.join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(
+              () => undefined,
+            ),
+          ),
         );
       }
       if (owner !== undefined) {
-        for (const file of group.procsFiles) await chown(file, owner.uid, owner.gid);
+        for (const file of group.procsFiles) writes.push(chown(file, owner.uid, owner.gid));
       }
+      await Promise.all(writes);
       return group;
     } catch (error) {
       await group.remove().catch(() => undefined);

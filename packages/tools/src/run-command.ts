@@ -242,8 +242,10 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
         emit('stdout', decoders.stdout.end());
         emit('stderr', decoders.stderr.end());
       }
-      const survivors = (await Promise.all(kills)).at(-1) ?? [];
-      const limits = await options.cgroup?.verdict().catch(() => undefined);
+      const [survivors, limits] = await Promise.all([
+        Promise.all(kills).then((all) => all.at(-1) ?? []),
+        options.cgroup?.verdict().catch(() => undefined),
+      ]);
       resolve({
         outcome,
         exitCode,

@@ -234,11 +234,13 @@ export function createBashTool(environment: ToolEnvironment): Tool {
           );
         }
       },
-    }).finally(() =>
-      cgroup?.remove().catch((error: unknown) => {
+    }).finally(() => {
+      // Every process of the command is dead by now (runCommand killed the cgroup): removing the empty
+      // group need not delay the result.
+      void cgroup?.remove().catch((error: unknown) => {
         logger.warn({ err: error, runId: ctx.runId }, "a command's cgroup could not be removed");
-      }),
-    );
+      });
+    });
     if (result.survivors.length > 0) {
       logger.warn(
         { runId: ctx.runId, callId: call.callId, pids: result.survivors },
