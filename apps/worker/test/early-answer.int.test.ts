@@ -16,40 +16,53 @@ afterEach(async () => {
   await deployment?.close();
 });
 
+/**
+ * A deployment with an in-process worker whose store races its own
+ * suspension: `onSuspended` runs right after the suspension is stored, while
+ * the job is still active (not yet delayed).
+ */
+async function racingDeployment(
+  name: string,
+  onSuspended: (d: Deployment, runId: string, pending: PendingClarify) => Promise<void>,
+): Promise<Deployment> {
+  const d = await createDeployment(name);
+  deployment = d;
+  const config = loadWorkerConfig({
+    REDIS_URL: testRedisUrl(),
+    TETHER_QUEUE_PREFIX: d.prefix,
+    TETHER_WORKSPACE_ROOT: d.workspaceRoot,
+    TETHER_ALLOW_REPLAY: '1',
+    TETHER_SANDBOX: 'none',
+  });
+  class RacingStore extends RunStore {
+    override async suspend(runId: string, token: string, pending: PendingClarify): Promise<string> {
+      const id = await super.suspend(runId, token, pending);
+      await onSuspended(d, runId, pending);
+      return id;
+    }
+  }
+  const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const processor = createProcessor({
+    config,
+    store: new RacingStore({ redis: connection, keys: d.keys }),
+    logger: pino({ level: 'silent' }),
+    shuttingDown: () => false,
+  });
+  worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
+    connection,
+    prefix: d.keys.queuePrefix,
+    concurrency: 2,
+  });
+  return d;
+}
+
 describe('an answer that arrives before the suspension is complete', () => {
   it('is not stranded: the worker promotes the job itself right after delaying it', async () => {
-    const d = await createDeployment('early');
-    deployment = d;
-    const config = loadWorkerConfig({
-      REDIS_URL: testRedisUrl(),
-      TETHER_QUEUE_PREFIX: d.prefix,
-      TETHER_WORKSPACE_ROOT: d.workspaceRoot,
-      TETHER_ALLOW_REPLAY: '1',
-      TETHER_SANDBOX: 'none',
-    });
     const jobStates: string[] = [];
-    // A store whose suspension is answered at once, while the job is still active (not yet delayed).
-    class RacingStore extends RunStore {
-      override async suspend(runId: string, token: string, pending: PendingClarify): Promise<string> {
-        const id = await super.suspend(runId, token, pending);
-        const job = await d.service.queue.getJob(runId);
-        jobStates.push(String(await job?.getState()));
-        await d.service.answer(TENANT, runId, pending.requestId, 'early bird');
-        return id;
-      }
-    }
-    const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-    const store = new RacingStore({ redis: connection, keys: d.keys });
-    const processor = createProcessor({
-      config,
-      store,
-      logger: pino({ level: 'silent' }),
-      shuttingDown: () => false,
-    });
-    worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
-      connection,
-      prefix: d.keys.queuePrefix,
-      concurrency: 2,
+    const d = await racingDeployment('early', async (d, runId, pending) => {
+      const job = await d.service.queue.getJob(runId);
+      jobStates.push(String(await job?.getState()));
+      await d.service.answer(TENANT, runId, pending.requestId, 'early bird');
     });
     const runId = await d.submit(
       [{ toolCalls: [call('clarify', { question: 'Now?' })] }, { content: 'resumed without waiting' }],
@@ -67,36 +80,10 @@ describe('an answer that arrives before the suspension is complete', () => {
   });
 
   it('a cancel that arrives before the suspension is complete ends the run at once, not at the deadline', async () => {
-    const d = await createDeployment('early-cancel');
-    deployment = d;
-    const config = loadWorkerConfig({
-      REDIS_URL: testRedisUrl(),
-      TETHER_QUEUE_PREFIX: d.prefix,
-      TETHER_WORKSPACE_ROOT: d.workspaceRoot,
-      TETHER_ALLOW_REPLAY: '1',
-      TETHER_SANDBOX: 'none',
-    });
     const cancels: string[] = [];
     // The cancel lands while the job is still active: it cannot remove the job, and only sets the flag.
-    class RacingStore extends RunStore {
-      override async suspend(runId: string, token: string, pending: PendingClarify): Promise<string> {
-        const id = await super.suspend(runId, token, pending);
-        cancels.push(await d.service.cancel(TENANT, runId));
-        return id;
-      }
-    }
-    const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-    const store = new RacingStore({ redis: connection, keys: d.keys });
-    const processor = createProcessor({
-      config,
-      store,
-      logger: pino({ level: 'silent' }),
-      shuttingDown: () => false,
-    });
-    worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
-      connection,
-      prefix: d.keys.queuePrefix,
-      concurrency: 2,
+    const d = await racingDeployment('early-cancel', async (d, runId) => {
+      cancels.push(await d.service.cancel(TENANT, runId));
     });
     const runId = await d.submit(
       [{ toolCalls: [call('clarify', { question: 'Now?' })] }, { content: 'never' }],
