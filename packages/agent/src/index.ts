@@ -1,3 +1,5 @@
+export type { Locale, ModelSpec } from '@tether/protocol';
+export { isLocale, LOCALES } from '@tether/protocol';
 export type { Checkpoint, InitialCheckpointOptions, PendingClarifyState } from './attempt/checkpoint.js';
 export { initialCheckpoint, parseCheckpoint, unansweredToolCalls } from './attempt/checkpoint.js';
 export type {
@@ -9,8 +11,6 @@ export type {
 export { DEFAULT_ATTEMPT_LIMITS, runAttempt, truncateMiddle } from './attempt/run-attempt.js';
 export type { AgentErrorCode, AgentErrorOptions } from './errors.js';
 export { AGENT_ERROR_CODES, AGENT_ERRORS, AgentError, isAgentError } from './errors.js';
-export type { Locale } from './prompt/locale.js';
-export { isLocale, LOCALES } from './prompt/locale.js';
 export type { PromptPack } from './prompt/packs/prompt-pack.js';
 export type { BehaviorTool, SystemPromptOptions } from './prompt/system-prompt.js';
 export {
@@ -44,5 +44,5 @@ export type { MaxTokensField, OpenAIProviderOptions } from './providers/openai-p
 export { createOpenAIProvider } from './providers/openai-provider.js';
 export type { ReplayProviderOptions } from './providers/replay-provider.js';
 export { createReplayProvider, parseReplayScript } from './providers/replay-provider.js';
-export type { ModelChoice, ModelSpec, ResolveProviderOptions } from './providers/resolve-provider.js';
+export type { ModelChoice, ResolveProviderOptions } from './providers/resolve-provider.js';
 export { checkModelSpec, resolveProvider } from './providers/resolve-provider.js';

@@ -78,8 +78,16 @@ export const ModelSpecSchema = Type.Union([
 ]);
 export type ModelSpec = Static<typeof ModelSpecSchema>;
 
+/** The languages a run's prompts and model-facing messages come in. */
+export const LOCALES = ['zh', 'en'] as const;
+export type Locale = (typeof LOCALES)[number];
+
+/** True when `value` names a locale. */
+export function isLocale(value: unknown): value is Locale {
+  return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);
+}
+
 export const LocaleSchema = Type.Union([Type.Literal('zh'), Type.Literal('en')]);
-export type Locale = Static<typeof LocaleSchema>;
 
 export const ClarifyModeSchema = Type.Union([Type.Literal('suspend'), Type.Literal('return')]);
 export type ClarifyMode = Static<typeof ClarifyModeSchema>;

@@ -60,6 +60,8 @@ export {
   EVENT_ID_PATTERN,
   EventIdSchema,
   EventPageSchema,
+  isLocale,
+  LOCALES,
   LocaleSchema,
   ModelSpecSchema,
   PendingClarifySchema,

@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import type { EmitEvent, TodoItem } from '@tether/protocol';
+import type { EmitEvent, Locale, TodoItem } from '@tether/protocol';
 import type { ToolLimits } from './limits.js';
 
 /**
@@ -23,8 +23,8 @@ export const SANDBOX_MODES = ['bwrap', 'none', 'auto'] as const;
  */
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
-/** Language of the model-facing messages the design document words itself. */
-export type Locale = 'zh' | 'en';
+/** Language of the model-facing messages the design document words itself (defined in protocol). */
+export type { Locale };
 
 /** The subset of a pino logger the tools use. */
 export interface ToolLogger {

@@ -12,10 +12,10 @@
  * Redis: the worker maps the outcome onto the queue.
  */
 import { Value } from '@sinclair/typebox/value';
+import type { Locale } from '@tether/protocol';
 import { type EmitEvent, newId, TetherError, type ToolCall, type Usage } from '@tether/protocol';
 import { executeTool, type Tool } from '@tether/tools';
 import { AgentError } from '../errors.js';
-import type { Locale } from '../prompt/locale.js';
 import { clarifyTimeoutMessage } from '../prompt/system-prompt.js';
 import type { ModelProvider, ModelTool } from '../providers/model-provider.js';
 import { type Checkpoint, type PendingClarifyState, unansweredToolCalls } from './checkpoint.js';

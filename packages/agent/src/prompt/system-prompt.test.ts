@@ -1,5 +1,5 @@
+import { LOCALES } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
-import { LOCALES } from './locale.js';
 import { en } from './packs/en.js';
 import { zh } from './packs/zh.js';
 import {

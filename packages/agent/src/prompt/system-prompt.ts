@@ -12,7 +12,7 @@
  * Order: identity, workspace, tool-use rules, behaviour blocks (todo, patch,
  * clarify), then the caller's instructions.
  */
-import type { Locale } from './locale.js';
+import type { Locale } from '@tether/protocol';
 import { en } from './packs/en.js';
 import type { PromptPack } from './packs/prompt-pack.js';
 import { zh } from './packs/zh.js';

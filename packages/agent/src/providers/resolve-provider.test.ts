@@ -1,8 +1,9 @@
+import type { ModelSpec } from '@tether/protocol';
 import { startFakeOpenAI, streamText } from '@tether/testing';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../errors.js';
 import { parseModelProfiles } from './model-profiles.js';
-import { type ModelSpec, resolveProvider } from './resolve-provider.js';
+import { resolveProvider } from './resolve-provider.js';
 
 const profiles = parseModelProfiles([
   { name: 'local', provider: 'openai', baseURL: 'http://127.0.0.1:1/v1', model: 'qwen' },

@@ -4,15 +4,12 @@
  * name in it is refused, never used.
  */
 
-import type { ReplayScript } from '@tether/protocol';
+import type { ModelSpec, ReplayScript } from '@tether/protocol';
 import { AgentError } from '../errors.js';
 import { knownNames, type ModelProfile } from './model-profiles.js';
 import type { ModelProvider, ProviderLogger } from './model-provider.js';
 import { createOpenAIProvider, type OpenAIProviderOptions } from './openai-provider.js';
 import { parseReplayScript, playReplayScript, type ReplayProviderOptions } from './replay-provider.js';
-
-/** What a run says about its model: a profile name (or nothing: the default), or a replay script. */
-export type ModelSpec = { profile?: string | undefined } | { provider: 'replay'; script: unknown };
 
 export interface ResolveProviderOptions {
   profiles: readonly ModelProfile[];
