@@ -40,9 +40,11 @@ export type {
   ModelTool,
   ProviderLogger,
 } from './providers/model-provider.js';
+export type { ModelChoice, ModelSpecOptions } from './providers/model-spec.js';
+export { checkModelSpec } from './providers/model-spec.js';
 export type { MaxTokensField, OpenAIProviderOptions } from './providers/openai-provider.js';
 export { createOpenAIProvider } from './providers/openai-provider.js';
 export type { ReplayProviderOptions } from './providers/replay-provider.js';
 export { createReplayProvider, parseReplayScript } from './providers/replay-provider.js';
-export type { ModelChoice, ResolveProviderOptions } from './providers/resolve-provider.js';
-export { checkModelSpec, resolveProvider } from './providers/resolve-provider.js';
+export type { ResolveProviderOptions } from './providers/resolve-provider.js';
+export { resolveProvider } from './providers/resolve-provider.js';
