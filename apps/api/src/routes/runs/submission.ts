@@ -1,5 +1,5 @@
 import { posix, win32 } from 'node:path';
-import { checkModelSpec } from '@tether/agent';
+import { checkModelSpec } from '@tether/agent/spec';
 import type { CreateRunBody } from '@tether/protocol';
 import { pathLengthProblem } from '@tether/tools';
 import { availableToolsets } from '../../catalog.js';
