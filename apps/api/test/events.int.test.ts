@@ -262,6 +262,19 @@ describe('GET /v1/runs/:id/events (SSE)', () => {
     expect(resumedDelta?.data).toEqual({ text: 'after the reconnect' });
   });
 
+  it('keeps streams open on a subscriber ready that follows no lost connection', async () => {
+    const { app, base } = await listening();
+    const id = await runningRun(app);
+    const stream = await openSse(`${base}/v1/runs/${id}/events`, ACME);
+    await stream.waitFor((event) => event.type === 'run.started');
+    // A repeated ready (no close before it) has missed nothing: the stream goes on live.
+    app.subscriber.emit('ready');
+    await app.store.append(id, delta('still live'), WORKER);
+    const event = await stream.waitFor((e) => e.type === 'message.delta');
+    expect(event.data).toEqual({ text: 'still live' });
+    stream.close();
+  });
+
   it('answers 400 before streaming for an event id beyond the stream id range, and serves after the largest one', async () => {
     const { app, base } = await listening();
     const id = await submit(app);

@@ -90,9 +90,15 @@ const streamsPlugin: FastifyPluginAsync<StreamsPluginOptions> = async (app, { co
   app.decorate('streams', registry);
   // Live events published while the subscriber was disconnected are lost to it:
   // end the streams so their clients resume from the log with Last-Event-ID.
+  // Only a connection that was lost since the last `ready` can have missed events: a `ready` that
+  // follows no `close` (a ready check repeated while Redis loads, say) ends nothing.
   let connected = app.subscriber.status === 'ready';
+  let lost = false;
+  app.subscriber.on('close', () => {
+    if (connected) lost = true;
+  });
   app.subscriber.on('ready', () => {
-    if (connected && registry.size > 0) {
+    if (lost && registry.size > 0) {
       app.log.warn(
         { streams: registry.size },
         'event subscriber reconnected: ending streams so clients resume',
@@ -100,6 +106,7 @@ const streamsPlugin: FastifyPluginAsync<StreamsPluginOptions> = async (app, { co
       registry.endAll('resync');
     }
     connected = true;
+    lost = false;
   });
   // Streams never end on their own: end them before the server waits for open requests.
   app.addHook('preClose', async () => {
