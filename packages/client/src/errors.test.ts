@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
+import { parseRetryAfter } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from './cli/exit-codes.js';
-import { CLIENT_ERROR_CODES, parseRetryAfter } from './errors.js';
+import { CLIENT_ERROR_CODES } from './errors.js';
 
 const docs = await readFile(new URL('../../../docs/client.md', import.meta.url), 'utf8');
 

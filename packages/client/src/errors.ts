@@ -1,5 +1,5 @@
 import type { ErrorBody } from '@tether/protocol';
-import { TetherError } from '@tether/protocol';
+import { parseRetryAfter, TetherError } from '@tether/protocol';
 
 /**
  * The codes the client raises itself. Errors the API sends keep the API's own
@@ -148,16 +148,6 @@ export class TetherProtocolError extends TetherError {
 /** An option passed to the client (or one of its methods) is out of bounds. */
 export function invalidOption(message: string): TetherError {
   return new TetherError(CLIENT_ERROR_CODES.invalidOption, message);
-}
-
-/** Parses `Retry-After` (seconds or an HTTP date) into milliseconds from `now`. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  const date = Date.parse(trimmed);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now);
 }
 
 /**

@@ -14,7 +14,8 @@ export type {
   ToolCatalog,
   ToolInfo,
 } from '@tether/protocol';
-export { TetherError } from '@tether/protocol';
+/** Reads `Retry-After` (seconds or an HTTP date) into milliseconds; the SDK's own retries use it. */
+export { parseRetryAfter, TetherError } from '@tether/protocol';
 export type {
   EventsPageOptions,
   ListOptions,
@@ -29,7 +30,6 @@ export { TetherClient } from './client.js';
 export type { ClientErrorCode, TetherApiErrorOptions } from './errors.js';
 export {
   CLIENT_ERROR_CODES,
-  parseRetryAfter,
   TetherApiError,
   TetherConflictError,
   TetherConnectionError,

@@ -83,3 +83,4 @@ export {
   ToolInfoSchema,
 } from './http.js';
 export { newId } from './ids.js';
+export { parseRetryAfter } from './retry-after.js';

@@ -39,7 +39,7 @@ import type {
   ModelTool,
   ProviderLogger,
 } from './model-provider.js';
-import { abortableSleep, backoffDelay, parseRetryAfter } from './retry.js';
+import { abortableSleep, backoffDelay, parseRetryAfterHeaders } from './retry.js';
 
 /** Which body field carries the output token limit. */
 export type MaxTokensField = 'max_tokens' | 'max_completion_tokens';
@@ -238,7 +238,7 @@ function classify(error: unknown, name: string, signal: AbortSignal, timedOut: b
   }
   if (error instanceof APIError) {
     const status = typeof error.status === 'number' ? error.status : statusInBody(error.error);
-    const retryAfterMs = parseRetryAfter(error.headers);
+    const retryAfterMs = parseRetryAfterHeaders(error.headers);
     const code = codeForStatus(status);
     const what = error.status === undefined ? 'error inside the stream' : `HTTP ${error.status}`;
     return new AgentError(code, `${name}: model server ${what}: ${error.message}`, {

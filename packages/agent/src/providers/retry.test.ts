@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abortableSleep, backoffDelay, parseRetryAfter } from './retry.js';
+import { abortableSleep, backoffDelay, parseRetryAfterHeaders } from './retry.js';
 
 const headers = (values: Record<string, string>) => new Headers(values);
 
@@ -7,20 +7,22 @@ describe('parseRetryAfter', () => {
   const now = Date.parse('2030-01-01T00:00:00Z');
 
   it('reads retry-after-ms first, then Retry-After seconds (fractions too) or an HTTP date', () => {
-    expect(parseRetryAfter(headers({ 'retry-after-ms': '250', 'retry-after': '9' }), now)).toBe(250);
-    expect(parseRetryAfter(headers({ 'retry-after': '2' }), now)).toBe(2_000);
-    expect(parseRetryAfter(headers({ 'retry-after': '0.25' }), now)).toBe(250);
-    expect(parseRetryAfter(headers({ 'retry-after': '0' }), now)).toBe(0);
-    expect(parseRetryAfter(headers({ 'retry-after': 'Tue, 01 Jan 2030 00:00:03 GMT' }), now)).toBe(3_000);
+    expect(parseRetryAfterHeaders(headers({ 'retry-after-ms': '250', 'retry-after': '9' }), now)).toBe(250);
+    expect(parseRetryAfterHeaders(headers({ 'retry-after': '2' }), now)).toBe(2_000);
+    expect(parseRetryAfterHeaders(headers({ 'retry-after': '0.25' }), now)).toBe(250);
+    expect(parseRetryAfterHeaders(headers({ 'retry-after': '0' }), now)).toBe(0);
+    expect(parseRetryAfterHeaders(headers({ 'retry-after': 'Tue, 01 Jan 2030 00:00:03 GMT' }), now)).toBe(
+      3_000,
+    );
   });
 
   it('treats a date in the past as no wait, and nonsense or no header as not said', () => {
-    expect(parseRetryAfter(headers({ 'retry-after': 'Mon, 31 Dec 2029 23:59:00 GMT' }), now)).toBe(0);
-    expect(parseRetryAfter(headers({ 'retry-after': 'soon' }), now)).toBeUndefined();
-    expect(parseRetryAfter(headers({ 'retry-after': '-5' }), now)).toBeUndefined();
-    expect(parseRetryAfter(headers({ 'retry-after-ms': 'x', 'retry-after': '1' }), now)).toBe(1_000);
-    expect(parseRetryAfter(headers({}), now)).toBeUndefined();
-    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+    expect(parseRetryAfterHeaders(headers({ 'retry-after': 'Mon, 31 Dec 2029 23:59:00 GMT' }), now)).toBe(0);
+    expect(parseRetryAfterHeaders(headers({ 'retry-after': 'soon' }), now)).toBeUndefined();
+    expect(parseRetryAfterHeaders(headers({ 'retry-after': '-5' }), now)).toBeUndefined();
+    expect(parseRetryAfterHeaders(headers({ 'retry-after-ms': 'x', 'retry-after': '1' }), now)).toBe(1_000);
+    expect(parseRetryAfterHeaders(headers({}), now)).toBeUndefined();
+    expect(parseRetryAfterHeaders(undefined, now)).toBeUndefined();
   });
 });
 

@@ -2,6 +2,7 @@
  * The pieces of the providers' retry policy: how long a server asked us to
  * wait, exponential backoff with jitter, and a wait that an abort ends.
  */
+import { parseRetryAfter } from '@tether/protocol';
 
 /** Anything with `get(name)`: a fetch `Headers`, or a plain lookup in tests. */
 export interface HeaderLookup {
@@ -10,23 +11,20 @@ export interface HeaderLookup {
 
 /**
  * How long the server asked us to wait, in ms, or `undefined` when it did not
- * say: `retry-after-ms` (OpenAI's, in ms) first, then `Retry-After` as seconds
- * (fractions allowed) or as an HTTP date. A date in the past means 0.
+ * say: `retry-after-ms` (OpenAI's, in ms) first, then `Retry-After` (read by
+ * protocol's {@link parseRetryAfter}: seconds or an HTTP date).
  */
-export function parseRetryAfter(headers: HeaderLookup | undefined, now = Date.now()): number | undefined {
+export function parseRetryAfterHeaders(
+  headers: HeaderLookup | undefined,
+  now = Date.now(),
+): number | undefined {
   if (!headers) return undefined;
   const ms = headers.get('retry-after-ms');
   if (ms !== null && ms.trim() !== '') {
     const value = Number(ms);
     if (Number.isFinite(value) && value >= 0) return Math.ceil(value);
   }
-  const header = headers.get('retry-after');
-  if (header === null || header.trim() === '') return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.ceil(seconds * 1000) : undefined;
-  const date = Date.parse(header);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now);
+  return parseRetryAfter(headers.get('retry-after'), now);
 }
 
 export interface BackoffOptions {
