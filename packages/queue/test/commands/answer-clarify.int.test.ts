@@ -39,47 +39,35 @@ describe('answerClarify', () => {
   it('refuses a second answer, keeping the first', async () => {
     const run = await waiting();
     await answer(run, 'first');
-    const before = await run.state();
-    expect(await answer(run, 'second')).toBe('answered');
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => answer(run, 'second'))).toBe('answered');
     expect((await run.request()).answer).toBe('first');
   });
 
   it('refuses an answer after the request timed out', async () => {
     const run = await waiting(LATER, 'timed_out');
-    const before = await run.state();
-    expect(await answer(run, 'late')).toBe('timed_out');
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => answer(run, 'late'))).toBe('timed_out');
   });
 
   it("refuses an answer past the deadline (by Redis's clock), leaving the request pending", async () => {
     const run = await waiting(Date.now() - 1_000);
-    const before = await run.state();
-    expect(await answer(run, 'late')).toBe('expired');
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => answer(run, 'late'))).toBe('expired');
   });
 
   it.each(['completed', 'failed', 'cancelled'])('refuses an answer once the run is %s', async (status) => {
     const run = await waiting();
     await run.seed({ status });
-    const before = await run.state();
-    expect(await answer(run, 'late')).toBe('ended');
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => answer(run, 'late'))).toBe('ended');
   });
 
   it('refuses an answer to an unknown request', async () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'waiting_for_input' });
-    const before = await run.state();
-    expect(await answer(run, 'hello')).toBe('no_request');
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => answer(run, 'hello'))).toBe('no_request');
   });
 
   it('refuses an answer to a run that does not exist', async () => {
     const run = new RunFixture(redis);
     await run.seedQuestion(LATER);
-    const before = await run.state();
-    expect(await answer(run, 'hello')).toBe('no_run');
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => answer(run, 'hello'))).toBe('no_run');
   });
 });

@@ -114,6 +114,14 @@ export class RunFixture {
     return snapshot;
   }
 
+  /** Runs `act` (a script refusing), checks that no key of the run changed, and returns what it answered. */
+  async unchanged<T>(act: () => Promise<T>): Promise<T> {
+    const before = await this.state();
+    const result = await act();
+    expect(await this.state()).toEqual(before);
+    return result;
+  }
+
   /**
    * Whether the log is stored at its real size: true when rewriting it would
    * not make it smaller (Redis preallocates 4 KB for a stream's newest node).

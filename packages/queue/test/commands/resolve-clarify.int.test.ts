@@ -23,24 +23,18 @@ describe('resolveClarify', () => {
   it('gives the answer of an answered request, and changes nothing', async () => {
     const run = await asked(Date.now() - 1_000, 'answered');
     await redis.hset(run.keys.clarify(REQUEST_ID), 'answer', 'blue');
-    const before = await run.state();
-    expect(await resolve(run, 'w1:t1')).toEqual(['answered', 'blue']);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => resolve(run, 'w1:t1'))).toEqual(['answered', 'blue']);
   });
 
   it('finds a request that timed out already, and appends nothing more', async () => {
     const run = await asked(Date.now() - 1_000, 'timed_out');
-    const before = await run.state();
-    expect(await resolve(run, 'w1:t1')).toEqual(['timed_out']);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => resolve(run, 'w1:t1'))).toEqual(['timed_out']);
   });
 
   it('gives the deadline of a request still pending, and changes nothing', async () => {
     const expiresAt = Date.now() + 3_600_000;
     const run = await asked(expiresAt);
-    const before = await run.state();
-    expect(await resolve(run, 'w1:t1')).toEqual(['pending', String(expiresAt)]);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => resolve(run, 'w1:t1'))).toEqual(['pending', String(expiresAt)]);
   });
 
   it('times out a request past its deadline for the owner: marked, question dropped, clarify.timed_out', async () => {
@@ -58,16 +52,12 @@ describe('resolveClarify', () => {
 
   it('leaves a request past its deadline to the owner when another worker asks', async () => {
     const run = await asked(Date.now() - 1_000);
-    const before = await run.state();
-    expect(await resolve(run, 'w2:t2')).toEqual(['not_owner']);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => resolve(run, 'w2:t2'))).toEqual(['not_owner']);
   });
 
   it('finds no request', async () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', owner: 'w1:t1' });
-    const before = await run.state();
-    expect(await resolve(run, 'w1:t1')).toEqual(['missing']);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => resolve(run, 'w1:t1'))).toEqual(['missing']);
   });
 });

@@ -53,9 +53,7 @@ describe('saveCheckpoint', () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', owner: 'w2:t2' });
     await redis.set(run.keys.checkpoint, '{"version":1}');
-    const before = await run.state();
-    expect(await save(run, 'w1:t1', ['tool.result', '{}'])).toBe(0);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => save(run, 'w1:t1', ['tool.result', '{}']))).toBe(0);
   });
 
   it('is 0 for a run that does not exist, and writes nothing', async () => {
@@ -67,9 +65,7 @@ describe('saveCheckpoint', () => {
   it('is -1 when a cancel was requested, and writes nothing', async () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', owner: 'w1:t1', cancelRequested: '1' });
-    const before = await run.state();
-    expect(await save(run, 'w1:t1', ['tool.result', '{}'])).toBe(-1);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => save(run, 'w1:t1', ['tool.result', '{}']))).toBe(-1);
   });
 
   it.each(['completed', 'failed', 'cancelled'])(
@@ -77,17 +73,13 @@ describe('saveCheckpoint', () => {
     async (status) => {
       const run = new RunFixture(redis);
       await run.seed({ status, owner: 'w1:t1' });
-      const before = await run.state();
-      expect(await save(run, 'w1:t1', ['tool.result', '{}'])).toBe(-1);
-      expect(await run.state()).toEqual(before);
+      expect(await run.unchanged(() => save(run, 'w1:t1', ['tool.result', '{}']))).toBe(-1);
     },
   );
 
   it('is -1 for a record with an owner but no status, and writes nothing', async () => {
     const run = new RunFixture(redis);
     await run.seed({ owner: 'w1:t1' });
-    const before = await run.state();
-    expect(await save(run, 'w1:t1')).toBe(-1);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => save(run, 'w1:t1'))).toBe(-1);
   });
 });

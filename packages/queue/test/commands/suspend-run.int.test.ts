@@ -71,17 +71,13 @@ describe('suspendRun', () => {
   it("is 0 with another worker's token, and writes nothing", async () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', owner: 'w2:t2' });
-    const before = await run.state();
-    expect(await suspend(run, 'w1:t1', ['message', '{}'])).toBe(0);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => suspend(run, 'w1:t1', ['message', '{}']))).toBe(0);
   });
 
   it('is -1 when a cancel was requested, and writes nothing', async () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', owner: 'w1:t1', cancelRequested: '1' });
-    const before = await run.state();
-    expect(await suspend(run, 'w1:t1', ['message', '{}'])).toBe(-1);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => suspend(run, 'w1:t1', ['message', '{}']))).toBe(-1);
   });
 
   it.each(['completed', 'failed', 'cancelled'])(
@@ -89,17 +85,13 @@ describe('suspendRun', () => {
     async (status) => {
       const run = new RunFixture(redis);
       await run.seed({ status, owner: 'w1:t1' });
-      const before = await run.state();
-      expect(await suspend(run, 'w1:t1')).toBe(-1);
-      expect(await run.state()).toEqual(before);
+      expect(await run.unchanged(() => suspend(run, 'w1:t1'))).toBe(-1);
     },
   );
 
   it('is -1 for a record with an owner but no status, and writes nothing', async () => {
     const run = new RunFixture(redis);
     await run.seed({ owner: 'w1:t1' });
-    const before = await run.state();
-    expect(await suspend(run, 'w1:t1')).toBe(-1);
-    expect(await run.state()).toEqual(before);
+    expect(await run.unchanged(() => suspend(run, 'w1:t1'))).toBe(-1);
   });
 });
