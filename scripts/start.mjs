@@ -280,10 +280,14 @@ try {
   await waitFor(
     async () => {
       if (api.child.exitCode !== null) throw new Error('the API exited');
-      return (await fetch(`${base}/readyz`).catch(() => undefined))?.ok === true;
+      // Up means the API is ready and every worker has said so (each lists itself in /readyz once ready).
+      const response = await fetch(`${base}/readyz`).catch(() => undefined);
+      if (response?.ok !== true) return false;
+      const { workers = [] } = await response.json();
+      return workers.length >= options.workers;
     },
     30_000,
-    'the API',
+    'the API and the workers',
   );
 } catch (error) {
   console.error(paint(31, String(error.message ?? error)));

@@ -228,13 +228,13 @@ describe('end to end, with worker and API processes', () => {
     const api = await startApi(s, API_KEYS);
     const plain = await startWorker(s, 'worker-none', 1);
     await startWorker(s, 'worker-auto', 1, { TETHER_SANDBOX: 'auto', TETHER_SANDBOX_MAX_PROCESSES: '64' });
-    const ready = await call<{ status: string; workers: { id: string; sandbox: Record<string, unknown> }[] }>(
-      api.base,
-      'GET',
-      '/readyz',
-      undefined,
-      {},
-    );
+    type Ready = { status: string; workers: { id: string; sandbox: Record<string, unknown> }[] };
+    // A worker lists itself right after it logs that it is ready.
+    let ready = await call<Ready>(api.base, 'GET', '/readyz');
+    for (let i = 0; i < 100 && ready.body.workers.length < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      ready = await call<Ready>(api.base, 'GET', '/readyz');
+    }
     expect(ready.status).toBe(200);
     expect(ready.body.workers.map((w) => w.id)).toEqual(['worker-auto', 'worker-none']);
     const [auto, none] = ready.body.workers;

@@ -120,16 +120,16 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     publish().catch((error: unknown) => logger.debug({ err: error }, 'could not publish the worker report'));
   }, REPORT_INTERVAL_MS);
   reporter.unref();
-  const ready = Promise.all([
-    subscriber.subscribe(keys.cancelChannel),
-    worker.waitUntilReady(),
-    publish(),
-  ]).then(() => {
-    logger.info(
-      { workerId: config.workerId, concurrency: config.concurrency, queuePrefix: keys.queuePrefix },
-      'worker ready',
-    );
-  });
+  // Ready, then listed in the workers hash: whoever sees this worker in /readyz knows it takes jobs.
+  const ready = Promise.all([subscriber.subscribe(keys.cancelChannel), worker.waitUntilReady()]).then(
+    async () => {
+      logger.info(
+        { workerId: config.workerId, concurrency: config.concurrency, queuePrefix: keys.queuePrefix },
+        'worker ready',
+      );
+      await publish();
+    },
+  );
 
   let closing: Promise<void> | undefined;
   const close = () => {
