@@ -2,7 +2,7 @@ import type { RunEvent } from '@tether/protocol';
 import type { Redis } from 'ioredis';
 import { isRedisConnectionError } from './connection.js';
 import type { TetherKeys } from './keys.js';
-import { parsePublishedEvent } from './run-store.js';
+import { parsePublishedEvent } from './replies.js';
 
 export type EventListener = (event: RunEvent) => void;
 

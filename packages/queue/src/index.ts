@@ -18,6 +18,7 @@ export type { RunKeys, TetherKeys } from './keys.js';
 export { createKeys, QUEUE_NAME } from './keys.js';
 export type { BreakerState, RedisBreakerOptions, RedisOutage, WatchedConnection } from './redis-breaker.js';
 export { RedisBreaker } from './redis-breaker.js';
+export { parsePublishedEvent } from './replies.js';
 export type { RunJobData, RunServiceOptions } from './run-service.js';
 export { createRunQueue, hashBody, RunService } from './run-service.js';
 export type {
@@ -28,4 +29,4 @@ export type {
   RunRecord,
   RunStoreOptions,
 } from './run-store.js';
-export { parsePublishedEvent, RunStore } from './run-store.js';
+export { RunStore } from './run-store.js';

@@ -4,7 +4,8 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QueueError } from './errors.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
-import type { NewRun, RunRecord, RunStore } from './run-store.js';
+import type { NewRun, RunRecord } from './records.js';
+import type { RunStore } from './run-store.js';
 
 /** Submissions written together, at most this many per round trip. */
 const MAX_BATCH = 256;

@@ -2,7 +2,6 @@ import type {
   CreateRunBody,
   ErrorBody,
   PendingClarify,
-  Run,
   RunEvent,
   RunEventInput,
   RunEventType,
@@ -11,24 +10,19 @@ import type {
   Usage,
 } from '@tether/protocol';
 import type { Redis } from 'ioredis';
+import type { AnswerResult, ClarifyState } from './clarify-store.js';
+import * as clarify from './clarify-store.js';
 import { QueueError } from './errors.js';
+import * as eventLog from './event-log.js';
+import { eventPairs } from './event-log.js';
 import type { TetherKeys } from './keys.js';
-import { type CallOf, isNoScript } from './lua-script.js';
+import type { NewRun, RunRecord } from './records.js';
+import * as records from './records.js';
 import * as scripts from './scripts.js';
+import type { StoreContext } from './store-context.js';
 
-/** The last id a stream can hold: both parts 2^64 - 1. */
-const LAST_STREAM_ID = '18446744073709551615-18446744073709551615';
-
-/** A run as stored: what the API shows plus what the worker needs. */
-export interface RunRecord extends Run {
-  tenant: string;
-  /** The submitted body (files included until the worker has written them); gone once the run ends. */
-  spec?: CreateRunBody | undefined;
-  cancelRequested: boolean;
-  /** The fencing token of the worker that owns the current attempt. */
-  owner?: string | undefined;
-  bodyHash?: string | undefined;
-}
+export type { AnswerResult, ClarifyState } from './clarify-store.js';
+export type { NewRun, RunRecord } from './records.js';
 
 export interface RunStoreOptions {
   redis: Redis;
@@ -39,20 +33,14 @@ export interface RunStoreOptions {
   retentionSeconds?: number;
 }
 
-export type AnswerResult = 'ok' | 'no_run' | 'no_request' | 'answered' | 'timed_out' | 'expired' | 'ended';
-export type ClarifyState =
-  | { state: 'answered'; answer: string }
-  | { state: 'timed_out' }
-  | { state: 'pending'; expiresAtMs: number }
-  | { state: 'missing' }
-  | { state: 'not_owner' };
-
 /**
  * The run record, checkpoint, event log and clarify requests in Redis. Every
  * change that must happen together (a status and its event, an answer and its
- * event) is one Lua script on the run's own keys.
+ * event) is one Lua script on the run's own keys. The records, the event log
+ * and the clarify requests are read and written by modules of their own
+ * (records.ts, event-log.ts, clarify-store.ts); this class is their one door.
  */
-export class RunStore {
+export class RunStore implements StoreContext {
   readonly redis: Redis;
   readonly keys: TetherKeys;
   readonly eventMaxLength: number;
@@ -72,144 +60,77 @@ export class RunStore {
     return result as boolean;
   }
 
-  /**
-   * Creates several runs in one round trip: each record (with `run.queued`) and
-   * its entry in the tenant's index. The index is in another hash slot, so not in
-   * the script; listing skips ids whose record is not the tenant's. Returns, per
-   * run and in order, true, false (the id exists) or the error Redis answered.
-   */
-  async createMany(runs: readonly NewRun[]): Promise<(boolean | Error)[]> {
-    if (runs.length === 0) return [];
-    const calls = runs.map((run) => this.#createCall(run));
-    const pipeline = this.redis.pipeline();
-    for (const [index, run] of runs.entries()) {
-      scripts.createRun.queue(pipeline, calls[index] as CreateCall);
-      pipeline.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    return Promise.all(
-      runs.map(async (run, index) => {
-        const call = calls[index] as CreateCall;
-        const [created, indexed] = [replies[2 * index], replies[2 * index + 1]];
-        let [error, id] = created ?? [new Error('Redis sent no reply for the run')];
-        if (error && isNoScript(error)) {
-          // Redis forgot the script (a restart or failover): run it by its source.
-          try {
-            [error, id] = [null, await scripts.createRun.run(this.redis, call)];
-            // A listing in between could have dropped the entry as a run that is gone: add it again.
-            if (id) await this.redis.zadd(this.keys.tenantRuns(run.tenant), 0, run.id);
-          } catch (retryError) {
-            error = retryError as Error;
-          }
-        }
-        if (error) return error;
-        if (indexed?.[0]) return indexed[0];
-        return Boolean(id);
-      }),
-    );
-  }
-
-  #createCall(run: NewRun): CreateCall {
-    const keys = this.keys.run(run.id);
-    const fields: string[] = [
-      'id',
-      run.id,
-      'tenant',
-      run.tenant,
-      'status',
-      'queued',
-      'createdAt',
-      run.createdAt,
-      'attempts',
-      '0',
-      'todos',
-      '[]',
-    ];
-    if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
-    return {
-      keys,
-      args: {
-        channel: keys.eventsChannel,
-        maxlen: this.eventMaxLength,
-        runId: run.id,
-        spec: JSON.stringify(run.spec),
-        metadata: run.spec.metadata ? JSON.stringify(run.spec.metadata) : '',
-        fields,
-      },
-    };
+  /** See {@link records.createRuns}. */
+  createMany(runs: readonly NewRun[]): Promise<(boolean | Error)[]> {
+    return records.createRuns(this, runs);
   }
 
   /** The run with its spec (the submitted body, while the run is live). */
   async get(runId: string): Promise<RunRecord | undefined> {
-    const [record] = await this.#read([runId], true);
+    const [record] = await records.readRecords(this, [runId], true);
     return record;
   }
 
   /** Several records at once, in order (undefined where a run is gone), without their specs. */
   getMany(runIds: string[]): Promise<(RunRecord | undefined)[]> {
-    return this.#read(runIds, false);
-  }
-
-  async #read(runIds: string[], withSpec: boolean): Promise<(RunRecord | undefined)[]> {
-    if (runIds.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of runIds) {
-      const keys = this.keys.run(id);
-      pipeline.hgetall(keys.record);
-      pipeline.get(keys.pending);
-      pipeline.get(keys.metadata);
-      if (withSpec) pipeline.get(keys.spec);
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    for (const [error] of replies) if (error) throw error;
-    const per = withSpec ? 4 : 3;
-    return runIds.map((_, i) => {
-      const hash = replies[i * per]?.[1] as Record<string, string>;
-      if (!hash?.id) return undefined;
-      return parseRecord(hash, {
-        pending: replies[i * per + 1]?.[1] as string | null,
-        metadata: replies[i * per + 2]?.[1] as string | null,
-        spec: withSpec ? (replies[i * per + 3]?.[1] as string | null) : null,
-      });
-    });
+    return records.readRecords(this, runIds, false);
   }
 
   /** Drops the submitted files from the stored spec once the worker has written them. */
-  async dropFiles(runId: string, spec: CreateRunBody): Promise<void> {
-    if (!spec.files) return;
-    const { files: _files, ...rest } = spec;
-    await this.redis.set(this.keys.run(runId).spec, JSON.stringify(rest), 'XX');
+  dropFiles(runId: string, spec: CreateRunBody): Promise<void> {
+    return records.dropFiles(this, runId, spec);
+  }
+
+  /** A tenant's runs, newest first, `limit` at a time after `cursor` (a run id). */
+  list(
+    tenant: string,
+    options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined },
+  ): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
+    return records.listRuns(this, tenant, options);
+  }
+
+  loadCheckpoint(runId: string): Promise<string | undefined> {
+    return records.loadCheckpoint(this, runId);
   }
 
   /** Appends an event unless the run has ended (or, with `token`, another worker owns it). */
-  async append(runId: string, event: RunEventInput, token = ''): Promise<boolean> {
-    return this.appendEvents(runId, [event], token);
+  append(runId: string, event: RunEventInput, token = ''): Promise<boolean> {
+    return eventLog.appendEvents(this, runId, [event], token);
   }
 
   /** Appends events in order, in one step, unless the run has ended (or, with `token`, another worker owns it). */
-  async appendEvents(runId: string, events: readonly RunEventInput[], token = ''): Promise<boolean> {
-    if (events.length === 0) return true;
-    const keys = this.keys.run(runId);
-    const appended = await scripts.appendEvents.run(this.redis, {
-      keys,
-      args: {
-        channel: keys.eventsChannel,
-        maxlen: this.eventMaxLength,
-        runId,
-        token,
-        events: eventPairs(events),
-      },
-    });
-    return typeof appended === 'number';
+  appendEvents(runId: string, events: readonly RunEventInput[], token = ''): Promise<boolean> {
+    return eventLog.appendEvents(this, runId, events, token);
   }
 
   /** Events after `afterId` (exclusive; '0' for all), oldest first. */
-  async readEvents(runId: string, afterId = '0', count = 1_000): Promise<RunEvent[]> {
-    // Nothing can follow the last id a stream can hold, and XRANGE refuses to start after it.
-    if (afterId === LAST_STREAM_ID) return [];
-    const start = afterId === '0' || afterId === '' ? '-' : `(${afterId}`;
-    const entries = await this.redis.xrange(this.keys.run(runId).events, start, '+', 'COUNT', count);
-    return entries.map(([id, fields]) => toEvent(runId, id, fields));
+  readEvents(runId: string, afterId = '0', count = 1_000): Promise<RunEvent[]> {
+    return eventLog.readEvents(this, runId, afterId, count);
+  }
+
+  /** Records a clarify question and appends `events` then `clarify.requested`; throws as `saveCheckpoint` does. */
+  suspend(
+    runId: string,
+    token: string,
+    pending: PendingClarify,
+    events: readonly RunEventInput[] = [],
+  ): Promise<string> {
+    return clarify.suspend(this, runId, token, pending, events);
+  }
+
+  /** See {@link clarify.wakeReason}. */
+  wakeReason(runId: string, requestId: string): Promise<'answered' | 'cancel' | undefined> {
+    return clarify.wakeReason(this, runId, requestId);
+  }
+
+  /** The first answer wins (see the `answerClarify` script). */
+  answer(runId: string, requestId: string, answer: string): Promise<AnswerResult> {
+    return clarify.answer(this, runId, requestId, answer);
+  }
+
+  /** What a resuming worker learns of its question, timing it out once past the deadline. */
+  resolveClarify(runId: string, requestId: string, token: string): Promise<ClarifyState> {
+    return clarify.resolveClarify(this, runId, requestId, token);
   }
 
   /**
@@ -238,10 +159,6 @@ export class RunStore {
       spec: spec ? (JSON.parse(spec) as CreateRunBody) : undefined,
       checkpoint: checkpoint || undefined,
     };
-  }
-
-  async loadCheckpoint(runId: string): Promise<string | undefined> {
-    return (await this.redis.get(this.keys.run(runId).checkpoint)) ?? undefined;
   }
 
   /**
@@ -287,37 +204,6 @@ export class RunStore {
     }
   }
 
-  /** Records a clarify question and appends `events` then `clarify.requested`; throws as `saveCheckpoint` does. */
-  async suspend(
-    runId: string,
-    token: string,
-    pending: PendingClarify,
-    events: readonly RunEventInput[] = [],
-  ): Promise<string> {
-    const keys = this.keys.run(runId);
-    const expiresAtMs = Date.parse(pending.expiresAt);
-    const ttl = Math.ceil(Math.max(0, expiresAtMs - Date.now()) / 1000) + this.retentionSeconds;
-    const result = await scripts.suspendRun.run(this.redis, {
-      keys: { ...keys, clarify: keys.clarify(pending.requestId) },
-      args: {
-        channel: keys.eventsChannel,
-        maxlen: this.eventMaxLength,
-        runId,
-        token,
-        requestId: pending.requestId,
-        expiresAt: expiresAtMs,
-        pending: JSON.stringify(pending),
-        clarifyTtl: ttl,
-        events: eventPairs(events),
-      },
-    });
-    if (result === 0)
-      throw new QueueError('ERR_RUN_NOT_OWNER', `Run ${runId} is owned by another worker now.`);
-    if (result === -1)
-      throw new QueueError('ERR_RUN_CANCEL_REQUESTED', `Run ${runId} was cancelled or has ended.`);
-    return result;
-  }
-
   /** Sets a non-terminal status while `token` owns the run; false otherwise. */
   async setStatus(
     runId: string,
@@ -326,70 +212,6 @@ export class RunStore {
   ): Promise<boolean> {
     const keys = this.keys.run(runId);
     return (await scripts.setStatus.run(this.redis, { keys, args: { token, status } })) === 1;
-  }
-
-  /**
-   * Why a run that just suspended on `requestId` should not sleep until the
-   * deadline: its question was answered, or a cancel was requested, while the
-   * worker was still moving its job to delayed (neither could wake a job that
-   * was still active). One round trip; the two keys share the run's slot.
-   */
-  async wakeReason(runId: string, requestId: string): Promise<'answered' | 'cancel' | undefined> {
-    const keys = this.keys.run(runId);
-    const replies = await this.redis
-      .pipeline()
-      .hget(keys.clarify(requestId), 'status')
-      .hget(keys.record, 'cancelRequested')
-      .exec();
-    const [status, cancel] = (replies ?? []).map(([error, value]) => {
-      if (error) throw error;
-      return value;
-    });
-    if (cancel === '1') return 'cancel';
-    if (status === 'answered') return 'answered';
-    return undefined;
-  }
-
-  /** The first answer wins (see the `answerClarify` script). */
-  async answer(runId: string, requestId: string, answer: string): Promise<AnswerResult> {
-    const keys = this.keys.run(runId);
-    return scripts.answerClarify.run(this.redis, {
-      keys: { ...keys, clarify: keys.clarify(requestId) },
-      args: {
-        channel: keys.eventsChannel,
-        maxlen: this.eventMaxLength,
-        runId,
-        requestId,
-        answer,
-      },
-    });
-  }
-
-  /** What a resuming worker learns of its question, timing it out once past the deadline. */
-  async resolveClarify(runId: string, requestId: string, token: string): Promise<ClarifyState> {
-    const keys = this.keys.run(runId);
-    const reply = await scripts.resolveClarify.run(this.redis, {
-      keys: { ...keys, clarify: keys.clarify(requestId) },
-      args: {
-        channel: keys.eventsChannel,
-        maxlen: this.eventMaxLength,
-        runId,
-        requestId,
-        token,
-      },
-    });
-    switch (reply[0]) {
-      case 'answered':
-        return { state: 'answered', answer: reply[1] ?? '' };
-      case 'timed_out':
-        return { state: 'timed_out' };
-      case 'pending':
-        return { state: 'pending', expiresAtMs: Number(reply[1]) };
-      case 'not_owner':
-        return { state: 'not_owner' };
-      default:
-        return { state: 'missing' };
-    }
   }
 
   /**
@@ -476,135 +298,16 @@ export class RunStore {
       args: { channel: this.keys.cancelChannel, runId },
     });
   }
-
-  /** A tenant's runs, newest first, `limit` at a time after `cursor` (a run id). */
-  async list(
-    tenant: string,
-    options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined },
-  ): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
-    const key = this.keys.tenantRuns(tenant);
-    const runs: RunRecord[] = [];
-    let cursor = options.cursor;
-    // Ids sort by creation time, so the index is read in reverse lexical order.
-    for (;;) {
-      const batch = options.status ? Math.max(options.limit * 4, 100) : options.limit + 1;
-      const ids = await this.redis.zrevrangebylex(key, cursor ? `(${cursor}` : '+', '-', 'LIMIT', 0, batch);
-      if (ids.length === 0) return { runs, nextCursor: null };
-      const records = await this.getMany(ids);
-      const gone: string[] = [];
-      for (let i = 0; i < ids.length; i++) {
-        const record = records[i];
-        const id = ids[i] as string;
-        cursor = id;
-        // Gone (expired), or an id that was never this tenant's run.
-        if (!record || record.tenant !== tenant) {
-          gone.push(id);
-          continue;
-        }
-        if (options.status && record.status !== options.status) continue;
-        if (runs.length === options.limit) {
-          if (gone.length > 0) await this.redis.zrem(key, ...gone);
-          return { runs, nextCursor: (runs.at(-1) as RunRecord).id };
-        }
-        runs.push(record);
-      }
-      // Runs whose keys expired leave the index as they are met.
-      if (gone.length > 0) await this.redis.zrem(key, ...gone);
-      if (ids.length < batch) return { runs, nextCursor: null };
-    }
-  }
 }
-
-/** A run to create: its id, tenant, the submitted body, when, and the body's hash (idempotent requests). */
-export interface NewRun {
-  id: string;
-  tenant: string;
-  spec: CreateRunBody;
-  createdAt: string;
-  bodyHash?: string | undefined;
-}
-
-type CreateCall = CallOf<typeof scripts.createRun>;
 
 /** What `claim` finds. */
 export type ClaimResult =
   | { status: 'ok'; spec: CreateRunBody | undefined; checkpoint: string | undefined }
   | { status: 'missing' | 'cancel' | 'completed' | 'failed' | 'cancelled' };
 
-function eventPairs(events: readonly RunEventInput[]): string[] {
-  const pairs: string[] = [];
-  for (const event of events) pairs.push(event.type, JSON.stringify(event.data));
-  return pairs;
-}
-
 function positive(name: string, value: number): number {
   if (!Number.isInteger(value) || value <= 0) {
     throw new RangeError(`RunStore option "${name}" must be a positive integer, got ${value}`);
   }
   return value;
-}
-
-function json<T>(text: string | undefined): T | undefined {
-  if (text === undefined || text === '') return undefined;
-  return JSON.parse(text) as T;
-}
-
-function parseRecord(
-  hash: Record<string, string>,
-  extra: { pending: string | null; metadata: string | null; spec: string | null },
-): RunRecord {
-  const record: RunRecord = {
-    id: hash.id as string,
-    tenant: hash.tenant as string,
-    status: hash.status as RunStatus,
-    createdAt: hash.createdAt as string,
-    attempts: Number(hash.attempts ?? 0),
-    todos: json<TodoItem[]>(hash.todos) ?? [],
-    cancelRequested: hash.cancelRequested === '1',
-  };
-  if (hash.startedAt) record.startedAt = hash.startedAt;
-  if (hash.finishedAt) record.finishedAt = hash.finishedAt;
-  const pending = json<PendingClarify>(extra.pending ?? undefined);
-  if (pending && record.status === 'waiting_for_input') record.pendingClarify = pending;
-  if (hash.output !== undefined) record.output = hash.output;
-  const error = json<ErrorBody>(hash.error);
-  if (error) record.error = error;
-  const usage = json<Usage>(hash.usage);
-  if (usage) record.usage = usage;
-  const metadata = json<Record<string, unknown>>(extra.metadata ?? undefined);
-  if (metadata) record.metadata = metadata;
-  const spec = json<CreateRunBody>(extra.spec ?? undefined);
-  if (spec) record.spec = spec;
-  if (hash.owner) record.owner = hash.owner;
-  if (hash.bodyHash) record.bodyHash = hash.bodyHash;
-  return record;
-}
-
-function toEvent(runId: string, id: string, fields: string[]): RunEvent {
-  const values: Record<string, string> = {};
-  for (let i = 0; i + 1 < fields.length; i += 2) values[fields[i] as string] = fields[i + 1] as string;
-  return {
-    id,
-    runId,
-    type: values.t as RunEventType,
-    at: eventTime(id),
-    data: JSON.parse(values.d ?? '{}'),
-  } as RunEvent;
-}
-
-/** An event's time: the milliseconds of its stream id, as ISO 8601. */
-export function eventTime(id: string): string {
-  return new Date(Number(id.slice(0, id.indexOf('-')))).toISOString();
-}
-
-/** Parses an event as `appendEvent` publishes it (`at` is derived from the id). */
-export function parsePublishedEvent(message: string): RunEvent {
-  const event = JSON.parse(message) as Omit<RunEvent, 'at'>;
-  return {
-    id: event.id,
-    runId: event.runId,
-    type: event.type,
-    at: eventTime(event.id),
-    data: event.data,
-  } as RunEvent;
 }

@@ -1,0 +1,50 @@
+import type { RunEvent, RunEventInput } from '@tether/protocol';
+import { toEvent } from './replies.js';
+import * as scripts from './scripts.js';
+import type { StoreContext } from './store-context.js';
+
+/** The last id a stream can hold: both parts 2^64 - 1. */
+const LAST_STREAM_ID = '18446744073709551615-18446744073709551615';
+
+/** Appends events in order, in one step, unless the run has ended (or, with `token`, another worker owns it). */
+export async function appendEvents(
+  ctx: StoreContext,
+  runId: string,
+  events: readonly RunEventInput[],
+  token = '',
+): Promise<boolean> {
+  if (events.length === 0) return true;
+  const keys = ctx.keys.run(runId);
+  const appended = await scripts.appendEvents.run(ctx.redis, {
+    keys,
+    args: {
+      channel: keys.eventsChannel,
+      maxlen: ctx.eventMaxLength,
+      runId,
+      token,
+      events: eventPairs(events),
+    },
+  });
+  return typeof appended === 'number';
+}
+
+/** Events after `afterId` (exclusive; '0' for all), oldest first. */
+export async function readEvents(
+  ctx: StoreContext,
+  runId: string,
+  afterId = '0',
+  count = 1_000,
+): Promise<RunEvent[]> {
+  // Nothing can follow the last id a stream can hold, and XRANGE refuses to start after it.
+  if (afterId === LAST_STREAM_ID) return [];
+  const start = afterId === '0' || afterId === '' ? '-' : `(${afterId}`;
+  const entries = await ctx.redis.xrange(ctx.keys.run(runId).events, start, '+', 'COUNT', count);
+  return entries.map(([id, fields]) => toEvent(runId, id, fields));
+}
+
+/** Events as the scripts take them: type, data (JSON), type, data, … */
+export function eventPairs(events: readonly RunEventInput[]): string[] {
+  const pairs: string[] = [];
+  for (const event of events) pairs.push(event.type, JSON.stringify(event.data));
+  return pairs;
+}

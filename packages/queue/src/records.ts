@@ -1,0 +1,172 @@
+import type { CreateRunBody, Run, RunStatus } from '@tether/protocol';
+import { type CallOf, isNoScript } from './lua-script.js';
+import { parseRecord } from './replies.js';
+import * as scripts from './scripts.js';
+import type { StoreContext } from './store-context.js';
+
+/** A run as stored: what the API shows plus what the worker needs. */
+export interface RunRecord extends Run {
+  tenant: string;
+  /** The submitted body (files included until the worker has written them); gone once the run ends. */
+  spec?: CreateRunBody | undefined;
+  cancelRequested: boolean;
+  /** The fencing token of the worker that owns the current attempt. */
+  owner?: string | undefined;
+  bodyHash?: string | undefined;
+}
+
+/** A run to create: its id, tenant, the submitted body, when, and the body's hash (idempotent requests). */
+export interface NewRun {
+  id: string;
+  tenant: string;
+  spec: CreateRunBody;
+  createdAt: string;
+  bodyHash?: string | undefined;
+}
+
+type CreateCall = CallOf<typeof scripts.createRun>;
+
+/**
+ * Creates several runs in one round trip: each record (with `run.queued`) and
+ * its entry in the tenant's index. The index is in another hash slot, so not in
+ * the script; listing skips ids whose record is not the tenant's. Returns, per
+ * run and in order, true, false (the id exists) or the error Redis answered.
+ */
+export async function createRuns(ctx: StoreContext, runs: readonly NewRun[]): Promise<(boolean | Error)[]> {
+  if (runs.length === 0) return [];
+  const calls = runs.map((run) => createCall(ctx, run));
+  const pipeline = ctx.redis.pipeline();
+  for (const [index, run] of runs.entries()) {
+    scripts.createRun.queue(pipeline, calls[index] as CreateCall);
+    pipeline.zadd(ctx.keys.tenantRuns(run.tenant), 0, run.id);
+  }
+  const replies = (await pipeline.exec()) ?? [];
+  return Promise.all(
+    runs.map(async (run, index) => {
+      const call = calls[index] as CreateCall;
+      const [created, indexed] = [replies[2 * index], replies[2 * index + 1]];
+      let [error, id] = created ?? [new Error('Redis sent no reply for the run')];
+      if (error && isNoScript(error)) {
+        // Redis forgot the script (a restart or failover): run it by its source.
+        try {
+          [error, id] = [null, await scripts.createRun.run(ctx.redis, call)];
+          // A listing in between could have dropped the entry as a run that is gone: add it again.
+          if (id) await ctx.redis.zadd(ctx.keys.tenantRuns(run.tenant), 0, run.id);
+        } catch (retryError) {
+          error = retryError as Error;
+        }
+      }
+      if (error) return error;
+      if (indexed?.[0]) return indexed[0];
+      return Boolean(id);
+    }),
+  );
+}
+
+function createCall(ctx: StoreContext, run: NewRun): CreateCall {
+  const keys = ctx.keys.run(run.id);
+  const fields: string[] = [
+    'id',
+    run.id,
+    'tenant',
+    run.tenant,
+    'status',
+    'queued',
+    'createdAt',
+    run.createdAt,
+    'attempts',
+    '0',
+    'todos',
+    '[]',
+  ];
+  if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
+  return {
+    keys,
+    args: {
+      channel: keys.eventsChannel,
+      maxlen: ctx.eventMaxLength,
+      runId: run.id,
+      spec: JSON.stringify(run.spec),
+      metadata: run.spec.metadata ? JSON.stringify(run.spec.metadata) : '',
+      fields,
+    },
+  };
+}
+
+/** Records in order (undefined where a run is gone), with their specs if `withSpec`. */
+export async function readRecords(
+  ctx: StoreContext,
+  runIds: readonly string[],
+  withSpec: boolean,
+): Promise<(RunRecord | undefined)[]> {
+  if (runIds.length === 0) return [];
+  const pipeline = ctx.redis.pipeline();
+  for (const id of runIds) {
+    const keys = ctx.keys.run(id);
+    pipeline.hgetall(keys.record);
+    pipeline.get(keys.pending);
+    pipeline.get(keys.metadata);
+    if (withSpec) pipeline.get(keys.spec);
+  }
+  const replies = (await pipeline.exec()) ?? [];
+  for (const [error] of replies) if (error) throw error;
+  const per = withSpec ? 4 : 3;
+  return runIds.map((_, i) => {
+    const hash = replies[i * per]?.[1] as Record<string, string>;
+    if (!hash?.id) return undefined;
+    return parseRecord(hash, {
+      pending: replies[i * per + 1]?.[1] as string | null,
+      metadata: replies[i * per + 2]?.[1] as string | null,
+      spec: withSpec ? (replies[i * per + 3]?.[1] as string | null) : null,
+    });
+  });
+}
+
+/** Drops the submitted files from the stored spec once the worker has written them. */
+export async function dropFiles(ctx: StoreContext, runId: string, spec: CreateRunBody): Promise<void> {
+  if (!spec.files) return;
+  const { files: _files, ...rest } = spec;
+  await ctx.redis.set(ctx.keys.run(runId).spec, JSON.stringify(rest), 'XX');
+}
+
+export async function loadCheckpoint(ctx: StoreContext, runId: string): Promise<string | undefined> {
+  return (await ctx.redis.get(ctx.keys.run(runId).checkpoint)) ?? undefined;
+}
+
+/** A tenant's runs, newest first, `limit` at a time after `cursor` (a run id). */
+export async function listRuns(
+  ctx: StoreContext,
+  tenant: string,
+  options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined },
+): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
+  const key = ctx.keys.tenantRuns(tenant);
+  const runs: RunRecord[] = [];
+  let cursor = options.cursor;
+  // Ids sort by creation time, so the index is read in reverse lexical order.
+  for (;;) {
+    const batch = options.status ? Math.max(options.limit * 4, 100) : options.limit + 1;
+    const ids = await ctx.redis.zrevrangebylex(key, cursor ? `(${cursor}` : '+', '-', 'LIMIT', 0, batch);
+    if (ids.length === 0) return { runs, nextCursor: null };
+    const records = await readRecords(ctx, ids, false);
+    const gone: string[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const record = records[i];
+      const id = ids[i] as string;
+      cursor = id;
+      // Gone (expired), or an id that was never this tenant's run.
+      if (!record || record.tenant !== tenant) {
+        gone.push(id);
+        continue;
+      }
+      if (options.status && record.status !== options.status) continue;
+      if (runs.length === options.limit) {
+        if (gone.length > 0) await ctx.redis.zrem(key, ...gone);
+        return { runs, nextCursor: (runs.at(-1) as RunRecord).id };
+      }
+      runs.push(record);
+    }
+    // Runs whose keys expired leave the index as they are met.
+    if (gone.length > 0) await ctx.redis.zrem(key, ...gone);
+    if (ids.length < batch) return { runs, nextCursor: null };
+  }
+}

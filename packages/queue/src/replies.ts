@@ -1,0 +1,83 @@
+import type {
+  CreateRunBody,
+  ErrorBody,
+  PendingClarify,
+  RunEvent,
+  RunEventType,
+  RunStatus,
+  TodoItem,
+  Usage,
+} from '@tether/protocol';
+import type { RunRecord } from './records.js';
+
+/**
+ * Decoding what Redis answers into the protocol's types: a run record from
+ * its hash and side keys, an event from a stream entry or a published message.
+ */
+
+function json<T>(text: string | undefined): T | undefined {
+  if (text === undefined || text === '') return undefined;
+  return JSON.parse(text) as T;
+}
+
+/** A run record from its hash and the keys beside it. */
+export function parseRecord(
+  hash: Record<string, string>,
+  extra: { pending: string | null; metadata: string | null; spec: string | null },
+): RunRecord {
+  const record: RunRecord = {
+    id: hash.id as string,
+    tenant: hash.tenant as string,
+    status: hash.status as RunStatus,
+    createdAt: hash.createdAt as string,
+    attempts: Number(hash.attempts ?? 0),
+    todos: json<TodoItem[]>(hash.todos) ?? [],
+    cancelRequested: hash.cancelRequested === '1',
+  };
+  if (hash.startedAt) record.startedAt = hash.startedAt;
+  if (hash.finishedAt) record.finishedAt = hash.finishedAt;
+  const pending = json<PendingClarify>(extra.pending ?? undefined);
+  if (pending && record.status === 'waiting_for_input') record.pendingClarify = pending;
+  if (hash.output !== undefined) record.output = hash.output;
+  const error = json<ErrorBody>(hash.error);
+  if (error) record.error = error;
+  const usage = json<Usage>(hash.usage);
+  if (usage) record.usage = usage;
+  const metadata = json<Record<string, unknown>>(extra.metadata ?? undefined);
+  if (metadata) record.metadata = metadata;
+  const spec = json<CreateRunBody>(extra.spec ?? undefined);
+  if (spec) record.spec = spec;
+  if (hash.owner) record.owner = hash.owner;
+  if (hash.bodyHash) record.bodyHash = hash.bodyHash;
+  return record;
+}
+
+/** An event from its stream entry (`t`: type, `d`: data as JSON). */
+export function toEvent(runId: string, id: string, fields: string[]): RunEvent {
+  const values: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) values[fields[i] as string] = fields[i + 1] as string;
+  return {
+    id,
+    runId,
+    type: values.t as RunEventType,
+    at: eventTime(id),
+    data: JSON.parse(values.d ?? '{}'),
+  } as RunEvent;
+}
+
+/** An event's time: the milliseconds of its stream id, as ISO 8601. */
+export function eventTime(id: string): string {
+  return new Date(Number(id.slice(0, id.indexOf('-')))).toISOString();
+}
+
+/** Parses an event as `appendEvent` publishes it (`at` is derived from the id). */
+export function parsePublishedEvent(message: string): RunEvent {
+  const event = JSON.parse(message) as Omit<RunEvent, 'at'>;
+  return {
+    id: event.id,
+    runId: event.runId,
+    type: event.type,
+    at: eventTime(event.id),
+    data: event.data,
+  } as RunEvent;
+}
