@@ -1,19 +1,8 @@
-import type { CreateRunBody, Run, RunStatus } from '@tether/protocol';
+import type { CreateRunBody, RunStatus } from '@tether/protocol';
 import { type CallOf, isNoScript } from './lua-script.js';
-import { parseRecord } from './replies.js';
+import { parseRecord, type RunRecord } from './replies.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
-
-/** A run as stored: what the API shows plus what the worker needs. */
-export interface RunRecord extends Run {
-  tenant: string;
-  /** The submitted body (files included until the worker has written them); gone once the run ends. */
-  spec?: CreateRunBody | undefined;
-  cancelRequested: boolean;
-  /** The fencing token of the worker that owns the current attempt. */
-  owner?: string | undefined;
-  bodyHash?: string | undefined;
-}
 
 /** A run to create: its id, tenant, the submitted body, when, and the body's hash (idempotent requests). */
 export interface NewRun {
@@ -23,6 +12,8 @@ export interface NewRun {
   createdAt: string;
   bodyHash?: string | undefined;
 }
+
+export type { RunRecord } from './replies.js';
 
 type CreateCall = CallOf<typeof scripts.createRun>;
 

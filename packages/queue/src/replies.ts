@@ -2,18 +2,29 @@ import type {
   CreateRunBody,
   ErrorBody,
   PendingClarify,
+  Run,
   RunEvent,
   RunEventType,
   RunStatus,
   TodoItem,
   Usage,
 } from '@tether/protocol';
-import type { RunRecord } from './records.js';
 
 /**
  * Decoding what Redis answers into the protocol's types: a run record from
  * its hash and side keys, an event from a stream entry or a published message.
  */
+
+/** A run as stored: what the API shows plus what the worker needs. */
+export interface RunRecord extends Run {
+  tenant: string;
+  /** The submitted body (files included until the worker has written them); gone once the run ends. */
+  spec?: CreateRunBody | undefined;
+  cancelRequested: boolean;
+  /** The fencing token of the worker that owns the current attempt. */
+  owner?: string | undefined;
+  bodyHash?: string | undefined;
+}
 
 function json<T>(text: string | undefined): T | undefined {
   if (text === undefined || text === '') return undefined;
