@@ -25,10 +25,6 @@ export interface EventSinkOptions {
  * - streamed text (`message.delta`) is gathered for a few milliseconds into one
  *   event; any other event first takes the text gathered before it.
  *
- * Two events are not written here, because the step they belong to writes them:
- * `attempt.started` (the claim, which starts the attempt) and `clarify.requested`
- * (the suspension, so the question is stored before it is published).
- *
  * A failed write is not dropped silently: `take()` and `flush()` throw a
  * retryable error, so the attempt stops and is retried from its last
  * checkpoint, emitting the events after it again.
@@ -49,7 +45,6 @@ export class EventSink {
   }
 
   readonly emit = (event: RunEventInput): void => {
-    if (event.type === 'clarify.requested' || event.type === 'attempt.started') return;
     if (event.type === 'message.delta') {
       this.#text += event.data.text;
       this.#timer ??= setTimeout(() => {

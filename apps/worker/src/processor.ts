@@ -258,7 +258,6 @@ export function createProcessor(deps: ProcessorDeps) {
         clarifyTimeoutMs: spec.clarify?.timeoutMs ?? config.clarifyTimeoutMs,
         resume,
         locale,
-        attempt,
         // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
         interrupted: () => entry.reason === 'shutdown' || entry.reason === 'lost',
       });

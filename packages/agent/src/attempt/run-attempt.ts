@@ -65,8 +65,6 @@ export interface AttemptParams {
   /** The answer (or the timeout) of the question this attempt resumes from. */
   resume?: ClarifyResolution | undefined;
   locale?: Locale;
-  /** The attempt number (from 1), for `attempt.started`. */
-  attempt?: number;
   /**
    * Whether the attempt was stopped by its host rather than by the user (the
    * worker shutting down, or its lock lost). Asked when a tool call returns
@@ -110,15 +108,6 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
     parameters: tool.schema.parameters,
   }));
 
-  emit({
-    type: 'attempt.started',
-    data: {
-      attempt: params.attempt ?? 1,
-      resumed: checkpoint.step > 0 || checkpoint.pendingClarify !== undefined,
-      step: checkpoint.step,
-    },
-  });
-
   try {
     if (checkpoint.pendingClarify) {
       const pending = checkpoint.pendingClarify;
@@ -159,15 +148,7 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
             });
             checkpoint.pendingClarify = pending;
             await save();
-            emit({
-              type: 'clarify.requested',
-              data: {
-                requestId: pending.requestId,
-                question: pending.question,
-                choices: pending.choices,
-                expiresAt: pending.expiresAt,
-              },
-            });
+            // The host stores the question and appends `clarify.requested` in one step.
             return { status: 'suspended', clarify: pending };
           }
           if (question && params.interaction === 'return') {
