@@ -36,10 +36,14 @@ if fields[4] then
   redis.call('HSET', KEYS[1], 'owner', ARGV[5], 'status', 'running', 'attempts', attempts)
 else
   redis.call('HSET', KEYS[1], 'owner', ARGV[5], 'status', 'running', 'attempts', attempts, 'startedAt', ARGV[4])
-  append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.started', '{"attempt":' .. ARGV[6] .. ',"workerId":' .. cjson.encode(ARGV[7]) .. '}')
+  append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.started', cjson.encode({ attempt = tonumber(ARGV[6]), workerId = ARGV[7] }))
 end
 -- The attempt starts here: a run with a checkpoint resumes at the step the last save recorded.
 local checkpoint = redis.call('GET', KEYS[4])
 local step = fields[5] or '0'
-append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'attempt.started', '{"attempt":' .. ARGV[6] .. ',"resumed":' .. (checkpoint and 'true' or 'false') .. ',"step":' .. (checkpoint and step or '0') .. '}')
+append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'attempt.started', cjson.encode({
+  attempt = tonumber(ARGV[6]),
+  resumed = checkpoint and true or false,
+  step = checkpoint and tonumber(step) or 0,
+}))
 return { 'ok', redis.call('GET', KEYS[3]) or '', checkpoint or '' }

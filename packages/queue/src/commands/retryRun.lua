@@ -23,4 +23,8 @@
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not fields[1] or terminal(fields[1]) or fields[2] ~= ARGV[7] then return false end
 redis.call('HSET', KEYS[1], 'status', 'queued')
-return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.retrying', '{"attempt":' .. ARGV[4] .. ',"delayMs":' .. ARGV[5] .. ',"error":' .. ARGV[6] .. '}')
+return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.retrying', cjson.encode({
+  attempt = tonumber(ARGV[4]),
+  delayMs = tonumber(ARGV[5]),
+  error = cjson.decode(ARGV[6]),
+}))

@@ -13,13 +13,18 @@ describe('appendEvents', () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', owner: 'w1:t1' });
     const { result, messages } = await run.published(run.keys.eventsChannel, () =>
-      append(run, '', ['message.delta', '{"text":"a"}', 'usage', '{"inputTokens":1}']),
+      append(run, '', [
+        'message.delta',
+        '{"text":"a"}',
+        'usage',
+        '{"inputTokens":1,"outputTokens":0,"totalTokens":1}',
+      ]),
     );
     expect(result).toBe(2);
     const events = await run.events();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       { type: 'message.delta', data: { text: 'a' } },
-      { type: 'usage', data: { inputTokens: 1 } },
+      { type: 'usage', data: { inputTokens: 1, outputTokens: 0, totalTokens: 1 } },
     ]);
     expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
   });

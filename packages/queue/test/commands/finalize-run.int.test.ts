@@ -51,7 +51,12 @@ describe('finalizeRun', () => {
         token: 'w1:t1',
         checkpoint: '{"version":2}',
         fields: ['output', 'done', 'todos', '[{"id":"1"}]', 'step', '4'],
-        events: ['message', '{"content":"done"}', 'usage', '{"totalTokens":3}'],
+        events: [
+          'message',
+          '{"role":"assistant","content":"done","toolCalls":[]}',
+          'usage',
+          '{"inputTokens":1,"outputTokens":2,"totalTokens":3}',
+        ],
       }),
     );
     expect(await run.record()).toEqual({
@@ -65,8 +70,8 @@ describe('finalizeRun', () => {
     expect(await redis.exists(run.keys.spec, run.keys.pending)).toBe(0);
     const events = await run.events();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
-      { type: 'message', data: { content: 'done' } },
-      { type: 'usage', data: { totalTokens: 3 } },
+      { type: 'message', data: { role: 'assistant', content: 'done', toolCalls: [] } },
+      { type: 'usage', data: { inputTokens: 1, outputTokens: 2, totalTokens: 3 } },
       { type: 'run.completed', data: { output: 'done' } },
     ]);
     expect(result).toBe(events[2]?.id);

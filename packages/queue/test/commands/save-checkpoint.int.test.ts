@@ -25,7 +25,12 @@ describe('saveCheckpoint', () => {
     await run.seed({ status: 'running', owner: 'w1:t1', step: 6 });
     await redis.set(run.keys.checkpoint, '{"version":1}');
     const { result, messages } = await run.published(run.keys.eventsChannel, () =>
-      save(run, 'w1:t1', ['tool.result', '{"callId":"c1"}', 'todo.updated', '{"todos":[]}']),
+      save(run, 'w1:t1', [
+        'tool.result',
+        '{"callId":"c1","name":"bash","ok":true,"content":"ok"}',
+        'todo.updated',
+        '{"todos":[]}',
+      ]),
     );
     expect(result).toBe(1);
     expect(await redis.get(run.keys.checkpoint)).toBe('{"version":2}');

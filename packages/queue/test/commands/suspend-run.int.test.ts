@@ -30,7 +30,7 @@ describe('suspendRun', () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', owner: 'w1:t1' });
     const { result, messages } = await run.published(run.keys.eventsChannel, () =>
-      suspend(run, 'w1:t1', ['message', '{"content":"hm"}']),
+      suspend(run, 'w1:t1', ['message', '{"role":"assistant","content":"hm","toolCalls":[]}']),
     );
     expect(await run.request()).toEqual({
       requestId: REQUEST_ID,
@@ -43,7 +43,7 @@ describe('suspendRun', () => {
     expect((await run.record()).status).toBe('waiting_for_input');
     const events = await run.events();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
-      { type: 'message', data: { content: 'hm' } },
+      { type: 'message', data: { role: 'assistant', content: 'hm', toolCalls: [] } },
       { type: 'clarify.requested', data: JSON.parse(QUESTION) },
     ]);
     expect(result).toBe(events[1]?.id);
