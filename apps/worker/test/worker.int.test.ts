@@ -171,7 +171,12 @@ describe('worker', () => {
     // worker wakes the job for it: see early-answer.int.test.ts.
     await d.waitForEvent(runId, 'run.cancelled', 5_000);
     expect((await d.store.get(runId))?.status).toBe('cancelled');
-    expect(await d.service.queue.getJob(runId)).toBeUndefined();
+    // Gone from the queue: taken off by the cancel, or completed by the worker that woke it, just after its claim ended the run.
+    await until(
+      async () => (await d.service.queue.getJob(runId)) === undefined,
+      'the job to leave the queue',
+      5_000,
+    );
     await expect(
       d.service.answer(TENANT, runId, (requested.data as { requestId: string }).requestId, 'late'),
     ).rejects.toMatchObject({ code: 'ERR_CLARIFY_NOT_PENDING' });
