@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Workspace } from '@tether/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commandLeaseMs, writeSubmittedFiles } from './processor.js';
+import { writeSubmittedFiles } from './prepare.js';
+import { commandLeaseMs } from './run.js';
 
 let base: string;
 

@@ -1,0 +1,52 @@
+import type { Checkpoint } from '@tether/agent';
+import type { ErrorBody, PendingClarify, Usage } from '@tether/protocol';
+import type { RunJobData, RunStore } from '@tether/queue';
+import type { Job } from 'bullmq';
+import type { Logger } from 'pino';
+import type { WorkerConfig } from '../config.js';
+
+/** What every step of one attempt works with. */
+export interface AttemptContext {
+  job: Job<RunJobData>;
+  /** BullMQ's lock token for the job (moving the job needs it). */
+  token: string | undefined;
+  runId: string;
+  /** The attempt number, from 1. */
+  attempt: number;
+  /** The fencing token the attempt writes with (`workerId:lockToken`): the run refuses it once another worker owns it. */
+  fence: string;
+  config: Readonly<WorkerConfig>;
+  store: RunStore;
+  log: Logger;
+}
+
+/**
+ * How an attempt ends, as the worker sees it; `settleOutcome` records it in
+ * the run and maps it to BullMQ (see docs/architecture.md, "The lifecycle").
+ */
+export type Settlement =
+  /** The run is gone, has ended, or is another worker's: nothing is written. */
+  | { kind: 'nothing'; why: string }
+  | { kind: 'completed'; output: string; checkpoint: Checkpoint }
+  | {
+      kind: 'failed';
+      error: ErrorBody;
+      retryable: boolean;
+      usage?: Usage | undefined;
+      /** The error as thrown, handed to BullMQ for a retry. */
+      cause?: Error | undefined;
+    }
+  /** Cancelled by request. */
+  | { kind: 'cancelled' }
+  /** Waits for the answer to a question, until its deadline. */
+  | { kind: 'suspended'; pending: PendingClarify }
+  /** Woken before its question was answered or timed out: back to sleep until the deadline (epoch ms). */
+  | { kind: 'sleep'; untilMs: number }
+  /** Stopped by the worker's shutdown: back to the queue for another worker. */
+  | { kind: 'released' }
+  /** This worker lost its lock on the run: it stops and writes nothing more. */
+  | { kind: 'lost' };
+
+export function isSettlement(value: object): value is Settlement {
+  return 'kind' in value;
+}

@@ -1,0 +1,123 @@
+import { join } from 'node:path';
+import {
+  buildSystemPrompt,
+  type Checkpoint,
+  type ClarifyResolution,
+  initialCheckpoint,
+  parseCheckpoint,
+  unansweredToolCalls,
+} from '@tether/agent';
+import type { CreateRunBody, ErrorBody, Locale } from '@tether/protocol';
+import {
+  BUILTIN_TOOL_NAMES,
+  getAllToolNames,
+  isToolError,
+  killRunLeftovers,
+  sandboxUserFor,
+  TOOLSET_DEFAULTS,
+  Workspace,
+} from '@tether/tools';
+import type { Claimed } from './claim.js';
+import type { AttemptContext, Settlement } from './context.js';
+
+/** Everything the attempt loop needs, ready. */
+export interface Prepared {
+  spec: CreateRunBody;
+  /** The run's workspace directory (made when something needs it). */
+  workspace: string;
+  locale: Locale;
+  toolNames: string[];
+  checkpoint: Checkpoint;
+  /** The fate of the question the run resumes from, if it waited on one. */
+  resume: ClarifyResolution | undefined;
+}
+
+/**
+ * Prepare: the submitted files are written into the workspace (the first
+ * time), the checkpoint is loaded (or a new one made), the question the run
+ * waited on is resolved (answered, or timed out once past its deadline; still
+ * pending means it was woken early and goes back to sleep), and whatever an
+ * earlier owner's commands left on this host is killed before a call in flight
+ * runs again.
+ */
+export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Promise<Prepared | Settlement> {
+  const { config, store, runId, fence, log } = ctx;
+  const { spec } = claimed;
+  // The workspace is made when something needs it: the submitted files here, or the
+  // tools on first use. A run that never touches files costs no directory.
+  const workspace = join(config.workspaceRoot, runId);
+  if (spec.files) {
+    const sandboxUser = sandboxUserFor(config.sandboxUser);
+    const problem = await writeSubmittedFiles(
+      new Workspace(workspace, sandboxUser ? { owner: sandboxUser } : {}),
+      spec.files,
+    );
+    if (problem) return { kind: 'failed', error: problem, retryable: false };
+    await store.dropFiles(runId, spec);
+  }
+
+  const locale = spec.locale ?? 'en';
+  const toolNames = toolNamesFor(spec);
+  const checkpoint = claimed.checkpoint
+    ? parseCheckpoint(claimed.checkpoint)
+    : initialCheckpoint({
+        systemPrompt: buildSystemPrompt({ toolNames, locale, workspace }),
+        input: spec.input,
+      });
+
+  let resume: ClarifyResolution | undefined;
+  if (checkpoint.pendingClarify) {
+    const requestId = checkpoint.pendingClarify.requestId;
+    const state = await store.resolveClarify(runId, requestId, fence);
+    if (state.state === 'not_owner') return { kind: 'nothing', why: 'another worker owns the run' };
+    if (state.state === 'pending') return { kind: 'sleep', untilMs: state.expiresAtMs };
+    resume = state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true };
+  }
+
+  // A call in flight when the previous owner died or lost the run: on this host, whatever is left
+  // of it is killed first, so the call never has two live executions. (On another host, its
+  // watchdog or its lost lock has killed it before this worker could take the run over.)
+  if (claimed.checkpoint && unansweredToolCalls(checkpoint).length > 0) {
+    const left = await killRunLeftovers(runId);
+    if (left.cgroups + left.processes > 0) log.warn(left, "killed what an earlier owner's commands left");
+  }
+  return { spec, workspace, locale, toolNames, checkpoint, resume };
+}
+
+/** The tool names of a run: its toolsets (default: base, planning, interaction), built-in tools only. */
+export function toolNamesFor(spec: CreateRunBody): string[] {
+  const builtins: readonly string[] = BUILTIN_TOOL_NAMES;
+  return getAllToolNames(spec.toolsets ?? [...TOOLSET_DEFAULTS]).filter((name) => builtins.includes(name));
+}
+
+/**
+ * Writes the submitted files into the workspace, with the confinement of the
+ * file tools; returns the run's error, or undefined.
+ */
+export async function writeSubmittedFiles(
+  workspace: Workspace,
+  files: Record<string, string>,
+): Promise<ErrorBody | undefined> {
+  for (const [path, content] of Object.entries(files)) {
+    let target: Awaited<ReturnType<Workspace['resolve']>>;
+    try {
+      target = await workspace.resolve(path);
+    } catch (error) {
+      const why = isToolError(error) ? ` ${error.message}` : '';
+      return {
+        code: 'ERR_WORKER_FILES',
+        message: `The submitted file path ${JSON.stringify(path)} is not a relative path inside the workspace.${why}`,
+      };
+    }
+    try {
+      await workspace.writeFileAtomic(target, Buffer.from(content, 'utf8'));
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return {
+        code: 'ERR_WORKER_FILE_WRITE',
+        message: `The submitted file ${JSON.stringify(path)} could not be written: ${why}`,
+      };
+    }
+  }
+  return undefined;
+}

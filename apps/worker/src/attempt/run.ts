@@ -1,0 +1,183 @@
+import { type AttemptOutcome, type Checkpoint, resolveProvider, runAttempt } from '@tether/agent';
+import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
+import { QueueError } from '@tether/queue';
+import { createTools } from '@tether/tools';
+import { EventSink } from '../event-sink.js';
+import type { AttemptContext, Settlement } from './context.js';
+import type { Prepared } from './prepare.js';
+
+/**
+ * Why an active attempt was stopped from outside: the user's cancel, the
+ * worker's shutdown, or the worker's lock on the run lost (another worker may
+ * own it now).
+ */
+export type StopReason = 'cancel' | 'shutdown' | 'lost';
+
+/** An attempt running in this process: how to stop it, and why it was. */
+export interface ActiveAttempt {
+  controller: AbortController;
+  reason?: StopReason;
+  /** When the run's lock was last known renewed (epoch ms). */
+  renewedAt: number;
+}
+
+/** A control signal raised inside the checkpoint hook to stop the attempt at a checkpoint. */
+class StopAtCheckpoint extends TetherError {
+  constructor() {
+    super('ERR_WORKER_SHUTDOWN', 'The worker is shutting down; the attempt stops at this checkpoint.');
+  }
+}
+
+export interface RunHooks {
+  /** The attempt, registered with the worker's active runs while it runs. */
+  active: ActiveAttempt;
+  /** Stops this attempt (its lock is lost: another worker owns the run). */
+  stop(reason: StopReason): void;
+  /** True once the worker is shutting down: the attempt stops at its next checkpoint. */
+  shuttingDown(): boolean;
+}
+
+/**
+ * Run: the tools and the model provider are set up and the attempt loop runs,
+ * saving its checkpoint (with the events emitted since the last write) while
+ * the worker still owns the run. Returns how it ended and the events not yet
+ * written, for the step that settles it.
+ */
+export async function runPrepared(
+  ctx: AttemptContext,
+  prepared: Prepared,
+  hooks: RunHooks,
+): Promise<{ settlement: Settlement; events: RunEventInput[] }> {
+  const { config, store, runId, fence, log } = ctx;
+  const { spec, checkpoint, workspace, locale } = prepared;
+  const { active } = hooks;
+  const sink = new EventSink({
+    store,
+    runId,
+    token: fence,
+    onError: (error) => {
+      log.warn({ err: error }, 'could not append an event');
+      // Fenced out: another worker owns the run; what runs here must stop now.
+      if (error instanceof TetherError && error.code === 'ERR_RUN_NOT_OWNER') hooks.stop('lost');
+    },
+  });
+  let outcome: AttemptOutcome;
+  try {
+    const tools = createTools(
+      {
+        runId,
+        workspace,
+        emit: sink.emit,
+        signal: active.controller.signal,
+        todos: {
+          get: () => checkpoint.todos,
+          set: (items) => {
+            checkpoint.todos = items;
+          },
+        },
+        sandbox: config.sandbox,
+        allowNetwork: config.allowNetwork,
+        workspaceRoot: config.workspaceRoot,
+        sandboxUser: config.sandboxUser,
+        commandLeaseMs: commandLeaseMs(config.lockDurationMs),
+        limits: {
+          bashMaxProcesses: config.sandboxMaxProcesses,
+          bashMemoryBytes: config.sandboxMemoryBytes,
+        },
+        locale,
+        logger: log,
+      },
+      prepared.toolNames,
+    );
+    const provider = resolveProvider(spec.model, {
+      profiles: config.profiles,
+      defaultProfile: config.defaultProfile,
+      allowReplay: config.allowReplay,
+      logger: log,
+    });
+    outcome = await runAttempt({
+      checkpoint,
+      provider,
+      tools,
+      signal: active.controller.signal,
+      emit: sink.emit,
+      saveCheckpoint: async (cp) => {
+        if (active.reason === 'lost') throw new StopAtCheckpoint();
+        const events = await sink.take();
+        const progress = { todos: cp.todos, usage: cp.usage, step: cp.step };
+        await store.saveCheckpoint(runId, fence, JSON.stringify(cp), progress, events);
+        if (hooks.shuttingDown()) throw new StopAtCheckpoint();
+      },
+      limits: {
+        maxSteps: spec.limits?.maxSteps ?? config.maxSteps,
+        wallClockMs: config.wallClockMs,
+      },
+      interaction: spec.clarify?.mode ?? 'suspend',
+      clarifyTimeoutMs: spec.clarify?.timeoutMs ?? config.clarifyTimeoutMs,
+      resume: prepared.resume,
+      locale,
+      // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
+      interrupted: () => active.reason === 'shutdown' || active.reason === 'lost',
+    });
+  } catch (error) {
+    // Errors before the loop (a bad model spec, a tool context refused) are the run's, not the worker's.
+    outcome = {
+      status: 'failed',
+      error: error instanceof TetherError ? error : new QueueError('ERR_QUEUE_CONFIG', String(error)),
+    };
+  }
+  // Events not yet written go out with the step that ends the attempt.
+  const events = await sink.take().catch((error: unknown) => {
+    log.warn({ err: error }, 'events of this attempt could not all be written');
+    return [];
+  });
+  return { settlement: toSettlement(outcome, checkpoint, active.reason), events };
+}
+
+/** What an attempt's outcome means for the run, given why (if at all) the worker stopped it. */
+export function toSettlement(
+  outcome: AttemptOutcome,
+  checkpoint: Checkpoint,
+  stopped: StopReason | undefined,
+): Settlement {
+  switch (outcome.status) {
+    case 'completed':
+      return { kind: 'completed', output: outcome.output, checkpoint };
+    case 'suspended': {
+      const { requestId, question, choices, expiresAt } = outcome.clarify;
+      return { kind: 'suspended', pending: { requestId, question, choices, expiresAt } };
+    }
+    case 'cancelled':
+      return stoppedBy(stopped ?? 'cancel');
+    case 'failed': {
+      const error = outcome.error;
+      if (error instanceof StopAtCheckpoint) return stoppedBy(stopped === 'lost' ? 'lost' : 'shutdown');
+      if (error.code === 'ERR_RUN_CANCEL_REQUESTED') return { kind: 'cancelled' };
+      if (error.code === 'ERR_RUN_NOT_OWNER')
+        return { kind: 'nothing', why: 'another worker owns the run now' };
+      return {
+        kind: 'failed',
+        error: toErrorBody(error),
+        retryable: error.retryable,
+        usage: checkpoint.usage,
+        cause: error,
+      };
+    }
+  }
+}
+
+function stoppedBy(reason: StopReason): Settlement {
+  if (reason === 'lost') return { kind: 'lost' };
+  if (reason === 'shutdown') return { kind: 'released' };
+  return { kind: 'cancelled' };
+}
+
+/**
+ * How long a command may go without the worker's heartbeat before its
+ * watchdog kills it: a quarter of the lock, so that a frozen worker's commands
+ * are dead before its lock expires and another worker can take the run over
+ * (at least 500 ms, for very short test locks).
+ */
+export function commandLeaseMs(lockDurationMs: number): number {
+  return Math.max(500, Math.floor(lockDurationMs / 4));
+}

@@ -1,0 +1,109 @@
+import type { RunEventInput } from '@tether/protocol';
+import type { RunJobData } from '@tether/queue';
+import { DelayedError, type Job, WaitingError } from 'bullmq';
+import type { AttemptContext, Settlement } from './context.js';
+
+/**
+ * Settle: the one place an attempt's end is recorded in the run (one script
+ * each, `events` not yet written going first) and mapped to BullMQ:
+ *
+ * | settlement | the run | the job |
+ * | --- | --- | --- |
+ * | completed | `run.completed` (with the final checkpoint) | completed, with the output |
+ * | failed, retryable, attempts left | `run.retrying` (queued) | `RetryLater`: BullMQ retries after its delay |
+ * | failed otherwise | `run.failed` | completed |
+ * | cancelled | `run.cancelled` | completed |
+ * | suspended | `clarify.requested` (waiting_for_input) | delayed until the deadline (`DelayedError`) |
+ * | sleep (woken early) | waiting_for_input again | delayed until the deadline (`DelayedError`) |
+ * | released (shutdown) | queued | waiting, for another worker (`WaitingError`) |
+ * | lost, nothing | nothing | completed (another owner, or none, carries on) |
+ *
+ * Returns the job's result, or throws what tells BullMQ to delay, wait or retry.
+ */
+export async function settleOutcome(
+  ctx: AttemptContext,
+  settlement: Settlement,
+  events: readonly RunEventInput[] = [],
+): Promise<string | undefined> {
+  const { store, runId, fence, job, token, log } = ctx;
+  switch (settlement.kind) {
+    case 'nothing':
+      log.info({ why: settlement.why }, 'nothing to do for this run');
+      return undefined;
+    case 'lost':
+      log.warn('this worker lost its lock on the run; it stopped without writing anything more');
+      return undefined;
+    case 'completed': {
+      const { output, checkpoint } = settlement;
+      const ended = await store.finalize(
+        runId,
+        {
+          status: 'completed',
+          output,
+          usage: checkpoint.usage,
+          // The final turn was not saved on its own: it is stored with the end.
+          checkpoint: { json: JSON.stringify(checkpoint), todos: checkpoint.todos, step: checkpoint.step },
+        },
+        fence,
+        events,
+      );
+      if (!ended) {
+        log.warn('the run had ended, or another worker owns it: this answer was not recorded');
+        return undefined;
+      }
+      log.info({ steps: checkpoint.step }, 'run completed');
+      return output;
+    }
+    case 'failed': {
+      const { error, usage } = settlement;
+      if (settlement.retryable && ctx.attempt < (job.opts.attempts ?? 1)) {
+        const delayMs = (job.opts.backoff as { delay?: number } | undefined)?.delay ?? 0;
+        await store.appendEvents(runId, events, fence);
+        await store.markRetrying(runId, fence, ctx.attempt + 1, delayMs * 2 ** (ctx.attempt - 1), error);
+        log.warn({ err: error }, 'attempt failed; it will be retried');
+        throw settlement.cause ?? new Error(`${error.code}: ${error.message}`);
+      }
+      await store.finalize(runId, { status: 'failed', error, usage }, fence, events);
+      log.warn({ err: error }, 'run failed');
+      return undefined;
+    }
+    case 'cancelled':
+      // Whoever owns the run: a cancel ends it from any attempt.
+      await store.finalize(runId, { status: 'cancelled', reason: 'cancelled by request' }, '', events);
+      log.info('run cancelled');
+      return undefined;
+    case 'suspended': {
+      const { pending } = settlement;
+      await store.suspend(runId, fence, pending, events);
+      await job.moveToDelayed(Date.parse(pending.expiresAt), token);
+      // An answer or a cancel that arrived before the job was delayed could not wake it: do it now
+      // (a cancelled run then ends at its claim, instead of at the question's deadline).
+      if ((await store.wakeReason(runId, pending.requestId)) !== undefined) await promote(job);
+      log.info(
+        { requestId: pending.requestId, expiresAt: pending.expiresAt },
+        'run suspended on a clarify question',
+      );
+      throw new DelayedError();
+    }
+    case 'sleep':
+      // Woken before an answer or the deadline: back to sleep until the deadline.
+      await store.setStatus(runId, fence, 'waiting_for_input');
+      await job.moveToDelayed(settlement.untilMs, token);
+      throw new DelayedError();
+    case 'released':
+      // Shutdown: hand the run back to the queue; another worker continues from the checkpoint.
+      await store.appendEvents(runId, events, fence);
+      await store.setStatus(runId, fence, 'queued');
+      await job.moveToWait(token);
+      log.info('run released for another worker (shutdown)');
+      throw new WaitingError();
+  }
+}
+
+async function promote(job: Job<RunJobData>): Promise<void> {
+  try {
+    await job.promote();
+  } catch {
+    // Already promoted by the answer itself.
+  }
+}
