@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import {
+  backoffStrategy,
   createKeys,
   createRedisConnection,
   isRedisConnectionError,
@@ -70,6 +71,8 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     lockDuration: config.lockDurationMs,
     stalledInterval: config.stalledIntervalMs,
     maxStalledCount: config.maxStalledCount,
+    // A retry's delay is the one the attempt recorded in `run.retrying` (see settleOutcome).
+    settings: { backoffStrategy },
     autorun: true,
   });
   worker.on('error', (error) => {

@@ -14,6 +14,14 @@ export type { QueueErrorCode } from './errors.js';
 export { QUEUE_ERROR_CODES, QUEUE_ERRORS, QueueError } from './errors.js';
 export type { EventListener } from './event-hub.js';
 export { EventHub } from './event-hub.js';
+export {
+  backoffStrategy,
+  baseDelay,
+  promoteJob,
+  RETRY_BACKOFF_TYPE,
+  RetryLater,
+  retryDelayMs,
+} from './jobs.js';
 export type { RunKeys, TetherKeys } from './keys.js';
 export { createKeys, QUEUE_NAME } from './keys.js';
 export type { BreakerState, RedisBreakerOptions, RedisOutage, WatchedConnection } from './redis-breaker.js';

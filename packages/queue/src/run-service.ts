@@ -3,6 +3,7 @@ import { type CreateRunBody, newId, type RunStatus, TERMINAL_STATUSES } from '@t
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QueueError } from './errors.js';
+import { promoteJob, RETRY_BACKOFF_TYPE } from './jobs.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
 import type { NewRun, RunRecord } from './records.js';
 import type { RunStore } from './run-store.js';
@@ -198,7 +199,7 @@ export class RunService {
     return {
       jobId: runId,
       attempts: this.#attempts,
-      backoff: { type: 'exponential', delay: this.#backoffMs },
+      backoff: { type: RETRY_BACKOFF_TYPE, delay: this.#backoffMs },
       removeOnComplete: true,
       removeOnFail: true,
     };
@@ -255,19 +256,7 @@ export class RunService {
 
   /** Moves a suspended run's job from delayed to waiting; a job in any other state is left alone. */
   async promote(runId: string): Promise<void> {
-    const job = await this.queue.getJob(runId);
-    if (!job) return;
-    try {
-      await job.promote();
-    } catch (error) {
-      // Not delayed (still active while it suspends, or already promoted): the worker re-checks for answers itself.
-      if (
-        !(error instanceof Error) ||
-        !/not in the delayed state|is not delayed|Missing key/i.test(error.message)
-      ) {
-        throw error;
-      }
-    }
+    await promoteJob(await this.queue.getJob(runId));
   }
 
   /**

@@ -1,6 +1,5 @@
 import { type AttemptOutcome, type Checkpoint, resolveProvider, runAttempt } from '@tether/agent';
 import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
-import { QueueError } from '@tether/queue';
 import { createTools } from '@tether/tools';
 import { EventSink } from '../event-sink.js';
 import type { AttemptContext, Settlement } from './context.js';
@@ -123,7 +122,10 @@ export async function runPrepared(
     // Errors before the loop (a bad model spec, a tool context refused) are the run's, not the worker's.
     outcome = {
       status: 'failed',
-      error: error instanceof TetherError ? error : new QueueError('ERR_QUEUE_CONFIG', String(error)),
+      error:
+        error instanceof TetherError
+          ? error
+          : new TetherError('ERR_WORKER_ATTEMPT_SETUP', `The attempt could not start: ${String(error)}`),
     };
   }
   // Events not yet written go out with the step that ends the attempt.

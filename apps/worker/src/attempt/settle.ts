@@ -1,6 +1,6 @@
 import type { RunEventInput } from '@tether/protocol';
-import type { RunJobData } from '@tether/queue';
-import { DelayedError, type Job, WaitingError } from 'bullmq';
+import { baseDelay, promoteJob, RetryLater, retryDelayMs } from '@tether/queue';
+import { DelayedError, WaitingError } from 'bullmq';
 import type { AttemptContext, Settlement } from './context.js';
 
 /**
@@ -57,11 +57,12 @@ export async function settleOutcome(
     case 'failed': {
       const { error, usage } = settlement;
       if (settlement.retryable && ctx.attempt < (job.opts.attempts ?? 1)) {
-        const delayMs = (job.opts.backoff as { delay?: number } | undefined)?.delay ?? 0;
+        // One delay, decided here: `run.retrying` says it, and BullMQ's backoff strategy takes it from the error.
+        const delayMs = retryDelayMs(baseDelay(job.opts.backoff), ctx.attempt);
         await store.appendEvents(runId, events, fence);
-        await store.markRetrying(runId, fence, ctx.attempt + 1, delayMs * 2 ** (ctx.attempt - 1), error);
-        log.warn({ err: error }, 'attempt failed; it will be retried');
-        throw settlement.cause ?? new Error(`${error.code}: ${error.message}`);
+        await store.markRetrying(runId, fence, ctx.attempt + 1, delayMs, error);
+        log.warn({ err: error, delayMs }, 'attempt failed; it will be retried');
+        throw new RetryLater(`${error.code}: ${error.message}`, delayMs, { cause: settlement.cause });
       }
       await store.finalize(runId, { status: 'failed', error, usage }, fence, events);
       log.warn({ err: error }, 'run failed');
@@ -78,7 +79,7 @@ export async function settleOutcome(
       await job.moveToDelayed(Date.parse(pending.expiresAt), token);
       // An answer or a cancel that arrived before the job was delayed could not wake it: do it now
       // (a cancelled run then ends at its claim, instead of at the question's deadline).
-      if ((await store.wakeReason(runId, pending.requestId)) !== undefined) await promote(job);
+      if ((await store.wakeReason(runId, pending.requestId)) !== undefined) await promoteJob(job);
       log.info(
         { requestId: pending.requestId, expiresAt: pending.expiresAt },
         'run suspended on a clarify question',
@@ -97,13 +98,5 @@ export async function settleOutcome(
       await job.moveToWait(token);
       log.info('run released for another worker (shutdown)');
       throw new WaitingError();
-  }
-}
-
-async function promote(job: Job<RunJobData>): Promise<void> {
-  try {
-    await job.promote();
-  } catch {
-    // Already promoted by the answer itself.
   }
 }

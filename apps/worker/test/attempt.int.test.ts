@@ -1,0 +1,226 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type CreateRunBody, type ReplayScript, TetherError } from '@tether/protocol';
+import { backoffStrategy, QUEUE_NAME, type RunJobData, RunService, RunStore } from '@tether/queue';
+import { testRedisUrl } from '@tether/testing';
+import { type Job, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { claimAttempt } from '../src/attempt/claim.js';
+import type { AttemptContext } from '../src/attempt/context.js';
+import { prepareAttempt } from '../src/attempt/prepare.js';
+import { loadWorkerConfig } from '../src/config.js';
+import { createProcessor } from '../src/processor.js';
+import { call, TENANT, until, useDeployments } from './harness.js';
+
+const deploy = useDeployments();
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+const logger = pino({ level: 'silent' });
+
+function configFor(d: { prefix: string; workspaceRoot: string }) {
+  return loadWorkerConfig({
+    REDIS_URL: testRedisUrl(),
+    TETHER_QUEUE_PREFIX: d.prefix,
+    TETHER_WORKSPACE_ROOT: d.workspaceRoot,
+    TETHER_ALLOW_REPLAY: '1',
+    TETHER_SANDBOX: 'none',
+    TETHER_WORKER_ID: 'w1',
+  });
+}
+
+/** A BullMQ worker in this process running the real processor on `store`. */
+function inProcessWorker(
+  d: { prefix: string; workspaceRoot: string; keys: RunService['store']['keys'] },
+  store: RunStore,
+) {
+  const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const processor = createProcessor({ config: configFor(d), store, logger, shuttingDown: () => false });
+  const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
+    connection,
+    prefix: d.keys.queuePrefix,
+    settings: { backoffStrategy },
+  });
+  closers.push(
+    () => connection.quit(),
+    () => worker.close(),
+  );
+  return worker;
+}
+
+/** The context the processor would give the steps, for a job taken by hand. */
+async function contextFor(
+  d: Awaited<ReturnType<typeof deploy>>,
+  body: Partial<CreateRunBody> & { script?: ReplayScript } = {},
+): Promise<AttemptContext> {
+  const { script = [{ content: 'done' }], ...extra } = body;
+  const runId = await d.submit(script, extra);
+  const job = (await d.service.queue.getJob(runId)) as Job<RunJobData>;
+  return {
+    job,
+    token: undefined,
+    runId,
+    attempt: 1,
+    fence: 'w1:t1',
+    config: configFor(d),
+    store: d.store,
+    log: logger,
+  };
+}
+
+describe('claimAttempt', () => {
+  it('takes the run and hands on its spec; a run that is gone needs nothing', async () => {
+    const d = await deploy('claim');
+    const ctx = await contextFor(d);
+    expect(await claimAttempt(ctx)).toMatchObject({ spec: { input: 'test run' }, checkpoint: undefined });
+    expect((await d.store.get(ctx.runId))?.owner).toBe('w1:t1');
+    expect(await claimAttempt({ ...ctx, runId: 'run_gone' })).toEqual({
+      kind: 'nothing',
+      why: 'the run is missing',
+    });
+  });
+
+  it('ends a run whose cancel was requested as cancelled, and fails a run without a spec', async () => {
+    const d = await deploy('claim-ends');
+    const cancelled = await contextFor(d);
+    await d.store.requestCancel(cancelled.runId);
+    expect(await claimAttempt(cancelled)).toEqual({ kind: 'cancelled' });
+
+    const specless = await contextFor(d);
+    await d.redis.del(d.keys.run(specless.runId).spec);
+    expect(await claimAttempt(specless)).toMatchObject({
+      kind: 'failed',
+      retryable: false,
+      error: { code: 'ERR_WORKER_SPEC_MISSING' },
+    });
+  });
+});
+
+describe('prepareAttempt', () => {
+  it('writes the submitted files, then drops them from the stored spec', async () => {
+    const d = await deploy('prepare-files');
+    const ctx = await contextFor(d, { files: { 'src/a.txt': 'A' } });
+    const claimed = await claimAttempt(ctx);
+    const prepared = await prepareAttempt(ctx, claimed as Exclude<typeof claimed, { kind: string }>);
+    expect(prepared).toMatchObject({
+      workspace: join(d.workspaceRoot, ctx.runId),
+      locale: 'en',
+      resume: undefined,
+    });
+    expect(existsSync(join(d.workspaceRoot, ctx.runId, 'src/a.txt'))).toBe(true);
+    expect((await d.store.get(ctx.runId))?.spec?.files).toBeUndefined();
+  });
+
+  it('fails the run, not retryable, on a file path outside the workspace', async () => {
+    const d = await deploy('prepare-escape');
+    const ctx = await contextFor(d);
+    const prepared = await prepareAttempt(ctx, {
+      spec: { input: 'x', files: { '../out.txt': 'x' } },
+      checkpoint: undefined,
+    });
+    expect(prepared).toMatchObject({ kind: 'failed', retryable: false, error: { code: 'ERR_WORKER_FILES' } });
+  });
+
+  it('sends a run woken before its answer back to sleep until the deadline, and resumes an answered one', async () => {
+    const d = await deploy('prepare-question');
+    const ctx = await contextFor(d);
+    await claimAttempt(ctx);
+    const expiresAtMs = Date.now() + 60_000;
+    const pending = {
+      requestId: 'clr_1',
+      question: 'Which?',
+      choices: [],
+      expiresAt: new Date(expiresAtMs).toISOString(),
+    };
+    await d.store.suspend(ctx.runId, ctx.fence, pending);
+    const checkpoint = JSON.stringify({
+      version: 1,
+      messages: [
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'u' },
+      ],
+      todos: [],
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      step: 1,
+      activeMs: 0,
+      pendingClarify: { ...pending, callId: 'call_0_0' },
+    });
+    const spec = { input: 'x' };
+    expect(await prepareAttempt(ctx, { spec, checkpoint })).toEqual({ kind: 'sleep', untilMs: expiresAtMs });
+    expect(await d.store.answer(ctx.runId, 'clr_1', 'red')).toBe('ok');
+    expect(await prepareAttempt(ctx, { spec, checkpoint })).toMatchObject({
+      resume: { requestId: 'clr_1', answer: 'red' },
+    });
+  });
+});
+
+describe('the retry path', () => {
+  it('records run.retrying with the delay BullMQ then waits, and the next attempt completes the run', async () => {
+    const d = await deploy('retry');
+    const service = new RunService({ redis: d.redis, keys: d.keys, store: d.store, backoffMs: 1_000 });
+    closers.push(() => service.close());
+    let failures = 0;
+    class FlakyStore extends RunStore {
+      override async saveCheckpoint(...args: Parameters<RunStore['saveCheckpoint']>): Promise<void> {
+        if (failures++ === 0) throw new TetherError('ERR_EVENT_LOG_WRITE', 'injected', { retryable: true });
+        return super.saveCheckpoint(...args);
+      }
+    }
+    const store = new FlakyStore({ redis: d.redis, keys: d.keys });
+    inProcessWorker(d, store);
+    const { run } = await service.submit(TENANT, {
+      input: 'x',
+      model: {
+        provider: 'replay',
+        script: [{ toolCalls: [call('todo', { todos: [] })] }, { content: 'done' }],
+      },
+    });
+    const retrying = await d.waitForEvent(run.id, 'run.retrying');
+    expect(retrying.data).toEqual({
+      attempt: 2,
+      delayMs: 1_000,
+      error: { code: 'ERR_EVENT_LOG_WRITE', message: 'injected' },
+    });
+    // BullMQ waits exactly what the event says (its backoff strategy takes the delay from the error).
+    await until(
+      async () => (await service.queue.getJob(run.id))?.delay === 1_000,
+      'the job to be delayed 1 s',
+    );
+    expect(await (await service.queue.getJob(run.id))?.getState()).toBe('delayed');
+    await d.waitForEvent(run.id, 'run.completed', 10_000);
+    const events = await d.store.readEvents(run.id);
+    const second = events.find((e) => e.type === 'attempt.started' && e.data.attempt === 2);
+    expect(Date.parse(second?.at ?? '') - Date.parse(retrying.at)).toBeGreaterThanOrEqual(950);
+    expect((await d.store.get(run.id))?.attempts).toBe(2);
+  });
+});
+
+describe('a stale worker', () => {
+  it('is refused at its next checkpoint once another worker owns the run, and writes nothing more', async () => {
+    const d = await deploy('fenced');
+    inProcessWorker(d, new RunStore({ redis: d.redis, keys: d.keys }));
+    const runId = await d.submit([
+      { toolCalls: [call('bash', { command: 'sleep 1; echo a > a.txt' })] },
+      { toolCalls: [call('bash', { command: 'echo b > b.txt' })] },
+      { content: 'done' },
+    ]);
+    await d.waitForEvent(runId, 'tool.call');
+    // Another worker takes the run over (as after this one's lock expired).
+    const claim = await d.store.claim(runId, 'w2:t2', 2, 'w2');
+    expect(claim.status).toBe('ok');
+    const takeover = (await d.store.readEvents(runId)).at(-1);
+    expect(takeover).toMatchObject({ type: 'attempt.started', data: { attempt: 2 } });
+    const workspace = join(d.workspaceRoot, runId);
+    await until(() => existsSync(join(workspace, 'a.txt')), 'the first command to finish');
+    // Its result is not saved, so the next call never starts.
+    await until(async () => (await d.service.queue.getJob(runId)) === undefined, 'the stale attempt to stop');
+    expect(existsSync(join(workspace, 'b.txt'))).toBe(false);
+    const record = await d.store.get(runId);
+    expect(record).toMatchObject({ status: 'running', owner: 'w2:t2' });
+    expect((await d.store.readEvents(runId)).at(-1)?.id).toBe(takeover?.id);
+  });
+});
