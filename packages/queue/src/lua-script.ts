@@ -86,7 +86,8 @@ const INCLUDE = /^---[ \t]*@include[ \t]+"([^"]+)"[ \t]*$/gm;
  * newline dropped, and each `--- @include "<path>"` line replaced by the file
  * `<dir>/<path>.lua` (read the same way, its own includes expanded). A file
  * included twice, directly or through another include, is emitted once, where
- * it is first included.
+ * it is first included. An include named in `generated` is that text instead
+ * of a file (code generated from TypeScript, such as the lifecycle's statuses).
  *
  * `dir` is the `commands/` folder next to the module that loads it: the build
  * copies the `.lua` files into `dist/`, so the same URL works from the sources
@@ -96,6 +97,7 @@ export function loadLua<K extends string, A extends string, R extends string>(
   dir: URL,
   name: string,
   signature: ScriptSignature<K, A, R>,
+  generated: Readonly<Record<string, string>> = {},
 ): string {
   const text = read(dir, name);
   const header = parseHeader(name, text);
@@ -105,7 +107,7 @@ export function loadLua<K extends string, A extends string, R extends string>(
     if (listed !== named)
       throw new Error(`${name}.lua: its header lists ${part} ${listed}, its wrapper ${named}`);
   }
-  return expand(dir, name, text, new Set([name]), [name]);
+  return expand(dir, name, text, new Set([name]), [name], generated);
 }
 
 /** What a script's header lists: its KEYS and ARGV names in order, and the name of the ARGV rest. */
@@ -144,7 +146,14 @@ function read(dir: URL, name: string, includedBy?: string): string {
   }
 }
 
-function expand(dir: URL, name: string, text: string, emitted: Set<string>, path: string[]): string {
+function expand(
+  dir: URL,
+  name: string,
+  text: string,
+  emitted: Set<string>,
+  path: string[],
+  generated: Readonly<Record<string, string>>,
+): string {
   return text
     .replace(HEADER, '')
     .trimEnd()
@@ -154,6 +163,8 @@ function expand(dir: URL, name: string, text: string, emitted: Set<string>, path
       }
       if (emitted.has(include)) return '';
       emitted.add(include);
-      return expand(dir, include, read(dir, include, name), emitted, [...path, include]);
+      const source = generated[include];
+      if (source !== undefined) return source;
+      return expand(dir, include, read(dir, include, name), emitted, [...path, include], generated);
     });
 }

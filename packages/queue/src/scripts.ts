@@ -1,4 +1,5 @@
 import type { RunStatus } from '@tether/protocol';
+import { lifecycleLua } from './lifecycle.js';
 import { LuaScript, loadLua, type ScriptSignature } from './lua-script.js';
 
 /**
@@ -11,6 +12,8 @@ import { LuaScript, loadLua, type ScriptSignature } from './lua-script.js';
  * (keys.ts), so a caller can pass a run's keys as they are.
  */
 const COMMANDS = new URL('./commands/', import.meta.url);
+/** Includes generated from TypeScript rather than read from a file. */
+const GENERATED = { 'includes/lifecycle': lifecycleLua() };
 
 /** What each script replies, as ioredis hands it over (Lua's false is null). */
 interface Replies {
@@ -31,7 +34,7 @@ function script<N extends keyof Replies, K extends string, A extends string, R e
   name: N,
   signature: ScriptSignature<K, A, R>,
 ): LuaScript<K, A, R, Replies[N]> {
-  return new LuaScript(name, loadLua(COMMANDS, name, signature), signature);
+  return new LuaScript(name, loadLua(COMMANDS, name, signature, GENERATED), signature);
 }
 
 /** commands/appendEvents.lua: appends events unless the run has ended (or, with a token, is another's). */

@@ -19,7 +19,7 @@
     'ended' (the run has ended), 'expired' (past the deadline)
 ]]
 
---- @include "includes/terminal"
+--- @include "includes/lifecycle"
 --- @include "includes/nowMs"
 --- @include "includes/append"
 

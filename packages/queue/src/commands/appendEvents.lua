@@ -17,7 +17,7 @@
     owns it)
 ]]
 
---- @include "includes/terminal"
+--- @include "includes/lifecycle"
 --- @include "includes/appendPairs"
 
 local status = redis.call('HGET', KEYS[1], 'status')

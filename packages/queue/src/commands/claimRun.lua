@@ -23,7 +23,7 @@
     requested), or { status } (the run has ended: 'completed', 'failed' or 'cancelled')
 ]]
 
---- @include "includes/terminal"
+--- @include "includes/lifecycle"
 --- @include "includes/append"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step')

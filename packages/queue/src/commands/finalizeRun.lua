@@ -30,7 +30,7 @@
     worker owns it)
 ]]
 
---- @include "includes/terminal"
+--- @include "includes/lifecycle"
 --- @include "includes/append"
 --- @include "includes/appendPairs"
 --- @include "includes/compact"

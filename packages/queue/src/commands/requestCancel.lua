@@ -11,7 +11,7 @@
     the status before the request, 'missing', or the terminal status (nothing is done)
 ]]
 
---- @include "includes/terminal"
+--- @include "includes/lifecycle"
 
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return 'missing' end

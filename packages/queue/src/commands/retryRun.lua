@@ -17,7 +17,7 @@
     the id of `run.retrying`, or false (the run is missing or has ended, or another worker owns it)
 ]]
 
---- @include "includes/terminal"
+--- @include "includes/lifecycle"
 --- @include "includes/append"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')

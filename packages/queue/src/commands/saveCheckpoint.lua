@@ -22,7 +22,7 @@
     1 (saved), 0 (another worker owns the run) or -1 (a cancel was requested, or the run has ended)
 ]]
 
---- @include "includes/terminal"
+--- @include "includes/lifecycle"
 --- @include "includes/appendPairs"
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')

@@ -12,7 +12,7 @@
     1, or 0 (the run is missing or has ended, or another worker owns it)
 ]]
 
---- @include "includes/terminal"
+--- @include "includes/lifecycle"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not fields[1] or terminal(fields[1]) or fields[2] ~= ARGV[1] then return 0 end

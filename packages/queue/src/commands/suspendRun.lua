@@ -23,7 +23,7 @@
     or the run has ended)
 ]]
 
---- @include "includes/terminal"
+--- @include "includes/lifecycle"
 --- @include "includes/append"
 --- @include "includes/appendPairs"
 --- @include "includes/compact"

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { RUN_EVENT_TYPES, RUN_STATUSES } from '@tether/protocol';
+import { describe, expect, it } from 'vitest';
+import { LIVE_STATUSES, lifecycleLua, questionState, TRANSITIONS, transitionsTable } from './lifecycle.js';
+import * as scripts from './scripts.js';
+
+const ARCHITECTURE = new URL('../../../docs/architecture.md', import.meta.url);
+
+describe('the lifecycle', () => {
+  it('has three live statuses and three terminal ones', () => {
+    expect(LIVE_STATUSES).toEqual(['queued', 'running', 'waiting_for_input']);
+    expect(lifecycleLua()).toContain(
+      'local TERMINAL = { completed = true, failed = true, cancelled = true }',
+    );
+  });
+
+  it('names real scripts, statuses and events in every step', () => {
+    for (const t of TRANSITIONS) {
+      expect(Object.keys(scripts), t.step).toContain(t.script);
+      if (t.from !== 'new') for (const status of t.from) expect(RUN_STATUSES).toContain(status);
+      if (t.to !== 'unchanged') expect(RUN_STATUSES).toContain(t.to);
+      if (t.event) expect(RUN_EVENT_TYPES).toContain(t.event);
+    }
+  });
+
+  it('says a question still pending when its run ended was cancelled', () => {
+    expect(questionState('pending', 'waiting_for_input')).toBe('pending');
+    expect(questionState('pending', 'cancelled')).toBe('cancelled');
+    expect(questionState('pending', 'failed')).toBe('cancelled');
+    expect(questionState('answered', 'completed')).toBe('answered');
+    expect(questionState('timed_out', 'running')).toBe('timed_out');
+  });
+
+  it('is the table docs/architecture.md shows', () => {
+    const doc = readFileSync(ARCHITECTURE, 'utf8');
+    const shown = /<!-- lifecycle-table:start -->\n([\s\S]*?)\n?<!-- lifecycle-table:end -->/.exec(doc)?.[1];
+    expect(
+      shown?.trim(),
+      'docs/architecture.md: put transitionsTable() of packages/queue/src/lifecycle.ts between the lifecycle-table markers',
+    ).toBe(transitionsTable());
+  });
+});

@@ -1,0 +1,238 @@
+import { RUN_STATUSES, type RunEventType, type RunStatus, TERMINAL_STATUSES } from '@tether/protocol';
+
+/**
+ * The run lifecycle, defined once: the statuses, every step that changes a run
+ * (each one Lua script in commands/, which appends the step's event in the
+ * same step as the change), what BullMQ does with the job at each, and the
+ * states of a question. docs/architecture.md shows {@link TRANSITIONS} as its
+ * table (a test keeps the two equal), and a table-driven test runs every step
+ * from every status against the scripts (packages/queue/test/lifecycle.int.test.ts).
+ *
+ * Times: epoch milliseconds inside (Redis's clock in the scripts, the clarify
+ * request's deadline, the job's delay); ISO 8601 only on the wire.
+ */
+
+/** The statuses a run can still leave. */
+export const LIVE_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter((status) => !isTerminal(status));
+
+/** Whether a run in `status` has ended (it never leaves it). */
+export function isTerminal(status: RunStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+/**
+ * A question's states. `pending` until the first answer (`answered`), its
+ * deadline (`timed_out`, set by the worker that resumes the run), or the end
+ * of its run (`cancelled`: derived, the request itself stays `pending`).
+ */
+export const QUESTION_STATES = ['pending', 'answered', 'timed_out', 'cancelled'] as const;
+export type QuestionState = (typeof QUESTION_STATES)[number];
+
+/** The state of a question from its request's stored status and its run's status. */
+export function questionState(stored: 'pending' | 'answered' | 'timed_out', run: RunStatus): QuestionState {
+  return stored === 'pending' && isTerminal(run) ? 'cancelled' : stored;
+}
+
+/** Who may take a step: any caller, or only the worker whose fencing token owns the run. */
+export type Guard = 'any' | 'owner' | 'owner, no cancel requested';
+
+/** One step of the lifecycle. */
+export interface Transition {
+  step: string;
+  /** Who takes it. */
+  by: 'API' | 'worker' | 'API or worker';
+  /** The script that takes it (commands/<script>.lua). */
+  script: string;
+  /** The statuses it starts from (`new`: no run yet). */
+  from: readonly RunStatus[] | 'new';
+  guard: Guard;
+  /** The status after it (`unchanged`: the step keeps it). */
+  to: RunStatus | 'unchanged';
+  /** The event it appends last (the events emitted before it go first); none for a silent step. */
+  event: RunEventType | undefined;
+  /** What becomes of the question the run waits on. */
+  question?: string;
+  /** What BullMQ does with the job. */
+  job: string;
+}
+
+const LIVE = LIVE_STATUSES;
+
+/** Every step, in the order a run meets them. */
+export const TRANSITIONS: readonly Transition[] = [
+  {
+    step: 'submit',
+    by: 'API',
+    script: 'createRun',
+    from: 'new',
+    guard: 'any',
+    to: 'queued',
+    event: 'run.queued',
+    job: 'added, waiting',
+  },
+  {
+    step: 'claim',
+    by: 'worker',
+    script: 'claimRun',
+    from: LIVE,
+    guard: 'any',
+    to: 'running',
+    event: 'attempt.started',
+    job: 'active (a run with a cancel requested is cancelled instead; `run.started` goes first the first time)',
+  },
+  {
+    step: 'save a checkpoint',
+    by: 'worker',
+    script: 'saveCheckpoint',
+    from: LIVE,
+    guard: 'owner, no cancel requested',
+    to: 'unchanged',
+    event: undefined,
+    job: 'active',
+  },
+  {
+    step: 'suspend',
+    by: 'worker',
+    script: 'suspendRun',
+    from: LIVE,
+    guard: 'owner, no cancel requested',
+    to: 'waiting_for_input',
+    event: 'clarify.requested',
+    question: 'new: pending',
+    job: 'delayed until the deadline (`DelayedError`); promoted at once if answered or cancelled meanwhile',
+  },
+  {
+    step: 'sleep again (woken early)',
+    by: 'worker',
+    script: 'setStatus',
+    from: LIVE,
+    guard: 'owner',
+    to: 'waiting_for_input',
+    event: undefined,
+    question: 'pending',
+    job: 'delayed until the deadline (`DelayedError`)',
+  },
+  {
+    step: 'answer',
+    by: 'API',
+    script: 'answerClarify',
+    from: LIVE,
+    guard: 'any',
+    to: 'queued',
+    event: 'clarify.answered',
+    question: 'pending → answered (before the deadline)',
+    job: 'promoted, waiting',
+  },
+  {
+    step: 'time a question out',
+    by: 'worker',
+    script: 'resolveClarify',
+    from: LIVE,
+    guard: 'owner',
+    to: 'unchanged',
+    event: 'clarify.timed_out',
+    question: 'pending → timed_out (past the deadline)',
+    job: 'active',
+  },
+  {
+    step: 'retry',
+    by: 'worker',
+    script: 'retryRun',
+    from: LIVE,
+    guard: 'owner',
+    to: 'queued',
+    event: 'run.retrying',
+    job: 'delayed by the delay in the event (`RetryLater`)',
+  },
+  {
+    step: 'release (shutdown)',
+    by: 'worker',
+    script: 'setStatus',
+    from: LIVE,
+    guard: 'owner',
+    to: 'queued',
+    event: undefined,
+    job: 'waiting, for another worker (`WaitingError`)',
+  },
+  {
+    step: 'request a cancel',
+    by: 'API',
+    script: 'requestCancel',
+    from: LIVE,
+    guard: 'any',
+    to: 'unchanged',
+    event: undefined,
+    job: 'unchanged; every worker hears the broadcast (then `cancel` below)',
+  },
+  {
+    step: 'complete',
+    by: 'worker',
+    script: 'finalizeRun',
+    from: LIVE,
+    guard: 'owner',
+    to: 'completed',
+    event: 'run.completed',
+    job: 'completed, with the output',
+  },
+  {
+    step: 'fail',
+    by: 'worker',
+    script: 'finalizeRun',
+    from: LIVE,
+    guard: 'owner',
+    to: 'failed',
+    event: 'run.failed',
+    question: 'pending → cancelled',
+    job: 'completed (or failed, when BullMQ gave up on a stalled run: then by any worker)',
+  },
+  {
+    step: 'cancel',
+    by: 'API or worker',
+    script: 'finalizeRun',
+    from: LIVE,
+    guard: 'any',
+    to: 'cancelled',
+    event: 'run.cancelled',
+    question: 'pending → cancelled',
+    job: 'removed (queued or waiting) or completed (the owner stops)',
+  },
+];
+
+/**
+ * The Lua the scripts share for the statuses (`--- @include "includes/lifecycle"`),
+ * generated from this module so the scripts and the TypeScript cannot disagree.
+ */
+export function lifecycleLua(): string {
+  const terminal = TERMINAL_STATUSES.map((status) => `${status} = true`).join(', ');
+  return [
+    '-- Generated from packages/queue/src/lifecycle.ts: whether a run in this status has ended.',
+    `local TERMINAL = { ${terminal} }`,
+    'local function terminal(status)',
+    '  return TERMINAL[status] == true',
+    'end',
+  ].join('\n');
+}
+
+/** {@link TRANSITIONS} as the Markdown table of docs/architecture.md. */
+export function transitionsTable(): string {
+  const rows = TRANSITIONS.map((t) => {
+    const from = t.from === 'new' ? '(new)' : t.from.length === LIVE.length ? 'any live' : t.from.join(', ');
+    const cells = [
+      t.step,
+      t.by,
+      `\`${t.script}\``,
+      from,
+      t.guard,
+      t.to === 'unchanged' ? 'unchanged' : `\`${t.to}\``,
+      t.event ? `\`${t.event}\`` : '–',
+      t.question ?? '–',
+      t.job,
+    ];
+    return `| ${cells.join(' | ')} |`;
+  });
+  return [
+    '| step | by | script | from | who may | to | event appended (last) | question | BullMQ |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
+}
