@@ -16,9 +16,11 @@
 
   Output:
     { 'answered', answer }, { 'timed_out' }, { 'pending', expiresAt }, { 'missing' }, or
-    { 'not_owner' } (past the deadline, but another worker owns the run: nothing is changed)
+    { 'not_owner' } (past the deadline, but another worker owns the run, or it has ended: nothing is
+    changed)
 ]]
 
+--- @include "includes/lifecycle"
 --- @include "includes/nowMs"
 --- @include "includes/append"
 
@@ -27,7 +29,8 @@ if not request[1] then return { 'missing' } end
 if request[1] == 'answered' then return { 'answered', request[3] } end
 if request[1] == 'timed_out' then return { 'timed_out' } end
 if nowMs() < tonumber(request[2]) then return { 'pending', request[2] } end
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[5] then return { 'not_owner' } end
+local run = redis.call('HMGET', KEYS[1], 'owner', 'status')
+if run[1] ~= ARGV[5] or not run[2] or terminal(run[2]) then return { 'not_owner' } end
 redis.call('HSET', KEYS[2], 'status', 'timed_out')
 redis.call('DEL', KEYS[4])
 append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.timed_out', cjson.encode({ requestId = ARGV[4] }))

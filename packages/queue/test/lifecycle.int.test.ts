@@ -1,0 +1,109 @@
+import { RUN_STATUSES, type RunStatus } from '@tether/protocol';
+import { testRedisUrl, uniquePrefix } from '@tether/testing';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createKeys, RunStore } from '../src/index.js';
+import { isTerminal, TRANSITIONS, type Transition } from '../src/lifecycle.js';
+
+/**
+ * The lifecycle table (lifecycle.ts) run against the scripts: every step from
+ * every status, by the owner and by a stranger. A step takes effect exactly
+ * when the table says so (the status it leads to, its event last), and
+ * otherwise changes nothing.
+ */
+const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+afterAll(() => redis.quit());
+const keys = createKeys(uniquePrefix('lifecycle'));
+const store = new RunStore({ redis, keys });
+
+const OWNER = 'w1:t1';
+const STRANGER = 'w9:t9';
+const REQUEST = 'clr_life';
+const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+
+/** Each step, taken through the store as the API or the worker takes it. */
+const STEPS: Record<string, (runId: string, token: string) => Promise<unknown>> = {
+  claim: (runId) => store.claim(runId, OWNER, 2, 'w1'),
+  'save a checkpoint': (runId, token) =>
+    store.saveCheckpoint(runId, token, '{}', { todos: [], usage, step: 1 }),
+  suspend: (runId, token) =>
+    store.suspend(runId, token, {
+      requestId: 'clr_new',
+      question: 'Q?',
+      choices: [],
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    }),
+  'sleep again (woken early)': (runId, token) => store.setStatus(runId, token, 'waiting_for_input'),
+  answer: (runId) => store.answer(runId, REQUEST, 'yes'),
+  'time a question out': (runId, token) => store.resolveClarify(runId, REQUEST, token),
+  retry: (runId, token) => store.markRetrying(runId, token, 2, 100, { code: 'ERR_X', message: 'x' }),
+  'release (shutdown)': (runId, token) => store.setStatus(runId, token, 'queued'),
+  'request a cancel': (runId) => store.requestCancel(runId),
+  complete: (runId, token) => store.finalize(runId, { status: 'completed', output: 'ok' }, token),
+  fail: (runId, token) =>
+    store.finalize(runId, { status: 'failed', error: { code: 'ERR_X', message: 'x' } }, token),
+  cancel: (runId) => store.finalize(runId, { status: 'cancelled' }),
+};
+
+let next = 0;
+/** A run in `status`, owned by OWNER, waiting on a question (past its deadline for the timeout step). */
+async function seed(status: RunStatus, t: Transition): Promise<string> {
+  const runId = `run_life${next++}`;
+  await store.create({ id: runId, tenant: 't', spec: { input: 'x' }, createdAt: new Date().toISOString() });
+  const run = keys.run(runId);
+  await redis.hset(run.record, { status, owner: OWNER });
+  const expiresAt = t.step === 'time a question out' ? Date.now() - 1_000 : Date.now() + 60_000;
+  await redis.hset(run.clarify(REQUEST), { requestId: REQUEST, status: 'pending', expiresAt });
+  await redis.set(run.pending, JSON.stringify({ requestId: REQUEST, question: 'Q?', choices: [] }));
+  return runId;
+}
+
+async function snapshot(runId: string) {
+  const run = keys.run(runId);
+  return {
+    record: await redis.hgetall(run.record),
+    events: await redis.xlen(run.events),
+    question: await redis.hgetall(run.clarify(REQUEST)),
+  };
+}
+
+async function take(t: Transition, runId: string, token: string): Promise<void> {
+  const step = STEPS[t.step];
+  if (!step) throw new Error(`no driver for the step "${t.step}"`);
+  // A refusal may be a reply or an error (a fenced worker's save throws): either way nothing may change.
+  await step(runId, token).catch(() => undefined);
+}
+
+const steps = TRANSITIONS.filter((t) => t.from !== 'new');
+
+describe.each(steps)('$step ($script)', (t) => {
+  it.each(RUN_STATUSES.map((status) => [status]))('from %s', async (status) => {
+    const runId = await seed(status, t);
+    const before = await snapshot(runId);
+    if (t.guard !== 'any') {
+      await take(t, runId, STRANGER);
+      expect(await snapshot(runId), 'a stranger changes nothing').toEqual(before);
+    }
+    await take(t, runId, OWNER);
+    const after = await snapshot(runId);
+    const allowed = t.from !== 'new' && t.from.includes(status);
+    expect(allowed).toBe(!isTerminal(status));
+    if (!allowed) {
+      expect(after, 'a step asked of an ended run changes nothing').toEqual(before);
+      return;
+    }
+    expect(after.record.status).toBe(t.to === 'unchanged' ? status : t.to);
+    if (t.event) expect((await store.readEvents(runId)).at(-1)?.type).toBe(t.event);
+    else if (t.step !== 'claim') expect(after.events).toBe(before.events);
+  });
+});
+
+describe('submit (createRun)', () => {
+  it('creates a queued run with run.queued, once', async () => {
+    const run = { id: 'run_lifenew', tenant: 't', spec: { input: 'x' }, createdAt: new Date().toISOString() };
+    expect(await store.create(run)).toBe(true);
+    expect((await store.get(run.id))?.status).toBe('queued');
+    expect((await store.readEvents(run.id)).map((e) => e.type)).toEqual(['run.queued']);
+    expect(await store.create(run)).toBe(false);
+  });
+});
