@@ -9,7 +9,8 @@ export interface NewRun {
   id: string;
   tenant: string;
   spec: CreateRunBody;
-  createdAt: string;
+  /** When it was submitted (epoch ms). */
+  createdAtMs: number;
   bodyHash?: string | undefined;
 }
 
@@ -64,7 +65,7 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
     'status',
     'queued',
     'createdAt',
-    run.createdAt,
+    String(run.createdAtMs),
     'attempts',
     '0',
     'todos',

@@ -40,13 +40,13 @@ export function parseRecord(
     id: hash.id as string,
     tenant: hash.tenant as string,
     status: hash.status as RunStatus,
-    createdAt: hash.createdAt as string,
+    createdAt: isoTime(hash.createdAt as string),
     attempts: Number(hash.attempts ?? 0),
     todos: json<TodoItem[]>(hash.todos) ?? [],
     cancelRequested: hash.cancelRequested === '1',
   };
-  if (hash.startedAt) record.startedAt = hash.startedAt;
-  if (hash.finishedAt) record.finishedAt = hash.finishedAt;
+  if (hash.startedAt) record.startedAt = isoTime(hash.startedAt);
+  if (hash.finishedAt) record.finishedAt = isoTime(hash.finishedAt);
   const pending = json<PendingClarify>(extra.pending ?? undefined);
   if (pending && record.status === 'waiting_for_input') record.pendingClarify = pending;
   if (hash.output !== undefined) record.output = hash.output;
@@ -61,6 +61,15 @@ export function parseRecord(
   if (hash.owner) record.owner = hash.owner;
   if (hash.bodyHash) record.bodyHash = hash.bodyHash;
   return record;
+}
+
+/**
+ * A stored time on the wire: records keep epoch ms (Redis's clock, for the
+ * times the scripts set); a record written by an earlier version holds ISO 8601
+ * already.
+ */
+export function isoTime(stored: string): string {
+  return /^\d+$/.test(stored) ? new Date(Number(stored)).toISOString() : stored;
 }
 
 /** An event from its stream entry (`t`: type, `d`: data as JSON). */

@@ -113,14 +113,14 @@ export class RunService {
         );
       }
     }
-    const createdAt = new Date().toISOString();
-    await this.#enqueue({ id, tenant, spec: body, createdAt, bodyHash });
+    const createdAtMs = Date.now();
+    await this.#enqueue({ id, tenant, spec: body, createdAtMs, bodyHash });
     // What was just written, without reading it back.
     const run: RunRecord = {
       id,
       tenant,
       status: 'queued',
-      createdAt,
+      createdAt: new Date(createdAtMs).toISOString(),
       attempts: 0,
       todos: [],
       cancelRequested: false,

@@ -54,7 +54,7 @@ export const createRun = script('createRun', {
 /** commands/claimRun.lua: a worker takes the run for an attempt. */
 export const claimRun = script('claimRun', {
   keys: ['record', 'events', 'spec', 'checkpoint'],
-  args: ['channel', 'maxlen', 'runId', 'at', 'token', 'attempt', 'workerId'],
+  args: ['channel', 'maxlen', 'runId', 'token', 'attempt', 'workerId'],
 });
 
 /** commands/saveCheckpoint.lua: the fenced save of the checkpoint and the events since the last write. */
@@ -90,7 +90,7 @@ export const finalizeRun = script('finalizeRun', {
     'channel',
     'maxlen',
     'runId',
-    'at',
+
     'status',
     'eventType',
     'eventData',

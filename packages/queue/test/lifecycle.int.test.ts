@@ -49,7 +49,7 @@ let next = 0;
 /** A run in `status`, owned by OWNER, waiting on a question (past its deadline for the timeout step). */
 async function seed(status: RunStatus, t: Transition): Promise<string> {
   const runId = `run_life${next++}`;
-  await store.create({ id: runId, tenant: 't', spec: { input: 'x' }, createdAt: new Date().toISOString() });
+  await store.create({ id: runId, tenant: 't', spec: { input: 'x' }, createdAtMs: Date.now() });
   const run = keys.run(runId);
   await redis.hset(run.record, { status, owner: OWNER });
   const expiresAt = t.step === 'time a question out' ? Date.now() - 1_000 : Date.now() + 60_000;
@@ -100,7 +100,7 @@ describe.each(steps)('$step ($script)', (t) => {
 
 describe('submit (createRun)', () => {
   it('creates a queued run with run.queued, once', async () => {
-    const run = { id: 'run_lifenew', tenant: 't', spec: { input: 'x' }, createdAt: new Date().toISOString() };
+    const run = { id: 'run_lifenew', tenant: 't', spec: { input: 'x' }, createdAtMs: Date.now() };
     expect(await store.create(run)).toBe(true);
     expect((await store.get(run.id))?.status).toBe('queued');
     expect((await store.readEvents(run.id)).map((e) => e.type)).toEqual(['run.queued']);

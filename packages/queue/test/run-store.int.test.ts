@@ -91,7 +91,7 @@ describe('RunStore', () => {
     const { keys, store, service } = deployment();
     const { run } = await service.submit('acme', body);
     await service.close();
-    const again = { id: run.id, tenant: 'beta', spec: body, createdAt: new Date().toISOString() };
+    const again = { id: run.id, tenant: 'beta', spec: body, createdAtMs: Date.now() };
     expect(await store.create(again)).toBe(false);
     expect((await store.get(run.id))?.tenant).toBe('acme');
     // beta's index got the id, but the run is not beta's: it is not listed, and leaves the index.

@@ -1,7 +1,7 @@
 --[[
   A worker takes the run for an attempt: it becomes the run's owner (the fencing token every later
   write checks), the run is marked running with the highest attempt number seen, `run.started` is
-  appended the first time (and startedAt set), then `attempt.started` (resumed when a checkpoint
+  appended the first time (and startedAt set, in epoch ms by Redis's clock), then `attempt.started` (resumed when a checkpoint
   exists, at the step the last save recorded). What the attempt needs comes back in the same step.
 
   Input:
@@ -13,10 +13,9 @@
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
     ARGV[3] runId
-    ARGV[4] at              now (ISO 8601): startedAt on the first claim
-    ARGV[5] token           the claiming worker's fencing token (workerId:lockToken)
-    ARGV[6] attempt         the attempt number
-    ARGV[7] workerId
+    ARGV[4] token           the claiming worker's fencing token (workerId:lockToken)
+    ARGV[5] attempt         the attempt number
+    ARGV[6] workerId
 
   Output:
     { 'ok', spec, checkpoint } ('' where absent), { 'missing' }, { 'cancel' } (a cancel was
@@ -24,6 +23,7 @@
 ]]
 
 --- @include "includes/lifecycle"
+--- @include "includes/nowMs"
 --- @include "includes/append"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step')
@@ -31,18 +31,18 @@ local status = fields[1]
 if not status then return { 'missing' } end
 if terminal(status) then return { status } end
 if fields[2] == '1' then return { 'cancel' } end
-local attempts = math.max(tonumber(fields[3] or '0'), tonumber(ARGV[6]))
+local attempts = math.max(tonumber(fields[3] or '0'), tonumber(ARGV[5]))
 if fields[4] then
-  redis.call('HSET', KEYS[1], 'owner', ARGV[5], 'status', 'running', 'attempts', attempts)
+  redis.call('HSET', KEYS[1], 'owner', ARGV[4], 'status', 'running', 'attempts', attempts)
 else
-  redis.call('HSET', KEYS[1], 'owner', ARGV[5], 'status', 'running', 'attempts', attempts, 'startedAt', ARGV[4])
-  append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.started', cjson.encode({ attempt = tonumber(ARGV[6]), workerId = ARGV[7] }))
+  redis.call('HSET', KEYS[1], 'owner', ARGV[4], 'status', 'running', 'attempts', attempts, 'startedAt', nowMs())
+  append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.started', cjson.encode({ attempt = tonumber(ARGV[5]), workerId = ARGV[6] }))
 end
 -- The attempt starts here: a run with a checkpoint resumes at the step the last save recorded.
 local checkpoint = redis.call('GET', KEYS[4])
 local step = fields[5] or '0'
 append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'attempt.started', cjson.encode({
-  attempt = tonumber(ARGV[6]),
+  attempt = tonumber(ARGV[5]),
   resumed = checkpoint and true or false,
   step = checkpoint and tonumber(step) or 0,
 }))
