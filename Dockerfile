@@ -15,6 +15,7 @@ COPY apps/api/package.json apps/api/
 COPY apps/worker/package.json apps/worker/
 COPY packages/agent/package.json packages/agent/
 COPY packages/client/package.json packages/client/
+COPY packages/config/package.json packages/config/
 COPY packages/fuzzy-match/package.json packages/fuzzy-match/
 COPY packages/protocol/package.json packages/protocol/
 COPY packages/queue/package.json packages/queue/

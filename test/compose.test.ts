@@ -128,7 +128,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('sets or defaults every variable the apps read', () => {
-    const shared = variables('packages/queue/src/config.ts');
+    const shared = variables('packages/config/src/config.ts');
     const profiles = variables('packages/agent/src/providers/model-profiles.ts');
     const byService: Record<string, { name: string; defaulted: boolean }[]> = {
       api: [...shared, ...profiles, ...variables('apps/api/src/config.ts')],

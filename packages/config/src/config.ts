@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { QueueError } from './errors.js';
+import { TetherError } from '@tether/protocol';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -70,7 +70,10 @@ export class EnvReader {
   /** Throws `ERR_QUEUE_CONFIG` listing every problem, if any. */
   done(): void {
     if (this.problems.length > 0) {
-      throw new QueueError('ERR_QUEUE_CONFIG', `Invalid configuration:\n- ${this.problems.join('\n- ')}`);
+      // The queue's code and status until the config package has a catalog of its own.
+      throw new TetherError('ERR_QUEUE_CONFIG', `Invalid configuration:\n- ${this.problems.join('\n- ')}`, {
+        statusCode: 500,
+      });
     }
   }
 }
