@@ -6,6 +6,7 @@ import { API_ERRORS } from '../apps/api/dist/errors.js';
 import { WORKER_ERRORS } from '../apps/worker/dist/index.js';
 import { AGENT_ERRORS } from '../packages/agent/dist/index.js';
 import { CLIENT_ERROR_CODES } from '../packages/client/dist/index.js';
+import { CONFIG_ERRORS } from '../packages/config/dist/index.js';
 import { QUEUE_ERRORS } from '../packages/queue/dist/index.js';
 import { TOOL_ERROR_CODES } from '../packages/tools/dist/index.js';
 
@@ -32,6 +33,11 @@ const sections = [
     'Runs, questions and the queue (packages/queue)',
     'Raised by the run service; the API answers with their HTTP status.',
     Object.entries(QUEUE_ERRORS).map(([code, e]) => row(code, e.statusCode, e.description)),
+  ),
+  section(
+    'Configuration (packages/config)',
+    'Raised at start by the API and the workers when their environment is invalid; see [operations.md](operations.md).',
+    Object.entries(CONFIG_ERRORS).map(([code, e]) => row(code, e.statusCode, e.description)),
   ),
   section(
     'Models and the attempt loop (packages/agent)',

@@ -59,6 +59,7 @@ describe('loadApiConfig', () => {
 
   it('names every bad variable in one error', () => {
     let message = '';
+    let code = '';
     try {
       loadApiConfig({
         PORT: 'eighty',
@@ -68,7 +69,10 @@ describe('loadApiConfig', () => {
       });
     } catch (error) {
       message = (error as Error).message;
+      code = (error as { code?: string }).code ?? '';
     }
+    // A bad key is the configuration's error, not the queue's.
+    expect(code).toBe('ERR_CONFIG');
     for (const name of ['PORT', 'TETHER_BODY_LIMIT', 'TETHER_API_KEYS', 'TETHER_TOKEN_SECRET']) {
       expect(message).toContain(name);
     }

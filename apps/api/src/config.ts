@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type ModelProfile, readProfilesFromEnv } from '@tether/agent/spec';
-import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/queue';
+import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/config';
 
 /** A configured API key: only its SHA-256 is kept, never the key itself. */
 export interface ApiKey {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type ModelProfile, readProfilesFromEnv } from '@tether/agent';
-import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/queue';
+import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/config';
 import { SANDBOX_MODES, type SandboxMode } from '@tether/tools';
 
 /** Everything the worker reads from its environment, parsed once and frozen. */

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { TetherError } from '@tether/protocol';
+import { ConfigError } from './errors.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -67,13 +67,10 @@ export class EnvReader {
     this.problems.push(message);
   }
 
-  /** Throws `ERR_QUEUE_CONFIG` listing every problem, if any. */
+  /** Throws `ERR_CONFIG` listing every problem, if any. */
   done(): void {
     if (this.problems.length > 0) {
-      // The queue's code and status until the config package has a catalog of its own.
-      throw new TetherError('ERR_QUEUE_CONFIG', `Invalid configuration:\n- ${this.problems.join('\n- ')}`, {
-        statusCode: 500,
-      });
+      throw new ConfigError('ERR_CONFIG', `Invalid configuration:\n- ${this.problems.join('\n- ')}`);
     }
   }
 }

@@ -1,6 +1,3 @@
-// Moved to @tether/config; re-exported until the apps import it from there.
-export type { Env, LogLevel, SharedConfig } from '@tether/config';
-export { EnvReader, LOG_LEVELS, readSharedConfig } from '@tether/config';
 export type { RedisConnectionOptions, RedisMode } from './connection.js';
 export {
   COMMAND_TIMEOUT_MS,
