@@ -11,6 +11,7 @@ export {
 } from './catalog.js';
 export type { CgroupSupport } from './cgroup.js';
 export { cgroupSupport } from './cgroup.js';
+export { MAX_NAME_BYTES, MAX_PATH_BYTES, pathLengthProblem } from './confine-path.js';
 export type { BuiltinToolName } from './create-tools.js';
 export { BUILTIN_TOOL_NAMES, createTools } from './create-tools.js';
 export type { ToolBody } from './define-tool.js';
@@ -37,4 +38,4 @@ export type {
 } from './types.js';
 export { SANDBOX_MODES } from './types.js';
 export type { ResolvedPath, WorkspaceOptions } from './workspace.js';
-export { MAX_NAME_BYTES, MAX_PATH_BYTES, pathLengthProblem, Workspace } from './workspace.js';
+export { Workspace } from './workspace.js';

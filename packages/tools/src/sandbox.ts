@@ -8,9 +8,9 @@ import { accessSync, constants as fsConstants, realpathSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { relativeInside } from './confine-path.js';
 import { PROCESS_TAG_VARIABLE } from './process-tree.js';
 import type { SandboxMode } from './types.js';
-import { relativeInside } from './workspace.js';
 
 /** `PATH` inside a command's environment (the worker's own `PATH` is not passed on). */
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';

@@ -1,8 +1,9 @@
 import { lstat, mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_NAME_BYTES, MAX_PATH_BYTES, pathLengthProblem } from './confine-path.js';
 import { createFixture, type Fixture, invoke } from './testing/fixtures.js';
-import { MAX_NAME_BYTES, MAX_PATH_BYTES, pathLengthProblem, relativeInside, Workspace } from './workspace.js';
+import { Workspace } from './workspace.js';
 
 let fx: Fixture;
 
@@ -175,18 +176,6 @@ describe('Workspace: swaps after resolution are caught at open time', () => {
 
   it('refuses a relative workspace', () => {
     expect(() => new Workspace('relative/ws')).toThrow(/absolute/);
-  });
-});
-
-describe('relativeInside', () => {
-  it.each([
-    ['/a/ws', '/a/ws', ''],
-    ['/a/ws', '/a/ws/x/y', 'x/y'],
-    ['/a/ws', '/a/ws-sibling/x', undefined],
-    ['/a/ws', '/a', undefined],
-    ['/a/ws', '/a/ws/..foo', '..foo'],
-  ])('%s contains %s -> %s', (parent, child, expected) => {
-    expect(relativeInside(parent, child)).toBe(expected);
   });
 });
 

@@ -2,10 +2,11 @@ import type { Dirent } from 'node:fs';
 import { readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
+import { relativeInside } from '../confine-path.js';
 import { defineTool } from '../define-tool.js';
 import { callSignal, type ToolEnvironment, throwIfCancelled } from '../tool-environment.js';
 import type { Tool, ToolSchema } from '../types.js';
-import { ioError, type ResolvedPath, relativeInside, type Workspace } from '../workspace.js';
+import { ioError, type ResolvedPath, type Workspace } from '../workspace.js';
 
 /** Parameters of `list_dir`. */
 export const ListDirParams = Type.Object(
