@@ -10,7 +10,7 @@ import type { Dirent } from 'node:fs';
 import { type FileHandle, lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunFile } from '@tether/protocol';
-import { pathLengthProblem, type ResolvedPath, Workspace } from '@tether/tools';
+import { confinePath, type ResolvedPath, Workspace } from '@tether/tools';
 import { ApiError } from './errors.js';
 
 /** The most entries a listing visits before it stops (`truncated: true`). */
@@ -100,17 +100,13 @@ export async function openRunFile(
   root: string,
   relative: string,
 ): Promise<{ handle: FileHandle; size: number; name: string }> {
-  if (relative === '' || relative.startsWith('/') || relative.includes('\0')) {
+  const confined = confinePath(relative);
+  if (!confined.ok) {
     throw new ApiError(
       'ERR_FILE_PATH_INVALID',
-      `The path ${shown(relative)} is not a file path inside the run workspace.`,
-    );
-  }
-  const tooLong = pathLengthProblem(relative);
-  if (tooLong) {
-    throw new ApiError(
-      'ERR_FILE_PATH_INVALID',
-      `The path ${shown(relative)} ${tooLong}: no file of the run workspace has such a path.`,
+      confined.refusal === 'too-long'
+        ? `The path ${shown(relative)} ${confined.problem}: no file of the run workspace has such a path.`
+        : `The path ${shown(relative)} is not a file path inside the run workspace.`,
     );
   }
   const workspace = await openWorkspace(root);

@@ -11,7 +11,8 @@ export {
 } from './catalog.js';
 export type { CgroupSupport } from './cgroup.js';
 export { cgroupSupport } from './cgroup.js';
-export { MAX_NAME_BYTES, MAX_PATH_BYTES, pathLengthProblem } from './confine-path.js';
+export type { ConfinedPath, ConfineOptions, PathRefusal } from './confine-path.js';
+export { confinePath, MAX_NAME_BYTES, MAX_PATH_BYTES, pathLengthProblem } from './confine-path.js';
 export type { BuiltinToolName } from './create-tools.js';
 export { BUILTIN_TOOL_NAMES, createTools } from './create-tools.js';
 export type { ToolBody } from './define-tool.js';

@@ -6,8 +6,10 @@
  * 1. Lexically: NUL bytes and paths too long for the file system (a name over
  *    255 bytes, a path over 4,096) are refused, relative paths are joined to the
  *    workspace, absolute paths must lie inside it, and a path whose normalised
- *    form climbs out (`..`) is refused. From here on only the normalised path
- *    under the workspace's real path is used, never the model's string.
+ *    form climbs out (`..`) is refused (`confinePath`, the same check the API
+ *    applies to submitted and downloaded paths). From here on only the
+ *    normalised path under the workspace's real path is used, never the
+ *    model's string.
  * 2. On real paths: the path (or, for a file that does not exist yet, its
  *    deepest existing ancestor) goes through `realpath`, and the result must
  *    still be inside the workspace's real path. Containment is always
@@ -35,7 +37,7 @@ import {
   unlink,
 } from 'node:fs/promises';
 import path from 'node:path';
-import { pathLengthProblem, relativeInside } from './confine-path.js';
+import { type ConfinedPath, confinePath, relativeInside } from './confine-path.js';
 import { errnoCode, ToolError } from './errors.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = fsConstants;
@@ -130,39 +132,14 @@ export class Workspace {
    *   `ERR_TOOL_PATH_SYMLINK`, `ERR_TOOL_NOT_A_DIRECTORY` or `ERR_TOOL_IO`
    */
   async resolve(input: string): Promise<ResolvedPath> {
-    if (input.length === 0) {
-      throw new ToolError(
-        'ERR_TOOL_PATH_INVALID',
-        'The path is empty. Give a path relative to the workspace.',
-      );
-    }
-    if (input.includes('\0')) {
-      throw new ToolError(
-        'ERR_TOOL_PATH_INVALID',
-        'The path contains a NUL byte, which no file name can hold.',
-      );
-    }
-    const tooLong = pathLengthProblem(input);
-    if (tooLong) {
-      throw new ToolError(
-        'ERR_TOOL_PATH_INVALID',
-        `The path ${quote(shorten(input))} ${tooLong}, which no file system here accepts. Use a shorter path.`,
-      );
-    }
+    // Refusals that need no workspace come before it is touched (and created).
+    const lexical = confinePath(input, { roots: [this.root] });
+    if (!lexical.ok && lexical.refusal !== 'outside') throw pathRefused(input, lexical);
     const realRoot = await this.realRoot();
-    let rel: string | undefined;
-    if (path.isAbsolute(input)) {
-      const abs = path.resolve(input);
-      rel = relativeInside(this.root, abs) ?? relativeInside(realRoot, abs);
-    } else {
-      rel = relativeInside(realRoot, path.resolve(realRoot, input));
-    }
-    if (rel === undefined) {
-      throw new ToolError(
-        'ERR_TOOL_PATH_OUTSIDE',
-        `The path ${quote(input)} is outside the workspace. File tools only reach files inside the workspace; use a path relative to it, such as "src/index.ts".`,
-      );
-    }
+    // An absolute path may also name the workspace by its real path.
+    const confined = lexical.ok ? lexical : confinePath(input, { roots: [this.root, realRoot] });
+    if (!confined.ok) throw pathRefused(input, confined);
+    const rel = confined.relative;
     const display = rel === '' ? '.' : rel;
     const candidate = rel === '' ? realRoot : path.join(realRoot, rel);
 
@@ -387,6 +364,32 @@ export class Workspace {
     if (opened !== target.real || relativeInside(realRoot, opened) === undefined) {
       throw symlinkRace(target.display);
     }
+  }
+}
+
+/** A path {@link confinePath} refused, as the model-facing error. */
+function pathRefused(input: string, refused: Extract<ConfinedPath, { ok: false }>): ToolError {
+  switch (refused.refusal) {
+    case 'empty':
+      return new ToolError(
+        'ERR_TOOL_PATH_INVALID',
+        'The path is empty. Give a path relative to the workspace.',
+      );
+    case 'nul':
+      return new ToolError(
+        'ERR_TOOL_PATH_INVALID',
+        'The path contains a NUL byte, which no file name can hold.',
+      );
+    case 'too-long':
+      return new ToolError(
+        'ERR_TOOL_PATH_INVALID',
+        `The path ${quote(shorten(input))} ${refused.problem}, which no file system here accepts. Use a shorter path.`,
+      );
+    default:
+      return new ToolError(
+        'ERR_TOOL_PATH_OUTSIDE',
+        `The path ${quote(input)} is outside the workspace. File tools only reach files inside the workspace; use a path relative to it, such as "src/index.ts".`,
+      );
   }
 }
 

@@ -1,7 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { checkSubmission, filePathProblem } from './submission.js';
+import { checkSubmission } from './submission.js';
 
-describe('filePathProblem', () => {
+/** Why checkSubmission refuses a run with one file at `path`, or undefined. */
+function filePathProblem(path: string): string | undefined {
+  const replay = { provider: 'replay' as const, script: [{ content: 'ok' }] };
+  try {
+    checkSubmission(
+      { input: 'x', model: replay, files: { [path]: 'x' } },
+      { profiles: [], defaultProfile: undefined, allowReplay: true },
+    );
+    return undefined;
+  } catch (error) {
+    expect(error).toMatchObject({ code: 'ERR_FILES_INVALID' });
+    return (error as Error).message;
+  }
+}
+
+describe('submitted file paths', () => {
   it.each([
     'a.txt',
     'src/index.ts',

@@ -1,7 +1,6 @@
-import { posix, win32 } from 'node:path';
 import { checkModelSpec } from '@tether/agent/spec';
 import type { CreateRunBody } from '@tether/protocol';
-import { pathLengthProblem } from '@tether/tools';
+import { confinePath } from '@tether/tools';
 import { availableToolsets } from '../../catalog.js';
 import type { ApiConfig } from '../../config.js';
 import { ApiError } from '../../errors.js';
@@ -34,18 +33,10 @@ export function checkSubmission(
     allowReplay: config.allowReplay,
   });
   for (const path of Object.keys(body.files ?? {})) {
-    const problem = filePathProblem(path);
-    if (problem) throw new ApiError('ERR_FILES_INVALID', `files: ${JSON.stringify(path)} ${problem}.`);
+    // From a client on any system: `\` separates names too, and each path must name a file.
+    const confined = confinePath(path, { portable: true, file: true });
+    if (!confined.ok) {
+      throw new ApiError('ERR_FILES_INVALID', `files: ${JSON.stringify(path)} ${confined.problem}.`);
+    }
   }
-}
-
-/** Why a submitted file path cannot be written inside the workspace, or undefined. */
-export function filePathProblem(path: string): string | undefined {
-  if (path.includes('\0')) return 'contains a NUL byte';
-  if (posix.isAbsolute(path) || win32.isAbsolute(path))
-    return 'is absolute; give a path relative to the workspace';
-  const normal = posix.normalize(path.replaceAll('\\', '/'));
-  if (normal === '.' || normal === './' || normal.endsWith('/')) return 'names a directory, not a file';
-  if (normal === '..' || normal.startsWith('../')) return 'leads outside the workspace';
-  return pathLengthProblem(path);
 }
