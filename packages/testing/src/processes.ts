@@ -1,35 +1,89 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { basename } from 'node:path';
 
 /** A child process under test, with its output kept for assertions and waiting. */
 export interface TestProcess {
+  /** Its name in messages (the script's file name unless given). */
+  name: string;
   child: ChildProcess;
-  /** Everything written to stdout and stderr so far. */
+  /** Everything written to stdout and stderr so far (its last `maxOutputChars`). */
   output(): string;
   /** Resolves when the output matches `pattern` (already or later); rejects after `timeoutMs` or on exit. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   /** Resolves with the exit code (or signal) once the process has exited. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Sends a signal (default SIGTERM) and waits for the exit. */
-  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * Sends a signal (default SIGTERM) and waits for the exit; SIGKILL follows
+   * after `killAfterMs` (default: the spawn option, else never).
+   */
+  stop(
+    signal?: NodeJS.Signals,
+    killAfterMs?: number,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** How {@link spawnNode} starts a process. */
+export interface SpawnOptions {
+  /** Its name in messages. */
+  name?: string;
+  /** Node's own flags, before the script (`--max-semi-space-size=2`). */
+  nodeFlags?: readonly string[];
+  /** Start from this process's whole environment instead of PATH and HOME alone (`pnpm start`). */
+  inheritEnv?: boolean;
+  cwd?: string;
+  /** In a process group of its own, so a Ctrl-C at the terminal reaches only the parent. */
+  detached?: boolean;
+  /** Called with each line of output (stdout and stderr), as it comes. */
+  onLine?: (line: string) => void;
+  /** How much of the output `output()` keeps, its last characters (default: all). */
+  maxOutputChars?: number;
+  /** `stop()` sends SIGKILL this long after its signal if the process is still running (default: never). */
+  killAfterMs?: number;
 }
 
 const running = new Set<ChildProcess>();
 
-/** Starts `node script` with `env` added to a minimal environment (PATH, HOME). */
-export function spawnNode(script: string, env: Record<string, string>, args: string[] = []): TestProcess {
-  const child = spawn(process.execPath, [script, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
+/**
+ * Starts `node script` with `env` added to a minimal environment (PATH, HOME),
+ * or to this process's environment with `inheritEnv`. A variable set to
+ * `undefined` in `env` is left out.
+ */
+export function spawnNode(
+  script: string,
+  env: Record<string, string | undefined>,
+  args: readonly string[] = [],
+  options: SpawnOptions = {},
+): TestProcess {
+  const base = options.inheritEnv
+    ? process.env
+    : { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), script, ...args], {
+    env: definedOnly({ ...base, ...env }),
+    cwd: options.cwd,
+    detached: options.detached ?? false,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
+  const name = options.name ?? basename(script);
+  const limit = options.maxOutputChars ?? Number.POSITIVE_INFINITY;
   let output = '';
   const waiters = new Set<() => void>();
   const onData = (chunk: Buffer) => {
     output += chunk.toString();
+    if (output.length > limit) output = output.slice(-limit);
     for (const waiter of waiters) waiter();
   };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.on('data', onData);
+    const onLine = options.onLine;
+    if (onLine === undefined) continue;
+    let rest = '';
+    stream?.on('data', (chunk: Buffer) => {
+      const lines = (rest + chunk.toString()).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
+    });
+  }
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
       running.delete(child);
@@ -46,14 +100,14 @@ export function spawnNode(script: string, env: Record<string, string>, args: str
           resolve(match);
         } else if (child.exitCode !== null || child.signalCode !== null) {
           finish();
-          reject(new Error(`process exited before printing ${pattern}; output:\n${output.slice(-4_000)}`));
+          reject(new Error(`${name} exited before printing ${pattern}; output:\n${output.slice(-4_000)}`));
         }
       };
       const timer = setTimeout(() => {
         finish();
         reject(
           new Error(
-            `timed out after ${timeoutMs} ms waiting for ${pattern}; output:\n${output.slice(-4_000)}`,
+            `${name}: timed out after ${timeoutMs} ms waiting for ${pattern}; output:\n${output.slice(-4_000)}`,
           ),
         );
       }, timeoutMs);
@@ -65,15 +119,27 @@ export function spawnNode(script: string, env: Record<string, string>, args: str
       check();
     });
   return {
+    name,
     child,
     output: () => output,
     waitFor,
     exited,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+    async stop(signal = 'SIGTERM', killAfterMs = options.killAfterMs) {
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      child.kill(signal);
+      if (killAfterMs === undefined) return exited;
+      const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
     },
   };
+}
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  const defined: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) defined[key] = value;
+  return defined;
 }
 
 /** Kills (SIGKILL) every process `spawnNode` started that is still running: for afterAll hooks. */

@@ -41,13 +41,13 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<TestR
     await waitForPing(url, readyTimeoutMs);
     return { url, source: 'env', stop: async () => {} };
   }
-  const binary = findOnPath('redis-server');
-  if (binary) return startLocal(binary, readyTimeoutMs);
+  if (findOnPath('redis-server')) return startRedisServer({ readyTimeoutMs });
   if (dockerReachable()) return startContainer();
   throw new Error(REDIS_HOW_TO);
 }
 
-function findOnPath(name: string): string | undefined {
+/** The first executable called `name` on PATH, or undefined. */
+export function findOnPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, name);
@@ -79,32 +79,64 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function startLocal(binary: string, readyTimeoutMs: number): Promise<TestRedis> {
-  const dir = await mkdtemp(join(tmpdir(), 'tether-redis-'));
-  // A port can be taken between the probe and the bind: try a few.
+/** How {@link startRedisServer} runs `redis-server`. */
+export interface RedisServerOptions {
+  /** Its data directory, kept (default: a temporary one, removed by `stop()`). */
+  dir?: string;
+  /** The append-only file's fsync policy, or `off` for no append-only file (default). */
+  appendfsync?: 'always' | 'everysec' | 'off';
+  /** Its log level (default `warning`). */
+  logLevel?: 'warning' | 'notice';
+  /** Called with each line it logs. */
+  onLine?: (line: string) => void;
+  /** In a process group of its own, so a Ctrl-C at the terminal reaches only the parent. */
+  detached?: boolean;
+  /** How long to wait for it to answer PING (ms). Default 15,000. */
+  readyTimeoutMs?: number;
+  /** How long `stop()` waits after SIGTERM before SIGKILL (ms). Default 3,000. */
+  stopTimeoutMs?: number;
+}
+
+/** A `redis-server` started by {@link startRedisServer}. */
+export interface StartedRedis extends TestRedis {
+  child: ChildProcess;
+}
+
+/**
+ * Starts a `redis-server` from PATH on a free loopback port (a few ports are
+ * tried: one can be taken between the probe and the bind), with no RDB
+ * snapshots and `noeviction`; resolves once it answers PING.
+ */
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<StartedRedis> {
+  const binary = findOnPath('redis-server');
+  if (!binary) throw new Error(REDIS_HOW_TO);
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'tether-redis-')));
+  const removeDir =
+    options.dir === undefined ? () => rm(dir, { recursive: true, force: true }) : async () => {};
+  const fsync = options.appendfsync ?? 'off';
+  const persistence =
+    fsync === 'off'
+      ? ['--save', '', '--appendonly', 'no']
+      : ['--appendonly', 'yes', '--appendfsync', fsync, '--save', ''];
   let lastError: unknown;
   for (let tries = 0; tries < 5; tries++) {
     const port = await freePort();
     try {
-      const child = await spawnRedisServer(binary, port, dir, readyTimeoutMs, [
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-      ]);
+      const child = await spawnRedisServer(binary, port, dir, options, persistence);
       return {
         url: `redis://127.0.0.1:${port}`,
         source: 'local',
+        child,
         stop: async () => {
-          await kill(child);
-          await rm(dir, { recursive: true, force: true });
+          await kill(child, options.stopTimeoutMs);
+          await removeDir();
         },
       };
     } catch (error) {
       lastError = error;
     }
   }
-  await rm(dir, { recursive: true, force: true });
+  await removeDir();
   throw new Error(`redis-server (${binary}) did not start: ${String(lastError)}`);
 }
 
@@ -146,7 +178,7 @@ export async function startOwnRedis(options: { readyTimeoutMs?: number } = {}): 
     const port = await freePort();
     let child: ChildProcess;
     try {
-      child = await spawnRedisServer(binary, port, dir, readyTimeoutMs, persistence);
+      child = await spawnRedisServer(binary, port, dir, { readyTimeoutMs }, persistence);
     } catch (error) {
       lastError = error;
       continue;
@@ -167,7 +199,7 @@ export async function startOwnRedis(options: { readyTimeoutMs?: number } = {}): 
       kill: crash,
       async restart() {
         await crash();
-        child = await spawnRedisServer(binary, port, dir, readyTimeoutMs, persistence);
+        child = await spawnRedisServer(binary, port, dir, { readyTimeoutMs }, persistence);
       },
       pause: () => signal('SIGSTOP'),
       resume: () => signal('SIGCONT'),
@@ -191,9 +223,10 @@ async function spawnRedisServer(
   binary: string,
   port: number,
   dir: string,
-  readyTimeoutMs: number,
+  options: Pick<RedisServerOptions, 'readyTimeoutMs' | 'logLevel' | 'onLine' | 'detached'>,
   persistence: string[],
 ): Promise<ChildProcess> {
+  const onLine = options.onLine;
   const child = spawn(
     binary,
     [
@@ -207,17 +240,30 @@ async function spawnRedisServer(
       '--maxmemory-policy',
       'noeviction',
       '--loglevel',
-      'warning',
+      options.logLevel ?? 'warning',
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    {
+      stdio: ['ignore', onLine ? 'pipe' : 'ignore', 'pipe'],
+      detached: options.detached ?? false,
+    },
   );
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
+  if (onLine) {
+    for (const stream of [child.stdout, child.stderr]) {
+      let rest = '';
+      stream?.on('data', (chunk: Buffer) => {
+        const lines = (rest + chunk.toString()).split('\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) onLine(line);
+      });
+    }
+  }
   try {
     await Promise.race([
-      waitForPing(`redis://127.0.0.1:${port}`, readyTimeoutMs),
+      waitForPing(`redis://127.0.0.1:${port}`, options.readyTimeoutMs ?? 15_000),
       exited(child, () => stderr),
     ]);
     return child;
@@ -235,11 +281,11 @@ function exited(child: ChildProcess, stderr: () => string): Promise<never> {
   });
 }
 
-async function kill(child: ChildProcess): Promise<void> {
+async function kill(child: ChildProcess, killAfterMs = 3_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   await gone;
   clearTimeout(timer);
 }
