@@ -2,17 +2,13 @@
 // pnpm start [--workers N] [--port P]: the local stack in one terminal.
 // Builds if needed, finds or starts Redis, runs the API and N workers with readable logs,
 // and stops everything (its own redis-server included) on Ctrl-C.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
-import { delimiter, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const HOME = resolve(ROOT, process.env.TETHER_HOME ?? '.tether');
-// A small young generation keeps a long-lived worker's RSS near its idle size after bursts
-// (see BENCHMARKS.md, suspended capacity).
-const WORKER_NODE_FLAGS = ['--max-semi-space-size=2'];
 const USE_COLOR = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code, text) => (USE_COLOR ? `\x1b[${code}m${text}\x1b[0m` : text);
 
@@ -78,50 +74,6 @@ function needsBuild() {
   return false;
 }
 
-function onPath(name) {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir && existsSync(join(dir, name))) return join(dir, name);
-  }
-  return undefined;
-}
-
-function freePort() {
-  return new Promise((done, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
-  });
-}
-
-function ping(url) {
-  const { hostname, port, password } = new URL(url);
-  return new Promise((done) => {
-    const socket = createConnection({ host: hostname, port: Number(port || 6379) });
-    socket.setTimeout(1_000, () => socket.destroy());
-    socket.on('connect', () =>
-      socket.write(`${password ? `AUTH ${decodeURIComponent(password)}\r\n` : ''}PING\r\n`),
-    );
-    socket.on('data', (chunk) => {
-      socket.end();
-      done(chunk.toString().includes('PONG'));
-    });
-    socket.on('error', () => done(false));
-    socket.on('close', () => done(false));
-  });
-}
-
-async function waitFor(check, timeoutMs, what) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} did not come up within ${timeoutMs / 1000} s`);
-}
-
 const LEVELS = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 const LEVEL_COLORS = { 40: 33, 50: 31, 60: 31 };
 const SKIP = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'name', 'workerId', 'instanceId', 'v']);
@@ -144,58 +96,39 @@ function pretty(label, line) {
   return `${paint(2, time)} ${label} ${head} ${record.msg ?? ''}${fields ? ` ${paint(2, fields)}` : ''}`;
 }
 
-const children = [];
+const COLORS = { redis: 35, api: 32 };
+const tag = (name) => paint(COLORS[name] ?? 34, name.padEnd(9));
 
-function run(label, command, args, env, color) {
-  // Each child in its own process group: Ctrl-C reaches only this script, which stops the
-  // services first and its Redis last, instead of everything at once.
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const tag = paint(color, label.padEnd(9));
-  for (const stream of [child.stdout, child.stderr]) {
-    let rest = '';
-    stream.on('data', (chunk) => {
-      const lines = (rest + chunk.toString()).split('\n');
-      rest = lines.pop() ?? '';
-      for (const line of lines) if (line.trim()) console.log(pretty(tag, line));
-    });
-  }
-  const entry = {
-    label,
-    child,
-    exited: new Promise((done) => child.once('exit', (code, signal) => done({ code, signal }))),
-  };
-  children.push(entry);
-  return entry;
-}
+/** The stack while it starts, and once it runs; each of its processes is in a process group of its own. */
+let startup;
+let stack;
+let stopping = false;
+const starting = new AbortController();
 
 async function stopAll(exitCode) {
-  if (stopAll.started) return;
-  stopAll.started = true;
+  if (stopping) return;
+  stopping = true;
   console.log(paint(2, 'stopping…'));
+  // A stack still starting stops what it started (and rejects) once aborted.
+  starting.abort();
+  const started = stack ?? (await startup?.catch(() => undefined));
   // Services first (they drain), then our own Redis.
-  const ordered = [...children].sort((a, b) => (a.label === 'redis') - (b.label === 'redis'));
-  for (const group of [
-    ordered.filter((c) => c.label !== 'redis'),
-    ordered.filter((c) => c.label === 'redis'),
-  ]) {
-    await Promise.all(
-      group.map(async ({ child, exited }) => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        await exited;
-        clearTimeout(timer);
-      }),
-    );
-  }
+  await started?.stop();
   process.exit(exitCode);
+}
+
+/** The stack's processes, its own Redis included, with a name each. */
+function processes() {
+  if (stack === undefined) return [];
+  const own = stack.redis ? [{ name: 'redis', child: stack.redis.child }] : [];
+  return [...stack.processes, ...own];
 }
 
 const options = parseArgs(process.argv.slice(2));
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void stopAll(0));
 // Whatever way this script ends, nothing it started outlives it.
 process.on('exit', () => {
-  for (const { child } of children)
+  for (const { child } of processes())
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
@@ -204,96 +137,64 @@ if (needsBuild()) {
   const built = spawnSync('pnpm', ['build'], { cwd: ROOT, stdio: 'inherit' });
   if (built.status !== 0) fail('the build failed (see above)');
 }
+// Only now: the build makes it.
+const { findOnPath, startStack, waitForPing } = await import('@tether/testing/scripts');
 
 mkdirSync(join(HOME, 'workspaces'), { recursive: true });
-let redisUrl = process.env.REDIS_URL;
-if (redisUrl) {
-  if (!(await ping(redisUrl))) fail(`REDIS_URL=${redisUrl} does not answer PING`);
+const given = process.env.REDIS_URL;
+if (given) {
+  await waitForPing(given, 1_000).catch(() => fail(`REDIS_URL=${given} does not answer PING`));
+} else if (findOnPath('redis-server')) {
+  mkdirSync(join(HOME, 'redis'), { recursive: true });
 } else {
-  const binary = onPath('redis-server');
-  if (!binary) {
-    fail(`no Redis. Either install one so redis-server is on PATH
+  fail(`no Redis. Either install one so redis-server is on PATH
   (Debian/Ubuntu: sudo apt-get install -y redis-server; macOS: brew install redis),
 or start one with Docker: docker compose up -d redis, then REDIS_URL=redis://127.0.0.1:6379 pnpm start`);
-  }
-  const port = await freePort();
-  const dir = join(HOME, 'redis');
-  mkdirSync(dir, { recursive: true });
-  run(
-    'redis',
-    binary,
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      dir,
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      'everysec',
-      '--maxmemory-policy',
-      'noeviction',
-      '--save',
-      '',
-    ],
-    { PATH: process.env.PATH },
-    35,
-  );
-  redisUrl = `redis://127.0.0.1:${port}`;
-  await waitFor(() => ping(redisUrl), 15_000, 'redis-server');
 }
 
-const env = {
-  ...process.env,
-  REDIS_URL: redisUrl,
-  TETHER_WORKSPACE_ROOT: process.env.TETHER_WORKSPACE_ROOT ?? join(HOME, 'workspaces'),
-  TETHER_ALLOW_REPLAY: process.env.TETHER_ALLOW_REPLAY ?? '1',
-};
-const api = run(
-  'api',
-  process.execPath,
-  [join(ROOT, 'apps/api/dist/server.js')],
-  { ...env, PORT: String(options.port) },
-  32,
-);
-for (let i = 1; i <= options.workers; i++) {
-  run(
-    `worker-${i}`,
-    process.execPath,
-    [...WORKER_NODE_FLAGS, join(ROOT, 'apps/worker/dist/main.js')],
-    { ...env, TETHER_WORKER_ID: `worker-${i}` },
-    34,
-  );
-}
-for (const { label, exited } of children) {
-  exited.then(({ code, signal }) => {
-    if (stopAll.started) return;
-    console.error(paint(31, `${label} exited (code ${code}, signal ${signal}); stopping the stack`));
-    void stopAll(1);
-  });
-}
-
-const base = `http://127.0.0.1:${options.port}`;
+// Up means the API is ready and every worker has said so (each lists itself in /readyz once ready).
+startup = startStack({
+  redis: given ?? { dir: join(HOME, 'redis'), appendfsync: 'everysec', logLevel: 'notice' },
+  apis: 1,
+  workers: options.workers,
+  port: options.port,
+  inheritEnv: true,
+  env: {
+    TETHER_WORKSPACE_ROOT: process.env.TETHER_WORKSPACE_ROOT ?? join(HOME, 'workspaces'),
+    TETHER_ALLOW_REPLAY: process.env.TETHER_ALLOW_REPLAY ?? '1',
+  },
+  cwd: ROOT,
+  detached: true,
+  onLine: (name, line) => {
+    if (line.trim()) console.log(pretty(tag(name), line));
+  },
+  maxOutputChars: 16_000,
+  readyTimeoutMs: 30_000,
+  stopTimeoutMs: 15_000,
+  signal: starting.signal,
+});
 try {
-  await waitFor(
-    async () => {
-      if (api.child.exitCode !== null) throw new Error('the API exited');
-      // Up means the API is ready and every worker has said so (each lists itself in /readyz once ready).
-      const response = await fetch(`${base}/readyz`).catch(() => undefined);
-      if (response?.ok !== true) return false;
-      const { workers = [] } = await response.json();
-      return workers.length >= options.workers;
-    },
-    30_000,
-    'the API and the workers',
-  );
+  stack = await startup;
 } catch (error) {
-  console.error(paint(31, String(error.message ?? error)));
-  await stopAll(1);
+  // Stopping on a signal: stopAll ends the process once the stack has stopped what it started.
+  if (!stopping) {
+    // The processes' output is on the screen already: the first line says what failed.
+    console.error(paint(31, String(error.message ?? error).split('\n')[0]));
+    process.exit(1);
+  }
 }
-console.log(
-  `\n${paint(1, 'Tether is up')} at ${base}  (API docs: ${base}/docs, ${options.workers} worker${options.workers > 1 ? 's' : ''}, Redis ${redisUrl})\n` +
-    `  try: ${paint(1, 'pnpm demo')}   or: ${paint(1, `pnpm tether run "list the files"`)}   stop: Ctrl-C\n`,
-);
+
+if (stack !== undefined && !stopping) {
+  for (const { name, child } of processes()) {
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      console.error(paint(31, `${name} exited (code ${code}, signal ${signal}); stopping the stack`));
+      void stopAll(1);
+    });
+  }
+  const base = stack.urls[0];
+  console.log(
+    `\n${paint(1, 'Tether is up')} at ${base}  (API docs: ${base}/docs, ${options.workers} worker${options.workers > 1 ? 's' : ''}, Redis ${stack.redisUrl})\n` +
+      `  try: ${paint(1, 'pnpm demo')}   or: ${paint(1, `pnpm tether run "list the files"`)}   stop: Ctrl-C\n`,
+  );
+}

@@ -137,6 +137,10 @@ export interface StackOptions {
   inheritEnv?: boolean;
   /** Every process in a process group of its own (a Ctrl-C at the terminal reaches only the parent). */
   detached?: boolean;
+  /** The APIs' and workers' working directory. */
+  cwd?: string;
+  /** Aborting it while the stack starts stops what was started, and `startStack` rejects. */
+  signal?: AbortSignal;
   /** Called with each line a process prints, Redis's included (name `redis`) when the stack starts it. */
   onLine?: (name: string, line: string) => void;
   /** How much of each process's output `output()` keeps (default: all). */
@@ -197,6 +201,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     redisUrl,
     inheritEnv: options.inheritEnv,
     detached: options.detached,
+    cwd: options.cwd,
     onLine: options.onLine,
     maxOutputChars: options.maxOutputChars,
     killAfterMs: stopTimeoutMs,
@@ -221,6 +226,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
   };
   try {
+    options.signal?.throwIfAborted();
     for (let i = 0; i < apiCount; i++) {
       const name = apiCount === 1 ? 'api' : `api-${i + 1}`;
       const port = i === 0 ? options.port : undefined;
@@ -240,6 +246,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const started = new AbortController();
     await Promise.race([
       whenReady(apis, workers, workerIds, options.listedWorkers, timeoutMs, started.signal),
+      aborted(options.signal),
       ...stack.processes.map((spawned) =>
         spawned.exited.then(({ code, signal }) => {
           throw new Error(
@@ -254,6 +261,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await redis?.stop();
     throw error;
   }
+}
+
+/** Rejects when `signal` aborts; never settles without one. */
+function aborted(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal?.aborted) reject(signal.reason);
+    signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }
 
 /** Resolves once the stack takes work; rejects after `timeoutMs`. */
@@ -281,7 +296,8 @@ async function whenReady(
       missing = ids.filter((id) => !listed.includes(id));
       if (missing.length === 0) return;
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Polled: each API logs the requests it answers, so not too often.
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(
     `the stack was not ready within ${timeoutMs / 1000} s: ${answering} of ${apis.length} APIs ready, workers not listed: ${missing.join(', ') || 'none'}`,
