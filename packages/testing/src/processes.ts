@@ -70,7 +70,7 @@ export function spawnNode(
   const waiters = new Set<() => void>();
   const onData = (chunk: Buffer) => {
     output += chunk.toString();
-    if (output.length > limit) output = output.slice(-limit);
+    if (output.length > limit) output = limit > 0 ? output.slice(-limit) : '';
     for (const waiter of waiters) waiter();
   };
   for (const stream of [child.stdout, child.stderr]) {

@@ -76,9 +76,10 @@ async function spawnApi(name: string, options: ProcessOptions & { port?: number 
   return Object.assign(spawned, { url: `http://127.0.0.1:${port}`, port });
 }
 
-function spawnWorker(id: string, options: ProcessOptions): TestProcess {
+/** Starts a worker process without waiting for it; without an id, the worker makes its own. */
+function spawnWorker(id: string | undefined, options: ProcessOptions): TestProcess {
   const { redisUrl, env, ...rest } = options;
-  return start(id, WORKER_MAIN, { REDIS_URL: redisUrl, TETHER_WORKER_ID: id, ...env }, rest);
+  return start(id ?? 'worker', WORKER_MAIN, { REDIS_URL: redisUrl, TETHER_WORKER_ID: id, ...env }, rest);
 }
 
 /**
@@ -94,11 +95,12 @@ export async function startApiProcess(
 }
 
 /**
- * Starts one worker process (`TETHER_WORKER_ID` = `id`) and resolves once it
- * takes jobs (its `worker ready` line: the log level must be `info` or lower).
+ * Starts one worker process (`TETHER_WORKER_ID` = `id`, if given) and resolves
+ * once it takes jobs (its `worker ready` line: the log level must be `info` or
+ * lower).
  */
 export async function startWorkerProcess(options: ProcessOptions & { id?: string }): Promise<TestProcess> {
-  const worker = spawnWorker(options.id ?? 'worker', options);
+  const worker = spawnWorker(options.id, options);
   await ready(worker, /"msg":"worker ready"/, options.readyTimeoutMs);
   return worker;
 }
@@ -131,6 +133,8 @@ export interface StackOptions {
   apiEnv?: Env;
   /** The workers' own, over `env`. */
   workerEnv?: Env;
+  /** The APIs' Node flags (default none). */
+  apiNodeFlags?: readonly string[];
   /** The workers' Node flags (default {@link WORKER_NODE_FLAGS}). */
   workerNodeFlags?: readonly string[];
   /** Start every process from this process's whole environment, not PATH and HOME alone. */
@@ -230,7 +234,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     for (let i = 0; i < apiCount; i++) {
       const name = apiCount === 1 ? 'api' : `api-${i + 1}`;
       const port = i === 0 ? options.port : undefined;
-      apis.push(await spawnApi(name, { ...shared, port, env: { ...options.env, ...options.apiEnv } }));
+      apis.push(
+        await spawnApi(name, {
+          ...shared,
+          port,
+          nodeFlags: options.apiNodeFlags,
+          env: { ...options.env, ...options.apiEnv },
+        }),
+      );
     }
     for (const id of workerIds) {
       workers.push(
