@@ -1,14 +1,17 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { CreateRunBody, ReplayScript, RunEvent, RunEventType } from '@tether/protocol';
 import { createKeys, EventHub, RunService, RunStore, type TetherKeys } from '@tether/queue';
-import { killAllSpawned, spawnNode, type TestProcess, testRedisUrl, uniquePrefix } from '@tether/testing';
+import {
+  killAllSpawned,
+  startWorkerProcess,
+  type TestProcess,
+  testRedisUrl,
+  uniquePrefix,
+} from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach } from 'vitest';
-
-export const WORKER_MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
 /** One isolated Tether deployment for a test: its own queue prefix, workspace root, Redis connections. */
 export interface Deployment {
@@ -56,21 +59,22 @@ export async function createDeployment(name: string): Promise<Deployment> {
     service,
     hub,
     async startWorker(env = {}) {
-      const worker = spawnNode(WORKER_MAIN, {
-        REDIS_URL: url,
-        TETHER_QUEUE_PREFIX: prefix,
-        TETHER_WORKSPACE_ROOT: workspaceRoot,
-        TETHER_ALLOW_REPLAY: '1',
-        TETHER_SANDBOX: 'none',
-        TETHER_WORKER_CONCURRENCY: '4',
-        TETHER_LOCK_DURATION_MS: '2000',
-        TETHER_STALLED_INTERVAL_MS: '1000',
-        TETHER_SHUTDOWN_GRACE_MS: '5000',
-        LOG_LEVEL: 'info',
-        ...env,
+      const worker = await startWorkerProcess({
+        redisUrl: url,
+        env: {
+          TETHER_QUEUE_PREFIX: prefix,
+          TETHER_WORKSPACE_ROOT: workspaceRoot,
+          TETHER_ALLOW_REPLAY: '1',
+          TETHER_SANDBOX: 'none',
+          TETHER_WORKER_CONCURRENCY: '4',
+          TETHER_LOCK_DURATION_MS: '2000',
+          TETHER_STALLED_INTERVAL_MS: '1000',
+          TETHER_SHUTDOWN_GRACE_MS: '5000',
+          LOG_LEVEL: 'info',
+          ...env,
+        },
       });
       workers.push(worker);
-      await worker.waitFor(/"msg":"worker ready"/);
       return worker;
     },
     async submit(script, extra = {}) {

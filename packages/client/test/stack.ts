@@ -2,11 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort, spawnNode, type TestProcess, testRedisUrl, uniquePrefix } from '@tether/testing';
-
-const API_MAIN = fileURLToPath(new URL('../../../apps/api/dist/server.js', import.meta.url));
-const WORKER_MAIN = fileURLToPath(new URL('../../../apps/worker/dist/main.js', import.meta.url));
+import {
+  freePort,
+  startStack as startProcesses,
+  type TestProcess,
+  testRedisUrl,
+  uniquePrefix,
+} from '@tether/testing';
 
 export const API_KEY = 'sk_test_client_e2e';
 
@@ -23,23 +25,26 @@ export interface Stack {
 export async function startStack(name: string): Promise<Stack> {
   const workspaceRoot = await mkdtemp(join(tmpdir(), `tether-${name}-`));
   const port = await freePort();
-  const env = {
-    REDIS_URL: testRedisUrl(),
-    TETHER_QUEUE_PREFIX: uniquePrefix(name),
-    TETHER_WORKSPACE_ROOT: workspaceRoot,
-    TETHER_ALLOW_REPLAY: '1',
-    TETHER_SANDBOX: 'none',
-    LOG_LEVEL: 'info',
-  };
-  const worker = spawnNode(WORKER_MAIN, env);
-  const api = spawnNode(API_MAIN, {
-    ...env,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    TETHER_API_KEYS: `acme:${API_KEY}`,
-    TETHER_SSE_HEARTBEAT_MS: '1000',
+  const processes = await startProcesses({
+    redis: testRedisUrl(),
+    port,
+    env: {
+      TETHER_QUEUE_PREFIX: uniquePrefix(name),
+      TETHER_WORKSPACE_ROOT: workspaceRoot,
+      TETHER_ALLOW_REPLAY: '1',
+      TETHER_SANDBOX: 'none',
+      LOG_LEVEL: 'info',
+    },
+    apiEnv: {
+      HOST: '127.0.0.1',
+      TETHER_API_KEYS: `acme:${API_KEY}`,
+      TETHER_SSE_HEARTBEAT_MS: '1000',
+    },
+  }).catch(async (error: unknown) => {
+    await rm(workspaceRoot, { recursive: true, force: true });
+    throw error;
   });
-  await Promise.all([worker.waitFor(/"msg":"worker ready"/), api.waitFor(/Server listening/)]);
+  const [api, worker] = processes.processes as [TestProcess, TestProcess];
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
@@ -47,7 +52,7 @@ export async function startStack(name: string): Promise<Stack> {
     api,
     worker,
     async stop() {
-      await Promise.all([api.stop(), worker.stop()]);
+      await processes.stop();
       await rm(workspaceRoot, { recursive: true, force: true });
     },
   };
