@@ -3,7 +3,8 @@
 // One JSON line: p50/p99 over many suspensions. Needs `pnpm build`.
 import { createKeys, EventHub, RunService, RunStore } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
-import { benchRedis, percentile, startWorkerProcess, tempDir } from './lib/stack.mjs';
+import { startStack } from '../packages/testing/dist/scripts.js';
+import { benchRedis, listedIn, percentile, tempDir } from './lib/stack.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 300);
 const WARMUP = 20;
@@ -17,12 +18,20 @@ await redis.flushdb();
 const store = new RunStore({ redis, keys });
 const service = new RunService({ redis, keys, store });
 const hub = new EventHub(subscriber, keys);
-const worker = await startWorkerProcess({
-  REDIS_URL: redisServer.url,
-  TETHER_QUEUE_PREFIX: keys.queuePrefix,
-  TETHER_WORKSPACE_ROOT: workspaces.dir,
-  TETHER_ALLOW_REPLAY: '1',
-  TETHER_WORKER_CONCURRENCY: '4',
+const worker = await startStack({
+  redis: redisServer.url,
+  apis: 0,
+  workers: ['bench-clarify'],
+  workerNodeFlags: [],
+  env: {
+    TETHER_QUEUE_PREFIX: keys.queuePrefix,
+    TETHER_WORKSPACE_ROOT: workspaces.dir,
+    TETHER_ALLOW_REPLAY: '1',
+    TETHER_WORKER_CONCURRENCY: '4',
+    TETHER_SANDBOX: 'none',
+    LOG_LEVEL: 'warn',
+  },
+  listedWorkers: listedIn(redis, keys),
 });
 
 // One run that asks ROUNDS + WARMUP questions in a row.

@@ -9,11 +9,9 @@
 // reachable again" lines, and to a run submitted then being completed. One JSON line per outage, one per mode with the medians.
 // Knobs: BENCH_MODES (kill,hang), BENCH_OUTAGES (3 per mode), BENCH_REQUESTS (200),
 // BENCH_CONCURRENCY (10). Needs `pnpm build` and redis-server on PATH.
-import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { join } from 'node:path';
-import { freePort, startOwnRedis } from '../packages/testing/dist/redis.js';
-import { percentile, ROOT, tempDir, WORKER_MAIN } from './lib/stack.mjs';
+import { freePort, startOwnRedis, startStack } from '../packages/testing/dist/scripts.js';
+import { percentile, tempDir } from './lib/stack.mjs';
 
 const MODES = (process.env.BENCH_MODES ?? 'kill,hang').split(',');
 const OUTAGES = Number(process.env.BENCH_OUTAGES ?? 3);
@@ -28,69 +26,27 @@ const workspaces = await tempDir('outage');
 const prefix = `{bench-outage-${process.pid}}`;
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
-const shared = {
-  PATH: process.env.PATH,
-  REDIS_URL: redis.url,
-  TETHER_QUEUE_PREFIX: prefix,
-  TETHER_WORKSPACE_ROOT: workspaces.dir,
-  TETHER_ALLOW_REPLAY: '1',
-  LOG_LEVEL: 'info',
-};
-
-/** A child process whose output is kept, and awaited line by line. */
-function start(name, script, env) {
-  const child = spawn(process.execPath, [script], {
-    env: { ...shared, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const watchers = new Set();
-  const onData = (chunk) => {
-    output += chunk.toString();
-    for (const watcher of [...watchers]) watcher();
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  const proc = {
-    name,
-    child,
-    output: () => output,
-    /** Resolves when the output has `count` lines containing `text`. */
-    lines(text, count) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (output.split(text).length - 1 >= count) {
-            watchers.delete(check);
-            clearTimeout(timer);
-            resolve(performance.now());
-          }
-        };
-        const timer = setTimeout(() => {
-          watchers.delete(check);
-          reject(new Error(`${name} printed no ${count}th "${text}" within 30 s:\n${output.slice(-3_000)}`));
-        }, 30_000);
-        watchers.add(check);
-        check();
-      });
-    },
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-      }),
-  };
-  return proc;
-}
-
-const api = start('api', join(ROOT, 'apps/api/dist/server.js'), {
-  TETHER_API_KEYS: `bench:${KEY}`,
-  TETHER_RATE_LIMIT_MAX: '1000000',
-  HOST: '127.0.0.1',
-  PORT: String(port),
+const stack = await startStack({
+  redis: redis.url,
+  port,
+  workers: 1,
+  workerNodeFlags: [],
+  env: {
+    TETHER_QUEUE_PREFIX: prefix,
+    TETHER_WORKSPACE_ROOT: workspaces.dir,
+    TETHER_ALLOW_REPLAY: '1',
+    LOG_LEVEL: 'info',
+  },
+  apiEnv: { TETHER_API_KEYS: `bench:${KEY}`, TETHER_RATE_LIMIT_MAX: '1000000', HOST: '127.0.0.1' },
+  workerEnv: { TETHER_SANDBOX: 'none', TETHER_WORKER_CONCURRENCY: '4' },
 });
-const worker = start('worker', WORKER_MAIN, { TETHER_SANDBOX: 'none', TETHER_WORKER_CONCURRENCY: '4' });
-await Promise.all([api.lines('Server listening', 1), worker.lines('worker ready', 1)]);
+const [api, worker] = stack.processes;
+
+/** Resolves with the time at which `proc` has printed `count` lines containing `text`. */
+async function printed(proc, text, count) {
+  await proc.waitFor(new RegExp(`(?:${text}[\\s\\S]*?){${count}}`), 30_000);
+  return performance.now();
+}
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 /** One request; resolves with its status and how long it took (ms). */
@@ -180,8 +136,8 @@ for (const mode of MODES) {
     else redis.pause();
     const results = await burst(known);
     await Promise.all([
-      api.lines('Redis is unreachable', outages),
-      worker.lines('Redis is unreachable', outages),
+      printed(api, 'Redis is unreachable', outages),
+      printed(worker, 'Redis is unreachable', outages),
     ]);
     const restarting = performance.now();
     if (mode === 'kill') await redis.restart();
@@ -189,8 +145,8 @@ for (const mode of MODES) {
     // Redis answers PING again (restart() waits for that): the processes' clocks start here.
     const back = performance.now();
     const [apiBack, workerBack] = await Promise.all([
-      api.lines('Redis is reachable again', outages),
-      worker.lines('Redis is reachable again', outages),
+      printed(api, 'Redis is reachable again', outages),
+      printed(worker, 'Redis is reachable again', outages),
     ]);
     const after = await submit();
     const status = await completed(after);
@@ -243,6 +199,6 @@ const logged = (proc) => ({
 console.log(JSON.stringify({ bench: 'redis-outage', outages, api: logged(api), worker: logged(worker) }));
 
 agent.destroy();
-await Promise.all([api.stop(), worker.stop()]);
+await stack.stop();
 await redis.stop();
 await workspaces.remove();

@@ -6,13 +6,11 @@
 // One JSON line per scenario. Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
 // Knobs: BENCH_CLIENTS, BENCH_ROUNDS, BENCH_ROUND_GAP_MS; BENCH_API_ARGS adds node flags to the
 // API process (such as `--cpu-prof --cpu-prof-dir=/tmp/prof`).
-import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { join } from 'node:path';
 import { createKeys, RunStore } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
-import { freePort } from '../packages/testing/dist/redis.js';
-import { benchRedis, percentile, ROOT } from './lib/stack.mjs';
+import { freePort, startStack } from '../packages/testing/dist/scripts.js';
+import { benchRedis, percentile } from './lib/stack.mjs';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 2_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -32,38 +30,24 @@ const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const auth = { authorization: `Bearer ${KEY}` };
 
-const api = spawn(
-  process.execPath,
-  [...(process.env.BENCH_API_ARGS?.split(' ') ?? []), join(ROOT, 'apps/api/dist/server.js')],
-  {
-    env: {
-      PATH: process.env.PATH,
-      REDIS_URL: redisServer.url,
-      TETHER_QUEUE_PREFIX: prefix,
-      TETHER_ALLOW_REPLAY: '1',
-      TETHER_API_KEYS: `bench:${KEY}`,
-      TETHER_API_ID: API_ID,
-      TETHER_SSE_MAX_PER_TENANT: String(CLIENTS * 2),
-      TETHER_RATE_LIMIT_MAX: '1000000',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+// The API alone: ready once it answers /readyz (no worker to list).
+const stack = await startStack({
+  redis: redisServer.url,
+  port,
+  workers: 0,
+  apiNodeFlags: process.env.BENCH_API_ARGS?.split(' ') ?? [],
+  env: {
+    TETHER_QUEUE_PREFIX: prefix,
+    TETHER_ALLOW_REPLAY: '1',
+    TETHER_API_KEYS: `bench:${KEY}`,
+    TETHER_API_ID: API_ID,
+    TETHER_SSE_MAX_PER_TENANT: String(CLIENTS * 2),
+    TETHER_RATE_LIMIT_MAX: '1000000',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
   },
-);
-await new Promise((resolve, reject) => {
-  let output = '';
-  const onData = (chunk) => {
-    output += chunk.toString();
-    if (output.includes('"msg":"Server listening at')) {
-      api.stdout.off('data', onData);
-      api.stdout.resume();
-      resolve();
-    }
-  };
-  api.stdout.on('data', onData);
-  api.once('exit', (code) => reject(new Error(`the API exited (${code}): ${output}`)));
+  // Its request logs are not read: keep only what a failure would show.
+  maxOutputChars: 8_000,
 });
 
 const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
@@ -240,8 +224,7 @@ try {
   await scenario('200-runs-spread', 200, true);
 } finally {
   agent.destroy();
-  api.kill('SIGTERM');
-  await new Promise((resolve) => api.once('exit', resolve));
+  await stack.stop();
   redis.disconnect();
   await redisServer.stop();
 }

@@ -3,7 +3,8 @@
 // checkpoint, excluded). One JSON line. Needs `pnpm build`; takes a few minutes.
 import { createKeys, RunService, RunStore } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
-import { benchRedis, startWorkerProcess, tempDir, WORKER_NODE_OPTIONS } from './lib/stack.mjs';
+import { startStack } from '../packages/testing/dist/scripts.js';
+import { benchRedis, listedIn, rssBytes, tempDir, WORKER_NODE_OPTIONS } from './lib/stack.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 100_000);
 const IN_FLIGHT = 200;
@@ -15,13 +16,22 @@ const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
 await redis.flushdb();
 const store = new RunStore({ redis, keys });
 const service = new RunService({ redis, keys, store });
-const worker = await startWorkerProcess({
-  REDIS_URL: redisServer.url,
-  TETHER_QUEUE_PREFIX: keys.queuePrefix,
-  TETHER_WORKSPACE_ROOT: workspaces.dir,
-  TETHER_ALLOW_REPLAY: '1',
-  TETHER_WORKER_CONCURRENCY: '64',
+const worker = await startStack({
+  redis: redisServer.url,
+  apis: 0,
+  workers: ['bench-capacity'],
+  workerNodeFlags: [],
+  env: {
+    TETHER_QUEUE_PREFIX: keys.queuePrefix,
+    TETHER_WORKSPACE_ROOT: workspaces.dir,
+    TETHER_ALLOW_REPLAY: '1',
+    TETHER_WORKER_CONCURRENCY: '64',
+    TETHER_SANDBOX: 'none',
+    LOG_LEVEL: 'warn',
+  },
+  listedWorkers: listedIn(redis, keys),
 });
+const workerPid = worker.workers[0].child.pid;
 
 const settle = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 async function usedMemory() {
@@ -38,7 +48,7 @@ async function settledRss(name) {
   const samples = [];
   for (let waited = 0; waited < SETTLE; waited += 5_000) {
     await settle(5_000);
-    samples.push(await worker.rssBytes());
+    samples.push(await rssBytes(workerPid));
   }
   timelines[name] = samples.map((bytes) => Math.round(bytes / 2 ** 20));
   return samples.at(-1);

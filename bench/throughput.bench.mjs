@@ -10,16 +10,14 @@
 // delayed (a job leaves `active` only after its run's final step). Then, outside the timed
 // window, every run of the pass is read back and must be `completed`.
 // Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { createKeys, QUEUE_NAME } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
-import { freePort } from '../packages/testing/dist/redis.js';
+import { freePort, startStack } from '../packages/testing/dist/scripts.js';
 import { LeanConnection, postRequest } from './lib/http-client.mjs';
-import { benchRedis, ROOT, tempDir } from './lib/stack.mjs';
+import { benchRedis, tempDir } from './lib/stack.mjs';
 
 // BullMQ as @tether/queue resolves it (the same version the workers run).
 const { Queue, Worker } = createRequire(new URL('../packages/queue/package.json', import.meta.url))('bullmq');
@@ -43,62 +41,11 @@ const workspaces = await tempDir('throughput');
 const prefix = `{bench-tp-${process.pid}}`;
 const keys = createKeys(prefix);
 const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
-const children = [];
-// However the benchmark ends, its processes end with it (they hold its stderr).
-process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
-function startProcess(name, script, env) {
-  const child = spawn(process.execPath, [script], {
-    env: {
-      PATH: process.env.PATH,
-      REDIS_URL: redisServer.url,
-      TETHER_QUEUE_PREFIX: prefix,
-      TETHER_WORKSPACE_ROOT: workspaces.dir,
-      TETHER_ALLOW_REPLAY: '1',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  child.once('exit', (code, signal) => {
-    if (!stopping) {
-      console.error(`${name} exited (code ${code}, signal ${signal})`);
-      process.exitCode = 1;
-    }
-  });
-  return child;
-}
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-async function until(condition, what, timeoutMs = 30_000) {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-let stopping = false;
-async function stopAll() {
-  stopping = true;
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', resolve);
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
 }
 
 /** Raw BullMQ: `count` no-op jobs through one Worker of concurrency 50; jobs per second. */
@@ -137,21 +84,41 @@ async function rawBullmq(count) {
   return count / seconds;
 }
 
-// Tether: the API process and the workers.
+// Tether: the API process and the workers, ready once /readyz lists every worker.
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
-startProcess('api', join(ROOT, 'apps/api/dist/server.js'), {
-  TETHER_API_KEYS: `bench:${KEY}`,
-  TETHER_API_ID: 'bench-tp',
-  TETHER_RATE_LIMIT_MAX: '1000000',
-  HOST: '127.0.0.1',
-  PORT: String(port),
+const stack = await startStack({
+  redis: redisServer.url,
+  port,
+  workers: WORKER_IDS,
+  workerNodeFlags: [],
+  env: {
+    TETHER_QUEUE_PREFIX: prefix,
+    TETHER_WORKSPACE_ROOT: workspaces.dir,
+    TETHER_ALLOW_REPLAY: '1',
+    LOG_LEVEL: 'warn',
+  },
+  apiEnv: {
+    TETHER_API_KEYS: `bench:${KEY}`,
+    TETHER_API_ID: 'bench-tp',
+    TETHER_RATE_LIMIT_MAX: '1000000',
+    HOST: '127.0.0.1',
+  },
+  workerEnv: { TETHER_WORKER_CONCURRENCY: String(CONCURRENCY), TETHER_SANDBOX: 'none' },
+  maxOutputChars: 100_000,
 });
-for (const id of WORKER_IDS) {
-  startProcess(id, join(ROOT, 'apps/worker/dist/main.js'), {
-    TETHER_WORKER_ID: id,
-    TETHER_WORKER_CONCURRENCY: String(CONCURRENCY),
-    TETHER_SANDBOX: 'none',
+// However the benchmark ends, its processes end with it.
+process.on('exit', () => {
+  for (const { child } of stack.processes) if (child.exitCode === null) child.kill('SIGKILL');
+});
+let stopping = false;
+for (const spawned of stack.processes) {
+  spawned.exited.then(({ code, signal }) => {
+    if (stopping) return;
+    console.error(
+      `${spawned.name} exited (code ${code}, signal ${signal}):\n${spawned.output().slice(-4_000)}`,
+    );
+    process.exitCode = 1;
   });
 }
 
@@ -275,16 +242,11 @@ async function tetherRuns(count, kind, cpu) {
 }
 
 try {
-  await until(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok === true, 'the API');
-  await until(async () => {
-    const list = await redis.client('LIST');
-    return WORKER_IDS.every((id) => list.includes(`name=tether-worker:${id}`));
-  }, 'the workers');
   if (CLIENT === 'lean') connections = Array.from({ length: IN_FLIGHT }, () => new LeanConnection(port));
   const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
   processes = {
-    api: [children[0].pid],
-    workers: children.slice(1).map((child) => child.pid),
+    api: stack.apis.map((api) => api.child.pid),
+    workers: stack.workers.map((worker) => worker.child.pid),
     redis: [redisPid],
     load_generator: [process.pid],
   };
@@ -332,7 +294,8 @@ try {
 } finally {
   agent.destroy();
   for (const connection of connections) connection.close();
-  await stopAll();
+  stopping = true;
+  await stack.stop();
   await runQueue.close();
   redis.disconnect();
   await redisServer.stop();
