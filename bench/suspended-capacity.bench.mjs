@@ -20,7 +20,8 @@ const worker = await startStack({
   redis: redisServer.url,
   apis: 0,
   workers: ['bench-capacity'],
-  workerNodeFlags: [],
+  // The flags it reports (it reported them without passing them to the worker before).
+  workerNodeFlags: WORKER_NODE_OPTIONS.split(' ').filter(Boolean),
   env: {
     TETHER_QUEUE_PREFIX: keys.queuePrefix,
     TETHER_WORKSPACE_ROOT: workspaces.dir,
