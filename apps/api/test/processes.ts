@@ -3,7 +3,12 @@
  * by `@tether/testing` with this deployment's environment, and stopped by
  * `stopAll()` (SIGTERM, then SIGKILL after 3 s).
  */
-import { type ApiProcess, startApiProcess, startWorkerProcess, type TestProcess } from '@tether/testing';
+import {
+  type ApiProcess,
+  startApiProcess,
+  startWorkerProcess,
+  type TestProcess,
+} from '@tether/testing/scripts';
 
 export type Spawned = TestProcess;
 

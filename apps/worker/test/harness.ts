@@ -3,13 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CreateRunBody, ReplayScript, RunEvent, RunEventType } from '@tether/protocol';
 import { createKeys, EventHub, RunService, RunStore, type TetherKeys } from '@tether/queue';
-import {
-  killAllSpawned,
-  startWorkerProcess,
-  type TestProcess,
-  testRedisUrl,
-  uniquePrefix,
-} from '@tether/testing';
+import { killAllSpawned, type TestProcess, testRedisUrl, uniquePrefix } from '@tether/testing';
+import { startWorkerProcess } from '@tether/testing/scripts';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach } from 'vitest';
 

@@ -2,13 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  freePort,
-  startStack as startProcesses,
-  type TestProcess,
-  testRedisUrl,
-  uniquePrefix,
-} from '@tether/testing';
+import { freePort, type TestProcess, testRedisUrl, uniquePrefix } from '@tether/testing';
+import { startStack as startProcesses } from '@tether/testing/scripts';
 
 export const API_KEY = 'sk_test_client_e2e';
 

@@ -1,15 +1,6 @@
-// The entry for plain scripts (`pnpm start`, the benches): the process and Redis helpers without
-// the vitest context of the main entry.
-export type { SpawnOptions, TestProcess } from './processes.js';
-export { killAllSpawned, spawnNode } from './processes.js';
-export type { OwnRedis, RedisServerOptions, StartedRedis, TestRedis } from './redis.js';
-export { findOnPath, freePort, startOwnRedis, startRedis, startRedisServer, waitForPing } from './redis.js';
+// The entry for plain scripts (`pnpm start`, the benches) and the tests' process helpers: starting
+// Tether's processes and Redis, without the vitest context of the main entry.
+export type { TestProcess } from './processes.js';
+export { findOnPath, freePort, startOwnRedis, startRedis, waitForPing } from './redis.js';
 export type { ApiProcess, Env, ProcessOptions, Stack, StackOptions } from './stack.js';
-export {
-  API_MAIN,
-  startApiProcess,
-  startStack,
-  startWorkerProcess,
-  WORKER_MAIN,
-  WORKER_NODE_FLAGS,
-} from './stack.js';
+export { startApiProcess, startStack, startWorkerProcess, WORKER_NODE_FLAGS } from './stack.js';
