@@ -10,18 +10,16 @@
  * flight, close Redis. A second signal, or `TETHER_SHUTDOWN_TIMEOUT_MS`, exits
  * at once.
  */
+import { loadOrExit } from '@tether/config';
 import { pino } from 'pino';
 import { createApp, createLogger } from './app.js';
 import { loadApiConfig, unauthenticatedWarning } from './config.js';
 
 const bootLogger = pino({ name: 'tether-api' });
-let config: ReturnType<typeof loadApiConfig>;
-try {
-  config = loadApiConfig();
-} catch (error) {
-  bootLogger.fatal({ err: error }, error instanceof Error ? error.message : 'invalid configuration');
-  process.exit(78);
-}
+const config = loadOrExit(
+  () => loadApiConfig(),
+  (err, message) => bootLogger.fatal({ err }, message),
+);
 
 const logger = createLogger(config);
 if (config.apiKeys.length === 0) logger.warn(unauthenticatedWarning(config));

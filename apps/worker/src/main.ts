@@ -6,18 +6,16 @@
  * SIGTERM or SIGINT stops it gracefully; a second signal exits at once.
  */
 import { hostname } from 'node:os';
+import { loadOrExit } from '@tether/config';
 import { pino } from 'pino';
 import { loadWorkerConfig } from './config.js';
 import { startWorker } from './worker.js';
 
 const bootLogger = pino({ name: 'tether-worker' });
-let config: ReturnType<typeof loadWorkerConfig>;
-try {
-  config = loadWorkerConfig();
-} catch (error) {
-  bootLogger.fatal({ err: error }, error instanceof Error ? error.message : 'invalid configuration');
-  process.exit(78);
-}
+const config = loadOrExit(
+  () => loadWorkerConfig(),
+  (err, message) => bootLogger.fatal({ err }, message),
+);
 const logger = pino({
   name: 'tether-worker',
   level: config.logLevel,
