@@ -79,7 +79,7 @@ await Promise.all(Array.from({ length: IN_FLIGHT }, submitter));
 const submittedMs = performance.now() - started;
 
 for (;;) {
-  const counts = await service.queue.getJobCounts('delayed', 'waiting', 'active');
+  const counts = await service.jobCounts('delayed', 'waiting', 'active');
   if (counts.delayed >= RUNS) break;
   await settle(500);
 }

@@ -32,14 +32,19 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 if (!Number.isInteger(WORKERS) || WORKERS < 1 || WORKERS > 16) {
   throw new Error(`BENCH_WORKERS must be an integer from 1 to 16, got ${process.env.BENCH_WORKERS}`);
 }
+// BENCH_SHARDS: TETHER_QUEUE_SHARDS of the API and workers (default 1, one queue as shipped).
+const SHARDS = Number(process.env.BENCH_SHARDS ?? 1);
+if (!Number.isInteger(SHARDS) || SHARDS < 1 || SHARDS > 64) {
+  throw new Error(`BENCH_SHARDS must be an integer from 1 to 64, got ${process.env.BENCH_SHARDS}`);
+}
 const WORKER_IDS = Array.from({ length: WORKERS }, (_, i) => `bench-w${i + 1}`);
-const GOAL = 0.3;
+const GOAL = 0.34;
 const KEY = 'sk_bench_throughput_0123';
 
 const redisServer = await benchRedis();
 const workspaces = await tempDir('throughput');
 const prefix = `{bench-tp-${process.pid}}`;
-const keys = createKeys(prefix);
+const keys = createKeys(prefix, SHARDS);
 const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
 
 function median(values) {
@@ -94,6 +99,7 @@ const stack = await startStack({
   workerNodeFlags: [],
   env: {
     TETHER_QUEUE_PREFIX: prefix,
+    TETHER_QUEUE_SHARDS: String(SHARDS),
     TETHER_WORKSPACE_ROOT: workspaces.dir,
     TETHER_ALLOW_REPLAY: '1',
     LOG_LEVEL: 'warn',
@@ -173,12 +179,17 @@ async function submit(kind, lane) {
   });
 }
 
-// The runs' queue, read the way BullMQ's own tools do: one script per poll.
-const runQueue = new Queue(QUEUE_NAME, { connection: redis, prefix: keys.queuePrefix });
+// The runs' queues (one per shard), read the way BullMQ's own tools do: one script per queue and poll.
+const runQueues = Array.from(
+  { length: SHARDS },
+  (_, shard) => new Queue(QUEUE_NAME, { connection: redis, prefix: keys.shardPrefix(shard) }),
+);
 async function drained() {
   for (;;) {
-    const counts = await runQueue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'paused');
-    if (Object.values(counts).every((n) => n === 0)) return;
+    const counts = await Promise.all(
+      runQueues.map((queue) => queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'paused')),
+    );
+    if (counts.every((c) => Object.values(c).every((n) => n === 0))) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
@@ -275,6 +286,7 @@ try {
         tether_runs_per_s_each_pass: samples.map(Math.round),
         jobs: JOBS,
         workers: WORKERS,
+        queue_shards: SHARDS,
         concurrency_per_worker: CONCURRENCY,
         http_in_flight: IN_FLIGHT,
         http_client: CLIENT,
@@ -296,7 +308,7 @@ try {
   for (const connection of connections) connection.close();
   stopping = true;
   await stack.stop();
-  await runQueue.close();
+  await Promise.all(runQueues.map((queue) => queue.close()));
   redis.disconnect();
   await redisServer.stop();
   await workspaces.remove();

@@ -80,6 +80,7 @@ const OPTIONAL = new Set([
   'HOST', // the API binds 0.0.0.0 in compose; unset means 127.0.0.1
   'TETHER_TOKEN_SECRET', // derived from the API keys when unset
   'TETHER_DEFAULT_MODEL_PROFILE',
+  'TETHER_WORKER_SHARDS', // every shard when unset
 ]);
 
 describe('docker-compose.yml', () => {

@@ -25,7 +25,7 @@ describe('POST /v1/runs', () => {
     expect(response.headers.location).toBe(`/v1/runs/${body.id}`);
     const run = await app.inject({ method: 'GET', url: `/v1/runs/${body.id}`, headers: ACME });
     expect(run.json<Run>()).toMatchObject({ id: body.id, status: 'queued', attempts: 0, todos: [] });
-    expect(await app.runs.queue.getJob(body.id)).toBeDefined();
+    expect(await app.runs.getJob(body.id)).toBeDefined();
   });
 
   it('replays the same run for the same Idempotency-Key and body, and refuses another body (409)', async () => {
@@ -199,7 +199,7 @@ describe('POST /v1/runs/:id/cancel', () => {
     expect(first.json()).toEqual({ id, status: 'queued' });
     const run = (await app.inject({ method: 'GET', url: `/v1/runs/${id}`, headers: ACME })).json<Run>();
     expect(run.status).toBe('cancelled');
-    expect(await app.runs.queue.getJob(id)).toBeUndefined();
+    expect(await app.runs.getJob(id)).toBeUndefined();
     const again = await cancel();
     expect(again.statusCode).toBe(409);
     expect(again.json<{ error: { code: string } }>().error.code).toBe('ERR_RUN_FINISHED');
@@ -398,7 +398,7 @@ describe('service routes', () => {
     await submit(app);
     await submit(app);
     // A suspended run is a delayed job.
-    await app.runs.queue.add('run', { runId: 'run_0000000000000000000000000a' }, { delay: 60_000 });
+    await app.runs.queues[0]?.add('run', { runId: 'run_0000000000000000000000000a' }, { delay: 60_000 });
     await app.inject({ method: 'GET', url: '/v1/runs', headers: ACME });
     const response = await app.inject({ method: 'GET', url: '/metrics' });
     expect(response.statusCode).toBe(200);

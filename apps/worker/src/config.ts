@@ -7,6 +7,8 @@ import { SANDBOX_MODES, type SandboxMode } from '@tether/tools';
 export interface WorkerConfig extends SharedConfig {
   workerId: string;
   concurrency: number;
+  /** The queue shards this worker takes jobs from (`TETHER_WORKER_SHARDS`; default every shard). */
+  shards: readonly number[];
   sandbox: SandboxMode;
   allowNetwork: boolean;
   /** The unprivileged host user bash commands run as when the worker is root. */
@@ -39,6 +41,7 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
     // Opaque: it reaches clients in run.started, so it names no host and no pid.
     workerId: reader.string('TETHER_WORKER_ID', `wrk_${randomBytes(8).toString('hex')}`),
     concurrency: reader.integer('TETHER_WORKER_CONCURRENCY', 4, 1, 1_000),
+    shards: readShards(reader, shared.queueShards),
     sandbox: reader.oneOf('TETHER_SANDBOX', 'auto', SANDBOX_MODES),
     allowNetwork: reader.boolean('TETHER_SANDBOX_NETWORK', false),
     sandboxUser: {
@@ -58,4 +61,23 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
   };
   reader.done();
   return Object.freeze(config);
+}
+
+/**
+ * `TETHER_WORKER_SHARDS`: the shards a worker takes jobs from, as a comma
+ * list of shard numbers (`0,2`); every shard when unset.
+ */
+function readShards(reader: EnvReader, shards: number): number[] {
+  const all = Array.from({ length: shards }, (_, shard) => shard);
+  const raw = reader.optional('TETHER_WORKER_SHARDS');
+  if (raw === undefined) return all;
+  const listed = raw.split(',').map((part) => part.trim());
+  const valid = listed.every((part) => /^\d+$/.test(part) && Number(part) < shards);
+  if (!valid || listed.length === 0) {
+    reader.problem(
+      `TETHER_WORKER_SHARDS must list shard numbers from 0 to ${shards - 1} (TETHER_QUEUE_SHARDS is ${shards}), separated by commas, got ${JSON.stringify(raw)}`,
+    );
+    return all;
+  }
+  return [...new Set(listed.map(Number))].sort((a, b) => a - b);
 }

@@ -32,7 +32,7 @@ export interface TetherWorker {
 /** Starts a worker: a BullMQ worker on the runs queue, plus a listener for cancel broadcasts. */
 export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): TetherWorker {
   mkdirSync(config.workspaceRoot, { recursive: true });
-  const keys = createKeys(config.queuePrefix);
+  const keys = createKeys(config.queuePrefix, config.queueShards);
   const connect = (which: string) =>
     createRedisConnection({
       url: config.redisUrl,
@@ -62,52 +62,59 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   let shuttingDown = false;
   const processor = createProcessor({ config, store, logger, shuttingDown: () => shuttingDown });
 
-  // BullMQ duplicates it for its own two connections (same options).
+  // BullMQ duplicates it for its own two connections per queue (same options).
   const workerConnection = connect('bullmq');
-  const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
-    connection: workerConnection,
-    prefix: keys.queuePrefix,
-    concurrency: config.concurrency,
-    lockDuration: config.lockDurationMs,
-    stalledInterval: config.stalledIntervalMs,
-    maxStalledCount: config.maxStalledCount,
-    // A retry's delay is the one the attempt recorded in `run.retrying` (see settleOutcome).
-    settings: { backoffStrategy },
-    autorun: true,
-  });
-  worker.on('error', (error) => {
-    // BullMQ reports every reconnect attempt of its connections too.
-    if (isRedisConnectionError(error) || breaker.outage) {
-      logger.debug({ error: error.message }, 'worker error while Redis is unreachable');
-    } else logger.error({ err: error }, 'worker error');
-  });
-  // A run whose lock is lost (or not renewed in time, when Redis does not answer) stops at once,
-  // commands included: by the time its lock expires and another worker may take the run over,
-  // nothing of this attempt runs any more.
-  worker.on('locksRenewed', ({ jobIds }) => processor.activeRuns.locksRenewed(jobIds));
-  worker.on('lockRenewalFailed', (jobIds) => {
-    for (const runId of jobIds) processor.activeRuns.stop(runId, 'lost');
+  // One BullMQ worker per shard taken, sharing this worker's slots (see shardConcurrency).
+  const workers = config.shards.map((shard, index) => {
+    const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
+      connection: workerConnection,
+      prefix: keys.shardPrefix(shard),
+      concurrency: shardConcurrency(config.concurrency, config.shards.length, index),
+      lockDuration: config.lockDurationMs,
+      stalledInterval: config.stalledIntervalMs,
+      maxStalledCount: config.maxStalledCount,
+      // A retry's delay is the one the attempt recorded in `run.retrying` (see settleOutcome).
+      settings: { backoffStrategy },
+      autorun: true,
+    });
+    worker.on('error', (error) => {
+      // BullMQ reports every reconnect attempt of its connections too.
+      if (isRedisConnectionError(error) || breaker.outage) {
+        logger.debug({ shard, error: error.message }, 'worker error while Redis is unreachable');
+      } else logger.error({ shard, err: error }, 'worker error');
+    });
+    // A run whose lock is lost (or not renewed in time, when Redis does not answer) stops at once,
+    // commands included: by the time its lock expires and another worker may take the run over,
+    // nothing of this attempt runs any more.
+    worker.on('locksRenewed', ({ jobIds }) => processor.activeRuns.locksRenewed(jobIds));
+    worker.on('lockRenewalFailed', (jobIds) => {
+      for (const runId of jobIds) processor.activeRuns.stop(runId, 'lost');
+    });
+    worker.on('failed', (job: Job<RunJobData> | undefined, error: Error) => {
+      if (!job) return;
+      // BullMQ gives up on its own after too many stalls (dead workers): end the run so it does not stay running.
+      const outOfAttempts = job.attemptsMade >= (job.opts.attempts ?? 1);
+      if (outOfAttempts || /stalled/i.test(error.message)) {
+        void store
+          .finalize(job.data.runId, {
+            status: 'failed',
+            error: {
+              code: 'ERR_WORKER_GAVE_UP',
+              message: `The run could not be completed: ${error.message}`,
+            },
+          })
+          .catch((err: unknown) =>
+            logger.error({ err, runId: job.data.runId }, 'could not mark the run failed'),
+          );
+      }
+    });
+    return worker;
   });
   const leaseCheck = setInterval(
     () => processor.activeRuns.stopStale(Date.now(), Math.floor(config.lockDurationMs * 0.75)),
     Math.max(100, Math.floor(config.lockDurationMs / 10)),
   );
   leaseCheck.unref();
-  worker.on('failed', (job: Job<RunJobData> | undefined, error: Error) => {
-    if (!job) return;
-    // BullMQ gives up on its own after too many stalls (dead workers): end the run so it does not stay running.
-    const outOfAttempts = job.attemptsMade >= (job.opts.attempts ?? 1);
-    if (outOfAttempts || /stalled/i.test(error.message)) {
-      void store
-        .finalize(job.data.runId, {
-          status: 'failed',
-          error: { code: 'ERR_WORKER_GAVE_UP', message: `The run could not be completed: ${error.message}` },
-        })
-        .catch((err: unknown) =>
-          logger.error({ err, runId: job.data.runId }, 'could not mark the run failed'),
-        );
-    }
-  });
 
   subscriber.on('message', (_channel: string, runId: string) => processor.activeRuns.stop(runId, 'cancel'));
   // What the sandbox is: said once at start, and published for /readyz.
@@ -124,15 +131,22 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   }, REPORT_INTERVAL_MS);
   reporter.unref();
   // Ready, then listed in the workers hash: whoever sees this worker in /readyz knows it takes jobs.
-  const ready = Promise.all([subscriber.subscribe(keys.cancelChannel), worker.waitUntilReady()]).then(
-    async () => {
-      logger.info(
-        { workerId: config.workerId, concurrency: config.concurrency, queuePrefix: keys.queuePrefix },
-        'worker ready',
-      );
-      await publish();
-    },
-  );
+  const ready = Promise.all([
+    subscriber.subscribe(keys.cancelChannel),
+    ...workers.map((worker) => worker.waitUntilReady()),
+  ]).then(async () => {
+    logger.info(
+      {
+        workerId: config.workerId,
+        concurrency: config.concurrency,
+        queuePrefix: keys.queuePrefix,
+        shards: config.shards,
+        queueShards: keys.shards,
+      },
+      'worker ready',
+    );
+    await publish();
+  });
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -142,7 +156,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       logger.info({ active: processor.activeRuns.size() }, 'worker shutting down');
       const grace = setTimeout(() => processor.activeRuns.stopAll('shutdown'), config.shutdownGraceMs);
       try {
-        await worker.close();
+        await Promise.all(workers.map((worker) => worker.close()));
       } finally {
         clearTimeout(grace);
         clearInterval(leaseCheck);
@@ -157,4 +171,14 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     return closing;
   };
   return { ready, close };
+}
+
+/**
+ * The slots of the `index`-th of `shards` BullMQ workers: the worker's
+ * concurrency shared out as evenly as it goes (the first ones get the
+ * remainder), at least one each.
+ */
+export function shardConcurrency(concurrency: number, shards: number, index: number): number {
+  const share = Math.floor(concurrency / shards) + (index < concurrency % shards ? 1 : 0);
+  return Math.max(1, share);
 }

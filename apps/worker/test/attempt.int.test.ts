@@ -59,7 +59,7 @@ async function contextFor(
 ): Promise<AttemptContext> {
   const { script = [{ content: 'done' }], ...extra } = body;
   const runId = await d.submit(script, extra);
-  const job = (await d.service.queue.getJob(runId)) as Job<RunJobData>;
+  const job = (await d.service.getJob(runId)) as Job<RunJobData>;
   return {
     job,
     token: undefined,
@@ -186,11 +186,8 @@ describe('the retry path', () => {
       error: { code: 'ERR_EVENT_LOG_WRITE', message: 'injected' },
     });
     // BullMQ waits exactly what the event says (its backoff strategy takes the delay from the error).
-    await until(
-      async () => (await service.queue.getJob(run.id))?.delay === 1_000,
-      'the job to be delayed 1 s',
-    );
-    expect(await (await service.queue.getJob(run.id))?.getState()).toBe('delayed');
+    await until(async () => (await service.getJob(run.id))?.delay === 1_000, 'the job to be delayed 1 s');
+    expect(await (await service.getJob(run.id))?.getState()).toBe('delayed');
     await d.waitForEvent(run.id, 'run.completed', 10_000);
     const events = await d.store.readEvents(run.id);
     const second = events.find((e) => e.type === 'attempt.started' && e.data.attempt === 2);
@@ -217,7 +214,7 @@ describe('a stale worker', () => {
     const workspace = join(d.workspaceRoot, runId);
     await until(() => existsSync(join(workspace, 'a.txt')), 'the first command to finish');
     // Its result is not saved, so the next call never starts.
-    await until(async () => (await d.service.queue.getJob(runId)) === undefined, 'the stale attempt to stop');
+    await until(async () => (await d.service.getJob(runId)) === undefined, 'the stale attempt to stop');
     expect(existsSync(join(workspace, 'b.txt'))).toBe(false);
     const record = await d.store.get(runId);
     expect(record).toMatchObject({ status: 'running', owner: 'w2:t2' });

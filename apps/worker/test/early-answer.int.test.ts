@@ -60,7 +60,7 @@ describe('an answer that arrives before the suspension is complete', () => {
   it('is not stranded: the worker promotes the job itself right after delaying it', async () => {
     const jobStates: string[] = [];
     const d = await racingDeployment('early', async (d, runId, pending) => {
-      const job = await d.service.queue.getJob(runId);
+      const job = await d.service.getJob(runId);
       jobStates.push(String(await job?.getState()));
       await d.service.answer(TENANT, runId, pending.requestId, 'early bird');
     });

@@ -31,10 +31,15 @@ export interface Deployment {
 
 export const TENANT = 'tenant-a';
 
-export async function createDeployment(name: string): Promise<Deployment> {
+export interface DeploymentOptions {
+  /** Queue shards (`TETHER_QUEUE_SHARDS`). Default 1. */
+  shards?: number;
+}
+
+export async function createDeployment(name: string, options: DeploymentOptions = {}): Promise<Deployment> {
   const url = testRedisUrl();
   const prefix = uniquePrefix(name);
-  const keys = createKeys(prefix);
+  const keys = createKeys(prefix, options.shards ?? 1);
   const workspaceRoot = await mkdtemp(join(tmpdir(), `tether-${name}-`));
   // Searchable by the unprivileged user a root worker's sandboxed commands run as.
   await chmod(workspaceRoot, 0o755);
@@ -58,6 +63,7 @@ export async function createDeployment(name: string): Promise<Deployment> {
         redisUrl: url,
         env: {
           TETHER_QUEUE_PREFIX: prefix,
+          TETHER_QUEUE_SHARDS: String(keys.shards),
           TETHER_WORKSPACE_ROOT: workspaceRoot,
           TETHER_ALLOW_REPLAY: '1',
           TETHER_SANDBOX: 'none',
@@ -126,15 +132,15 @@ export const call = (name: string, args: Record<string, unknown>) => ({ name, ar
  * For a test file: returns `deploy(name)`, which creates a deployment that is
  * closed after the test, and kills every spawned process after the file.
  */
-export function useDeployments(): (name: string) => Promise<Deployment> {
+export function useDeployments(): (name: string, options?: DeploymentOptions) => Promise<Deployment> {
   let current: Deployment | undefined;
   afterEach(async () => {
     await current?.close();
     current = undefined;
   });
   afterAll(killAllSpawned);
-  return async (name) => {
-    current = await createDeployment(name);
+  return async (name, options) => {
+    current = await createDeployment(name, options);
     return current;
   };
 }

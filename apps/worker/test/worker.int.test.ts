@@ -124,7 +124,7 @@ describe('worker', () => {
     const runId = await d.submit([{ content: 'never' }]);
     expect(await d.service.cancel(TENANT, runId)).toBe('queued');
     expect((await d.store.get(runId))?.status).toBe('cancelled');
-    expect(await d.service.queue.getJob(runId)).toBeUndefined();
+    expect(await d.service.getJob(runId)).toBeUndefined();
     expect((await d.store.readEvents(runId)).at(-1)?.type).toBe('run.cancelled');
     await expect(d.service.cancel(TENANT, runId)).rejects.toMatchObject({
       code: 'ERR_RUN_FINISHED',
@@ -173,7 +173,7 @@ describe('worker', () => {
     expect((await d.store.get(runId))?.status).toBe('cancelled');
     // Gone from the queue: taken off by the cancel, or completed by the worker that woke it, just after its claim ended the run.
     await until(
-      async () => (await d.service.queue.getJob(runId)) === undefined,
+      async () => (await d.service.getJob(runId)) === undefined,
       'the job to leave the queue',
       5_000,
     );

@@ -67,6 +67,7 @@ describe('readSharedConfig', () => {
     expect(config).toEqual({
       redisUrl: 'redis://127.0.0.1:6379',
       queuePrefix: '{tether}',
+      queueShards: 1,
       workspaceRoot: join('/srv/tether', '.tether/workspaces'),
       retentionSeconds: 604_800,
       eventMaxLength: 10_000,

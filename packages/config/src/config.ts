@@ -80,6 +80,8 @@ export interface SharedConfig {
   redisUrl: string;
   /** BullMQ prefix, a Redis Cluster hash tag. */
   queuePrefix: string;
+  /** How many BullMQ queues the runs are spread over (each under its own hash-tagged prefix). */
+  queueShards: number;
   /** Where run workspaces live: storage shared by every worker host (and the API, for file downloads). */
   workspaceRoot: string;
   retentionSeconds: number;
@@ -102,6 +104,7 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
   return {
     redisUrl: reader.string('REDIS_URL', 'redis://127.0.0.1:6379', /^rediss?:\/\//),
     queuePrefix: reader.string('TETHER_QUEUE_PREFIX', '{tether}', /^[A-Za-z0-9_:{}.-]{1,64}$/),
+    queueShards: reader.integer('TETHER_QUEUE_SHARDS', 1, 1, 64),
     workspaceRoot: isAbsolute(workspaceRoot) ? workspaceRoot : resolve(cwd, workspaceRoot),
     retentionSeconds: reader.integer('TETHER_RUN_RETENTION_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
     eventMaxLength: reader.integer('TETHER_EVENT_MAX_LEN', 10_000, 100, 1_000_000),

@@ -21,7 +21,7 @@ export {
   retryDelayMs,
 } from './jobs.js';
 export type { RunKeys, TetherKeys } from './keys.js';
-export { createKeys, QUEUE_NAME } from './keys.js';
+export { createKeys, MAX_SHARDS, QUEUE_NAME } from './keys.js';
 export type { BreakerState, RedisBreakerOptions, RedisOutage, WatchedConnection } from './redis-breaker.js';
 export { RedisBreaker } from './redis-breaker.js';
 export { parsePublishedEvent } from './replies.js';

@@ -33,8 +33,18 @@ export interface RunKeys {
 }
 
 export interface TetherKeys {
-  /** The BullMQ prefix, a hash tag such as `{tether}`. */
+  /** The BullMQ prefix, a hash tag such as `{tether}`: the prefix of the only shard when there is one. */
   queuePrefix: string;
+  /** How many BullMQ queues (shards) the runs are spread over (`TETHER_QUEUE_SHARDS`). */
+  shards: number;
+  /**
+   * The BullMQ prefix of shard `shard`: `queuePrefix` itself with one shard;
+   * with several, `{<namespace>:<shard>}` (`{tether:0}`, `{tether:1}`, …), each
+   * its own hash tag, so a cluster spreads the shards over its masters.
+   */
+  shardPrefix(shard: number): string;
+  /** The shard a new run goes to: a stable hash of its id (FNV-1a), modulo the shard count. */
+  shardOf(runId: string): number;
   /** The namespace of Tether's own keys, the prefix without braces (`tether`). */
   namespace: string;
   run(runId: string): RunKeys;
@@ -58,16 +68,30 @@ export const QUEUE_NAME = 'runs';
 
 const PREFIX = /^[A-Za-z0-9_:{}.-]{1,64}$/;
 
-/** Builds the key names for a queue prefix such as `{tether}`. */
-export function createKeys(queuePrefix = '{tether}'): TetherKeys {
+/** The most shards a deployment may have. */
+export const MAX_SHARDS = 64;
+
+/** Builds the key names for a queue prefix such as `{tether}` and a number of queue shards. */
+export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
   if (!PREFIX.test(queuePrefix)) {
     throw new RangeError(
       `queue prefix must be 1 to 64 characters of letters, digits and _:{}.- (got ${JSON.stringify(queuePrefix)})`,
     );
   }
+  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS) {
+    throw new RangeError(`queue shards must be an integer from 1 to ${MAX_SHARDS} (got ${shards})`);
+  }
   const namespace = queuePrefix.replace(/[{}]/g, '') || 'tether';
   return {
     queuePrefix,
+    shards,
+    shardPrefix(shard) {
+      if (!Number.isInteger(shard) || shard < 0 || shard >= shards) {
+        throw new RangeError(`no queue shard ${shard}: there are ${shards} (0 to ${shards - 1})`);
+      }
+      return shards === 1 ? queuePrefix : `{${namespace}:${shard}}`;
+    },
+    shardOf: (runId) => (shards === 1 ? 0 : fnv1a(runId) % shards),
     namespace,
     run(runId) {
       const base = `${namespace}:run:{${runId}}`;
@@ -88,4 +112,14 @@ export function createKeys(queuePrefix = '{tether}'): TetherKeys {
     eventsPattern: `${namespace}:events:*`,
     workers: `${namespace}:{workers}`,
   };
+}
+
+/** FNV-1a, 32 bits: a stable, well-spread hash of a run id (the same in every process and version). */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
 }

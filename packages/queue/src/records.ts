@@ -11,6 +11,8 @@ export interface NewRun {
   spec: CreateRunBody;
   /** When it was submitted (epoch ms). */
   createdAtMs: number;
+  /** The BullMQ prefix of the queue its job goes to: its shard's (see `TetherKeys.shardOf`). */
+  queue: string;
   bodyHash?: string | undefined;
 }
 
@@ -70,6 +72,8 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
     '0',
     'todos',
     '[]',
+    'queue',
+    run.queue,
   ];
   if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
   return {

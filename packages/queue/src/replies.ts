@@ -23,6 +23,12 @@ export interface RunRecord extends Run {
   cancelRequested: boolean;
   /** The fencing token of the worker that owns the current attempt. */
   owner?: string | undefined;
+  /**
+   * The BullMQ prefix of its job's queue, kept for the run's life so that a
+   * change of `TETHER_QUEUE_SHARDS` never loses it (absent in a record of an
+   * earlier version, whose job is in the one queue of `TETHER_QUEUE_PREFIX`).
+   */
+  queue?: string | undefined;
   bodyHash?: string | undefined;
 }
 
@@ -59,6 +65,7 @@ export function parseRecord(
   const spec = json<CreateRunBody>(extra.spec ?? undefined);
   if (spec) record.spec = spec;
   if (hash.owner) record.owner = hash.owner;
+  if (hash.queue) record.queue = hash.queue;
   if (hash.bodyHash) record.bodyHash = hash.bodyHash;
   return record;
 }

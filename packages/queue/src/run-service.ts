@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type CreateRunBody, newId, type RunStatus, TERMINAL_STATUSES } from '@tether/protocol';
-import { Queue } from 'bullmq';
+import { type Job, type JobType, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QueueError } from './errors.js';
 import { promoteJob, RETRY_BACKOFF_TYPE } from './jobs.js';
@@ -40,12 +40,12 @@ export interface RunServiceOptions {
   idempotencySeconds?: number;
 }
 
-/** Creates the BullMQ queue of runs on a connection. */
-export function createRunQueue(redis: Redis, keys: TetherKeys): Queue<RunJobData> {
+/** Creates a BullMQ queue of runs (one shard's: `keys.shardPrefix(shard)`) on a connection. */
+export function createRunQueue(redis: Redis, prefix: string): Queue<RunJobData> {
   // Tether keeps its own event log; BullMQ's shared event stream is kept short.
   return new Queue<RunJobData>(QUEUE_NAME, {
     connection: redis,
-    prefix: keys.queuePrefix,
+    prefix,
     streams: { events: { maxLen: 100 } },
   });
 }
@@ -56,12 +56,17 @@ export function createRunQueue(redis: Redis, keys: TetherKeys): Queue<RunJobData
  */
 export class RunService {
   readonly store: RunStore;
-  readonly queue: Queue<RunJobData>;
+  /** The BullMQ queue of each shard, by shard number. */
+  readonly queues: readonly Queue<RunJobData>[];
   readonly #redis: Redis;
   readonly #keys: TetherKeys;
   readonly #attempts: number;
   readonly #backoffMs: number;
   readonly #idempotencySeconds: number;
+  readonly #queueConnection: Redis;
+  /** Every queue this service has opened, by prefix: the shards', and older ones runs still name. */
+  readonly #byPrefix = new Map<string, Queue<RunJobData>>();
+  readonly #errorListeners: ((error: Error) => void)[] = [];
   /** Submissions of this turn of the event loop, written together. */
   #pending: PendingSubmission[] = [];
 
@@ -77,7 +82,10 @@ export class RunService {
         `RunService option "attempts" must be an integer from 1 to 100, got ${this.#attempts}`,
       );
     }
-    this.queue = createRunQueue(options.queueConnection ?? options.redis, options.keys);
+    this.#queueConnection = options.queueConnection ?? options.redis;
+    this.queues = Array.from({ length: options.keys.shards }, (_, shard) => {
+      return this.#queue(options.keys.shardPrefix(shard));
+    });
   }
 
   /**
@@ -91,6 +99,7 @@ export class RunService {
     options: { idempotencyKey?: string | undefined } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const id = newId('run');
+    const queue = this.#keys.shardPrefix(this.#keys.shardOf(id));
     // Only an idempotent request needs its body's hash (to tell a replay from a conflict).
     const bodyHash = options.idempotencyKey === undefined ? undefined : hashBody(body);
     if (options.idempotencyKey !== undefined) {
@@ -114,7 +123,7 @@ export class RunService {
       }
     }
     const createdAtMs = Date.now();
-    await this.#enqueue({ id, tenant, spec: body, createdAtMs, bodyHash });
+    await this.#enqueue({ id, tenant, spec: body, createdAtMs, bodyHash, queue });
     // What was just written, without reading it back.
     const run: RunRecord = {
       id,
@@ -125,6 +134,7 @@ export class RunService {
       todos: [],
       cancelRequested: false,
       spec: body,
+      queue,
     };
     if (bodyHash) run.bodyHash = bodyHash;
     if (body.metadata) run.metadata = body.metadata;
@@ -165,18 +175,21 @@ export class RunService {
       } else created.push(entry);
     });
     if (created.length === 0) return;
-    const jobs = created.map(({ run }) => ({
-      name: 'run',
-      data: { runId: run.id },
-      opts: this.#jobOptions(run.id),
-    }));
     try {
-      if (jobs.length === 1) {
-        const [job] = jobs as [(typeof jobs)[number]];
-        await this.queue.add(job.name, job.data, job.opts);
-      } else {
-        await this.queue.addBulk(jobs);
-      }
+      // One round trip per shard (each shard's keys share one hash slot).
+      await Promise.all(
+        this.queues.map((queue) => {
+          const jobs = created
+            .filter(({ run }) => run.queue === queue.opts.prefix)
+            .map(({ run }) => ({ name: 'run', data: { runId: run.id }, opts: this.#jobOptions(run.id) }));
+          if (jobs.length === 0) return undefined;
+          if (jobs.length === 1) {
+            const [job] = jobs as [(typeof jobs)[number]];
+            return queue.add(job.name, job.data, job.opts);
+          }
+          return queue.addBulk(jobs);
+        }),
+      );
     } catch (error) {
       // Marked failed, so a job that did get in finds an ended run and does nothing.
       await Promise.all(
@@ -221,11 +234,11 @@ export class RunService {
 
   /** Answers a clarify question: the first answer wins, then the run resumes on any worker. */
   async answer(tenant: string, runId: string, requestId: string, answer: string): Promise<void> {
-    await this.get(tenant, runId);
+    const run = await this.get(tenant, runId);
     const result = await this.store.answer(runId, requestId, answer);
     switch (result) {
       case 'ok':
-        await this.promote(runId);
+        await promoteJob(await this.getJob(runId, run));
         return;
       case 'no_run':
         throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
@@ -254,9 +267,46 @@ export class RunService {
     }
   }
 
+  /**
+   * The BullMQ job of a run, in the queue its record names (read here when
+   * `record` is not given). Undefined once the job or the run is gone.
+   */
+  async getJob(runId: string, record?: RunRecord): Promise<Job<RunJobData> | undefined> {
+    const run = record ?? (await this.store.get(runId));
+    if (!run) return undefined;
+    return (await this.#queue(run.queue ?? this.#keys.queuePrefix).getJob(runId)) ?? undefined;
+  }
+
+  /** The queue of a BullMQ prefix: a current shard's, or one a run was queued on before a resize. */
+  #queue(prefix: string): Queue<RunJobData> {
+    let queue = this.#byPrefix.get(prefix);
+    if (!queue) {
+      queue = createRunQueue(this.#queueConnection, prefix);
+      queue.on('error', (error) => {
+        for (const listener of this.#errorListeners) listener(error);
+      });
+      this.#byPrefix.set(prefix, queue);
+    }
+    return queue;
+  }
+
   /** Moves a suspended run's job from delayed to waiting; a job in any other state is left alone. */
   async promote(runId: string): Promise<void> {
-    await promoteJob(await this.queue.getJob(runId));
+    await promoteJob(await this.getJob(runId));
+  }
+
+  /** The jobs of every shard in each of `states`, added up. */
+  async jobCounts(...states: JobType[]): Promise<Record<string, number>> {
+    const total: Record<string, number> = {};
+    for (const counts of await Promise.all(this.queues.map((queue) => queue.getJobCounts(...states)))) {
+      for (const [state, count] of Object.entries(counts)) total[state] = (total[state] ?? 0) + count;
+    }
+    return total;
+  }
+
+  /** Told of each queue's `error` events (BullMQ reports every reconnect attempt as one). */
+  onQueueError(listener: (error: Error) => void): void {
+    this.#errorListeners.push(listener);
   }
 
   /**
@@ -265,14 +315,14 @@ export class RunService {
    * Either way `run.cancelled` is its last event.
    */
   async cancel(tenant: string, runId: string): Promise<RunStatus> {
-    await this.get(tenant, runId);
+    const run = await this.get(tenant, runId);
     const before = await this.store.requestCancel(runId);
     if (before === 'missing') throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
     if (TERMINAL_STATUSES.includes(before)) {
       throw new QueueError('ERR_RUN_FINISHED', `Run ${runId} has already ended (${before}).`);
     }
     if (before === 'running') return before;
-    const job = await this.queue.getJob(runId);
+    const job = await this.getJob(runId, run);
     if (job) {
       try {
         await job.remove();
@@ -286,7 +336,7 @@ export class RunService {
   }
 
   async close(): Promise<void> {
-    await this.queue.close();
+    await Promise.all([...this.#byPrefix.values()].map((queue) => queue.close()));
   }
 }
 

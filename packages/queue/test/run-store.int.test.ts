@@ -30,9 +30,9 @@ describe('RunService.submit', () => {
     expect(records.map((r) => r?.spec)).toEqual(Array(40).fill(undefined));
     expect((await store.get(ids[7] as string))?.spec).toEqual({ ...body, input: 'run 7' });
     expect((await store.list('acme', { limit: 100 })).runs).toHaveLength(20);
-    const counts = await service.queue.getJobCounts('wait');
+    const counts = await service.jobCounts('wait');
     expect(counts.wait).toBe(40);
-    expect((await service.queue.getJob(ids[3] as string))?.data).toEqual({ runId: ids[3] });
+    expect((await service.getJob(ids[3] as string))?.data).toEqual({ runId: ids[3] });
     await service.close();
   });
 
@@ -47,7 +47,7 @@ describe('RunService.submit', () => {
     });
     down.on('error', () => {});
     const service = new RunService({ redis, queueConnection: down, keys, store });
-    service.queue.on('error', () => {});
+    service.onQueueError(() => {});
     const results = await Promise.allSettled([service.submit('acme', body), service.submit('acme', body)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     const listed = (await store.list('acme', { limit: 10 })).runs;

@@ -45,8 +45,8 @@ const metricsPlugin: FastifyPluginAsync = async (app) => {
   const jobCounts = () => {
     // While Redis is unreachable the gauges are left out (the breaker has reported the outage).
     if (!app.breaker.available) return Promise.resolve(undefined);
-    counts ??= app.runs.queue
-      .getJobCounts(...JOB_STATES)
+    counts ??= app.runs
+      .jobCounts(...JOB_STATES)
       .catch((error: unknown) => {
         app.log.warn({ err: error }, 'metrics: could not read the queue counts');
         return undefined;
@@ -61,7 +61,7 @@ const metricsPlugin: FastifyPluginAsync = async (app) => {
 
   new Gauge({
     name: 'tether_queue_jobs',
-    help: 'Jobs of the runs queue by BullMQ state (queue depth).',
+    help: 'Jobs of the runs queue (every shard) by BullMQ state (queue depth).',
     labelNames: ['state'] as const,
     registers: [registry],
     async collect() {

@@ -19,7 +19,7 @@ export interface QueuePluginOptions {
 }
 
 const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config }) => {
-  const keys = createKeys(config.queuePrefix);
+  const keys = createKeys(config.queuePrefix, config.queueShards);
   const store = new RunStore({
     redis: app.redis,
     keys,
@@ -35,7 +35,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
     backoffMs: config.backoffMs,
   });
   // BullMQ reports connection trouble as 'error' events, at every reconnect attempt: the breaker logs the outage.
-  runs.queue.on('error', (error) => app.log.debug({ error: error.message }, 'queue error'));
+  runs.onQueueError((error) => app.log.debug({ error: error.message }, 'queue error'));
   app.decorate('keys', keys);
   app.decorate('store', store);
   app.decorate('runs', runs);
