@@ -4,13 +4,13 @@
  *
  * The command is `bash -c` with its rlimits, inside bubblewrap or not, started
  * by a small launcher ({@link LAUNCHER}) spawned as the leader of a new
- * process group with a cleared environment. The launcher first enters the
- * command's cgroup (when there is one), so nothing of the command ever runs
- * outside it, then starts a watchdog and execs the sandbox. The watchdog
- * reads the worker's heartbeats on the launcher's stdin: when the worker dies
- * (end of file, at any moment of the launch included) or stops answering for
- * `leaseMs` (a stopped or frozen worker), it kills the cgroup and the process
- * group, so a command never outlives the worker that owns it.
+ * process group with a cleared environment. The launcher starts a watchdog,
+ * enters the command's cgroup (when there is one), so nothing of the command
+ * ever runs outside it, and execs the sandbox. The watchdog waits on the
+ * worker's lease (see `command-lease.ts`): when the worker dies (at any moment
+ * of the launch included) or stops answering for `leaseMs` (a stopped or
+ * frozen worker), it kills the launcher, the cgroup and the process group, so
+ * a command never outlives the worker that owns it.
  *
  * stdout and stderr go to one {@link OutputCapture} (first and last bytes
  * only) and, up to a byte budget, to the live-output callback. When the
@@ -20,9 +20,10 @@
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { type CgroupVerdict, type CommandCgroup, cgroupSupport, killRunCgroups } from './cgroup.js';
+import { commandLease } from './command-lease.js';
 import { ToolError } from './errors.js';
 import { OutputCapture } from './output-capture.js';
 import { killProcessTree, killRunProcesses } from './process-tree.js';
@@ -31,45 +32,43 @@ import { buildBwrapArgs, buildCommandEnv, type SandboxUser, ulimitValues } from 
 /**
  * The launcher, a POSIX `sh` script (dash starts in a fraction of bash's time:
  * it is on every command's path), run as
- * `sh -c LAUNCHER tether-launch <bash> <WATCHDOG> <lease s> <fsize blocks> <cpu s> <nofile> <n> <n cgroup.procs files> <argv…>`:
- * enter the cgroup(s), set the rlimits (`ulimit`, no `prlimit` exec), start
- * the {@link WATCHDOG} in the background on a copy of stdin, and exec the
- * command with stdin from /dev/null. Exit code 125 means the cgroup could not
- * be entered or the limits set.
+ * `sh -c LAUNCHER tether-launch <fsize blocks> <cpu s> <nofile> <kill procs> <n> <n cgroup.procs files> <argv…>`
+ * with the lease pipe (see `command-lease.ts`) on fd 3:
+ * start the watchdog, enter the cgroup(s), set the rlimits (`ulimit`, no
+ * `prlimit` exec), and exec the command without fd 3. Exit code 125 means the
+ * cgroup could not be entered or the limits set.
+ *
+ * The watchdog is a subshell of the launcher (a fork, no exec), in its process
+ * group but outside the command's cgroup, forked before anything of the
+ * command runs. It blocks reading the lease pipe, which ends only when the
+ * worker's keeper is gone (the worker died, at any moment of the launch
+ * included, or sent no heartbeat for the lease). It then kills the launcher
+ * (or the sandbox it became), every process of the cgroup whose `cgroup.procs`
+ * is `<kill procs>` (empty: none) until none is left, and last the process
+ * group, itself included. A process of the command is either the launcher or
+ * was started after the launcher entered the cgroup, so once the launcher is
+ * dead the cgroup holds every other one.
  */
 export const LAUNCHER = [
-  'bash=$1 watchdog=$2 lease=$3 fsize=$4 cpu=$5 nofile=$6 n=$7; shift 7; procs=',
+  'fsize=$1 cpu=$2 nofile=$3 procs=$4 n=$5; shift 5',
+  '{',
+  '  while read -r _; do :; done',
+  '  kill -KILL $$',
+  '  i=0',
+  '  while [ -n "$procs" ] && [ "$i" -lt 100 ]; do',
+  '    left=',
+  '    while read -r p; do kill -KILL "$p"; left=1; done <"$procs"',
+  '    [ -z "$left" ] && break',
+  '    i=$((i+1))',
+  '  done',
+  '  kill -KILL -- -$$',
+  '} <&3 >/dev/null 2>&1 &',
   'while [ "$n" -gt 0 ]; do',
   '  echo $$ 2>/dev/null >"$1" || { echo "tether: the command could not enter its cgroup" >&2; exit 125; }',
-  '  procs=$1; n=$((n-1)); shift',
+  '  n=$((n-1)); shift',
   'done',
   'ulimit -f "$fsize" && ulimit -t "$cpu" && ulimit -n "$nofile" || { echo "tether: the limits could not be set" >&2; exit 125; }',
-  'exec 3<&0',
-  '"$bash" -c "$watchdog" tether-watchdog "$lease" $$ "$procs" <&3 >/dev/null 2>&1 &',
-  'exec "$@" </dev/null 3<&-',
-].join('\n');
-
-/**
- * The watchdog, a bash script (`read -t`) started by the launcher beside the
- * command, in its cgroup and process group: it reads the worker's heartbeats
- * and ends its loop on end of file (the worker died, at any moment) or when
- * none came for the lease (the worker is stopped or frozen); it then kills
- * every process of the cgroup but itself, and the process group (itself
- * included). Arguments: lease (s), the process group, the cgroup's
- * `cgroup.procs` (or empty).
- */
-export const WATCHDOG = [
-  'lease=$1 pgid=$2 procs=$3',
-  'while IFS= read -r -t "$lease" _; do :; done',
-  'if [ -n "$procs" ]; then',
-  '  for _ in {1..100}; do',
-  '    mapfile -t ps <"$procs"; left=0',
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash array expansion, not a template
-  '    for p in "${ps[@]}"; do [ "$p" = "$$" ] && continue; kill -KILL "$p" 2>/dev/null; left=1; done',
-  '    [ "$left" = 0 ] && break',
-  '  done',
-  'fi',
-  'kill -KILL -- -"$pgid" 2>/dev/null',
+  'exec "$@" 3<&-',
 ].join('\n');
 
 /** After the command is gone, how long its pipes may stay open (held by an escaped process) before they are closed. */
@@ -93,7 +92,7 @@ export interface RunCommandOptions {
   user?: SandboxUser | undefined;
   /** The command's cgroup, already created with its limits; none: rlimits only. */
   cgroup?: CommandCgroup | undefined;
-  /** The watchdog kills the command when the worker sends no heartbeat for this long. */
+  /** The watchdog kills the command when the worker dies or sends its keeper no heartbeat for this long. */
   leaseMs: number;
   allowNetwork: boolean;
   /** Variables set over the allow-list. */
@@ -136,16 +135,14 @@ export interface RunCommandResult {
  * are dead.
  * @throws ToolError `ERR_TOOL_SPAWN_FAILED` when the process cannot be started
  */
-export function runCommand(options: RunCommandOptions): Promise<RunCommandResult> {
+export async function runCommand(options: RunCommandOptions): Promise<RunCommandResult> {
   const tag = `${options.tag}.${randomBytes(6).toString('hex')}`;
   const env = buildCommandEnv(options.workspace, options.env, tag);
   const inner = [options.programs.bash, '-c', options.command];
   let argv: string[];
   if (options.sandbox === 'bwrap') {
     if (options.programs.bwrap === undefined) {
-      return Promise.reject(
-        new ToolError('ERR_TOOL_SANDBOX_UNAVAILABLE', 'bwrap is not installed on this host.'),
-      );
+      throw new ToolError('ERR_TOOL_SANDBOX_UNAVAILABLE', 'bwrap is not installed on this host.');
     }
     argv = [
       options.programs.bwrap,
@@ -172,27 +169,33 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
     '-c',
     LAUNCHER,
     'tether-launch',
-    options.programs.bash,
-    WATCHDOG,
-    (options.leaseMs / 1000).toFixed(3),
     ...limits,
+    procsFiles.at(-1) ?? '',
     String(procsFiles.length),
     ...procsFiles,
     ...argv,
   ];
 
+  let lease: number;
+  try {
+    lease = await commandLease(options.programs.bash, options.leaseMs);
+  } catch (error) {
+    throw spawnFailure(error);
+  }
+
+  // From here to the spawn nothing awaits: the lease's descriptor stays open until then.
   const started = performance.now();
-  let child: ChildProcessByStdio<Writable, Readable, Readable>;
+  let child: ChildProcessByStdio<null, Readable, Readable>;
   try {
     child = spawn(options.programs.sh, args, {
       cwd: options.workspace,
       env,
       detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', lease],
       ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
-    });
+    }) as ChildProcessByStdio<null, Readable, Readable>; // the typings know no fourth stdio entry
   } catch (error) {
-    return Promise.reject(spawnFailure(error));
+    throw spawnFailure(error);
   }
 
   return new Promise<RunCommandResult>((resolve, reject) => {
@@ -235,8 +238,6 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
       settled = true;
       clearTimeout(timer);
       clearTimeout(guard);
-      clearInterval(heartbeat);
-      child.stdin.destroy();
       options.signal.removeEventListener('abort', onAbort);
       if (!streamTruncated) {
         emit('stdout', decoders.stdout.end());
@@ -285,12 +286,6 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
 
     const onAbort = (): void => killAll('cancelled');
     const timer = setTimeout(() => killAll('timeout'), options.timeoutMs);
-    // The watchdog's lease: a heartbeat four times per lease. A write to a launcher already gone fails quietly.
-    child.stdin.on('error', () => undefined);
-    const heartbeat = setInterval(
-      () => child.stdin.write('\n'),
-      Math.max(10, Math.floor(options.leaseMs / 4)),
-    );
 
     child.stdout?.on('data', onData('stdout'));
     child.stderr?.on('data', onData('stderr'));
@@ -298,7 +293,6 @@ export function runCommand(options: RunCommandOptions): Promise<RunCommandResult
       if (child.pid !== undefined) return;
       settled = true;
       clearTimeout(timer);
-      clearInterval(heartbeat);
       options.signal.removeEventListener('abort', onAbort);
       reject(spawnFailure(error));
     });

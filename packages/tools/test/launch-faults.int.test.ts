@@ -2,9 +2,11 @@
  * At most one live execution of a call, with real processes: an owner (a
  * process like a worker, see fixtures/owner.mjs) is killed with -9 at random
  * points of a sandboxed call's launch, and a new owner runs the same call
- * again. The call's side effect (a file each execution appends to, with an id
- * and times) must never show two executions alive at once. A stopped owner's
- * command is killed by its watchdog within the lease.
+ * again: an owner's first call, and a call of an owner that has run commands
+ * before, whose launch starts at once. The call's side effect (a file each
+ * execution appends to, with an id and times) must never show two executions
+ * alive at once. A stopped owner's command is killed by its watchdog within
+ * the lease.
  */
 import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -47,8 +49,10 @@ afterEach(async () => {
 
 afterAll(killAllSpawned);
 
-function owner(runId: string, leaseMs = 2000, command = COMMAND): TestProcess {
-  return spawnNode(OWNER, {}, [workspace, root, runId, command, sandbox, String(leaseMs)]);
+/** With `warm`, the owner has run a command before the call (its sandbox probed, its lease keeper running). */
+function owner(runId: string, leaseMs = 2000, command = COMMAND, warm = false): TestProcess {
+  const args = [workspace, root, runId, command, sandbox, String(leaseMs)];
+  return spawnNode(OWNER, {}, warm ? [...args, 'warm'] : args);
 }
 
 /** Like {@link COMMAND}, for about 6 s. */
@@ -104,6 +108,25 @@ describe(`one live execution of a call (sandbox ${sandbox})`, () => {
     const lines = await effectLines();
     expect(overlaps(lines)).toEqual([]);
     // The last execution of every trial ran to its end.
+    expect(lines.filter((line) => line.phase === 'end').length).toBeGreaterThanOrEqual(30);
+  }, 180_000);
+
+  it('a call of an owner that has run commands before, killed -9 at random points of its launch, is never alive twice (30 trials)', async () => {
+    const runId = 'run_faults';
+    for (let trial = 0; trial < 30; trial++) {
+      const first = owner(runId, 2000, COMMAND, true);
+      await first.waitFor(/launching/);
+      // The cgroup, the spawn, the launcher and its watchdog, bwrap, and (in some trials) the command's
+      // first lines: the launch takes tens of ms here, and longer on a loaded machine.
+      await delay(Math.floor(Math.random() * 150));
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const second = owner(runId);
+      await second.waitFor(/done/, 30_000);
+      await second.exited;
+    }
+    const lines = await effectLines();
+    expect(overlaps(lines)).toEqual([]);
     expect(lines.filter((line) => line.phase === 'end').length).toBeGreaterThanOrEqual(30);
   }, 180_000);
 

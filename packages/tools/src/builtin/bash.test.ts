@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import type { RunEventInput } from '@tether/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { leaseKeeperPids } from '../command-lease.js';
 import { isProcessAlive } from '../process-tree.js';
 import { probeBwrap, SANDBOX_PATH } from '../sandbox.js';
 import { callContext, createFixture, type Fixture, invoke } from '../testing/fixtures.js';
@@ -192,6 +193,25 @@ describe.each([
     });
     expect(result).toEqual({ ok: true, content: 'Exit code: 0\nOutput:\nstarted\n' });
     expect(await pidsWithToken(token)).toEqual([]);
+  });
+
+  test("dies at once when the worker's lease keeper ends, and the next command gets a new keeper", async () => {
+    // A lease of its own (a keeper of its own), long enough that only the keeper's end can kill.
+    const lease = { sandbox, commandLeaseMs: 600_000 + (sandbox === 'bwrap' ? 1 : 0) };
+    const before = new Set(leaseKeeperPids());
+    const started = Date.now();
+    const { ready, result } = runUntilReady({ command: 'echo ready; exec sleep 300' }, lease);
+    await ready;
+    const keepers = leaseKeeperPids().filter((pid) => !before.has(pid));
+    expect(keepers).toHaveLength(1);
+    process.kill(keepers[0] as number, 'SIGKILL');
+    const killed = await result;
+    expect(killed.ok).toBe(false);
+    expect(killed.content).toMatch(/SIGKILL/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    const again = await invoke(fx.tool('bash', lease), { command: 'echo again' });
+    expect(again).toEqual({ ok: true, content: 'Exit code: 0\nOutput:\nagain\n' });
+    expect(leaseKeeperPids().filter((pid) => !before.has(pid) && pid !== keepers[0])).toHaveLength(1);
   });
 
   test('cuts `yes` at the cap, keeping head and tail, with bounded memory', async () => {
