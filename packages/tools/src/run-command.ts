@@ -74,9 +74,8 @@ export const LAUNCHER = [
 /** After the command is gone, how long its pipes may stay open (held by an escaped process) before they are closed. */
 const PIPE_GRACE_MS = 2000;
 
-/** Everything one command run needs. */
-export interface RunCommandOptions {
-  command: string;
+/** How a command is run, everything but the command itself and its call. */
+export interface CommandSandbox {
   /** Names the command's processes (see `process-tree.ts`); it should start with the run id and a dot. */
   tag: string;
   /** Real path of the workspace: the working directory (and, under bwrap, the only writable host directory). */
@@ -97,18 +96,26 @@ export interface RunCommandOptions {
   allowNetwork: boolean;
   /** Variables set over the allow-list. */
   env: Readonly<Record<string, string>>;
+  tmpBytes: number;
+  fileSizeBytes: number;
+  cpuSeconds: number;
+  openFiles: number;
+}
+
+/** One call: the command, its time limit, its cancel and what becomes of its output. */
+export interface CommandCall {
+  command: string;
   timeoutMs: number;
   signal: AbortSignal;
   /** Bytes of output kept for the result. */
   outputBytes: number;
   /** Bytes of output passed to `onOutput` before live output stops. */
   streamBytes: number;
-  tmpBytes: number;
-  fileSizeBytes: number;
-  cpuSeconds: number;
-  openFiles: number;
   onOutput?: (stream: 'stdout' | 'stderr', chunk: string) => void;
 }
+
+/** Everything one command run needs. */
+export interface RunCommandOptions extends CommandSandbox, CommandCall {}
 
 /** How a command ended and what it printed. */
 export interface RunCommandResult {
@@ -130,15 +137,19 @@ export interface RunCommandResult {
   limits?: CgroupVerdict;
 }
 
-/**
- * Runs `options.command` and resolves when it is over and all its processes
- * are dead.
- * @throws ToolError `ERR_TOOL_SPAWN_FAILED` when the process cannot be started
- */
-export async function runCommand(options: RunCommandOptions): Promise<RunCommandResult> {
+/** A command whose launcher runs (its cgroup entered, its watchdog armed). */
+interface Launched {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  tag: string;
+  /** The error of a spawn that failed (emitted once, after the spawn returned). */
+  failed: Promise<Error>;
+}
+
+/** Spawns the launcher of `command`. */
+async function launch(options: CommandSandbox, command: string): Promise<Launched> {
   const tag = `${options.tag}.${randomBytes(6).toString('hex')}`;
   const env = buildCommandEnv(options.workspace, options.env, tag);
-  const inner = [options.programs.bash, '-c', options.command];
+  const inner = [options.programs.bash, '-c', command];
   let argv: string[];
   if (options.sandbox === 'bwrap') {
     if (options.programs.bwrap === undefined) {
@@ -182,24 +193,49 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
   } catch (error) {
     throw spawnFailure(error);
   }
-
   // From here to the spawn nothing awaits: the lease's descriptor stays open until then.
-  const started = performance.now();
-  let child: ChildProcessByStdio<null, Readable, Readable>;
   try {
-    child = spawn(options.programs.sh, args, {
+    const child = spawn(options.programs.sh, args, {
       cwd: options.workspace,
       env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', lease],
       ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
     }) as ChildProcessByStdio<null, Readable, Readable>; // the typings know no fourth stdio entry
+    const failed = new Promise<Error>((resolve) => child.on('error', resolve));
+    return { child, tag, failed };
   } catch (error) {
     throw spawnFailure(error);
   }
+}
 
-  return new Promise<RunCommandResult>((resolve, reject) => {
-    const capture = new OutputCapture(options.outputBytes);
+/**
+ * Runs `options.command` and resolves when it is over and all its processes
+ * are dead.
+ * @throws ToolError `ERR_TOOL_SPAWN_FAILED` when the process cannot be started
+ */
+export async function runCommand(options: RunCommandOptions): Promise<RunCommandResult> {
+  return supervise(await launch(options, options.command), options, options);
+}
+
+/**
+ * Follows a launched command to its end: output, timeout, cancel, the kill of
+ * everything it started, the cgroup's verdict.
+ */
+function supervise(
+  launched: Launched,
+  options: CommandSandbox,
+  call: CommandCall,
+): Promise<RunCommandResult> {
+  const { child, tag } = launched;
+  if (child.pid === undefined) {
+    return launched.failed.then((error) => {
+      throw spawnFailure(error);
+    });
+  }
+  const started = performance.now();
+  return new Promise<RunCommandResult>((resolve) => {
+    const capture = new OutputCapture(call.outputBytes);
     const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
     let streamed = 0;
     let streamTruncated = false;
@@ -212,13 +248,13 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
     const kills: Promise<number[]>[] = [];
 
     const emit = (stream: 'stdout' | 'stderr', text: string): void => {
-      if (text !== '' && options.onOutput !== undefined) options.onOutput(stream, text);
+      if (text !== '' && call.onOutput !== undefined) call.onOutput(stream, text);
     };
 
     const onData = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
       capture.push(chunk);
-      if (options.onOutput === undefined || streamTruncated) return;
-      const room = options.streamBytes - streamed;
+      if (call.onOutput === undefined || streamTruncated) return;
+      const room = call.streamBytes - streamed;
       if (chunk.length <= room) {
         streamed += chunk.length;
         emit(stream, decoders[stream].write(chunk));
@@ -229,7 +265,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       emit(stream, decoders[stream].write(chunk.subarray(0, room)) + decoders[stream].end());
       emit(
         stream,
-        `\n[live output stopped after ${options.streamBytes} bytes; the command keeps running, and its result keeps the start and the end of the output]\n`,
+        `\n[live output stopped after ${call.streamBytes} bytes; the command keeps running, and its result keeps the start and the end of the output]\n`,
       );
     };
 
@@ -238,7 +274,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       settled = true;
       clearTimeout(timer);
       clearTimeout(guard);
-      options.signal.removeEventListener('abort', onAbort);
+      call.signal.removeEventListener('abort', onAbort);
       if (!streamTruncated) {
         emit('stdout', decoders.stdout.end());
         emit('stderr', decoders.stderr.end());
@@ -285,17 +321,10 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
     };
 
     const onAbort = (): void => killAll('cancelled');
-    const timer = setTimeout(() => killAll('timeout'), options.timeoutMs);
+    const timer = setTimeout(() => killAll('timeout'), call.timeoutMs);
 
     child.stdout?.on('data', onData('stdout'));
     child.stderr?.on('data', onData('stderr'));
-    child.on('error', (error) => {
-      if (child.pid !== undefined) return;
-      settled = true;
-      clearTimeout(timer);
-      options.signal.removeEventListener('abort', onAbort);
-      reject(spawnFailure(error));
-    });
     child.on('exit', (code, signal) => {
       exited = true;
       exitCode = code;
@@ -306,8 +335,8 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
     });
     child.on('close', () => void finish());
 
-    if (options.signal.aborted) onAbort();
-    else options.signal.addEventListener('abort', onAbort, { once: true });
+    if (call.signal.aborted) onAbort();
+    else call.signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
