@@ -20,7 +20,7 @@
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { type CgroupVerdict, type CommandCgroup, cgroupSupport, killRunCgroups } from './cgroup.js';
 import { commandLease } from './command-lease.js';
@@ -137,19 +137,42 @@ export interface RunCommandResult {
   limits?: CgroupVerdict;
 }
 
-/** A command whose launcher runs (its cgroup entered, its watchdog armed). */
+/**
+ * The program a prepared sandbox runs while it waits, a POSIX `sh` script run
+ * as `sh -c AWAIT tether-await <end> <bash>`: it reads the command on stdin as
+ * lines, up to a line that is exactly `<end>` (a nonce), and execs
+ * `bash -c <command>` with stdin from /dev/null, exactly as an unprepared
+ * command starts. Without the end line (the worker closed stdin, or died
+ * while writing) nothing runs: exit code 125.
+ */
+export const AWAIT = [
+  "end=$1 bash=$2 command= separator= newline='",
+  "'",
+  'while IFS= read -r line; do',
+  '  [ "$line" = "$end" ] && exec "$bash" -c "$command" </dev/null',
+  '  command=$command$separator$line separator=$newline',
+  'done',
+  'exit 125',
+].join('\n');
+
+/** A command whose launcher runs (its cgroup entered, its watchdog armed); `end` is set while it waits for the command. */
 interface Launched {
-  child: ChildProcessByStdio<null, Readable, Readable>;
+  child: ChildProcessByStdio<Writable | null, Readable, Readable>;
   tag: string;
+  end?: string;
   /** The error of a spawn that failed (emitted once, after the spawn returned). */
   failed: Promise<Error>;
 }
 
-/** Spawns the launcher of `command`. */
-async function launch(options: CommandSandbox, command: string): Promise<Launched> {
+/** Spawns the launcher of `command`, or of a sandbox that waits for its command on stdin (undefined). */
+async function launch(options: CommandSandbox, command: string | undefined): Promise<Launched> {
   const tag = `${options.tag}.${randomBytes(6).toString('hex')}`;
+  const end = command === undefined ? `tether-end-${randomBytes(12).toString('hex')}` : undefined;
   const env = buildCommandEnv(options.workspace, options.env, tag);
-  const inner = [options.programs.bash, '-c', command];
+  const inner =
+    end === undefined
+      ? [options.programs.bash, '-c', command as string]
+      : [options.programs.sh, '-c', AWAIT, 'tether-await', end, options.programs.bash];
   let argv: string[];
   if (options.sandbox === 'bwrap') {
     if (options.programs.bwrap === undefined) {
@@ -199,11 +222,11 @@ async function launch(options: CommandSandbox, command: string): Promise<Launche
       cwd: options.workspace,
       env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', lease],
+      stdio: [end === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', lease],
       ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
-    }) as ChildProcessByStdio<null, Readable, Readable>; // the typings know no fourth stdio entry
+    }) as ChildProcessByStdio<Writable | null, Readable, Readable>; // the typings know no fourth stdio entry
     const failed = new Promise<Error>((resolve) => child.on('error', resolve));
-    return { child, tag, failed };
+    return end === undefined ? { child, tag, failed } : { child, tag, end, failed };
   } catch (error) {
     throw spawnFailure(error);
   }
@@ -219,13 +242,92 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
 }
 
 /**
+ * A sandbox started ahead of its command: the launcher has entered the
+ * cgroup, armed the watchdog and exec'd the sandbox, whose {@link AWAIT}
+ * waits for the command on stdin. {@link PreparedCommand.run} sends it, and
+ * from there the command runs and is supervised, killed and reported exactly
+ * as by {@link runCommand}; what the sandbox took to build is off the call's
+ * path. A prepared sandbox runs one command at most.
+ */
+export class PreparedCommand {
+  readonly #options: CommandSandbox;
+  readonly #launched: Launched;
+  #used = false;
+
+  private constructor(options: CommandSandbox, launched: Launched) {
+    this.#options = options;
+    this.#launched = launched;
+    // Nothing is written before the command is sent but a failure to start, which a later run reports.
+    launched.child.stdin?.on('error', () => undefined);
+  }
+
+  /**
+   * Starts a sandbox for a command to come.
+   * @throws ToolError `ERR_TOOL_SPAWN_FAILED` when the process cannot be started
+   */
+  static async prepare(options: CommandSandbox): Promise<PreparedCommand> {
+    return new PreparedCommand(options, await launch(options, undefined));
+  }
+
+  /** The sandbox it was prepared with. */
+  get options(): CommandSandbox {
+    return this.#options;
+  }
+
+  /** Whether it can still take its command: not used, and still waiting (it has not exited). */
+  get usable(): boolean {
+    const { child } = this.#launched;
+    return !this.#used && child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+  }
+
+  /**
+   * Sends `call.command` and supervises it as {@link runCommand} does. Check
+   * {@link usable} first, in the same tick.
+   * @throws Error when it was used or has exited
+   */
+  run(call: CommandCall): Promise<RunCommandResult> {
+    if (!this.usable) throw new Error('this prepared sandbox cannot take a command');
+    this.#used = true;
+    return supervise(this.#launched, this.#options, call, call.command);
+  }
+
+  /** Kills the sandbox unused, every process of it, and resolves once they are dead. */
+  async discard(): Promise<void> {
+    if (this.#used) return;
+    this.#used = true;
+    const { child } = this.#launched;
+    if (child.pid !== undefined && (child.exitCode !== null || child.signalCode !== null)) {
+      // Ended already (its watchdog, or a failure to start): its pid and group may belong to another
+      // process by now, so only its cgroup is killed.
+      child.stdin?.destroy();
+      child.stdout.destroy();
+      child.stderr.destroy();
+      await this.#options.cgroup?.kill();
+      return;
+    }
+    const cancelled = new AbortController();
+    cancelled.abort();
+    await supervise(this.#launched, this.#options, {
+      command: '',
+      timeoutMs: PIPE_GRACE_MS,
+      signal: cancelled.signal,
+      outputBytes: 0,
+      streamBytes: 0,
+    }).catch(() => undefined); // a sandbox that never started has nothing to kill
+  }
+}
+
+/**
  * Follows a launched command to its end: output, timeout, cancel, the kill of
- * everything it started, the cgroup's verdict.
+ * everything it started, the cgroup's verdict. `send` is the command for a
+ * sandbox that waits for it (none: the command is in its argv, or the sandbox
+ * is being discarded).
  */
 function supervise(
   launched: Launched,
   options: CommandSandbox,
   call: CommandCall,
+  send?: string,
 ): Promise<RunCommandResult> {
   const { child, tag } = launched;
   if (child.pid === undefined) {
@@ -337,6 +439,10 @@ function supervise(
 
     if (call.signal.aborted) onAbort();
     else call.signal.addEventListener('abort', onAbort, { once: true });
+    if (launched.end !== undefined) {
+      // The sandbox waits for its command: the lines, then the end line (see AWAIT); nothing if discarded.
+      child.stdin?.end(send === undefined || call.signal.aborted ? '' : `${send}\n${launched.end}\n`);
+    }
   });
 }
 

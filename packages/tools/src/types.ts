@@ -111,4 +111,10 @@ export interface Tool {
   name: string;
   schema: ToolSchema;
   execute(args: unknown, call: ToolCallContext): Promise<ToolResult>;
+  /**
+   * Releases what the tool holds between calls (`bash`: the sandbox prepared
+   * for the next command). Call it once the run's attempt is over; a call
+   * made after it still works, without that head start.
+   */
+  close?(): Promise<void>;
 }

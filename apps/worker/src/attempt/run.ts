@@ -1,6 +1,6 @@
 import { type AttemptOutcome, type Checkpoint, resolveProvider, runAttempt } from '@tether/agent';
 import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
-import { createTools } from '@tether/tools';
+import { createTools, type Tool } from '@tether/tools';
 import { EventSink } from '../event-sink.js';
 import type { AttemptContext, Settlement } from './context.js';
 import type { Prepared } from './prepare.js';
@@ -61,8 +61,9 @@ export async function runPrepared(
     },
   });
   let outcome: AttemptOutcome;
+  let tools: Tool[] = [];
   try {
-    const tools = createTools(
+    tools = createTools(
       {
         runId,
         workspace,
@@ -128,6 +129,8 @@ export async function runPrepared(
           : new TetherError('ERR_WORKER_ATTEMPT_SETUP', `The attempt could not start: ${String(error)}`),
     };
   }
+  // What the tools hold between calls (bash's sandbox prepared for a next command) is released.
+  await Promise.all(tools.map((tool) => tool.close?.()));
   // Events not yet written go out with the step that ends the attempt.
   const events = await sink.take().catch((error: unknown) => {
     log.warn({ err: error }, 'events of this attempt could not all be written');

@@ -59,8 +59,28 @@ function bash(overrides: Partial<RunContext> = {}) {
   return fx.tool('bash', { sandbox: 'bwrap', workspace: mine, workspaceRoot: root, ...overrides });
 }
 
+/**
+ * How the corpus's commands start: in a sandbox started for the command (a run's first command), or
+ * in the sandbox prepared after an earlier command of the run, which waited for it.
+ */
+let preparedMode = false;
+
 async function run(command: string, overrides: Partial<RunContext> = {}): Promise<ToolResult> {
-  return invoke(bash(overrides), { command, timeout: 20 });
+  const finished: { prepared?: boolean }[] = [];
+  const tool = bash({
+    logger: {
+      warn: () => undefined,
+      info: () => undefined,
+      debug: (obj, msg) => {
+        if (msg === 'bash finished') finished.push(obj);
+      },
+    },
+    ...overrides,
+  });
+  if (preparedMode) await invoke(tool, { command: 'true' });
+  const result = await invoke(tool, { command, timeout: 20 });
+  expect(finished.at(-1)?.prepared).toBe(preparedMode);
+  return result;
 }
 
 /** The command's output (after "Output:\n"). */
@@ -81,7 +101,14 @@ async function holdSecret(): Promise<ChildProcess> {
   return holder;
 }
 
-describe('escape corpus (bwrap)', () => {
+describe.each([
+  { prepared: false, start: 'started for the command' },
+  { prepared: true, start: 'prepared after an earlier command' },
+])('escape corpus (bwrap), in a sandbox $start', ({ prepared }) => {
+  beforeEach(() => {
+    preparedMode = prepared;
+  });
+
   test('no capability is left: effective, permitted and bounding sets are empty', async () => {
     const result = await run(
       'grep -E "^Cap(Eff|Prm|Bnd|Amb):" /proc/self/status; grep NoNewPrivs /proc/self/status',

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { RunEventInput } from '@tether/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { leaseKeeperPids } from '../command-lease.js';
@@ -78,6 +79,42 @@ function runUntilReady(
     },
   });
   return { ready, result: invoke(tool, args, callContext(callSignal)) };
+}
+
+/** Pids of the sandboxes prepared for a next command (see AWAIT in run-command.ts) whose directory is `workspace`. */
+async function preparedSandboxes(workspace: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = (await readFile(`/proc/${name}/cmdline`, 'utf8')).split('\0');
+      if (argv[3] === 'tether-await' && (await readlink(`/proc/${name}/cwd`)) === workspace) {
+        pids.push(Number(name));
+      }
+    } catch {
+      // Exited while scanning.
+    }
+  }
+  return pids;
+}
+
+/** Polls `check` every 20 ms until it holds, for at most 10 s (a background step has no event to await). */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500 && !(await check()); i++) await delay(20);
+  expect(await check()).toBe(true);
+}
+
+/** A logger that records, per call, whether the command ran in a prepared sandbox. */
+function preparedLog(): { logger: RunContext['logger']; prepared: boolean[] } {
+  const prepared: boolean[] = [];
+  const logger = {
+    warn: () => undefined,
+    info: () => undefined,
+    debug: (obj: object, msg?: string) => {
+      if (msg === 'bash finished') prepared.push((obj as { prepared: boolean }).prepared);
+    },
+  };
+  return { logger, prepared };
 }
 
 function outputEvents(events: RunEventInput[]): { stream: string; chunk: string; callId: string }[] {
@@ -212,6 +249,43 @@ describe.each([
     const again = await invoke(fx.tool('bash', lease), { command: 'echo again' });
     expect(again).toEqual({ ok: true, content: 'Exit code: 0\nOutput:\nagain\n' });
     expect(leaseKeeperPids().filter((pid) => !before.has(pid) && pid !== keepers[0])).toHaveLength(1);
+  });
+
+  test('runs a later command in the sandbox prepared after the previous one, started with the same text', async () => {
+    const log = preparedLog();
+    const tool = fx.tool('bash', { sandbox, logger: log.logger });
+    // Bytes that a line-by-line reader could lose: tabs, CR, backslashes, blank and trailing lines.
+    const command = 'printf %s "$BASH_EXECUTION_STRING"; exit\n\t x \\\r\n\n  \\\n\n';
+    const first = await invoke(tool, { command });
+    const second = await invoke(tool, { command });
+    expect(first).toEqual({ ok: true, content: `Exit code: 0\nOutput:\n${command}` });
+    expect(second).toEqual(first);
+    // Only the shell's own variables besides the allow-list, as in a sandbox started for the command.
+    const env = 'env | cut -d= -f1 | sort | tr "\\n" " "';
+    expect((await invoke(tool, { command: env })).content).toBe(
+      'Exit code: 0\nOutput:\nHOME LANG NO_COLOR PATH PWD SHLVL TERM TETHER_PROCESS_TAG TMPDIR _ ',
+    );
+    // A command longer than a prepared sandbox reads gets one of its own; the next is prepared again.
+    const long = await invoke(tool, { command: `echo ${'x'.repeat(20_000)} | wc -c` });
+    expect(long.content).toBe('Exit code: 0\nOutput:\n20001\n');
+    await invoke(tool, { command: 'true' });
+    expect(log.prepared).toEqual([false, true, true, false, true]);
+  });
+
+  test('discards the prepared sandbox when the run is cancelled and when the tool is closed', async () => {
+    const run = new AbortController();
+    const cancelled = fx.tool('bash', { sandbox, signal: run.signal });
+    await invoke(cancelled, { command: 'true' });
+    await eventually(async () => (await preparedSandboxes(fx.workspace)).length === 1);
+    run.abort();
+    await eventually(async () => (await preparedSandboxes(fx.workspace)).length === 0);
+    const closed = fx.tool('bash', { sandbox });
+    await invoke(closed, { command: 'true' });
+    await eventually(async () => (await preparedSandboxes(fx.workspace)).length === 1);
+    await closed.close?.();
+    expect(await preparedSandboxes(fx.workspace)).toEqual([]);
+    // A call after close still runs, in a sandbox started for it.
+    expect(await invoke(closed, { command: 'echo after' })).toMatchObject({ ok: true });
   });
 
   test('cuts `yes` at the cap, keeping head and tail, with bounded memory', async () => {

@@ -4,7 +4,7 @@ import { type CgroupSupport, CommandCgroup, cgroupSupport } from '../cgroup.js';
 import { defineTool } from '../define-tool.js';
 import { ToolError } from '../errors.js';
 import type { ToolLimits } from '../limits.js';
-import { type RunCommandResult, runCommand } from '../run-command.js';
+import { type CommandSandbox, PreparedCommand, type RunCommandResult, runCommand } from '../run-command.js';
 import {
   type EffectiveSandbox,
   findHostPrograms,
@@ -118,6 +118,29 @@ export function formatCommandResult(
   return code === undefined ? { ok, content: lines.join('\n') } : { ok, content: lines.join('\n'), code };
 }
 
+/**
+ * Commands longer than this (in bytes) get a sandbox of their own, started for
+ * them: a prepared sandbox reads its command a byte at a time.
+ */
+const PREPARED_COMMAND_BYTES = 16 * 1024;
+
+/** A prepared sandbox that no command took for this long is discarded (the run may have ended). */
+const PREPARED_IDLE_MS = 60_000;
+
+/** The sandbox prepared for a run's next command, with its cgroup. */
+interface Prepared {
+  command: PreparedCommand;
+  cgroup: CommandCgroup | undefined;
+  idle: NodeJS.Timeout;
+}
+
+/** Kills a prepared sandbox that no command took, and removes its cgroup. */
+async function release(prepared: Prepared): Promise<void> {
+  clearTimeout(prepared.idle);
+  await prepared.command.discard();
+  await prepared.cgroup?.remove();
+}
+
 /** A command's cgroup, or why it has none (the cgroup support is detected once per process). */
 async function createCgroup(
   environment: ToolEnvironment,
@@ -147,14 +170,77 @@ async function createCgroup(
  * bwrap probe and the cgroup detection are cached per process); running
  * without a sandbox, or without cgroup limits, is logged once per run as a
  * warning.
+ *
+ * After each command, the next command's sandbox is prepared (its cgroup made,
+ * its launcher, watchdog and bubblewrap started, waiting for the command; see
+ * {@link PreparedCommand}), so that the next call only sends its command. A
+ * prepared sandbox is discarded when the run is cancelled, when the tool is
+ * closed, and after {@link PREPARED_IDLE_MS} unused; a call that finds none
+ * ready to take starts its own, as the first call does.
  */
 export function createBashTool(environment: ToolEnvironment): Tool {
   const { ctx, limits, logger } = environment;
   let sandbox: Promise<EffectiveSandbox | { unavailable: string }> | undefined;
   let warned = false;
   let warnedCgroup = false;
+  let closed = false;
+  /** The next command's sandbox, while it is being prepared or waits. */
+  let next: Promise<Prepared | undefined> | undefined;
 
-  return defineTool(bashSchema, async (args, call) => {
+  const discardNext = (): Promise<void> => {
+    const pending = next;
+    next = undefined;
+    return (pending ?? Promise.resolve(undefined))
+      .then((prepared) => (prepared === undefined ? undefined : release(prepared)))
+      .catch((error: unknown) => {
+        logger.warn({ err: error, runId: ctx.runId }, 'a prepared sandbox could not be discarded');
+      });
+  };
+  ctx.signal.addEventListener('abort', () => void discardNext(), { once: true });
+
+  /** Starts the sandbox of the next command in the background, unless one is pending or the run is over. */
+  const prepareNext = (support: CgroupSupport, spec: Omit<CommandSandbox, 'cgroup'>): void => {
+    if (next !== undefined || closed || ctx.signal.aborted) return;
+    const pending = (async (): Promise<Prepared | undefined> => {
+      let cgroup: CommandCgroup | undefined;
+      try {
+        cgroup = await createCgroup(environment, support);
+        const command = await PreparedCommand.prepare({ ...spec, cgroup });
+        const idle = setTimeout(() => {
+          if (next === pending) void discardNext();
+        }, PREPARED_IDLE_MS);
+        idle.unref();
+        return { command, cgroup, idle };
+      } catch {
+        // The next call starts its own sandbox, and reports what fails then.
+        await cgroup?.remove().catch(() => undefined);
+        return undefined;
+      }
+    })();
+    next = pending;
+  };
+
+  /**
+   * The prepared sandbox, when there is one that fits the call (it may still be
+   * starting); any other is discarded. Check `usable` in the tick that runs it.
+   */
+  const takePrepared = async (workspace: string, command: string): Promise<Prepared | undefined> => {
+    const pending = next;
+    next = undefined;
+    const prepared = pending === undefined ? undefined : await pending;
+    if (prepared === undefined) return undefined;
+    clearTimeout(prepared.idle);
+    // Not a command that names the end line's prefix either: no line of it can end the reading early.
+    const fits =
+      prepared.command.options.workspace === workspace &&
+      Buffer.byteLength(command) <= PREPARED_COMMAND_BYTES &&
+      !command.includes('tether-end-');
+    if (fits && prepared.command.usable) return prepared;
+    void release(prepared).catch(() => undefined);
+    return undefined;
+  };
+
+  const tool = defineTool(bashSchema, async (args, call) => {
     const signal = callSignal(environment, call.signal);
     throwIfCancelled(signal, 'bash');
     if (args.command.includes('\0')) {
@@ -202,9 +288,7 @@ export function createBashTool(environment: ToolEnvironment): Tool {
     const requestedMs = args.timeout === undefined ? limits.bashTimeoutMs : Math.ceil(args.timeout * 1000);
     const timeoutMs = Math.min(requestedMs, limits.bashMaxTimeoutMs);
     const workspace = await environment.workspace.realRoot();
-    const cgroup = await createCgroup(environment, support);
-    const result = await runCommand({
-      command: args.command,
+    const spec: Omit<CommandSandbox, 'cgroup'> = {
       tag: ctx.runId,
       workspace,
       workspaceRoot: await environment.workspaceRoot(),
@@ -212,19 +296,21 @@ export function createBashTool(environment: ToolEnvironment): Tool {
       programs: { bash: programs.bash, sh: programs.sh, bwrap: programs.bwrap },
       user: effective.mode === 'bwrap' ? environment.sandboxUser : undefined,
       userNamespace: effective.userNamespace,
-      cgroup,
       leaseMs: environment.commandLeaseMs,
       allowNetwork: environment.allowNetwork,
       env: environment.env,
-      timeoutMs,
-      signal,
-      outputBytes: limits.bashOutputBytes,
-      streamBytes: limits.bashStreamBytes,
       tmpBytes: limits.bashTmpBytes,
       fileSizeBytes: limits.bashFileSizeBytes,
       cpuSeconds: limits.bashCpuSeconds,
       openFiles: limits.bashOpenFiles,
-      onOutput: (stream, chunk) => {
+    };
+    const commandCall = {
+      command: args.command,
+      timeoutMs,
+      signal,
+      outputBytes: limits.bashOutputBytes,
+      streamBytes: limits.bashStreamBytes,
+      onOutput: (stream: 'stdout' | 'stderr', chunk: string) => {
         try {
           ctx.emit({ type: 'tool.output', data: { callId: call.callId, stream, chunk } });
         } catch (error) {
@@ -234,12 +320,27 @@ export function createBashTool(environment: ToolEnvironment): Tool {
           );
         }
       },
-    }).finally(() => {
+    };
+    const prepared = await takePrepared(workspace, args.command);
+    const usePrepared = prepared?.command.usable === true;
+    let cgroup: CommandCgroup | undefined;
+    let running: Promise<RunCommandResult>;
+    // No await between the check and the run: a prepared sandbox that exited meanwhile is not used.
+    if (usePrepared && prepared !== undefined) {
+      cgroup = prepared.cgroup;
+      running = prepared.command.run(commandCall);
+    } else {
+      if (prepared !== undefined) void release(prepared).catch(() => undefined);
+      cgroup = await createCgroup(environment, support);
+      running = runCommand({ ...spec, cgroup, ...commandCall });
+    }
+    const result = await running.finally(() => {
       // Every process of the command is dead by now (runCommand killed the cgroup): removing the empty
       // group need not delay the result.
       void cgroup?.remove().catch((error: unknown) => {
         logger.warn({ err: error, runId: ctx.runId }, "a command's cgroup could not be removed");
       });
+      prepareNext(support, spec);
     });
     if (result.survivors.length > 0) {
       logger.warn(
@@ -254,9 +355,18 @@ export function createBashTool(environment: ToolEnvironment): Tool {
         outcome: result.outcome,
         exitCode: result.exitCode,
         ms: result.durationMs,
+        prepared: usePrepared,
       },
       'bash finished',
     );
     return formatCommandResult(result, { timeoutMs, requestedMs, limits });
   });
+
+  return {
+    ...tool,
+    async close() {
+      closed = true;
+      await discardNext();
+    },
+  };
 }

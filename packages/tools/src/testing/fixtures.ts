@@ -12,7 +12,7 @@ import { executeTool } from '../execute-tool.js';
 import type { RunContext, Tool, ToolCallContext, ToolResult } from '../types.js';
 
 export interface Fixture {
-  /** Parent of everything below; removed by `cleanup`. */
+  /** Parent of everything below; removed by `cleanup`, which also closes every tool made by `tool`. */
   base: string;
   /** The workspace: `<base>/ws`. */
   workspace: string;
@@ -37,6 +37,7 @@ export async function createFixture(prefix = 'tether-tools-'): Promise<Fixture> 
   const outside = path.join(base, 'outside');
   const sibling = path.join(base, 'ws-sibling');
   await Promise.all([mkdir(workspace), mkdir(outside), mkdir(sibling)]);
+  const tools: Tool[] = [];
   const fixture: Fixture = {
     base,
     workspace,
@@ -69,9 +70,14 @@ export async function createFixture(prefix = 'tether-tools-'): Promise<Fixture> 
     tool(name, overrides) {
       const [tool] = createTools(fixture.context(overrides), [name]);
       if (tool === undefined) throw new Error(`no tool ${name}`);
+      tools.push(tool);
       return tool;
     },
-    cleanup: () => rm(base, { recursive: true, force: true }),
+    async cleanup() {
+      // As the worker does after an attempt: bash's prepared sandbox (processes, cgroup) goes first.
+      await Promise.all(tools.map((tool) => tool.close?.()));
+      await rm(base, { recursive: true, force: true });
+    },
   };
   return fixture;
 }
