@@ -3,15 +3,24 @@
 // `bash -c true`. One JSON line per variant: the median, p90 and mean of BENCH_RUNS sequential
 // commands, in ms, and the median added over bare bash. Needs `pnpm build`; run as root to include
 // the uid drop and the cgroups (CI's case). Target: added median <= 15 ms for bwrap + cgroup.
+//
+// Two rhythms. Back to back, each call starts the moment the previous one returned: the sandbox that
+// bash prepares after a command for the next one is still being built, so each call waits for most
+// of a sandbox's start. One model turn apart (BENCH_PAUSE_MS, default 100 ms, not timed), as in an
+// agent run, where every bash call follows a model turn: the prepared sandbox is ready and the call
+// only sends its command. Bare bash is measured in both rhythms, and each variant is compared with
+// the bare bash of its own rhythm.
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { cgroupSupport, createTools, probeBwrap } from '../packages/tools/dist/index.js';
 import { buildBwrapArgs, sandboxUserFor } from '../packages/tools/dist/sandbox.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
 const WARMUP = 5;
+const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 100);
 
 function stats(times) {
   const sorted = [...times].sort((a, b) => a - b);
@@ -24,10 +33,11 @@ function stats(times) {
 
 const round = (ms) => Number(ms.toFixed(2));
 
-async function measure(fn) {
+async function measure(fn, pauseMs = 0) {
   for (let i = 0; i < WARMUP; i++) await fn();
   const times = [];
   for (let i = 0; i < RUNS; i++) {
+    if (pauseMs > 0) await delay(pauseMs);
     const start = performance.now();
     await fn();
     times.push(performance.now() - start);
@@ -80,7 +90,11 @@ try {
     cgroups: cgroups.kind,
     userNamespace: probe.userNamespace,
   };
-  console.log(JSON.stringify({ bench: 'sandbox', variant: 'bare bash -c true', ...bare, ...context }));
+  const backToBack = { rhythm: 'back to back' };
+  const paced = { rhythm: `${PAUSE_MS} ms apart` };
+  console.log(
+    JSON.stringify({ bench: 'sandbox', variant: 'bare bash -c true', ...bare, ...backToBack, ...context }),
+  );
   const variants = [['none', 'tether none (launcher, watchdog, cgroup, kill)']];
   if (probe.ok) {
     // bubblewrap alone with the same options and user, no launcher, cgroup or kill: what the sandbox
@@ -102,24 +116,40 @@ try {
         variant: 'bwrap alone (same options and user)',
         ...alone,
         addedMedianMs: round(alone.medianMs - bare.medianMs),
+        ...backToBack,
         ...context,
       }),
     );
     variants.push(['bwrap', 'tether bwrap (+ user namespace, mounts, uid drop)']);
   } else console.error(`bwrap does not work here (${probe.detail}): only none is measured`);
-  for (const [sandbox, variant] of variants) {
-    const result = await measure(call(tool(sandbox)));
+  const tools = [];
+  const report = (sandbox, variant, result, baseline, rhythm) =>
     console.log(
       JSON.stringify({
         bench: 'sandbox',
         variant,
         ...result,
-        addedMedianMs: round(result.medianMs - bare.medianMs),
+        addedMedianMs: round(result.medianMs - baseline.medianMs),
         ...(sandbox === 'bwrap' ? { targetAddedMs: 15 } : {}),
+        ...rhythm,
         ...context,
       }),
     );
+  for (const [sandbox, variant] of variants) {
+    const bash = tool(sandbox);
+    tools.push(bash);
+    report(sandbox, variant, await measure(call(bash)), bare, backToBack);
   }
+  const barePaced = await measure(bareBash, PAUSE_MS);
+  console.log(
+    JSON.stringify({ bench: 'sandbox', variant: 'bare bash -c true', ...barePaced, ...paced, ...context }),
+  );
+  for (const [sandbox, variant] of variants) {
+    const bash = tool(sandbox);
+    tools.push(bash);
+    report(sandbox, variant, await measure(call(bash), PAUSE_MS), barePaced, paced);
+  }
+  await Promise.all(tools.map((bash) => bash.close()));
 } finally {
   await rm(base, { recursive: true, force: true });
 }
