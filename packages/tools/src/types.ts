@@ -114,7 +114,10 @@ export interface Tool {
   /**
    * Releases what the tool holds between calls (`bash`: the sandbox prepared
    * for the next command). Call it once the run's attempt is over; a call
-   * made after it still works, without that head start.
+   * made after it still works, without that head start. Not called, the
+   * prepared sandbox is discarded after a minute unused; a process that exits
+   * before then has its processes killed by their watchdog, but leaves the
+   * cgroup's empty directory behind.
    */
   close?(): Promise<void>;
 }

@@ -38,19 +38,26 @@ function harness(provider: ModelProvider, options: { controller?: AbortControlle
       },
       ['bash', 'read_file', 'write_file', 'list_dir', 'patch', 'todo', 'clarify'],
     );
-  const attempt = (cp: Checkpoint, extra: Partial<AttemptParams> = {}): Promise<AttemptOutcome> =>
-    runAttempt({
-      checkpoint: cp,
-      provider,
-      tools: toolsFor(cp),
-      signal: controller.signal,
-      emit: (event) => events.push(event),
-      saveCheckpoint: async (saved) => {
-        saves.push(JSON.stringify(saved));
-      },
-      interaction: 'suspend',
-      ...extra,
-    });
+  const attempt = async (cp: Checkpoint, extra: Partial<AttemptParams> = {}): Promise<AttemptOutcome> => {
+    const tools = toolsFor(cp);
+    try {
+      return await runAttempt({
+        checkpoint: cp,
+        provider,
+        tools,
+        signal: controller.signal,
+        emit: (event) => events.push(event),
+        saveCheckpoint: async (saved) => {
+          saves.push(JSON.stringify(saved));
+        },
+        interaction: 'suspend',
+        ...extra,
+      });
+    } finally {
+      // As the worker does after an attempt: bash's prepared sandbox (processes, cgroup) goes.
+      await Promise.all(tools.map((tool) => tool.close?.()));
+    }
+  };
   return { events, saves, checkpoint, attempt, controller };
 }
 
