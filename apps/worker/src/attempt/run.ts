@@ -130,7 +130,10 @@ export async function runPrepared(
     };
   }
   // What the tools hold between calls (bash's sandbox prepared for a next command) is released.
-  await Promise.all(tools.map((tool) => tool.close?.()));
+  for (const closed of await Promise.allSettled(tools.map((tool) => tool.close?.()))) {
+    if (closed.status === 'rejected')
+      log.warn({ err: closed.reason }, 'a tool could not release what it held');
+  }
   // Events not yet written go out with the step that ends the attempt.
   const events = await sink.take().catch((error: unknown) => {
     log.warn({ err: error }, 'events of this attempt could not all be written');
