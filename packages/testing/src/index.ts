@@ -21,5 +21,12 @@ export {
 } from './fake-openai.js';
 export type { SpawnOptions, TestProcess, TestTerminal } from './processes.js';
 export { inTerminal, killAllSpawned, spawnNode } from './processes.js';
-export type { OwnRedis, RedisSource, StartRedisOptions, TestRedis } from './redis.js';
-export { freePort, REDIS_HOW_TO, startOwnRedis, startRedis, waitForPing } from './redis.js';
+export type { OwnRedis, RedisSource, StartRedisOptions, TestRedis, TestRedisCluster } from './redis.js';
+export {
+  freePort,
+  REDIS_HOW_TO,
+  startOwnRedis,
+  startRedis,
+  startRedisCluster,
+  waitForPing,
+} from './redis.js';

@@ -1,9 +1,12 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
 
 /** Where a test Redis came from. */
 export type RedisSource = 'env' | 'local' | 'container';
@@ -214,17 +217,168 @@ export async function startOwnRedis(options: { readyTimeoutMs?: number } = {}): 
   throw new Error(`redis-server (${binary}) did not start: ${String(lastError)}`);
 }
 
+/** A Redis Cluster of three masters on loopback, started by {@link startRedisCluster}. */
+export interface TestRedisCluster {
+  /** The masters as `127.0.0.1:<port>`, the seed list Tether takes in `REDIS_CLUSTER_NODES`. */
+  nodes: readonly string[];
+  /** SIGKILL of master `index` (0 to 2), as in a crash; its slots stay its own. */
+  kill(index: number): Promise<void>;
+  /**
+   * Starts master `index` again on its port, with its node id and slots (its
+   * cluster config file) and no data; resolves once every node says
+   * `cluster_state:ok` again.
+   */
+  restart(index: number): Promise<void>;
+  /** Kills every node and removes their directories. */
+  stop(): Promise<void>;
+}
+
+/** Each cluster node's arguments besides its port and directory. */
+const CLUSTER_NODE_ARGS = [
+  '--cluster-enabled',
+  'yes',
+  '--cluster-config-file',
+  'nodes.conf',
+  // How long a node may be unreachable before the others mark it failed (ms): short for
+  // tests, not so short that a loaded machine makes the cluster flap.
+  '--cluster-node-timeout',
+  '5000',
+  '--save',
+  '',
+  '--appendonly',
+  'no',
+];
+
+/**
+ * Starts a Redis Cluster of three masters and no replicas from `redis-server`
+ * and `redis-cli` on PATH: one `redis-server --cluster-enabled yes` per free
+ * loopback port, each in a temporary directory of its own, joined by
+ * `redis-cli --cluster create`; resolves once every node's `CLUSTER INFO`
+ * says `cluster_state:ok`.
+ */
+export async function startRedisCluster(
+  options: { readyTimeoutMs?: number } = {},
+): Promise<TestRedisCluster> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
+  const binary = findOnPath('redis-server');
+  const cli = findOnPath('redis-cli');
+  if (!binary || !cli) {
+    throw new Error(
+      'A test Redis Cluster needs redis-server and redis-cli on PATH (Debian/Ubuntu: `apt-get install -y redis-server`; macOS: `brew install redis`).',
+    );
+  }
+  const masters: { port: number; dir: string; child: ChildProcess | undefined }[] = [];
+  const stop = async () => {
+    for (const master of masters) {
+      if (master.child) await kill(master.child);
+      await rm(master.dir, { recursive: true, force: true });
+    }
+  };
+  try {
+    for (let index = 0; index < 3; index++) {
+      const dir = await mkdtemp(join(tmpdir(), `tether-cluster-${index}-`));
+      const master = { port: 0, dir, child: undefined as ChildProcess | undefined };
+      masters.push(master);
+      let lastError: unknown;
+      // A port can be taken between the probe and the bind: try a few.
+      for (let tries = 0; tries < 5 && !master.child; tries++) {
+        master.port = await freePort();
+        try {
+          master.child = await spawnRedisServer(
+            binary,
+            master.port,
+            dir,
+            { readyTimeoutMs },
+            CLUSTER_NODE_ARGS,
+          );
+        } catch (error) {
+          lastError = error;
+        }
+      }
+      if (!master.child) throw new Error(`redis-server (${binary}) did not start: ${String(lastError)}`);
+    }
+    const nodes = masters.map((master) => `127.0.0.1:${master.port}`);
+    await run(cli, ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], {
+      timeout: readyTimeoutMs,
+    });
+    await waitForClusterOk(cli, masters, readyTimeoutMs);
+    const master = (index: number) => {
+      const found = masters[index];
+      if (!found)
+        throw new RangeError(`the test cluster has masters 0 to ${masters.length - 1}, not ${index}`);
+      return found;
+    };
+    const crash = async (index: number) => {
+      const killed = master(index);
+      const child = killed.child;
+      killed.child = undefined;
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGKILL');
+      await gone;
+    };
+    return {
+      nodes,
+      kill: crash,
+      async restart(index) {
+        await crash(index);
+        const restarted = master(index);
+        restarted.child = await spawnRedisServer(
+          binary,
+          restarted.port,
+          restarted.dir,
+          { readyTimeoutMs },
+          CLUSTER_NODE_ARGS,
+        );
+        await waitForClusterOk(cli, masters, readyTimeoutMs);
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Resolves once every node's `CLUSTER INFO` says `cluster_state:ok`; rejects after `timeoutMs`. */
+async function waitForClusterOk(
+  cli: string,
+  masters: readonly { port: number }[],
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let states: string[] = [];
+  while (Date.now() < deadline) {
+    states = await Promise.all(
+      masters.map(async ({ port }) => {
+        try {
+          const { stdout } = await run(cli, ['-h', '127.0.0.1', '-p', String(port), 'cluster', 'info'], {
+            timeout: 2_000,
+          });
+          return /cluster_state:(\w+)/.exec(stdout)?.[1] ?? 'unknown';
+        } catch (error) {
+          return `unreachable (${String(error)})`;
+        }
+      }),
+    );
+    if (states.every((state) => state === 'ok')) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const report = masters.map(({ port }, index) => `${port}: ${states[index]}`).join(', ');
+  throw new Error(`the test cluster did not reach cluster_state:ok within ${timeoutMs} ms (${report})`);
+}
+
 /**
  * Starts `redis-server` on a loopback port with its files in `dir` and
- * `persistence` (its `--save` and `--appendonly` arguments); resolves once it
- * answers PING, or kills it and rejects.
+ * `extraArgs` (its `--save` and `--appendonly` arguments, and a cluster
+ * node's); resolves once it answers PING, or kills it and rejects.
  */
 async function spawnRedisServer(
   binary: string,
   port: number,
   dir: string,
   options: Pick<RedisServerOptions, 'readyTimeoutMs' | 'logLevel' | 'onLine' | 'detached'>,
-  persistence: string[],
+  extraArgs: string[],
 ): Promise<ChildProcess> {
   const onLine = options.onLine;
   const child = spawn(
@@ -236,7 +390,7 @@ async function spawnRedisServer(
       '127.0.0.1',
       '--dir',
       dir,
-      ...persistence,
+      ...extraArgs,
       '--maxmemory-policy',
       'noeviction',
       '--loglevel',
