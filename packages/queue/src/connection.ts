@@ -1,4 +1,12 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { type Cluster, Redis, type RedisOptions } from 'ioredis';
+
+/**
+ * A connection as Tether's code takes it: one Redis server, or ioredis's
+ * client of a Redis Cluster. Both run the same commands, pipelines and
+ * scripts; on a cluster each command, pipeline and script must keep to one
+ * hash slot (see keys.ts).
+ */
+export type RedisClient = Redis | Cluster;
 
 /**
  * How a connection's commands behave while Redis is unreachable:

@@ -1,6 +1,5 @@
 import type { RunEvent } from '@tether/protocol';
-import type { Redis } from 'ioredis';
-import { isRedisConnectionError } from './connection.js';
+import { isRedisConnectionError, type RedisClient } from './connection.js';
 import type { TetherKeys } from './keys.js';
 import { parsePublishedEvent } from './replies.js';
 
@@ -16,7 +15,7 @@ export type EventListener = (event: RunEvent) => void;
  * left while Redis could not be told.
  */
 export class EventHub {
-  readonly #subscriber: Redis;
+  readonly #subscriber: RedisClient;
   readonly #keys: TetherKeys;
   readonly #listeners = new Map<string, Set<EventListener>>();
   readonly #pending = new Map<string, Promise<unknown>>();
@@ -24,7 +23,7 @@ export class EventHub {
   readonly #stale = new Set<string>();
 
   /** `subscriber` must be a connection of its own: it enters subscriber mode. */
-  constructor(subscriber: Redis, keys: TetherKeys) {
+  constructor(subscriber: RedisClient, keys: TetherKeys) {
     this.#subscriber = subscriber;
     this.#keys = keys;
     subscriber.on('message', (channel: string, message: string) => {

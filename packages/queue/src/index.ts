@@ -1,4 +1,4 @@
-export type { RedisConnectionOptions, RedisMode } from './connection.js';
+export type { RedisClient, RedisConnectionOptions, RedisMode } from './connection.js';
 export {
   COMMAND_TIMEOUT_MS,
   CONNECT_TIMEOUT_MS,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 /**
  * The names of a script's KEYS and ARGV, in the order its header lists them.
@@ -40,7 +41,7 @@ export class LuaScript<K extends string, A extends string, R extends string, Rep
     this.signature = signature;
   }
 
-  async run(redis: Redis, call: ScriptCall<K, A, R>): Promise<Reply> {
+  async run(redis: RedisClient, call: ScriptCall<K, A, R>): Promise<Reply> {
     const argv = this.#argv(call);
     try {
       return (await redis.evalsha(this.sha, this.signature.keys.length, ...argv)) as Reply;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type CreateRunBody, newId, type RunStatus, TERMINAL_STATUSES } from '@tether/protocol';
 import { type Job, type JobType, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { QueueError } from './errors.js';
 import { promoteJob, RETRY_BACKOFF_TYPE } from './jobs.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
@@ -23,13 +23,13 @@ export interface RunJobData {
 }
 
 export interface RunServiceOptions {
-  redis: Redis;
+  redis: RedisClient;
   /**
    * The BullMQ queue's connection. Default `redis`; give it one of its own when
    * the store's pipelines matter: BullMQ defines its scripts on the connection,
    * and ioredis copies them into every pipeline made on it.
    */
-  queueConnection?: Redis;
+  queueConnection?: RedisClient;
   keys: TetherKeys;
   store: RunStore;
   /** BullMQ attempts per run (retryable failures). Default 3. */
@@ -41,7 +41,7 @@ export interface RunServiceOptions {
 }
 
 /** Creates a BullMQ queue of runs (one shard's: `keys.shardPrefix(shard)`) on a connection. */
-export function createRunQueue(redis: Redis, prefix: string): Queue<RunJobData> {
+export function createRunQueue(redis: RedisClient, prefix: string): Queue<RunJobData> {
   // Tether keeps its own event log; BullMQ's shared event stream is kept short.
   return new Queue<RunJobData>(QUEUE_NAME, {
     connection: redis,
@@ -58,12 +58,12 @@ export class RunService {
   readonly store: RunStore;
   /** The BullMQ queue of each shard, by shard number. */
   readonly queues: readonly Queue<RunJobData>[];
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: TetherKeys;
   readonly #attempts: number;
   readonly #backoffMs: number;
   readonly #idempotencySeconds: number;
-  readonly #queueConnection: Redis;
+  readonly #queueConnection: RedisClient;
   /** Every queue this service has opened, by prefix: the shards', and older ones runs still name. */
   readonly #byPrefix = new Map<string, Queue<RunJobData>>();
   readonly #errorListeners: ((error: Error) => void)[] = [];

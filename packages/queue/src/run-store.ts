@@ -9,9 +9,9 @@ import type {
   TodoItem,
   Usage,
 } from '@tether/protocol';
-import type { Redis } from 'ioredis';
 import type { AnswerResult, ClarifyState } from './clarify-store.js';
 import * as clarify from './clarify-store.js';
+import type { RedisClient } from './connection.js';
 import { QueueError } from './errors.js';
 import * as eventLog from './event-log.js';
 import { eventPairs } from './event-log.js';
@@ -25,7 +25,7 @@ export type { AnswerResult, ClarifyState } from './clarify-store.js';
 export type { NewRun, RunRecord } from './records.js';
 
 export interface RunStoreOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: TetherKeys;
   /** Events kept per run (approximate, `XADD MAXLEN ~`). Default 10,000. */
   eventMaxLength?: number;
@@ -41,7 +41,7 @@ export interface RunStoreOptions {
  * (records.ts, event-log.ts, clarify-store.ts); this class is their one door.
  */
 export class RunStore implements StoreContext {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: TetherKeys;
   readonly eventMaxLength: number;
   readonly retentionSeconds: number;

@@ -1,9 +1,9 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { TetherKeys } from './keys.js';
 
 /** What every part of the run store works with: the connection, the key names and the store's limits. */
 export interface StoreContext {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: TetherKeys;
   /** Events kept per run (approximate, `XADD MAXLEN ~`). */
   readonly eventMaxLength: number;

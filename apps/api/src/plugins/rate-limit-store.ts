@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@tether/queue';
 
 /** What `@fastify/rate-limit` asks of a store (its `incr`, `read` and `child`). */
 export interface RateLimitStore {
@@ -10,7 +10,7 @@ export interface RateLimitStore {
 type StoreCallback = (error: Error | null, result: { current: number; ttl: number }) => void;
 
 export interface SharedCountersOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** Key prefix of the counters in Redis. */
   prefix: string;
   /** How often local counts are added to the shared ones (ms). */

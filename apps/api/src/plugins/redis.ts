@@ -1,17 +1,16 @@
-import { createRedisConnection, RedisBreaker } from '@tether/queue';
+import { createRedisConnection, RedisBreaker, type RedisClient } from '@tether/queue';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Redis } from 'ioredis';
 import type { ApiConfig } from '../config.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Commands: the run store and the rate-limit counters. */
-    redis: Redis;
+    redis: RedisClient;
     /** BullMQ's queue, on a connection of its own (see below). */
-    queueRedis: Redis;
+    queueRedis: RedisClient;
     /** Subscriber mode, for the event hub: one per process, however many streams. */
-    subscriber: Redis;
+    subscriber: RedisClient;
     /** Whether Redis is reachable: routes that need it answer 503 at once while it is not. */
     breaker: RedisBreaker;
   }
@@ -78,7 +77,7 @@ const redisPlugin: FastifyPluginAsync<RedisPluginOptions> = async (app, { config
 };
 
 /** Resolves when the connection is ready, or at its first error. */
-function connected(connection: Redis): Promise<void> {
+function connected(connection: RedisClient): Promise<void> {
   if (connection.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
