@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  clusterOptions,
   isRedisConnectionError,
   RECONNECT_MAX_DELAY_MS,
   reconnectDelay,
@@ -45,6 +46,44 @@ describe('redisOptions', () => {
   });
 });
 
+describe('clusterOptions', () => {
+  it("fail-fast: no offline queue, no retry after a node's connection closed or a CLUSTERDOWN, no ready check of its own; each node fails fast", () => {
+    const options = clusterOptions('fail-fast', 'tether-api:a', 'secret');
+    expect(options).toMatchObject({
+      enableOfflineQueue: false,
+      enableReadyCheck: false,
+      retryDelayOnFailover: 0,
+      retryDelayOnClusterDown: 0,
+      redisOptions: {
+        connectionName: 'tether-api:a',
+        password: 'secret',
+        maxRetriesPerRequest: 0,
+        commandTimeout: 2_000,
+        connectTimeout: 2_000,
+      },
+    });
+    // ioredis takes these at the top level only (it refuses them in redisOptions).
+    expect(options.redisOptions).not.toHaveProperty('retryStrategy');
+    expect(options.redisOptions).not.toHaveProperty('enableOfflineQueue');
+    expect(options.clusterRetryStrategy?.(50)).toBeLessThanOrEqual(500);
+    expect(options.clusterNodeRetryStrategy?.(50)).toBeLessThanOrEqual(500);
+  });
+
+  it('wait: commands wait for their node, or for the cluster to be ok again, without a limit; BullMQ gets maxRetriesPerRequest null', () => {
+    const options = clusterOptions('wait', 'tether-worker:w');
+    expect(options).toMatchObject({
+      enableOfflineQueue: true,
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnMoved: 10,
+      maxRedirections: Number.POSITIVE_INFINITY,
+      redisOptions: { connectionName: 'tether-worker:w', maxRetriesPerRequest: null },
+    });
+    expect(options.redisOptions).not.toHaveProperty('password');
+    expect(options.clusterNodeRetryStrategy?.(3)).toBeLessThanOrEqual(500);
+  });
+});
+
 describe('isRedisConnectionError', () => {
   const named = (name: string, message: string) => Object.assign(new Error(message), { name });
   const coded = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:6379`), { code });
@@ -60,6 +99,14 @@ describe('isRedisConnectionError', () => {
     ['BullMQ closed', named('ConnectionClosedError', 'Connection is closed.')],
     ['refused', coded('ECONNREFUSED')],
     ['reset', coded('ECONNRESET')],
+    ['cluster not ready', new Error("Cluster isn't ready and enableOfflineQueue options is false")],
+    ['cluster: no seed answers', new Error('None of startup nodes is available')],
+    ['cluster: a master is missing', new Error('CLUSTERDOWN The cluster is down')],
+    [
+      'cluster: redirected while a node was down',
+      new Error('Too many Cluster redirections. Last error: Error: Connection is closed.'),
+    ],
+    ['cluster: slot map unreadable', named('ClusterAllFailedError', 'Failed to refresh slots cache.')],
   ])('%s: unreachable', (_name, error) => {
     expect(isRedisConnectionError(error)).toBe(true);
   });
@@ -67,6 +114,7 @@ describe('isRedisConnectionError', () => {
   it.each([
     ['a script error', new Error('ERR Error running script (call to f_1234): wrong number of arguments')],
     ['wrong type', new Error('WRONGTYPE Operation against a key holding the wrong kind of value')],
+    ['cross slot', new Error("CROSSSLOT Keys in request don't hash to the same slot")],
     ['not an error', 'Connection is closed.'],
   ])('%s: not', (_name, error) => {
     expect(isRedisConnectionError(error)).toBe(false);

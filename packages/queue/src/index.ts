@@ -1,8 +1,11 @@
-export type { RedisClient, RedisConnectionOptions, RedisMode } from './connection.js';
+export type { RedisClient, RedisConnectionOptions, RedisMode, RedisNode } from './connection.js';
 export {
   COMMAND_TIMEOUT_MS,
   CONNECT_TIMEOUT_MS,
+  clusterOptions,
+  connectionReady,
   createRedisConnection,
+  isCluster,
   isRedisConnectionError,
   RECONNECT_MAX_DELAY_MS,
   reconnectDelay,

@@ -18,9 +18,14 @@
  * error, and a first connect that succeeds ends nothing (no `onClose`).
  * `onOpen` and `onClose` are called once per outage, for its one warning and
  * its one line of recovery in the log.
+ *
+ * A Redis Cluster client is watched through its masters (see `watchCluster`):
+ * the breaker is closed while every master that serves slots answers.
  */
+import type { Cluster } from 'ioredis';
+import { watchCluster } from './cluster-watch.js';
 
-/** What the breaker needs of a connection; an ioredis `Redis` has it. */
+/** What the breaker needs of a connection; an ioredis `Redis` has it (a `Cluster` is adapted). */
 export interface WatchedConnection {
   readonly status: string;
   ping(): Promise<unknown>;
@@ -82,11 +87,14 @@ export class RedisBreaker {
   #disposed = false;
 
   constructor(options: RedisBreakerOptions) {
-    this.#connections = Object.entries(options.connections);
+    this.#connections = Object.entries(options.connections).map(([name, connection]) => [
+      name,
+      isCluster(connection) ? watchCluster(connection) : connection,
+    ]);
     const first = this.#connections[0];
     if (!first) throw new RangeError('RedisBreaker option "connections" must name at least one connection');
     const pinged = options.pingConnection ?? first[0];
-    const connection = options.connections[pinged];
+    const connection = this.#connections.find(([name]) => name === pinged)?.[1];
     if (!connection) {
       throw new RangeError(`RedisBreaker option "pingConnection" names no connection: ${pinged}`);
     }
@@ -260,6 +268,10 @@ export class RedisBreaker {
       this.trip(`PING unanswered for ${this.#pingTimeoutMs} ms`);
     }
   }
+}
+
+function isCluster(connection: WatchedConnection): connection is WatchedConnection & Cluster {
+  return (connection as { isCluster?: unknown }).isCluster === true;
 }
 
 function positive(name: string, value: number): number {

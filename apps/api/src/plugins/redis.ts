@@ -1,4 +1,4 @@
-import { createRedisConnection, RedisBreaker, type RedisClient } from '@tether/queue';
+import { connectionReady, createRedisConnection, RedisBreaker, type RedisClient } from '@tether/queue';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';
@@ -47,12 +47,12 @@ const redisPlugin: FastifyPluginAsync<RedisPluginOptions> = async (app, { config
   const redis = connect('', 'commands');
   const queueRedis = connect(':queue', 'queue');
   const subscriber = connect(':sub', 'subscriber');
-  app.decorate('redis', redis);
-  app.decorate('queueRedis', queueRedis);
-  app.decorate('subscriber', subscriber);
+  app.decorate<RedisClient>('redis', redis);
+  app.decorate<RedisClient>('queueRedis', queueRedis);
+  app.decorate<RedisClient>('subscriber', subscriber);
   // Start ready when Redis is: wait for the connections, unless one fails first (then
   // the API starts anyway, /readyz answers 503, and ioredis keeps reconnecting).
-  await Promise.all([redis, queueRedis, subscriber].map(connected));
+  await Promise.all([redis, queueRedis, subscriber].map(connectionReady));
   const breaker = new RedisBreaker({
     connections: { commands: redis, queue: queueRedis, subscriber },
     onOpen: ({ reason }) =>
@@ -75,19 +75,5 @@ const redisPlugin: FastifyPluginAsync<RedisPluginOptions> = async (app, { config
     );
   });
 };
-
-/** Resolves when the connection is ready, or at its first error. */
-function connected(connection: RedisClient): Promise<void> {
-  if (connection.status === 'ready') return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      connection.off('ready', done);
-      connection.off('error', done);
-      resolve();
-    };
-    connection.once('ready', done);
-    connection.once('error', done);
-  });
-}
 
 export default fp(redisPlugin, { name: 'tether-redis', fastify: '5.x' });
