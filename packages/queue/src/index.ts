@@ -39,3 +39,5 @@ export type {
   RunStoreOptions,
 } from './run-store.js';
 export { RunStore } from './run-store.js';
+export type { PipelineReply } from './slot-pipelines.js';
+export { keySlot, SlotPipelines } from './slot-pipelines.js';

@@ -2,6 +2,7 @@ import type { CreateRunBody, RunStatus } from '@tether/protocol';
 import { type CallOf, isNoScript } from './lua-script.js';
 import { parseRecord, type RunRecord } from './replies.js';
 import * as scripts from './scripts.js';
+import { SlotPipelines } from './slot-pipelines.js';
 import type { StoreContext } from './store-context.js';
 
 /** A run to create: its id, tenant, the submitted body, when, and the body's hash (idempotent requests). */
@@ -21,20 +22,23 @@ export type { RunRecord } from './replies.js';
 type CreateCall = CallOf<typeof scripts.createRun>;
 
 /**
- * Creates several runs in one round trip: each record (with `run.queued`) and
- * its entry in the tenant's index. The index is in another hash slot, so not in
- * the script; listing skips ids whose record is not the tenant's. Returns, per
- * run and in order, true, false (the id exists) or the error Redis answered.
+ * Creates several runs in one round trip (one per hash slot on a cluster):
+ * each record (with `run.queued`) and its entry in the tenant's index. The
+ * index is in another hash slot, so not in the script; listing skips ids whose
+ * record is not the tenant's. Returns, per run and in order, true, false (the
+ * id exists) or the error Redis answered.
  */
 export async function createRuns(ctx: StoreContext, runs: readonly NewRun[]): Promise<(boolean | Error)[]> {
   if (runs.length === 0) return [];
   const calls = runs.map((run) => createCall(ctx, run));
-  const pipeline = ctx.redis.pipeline();
+  const pipelines = new SlotPipelines(ctx.redis);
   for (const [index, run] of runs.entries()) {
-    scripts.createRun.queue(pipeline, calls[index] as CreateCall);
-    pipeline.zadd(ctx.keys.tenantRuns(run.tenant), 0, run.id);
+    const call = calls[index] as CreateCall;
+    const tenantRuns = ctx.keys.tenantRuns(run.tenant);
+    pipelines.add(call.keys.record, (pipeline) => scripts.createRun.queue(pipeline, call));
+    pipelines.add(tenantRuns, (pipeline) => pipeline.zadd(tenantRuns, 0, run.id));
   }
-  const replies = (await pipeline.exec()) ?? [];
+  const replies = await pipelines.exec();
   return Promise.all(
     runs.map(async (run, index) => {
       const call = calls[index] as CreateCall;
@@ -89,22 +93,27 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
   };
 }
 
-/** Records in order (undefined where a run is gone), with their specs if `withSpec`. */
+/**
+ * Records in order (undefined where a run is gone), with their specs if
+ * `withSpec`: one round trip (one per hash slot on a cluster).
+ */
 export async function readRecords(
   ctx: StoreContext,
   runIds: readonly string[],
   withSpec: boolean,
 ): Promise<(RunRecord | undefined)[]> {
   if (runIds.length === 0) return [];
-  const pipeline = ctx.redis.pipeline();
+  const pipelines = new SlotPipelines(ctx.redis);
   for (const id of runIds) {
     const keys = ctx.keys.run(id);
-    pipeline.hgetall(keys.record);
-    pipeline.get(keys.pending);
-    pipeline.get(keys.metadata);
-    if (withSpec) pipeline.get(keys.spec);
+    pipelines.add(keys.record, (pipeline) => {
+      pipeline.hgetall(keys.record);
+      pipeline.get(keys.pending);
+      pipeline.get(keys.metadata);
+      if (withSpec) pipeline.get(keys.spec);
+    });
   }
-  const replies = (await pipeline.exec()) ?? [];
+  const replies = await pipelines.exec();
   for (const [error] of replies) if (error) throw error;
   const per = withSpec ? 4 : 3;
   return runIds.map((_, i) => {

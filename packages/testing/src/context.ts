@@ -4,6 +4,8 @@ import { inject } from 'vitest';
 declare module 'vitest' {
   export interface ProvidedContext {
     redisUrl: string;
+    /** The `cluster` project's Redis Cluster: its seed nodes as `REDIS_CLUSTER_NODES` takes them. */
+    redisClusterNodes: string;
   }
 }
 
@@ -12,6 +14,39 @@ export function testRedisUrl(): string {
   const url = inject('redisUrl');
   if (!url) throw new Error('No redisUrl provided: run this test in the `integration` vitest project.');
   return url;
+}
+
+/**
+ * The seed nodes (`host:port,host:port,…`) of the Redis Cluster that the
+ * `cluster` project's global setup started; undefined in the other projects.
+ */
+export function testRedisClusterNodes(): string | undefined {
+  return inject('redisClusterNodes') || undefined;
+}
+
+/**
+ * The test Redis as the apps' environment names it: `REDIS_CLUSTER_NODES` in
+ * the `cluster` project, `REDIS_URL` in the `integration` project.
+ */
+export function testRedisEnv(): Record<string, string> {
+  const nodes = testRedisClusterNodes();
+  return nodes ? { REDIS_CLUSTER_NODES: nodes } : { REDIS_URL: testRedisUrl() };
+}
+
+/**
+ * The test Redis as `createRedisConnection` (of @tether/queue) takes it: a
+ * URL, or in the `cluster` project the cluster's seed nodes.
+ */
+export function testRedisTarget(): { url: string; clusterNodes?: { host: string; port: number }[] } {
+  const nodes = testRedisClusterNodes();
+  if (!nodes) return { url: testRedisUrl() };
+  return {
+    url: '',
+    clusterNodes: nodes.split(',').map((node) => {
+      const [host = '', port = ''] = node.split(':');
+      return { host, port: Number(port) };
+    }),
+  };
 }
 
 /** A key prefix of its own for each test, so tests never see each other's keys. */

@@ -1,4 +1,10 @@
-export { testRedisUrl, uniquePrefix } from './context.js';
+export {
+  testRedisClusterNodes,
+  testRedisEnv,
+  testRedisTarget,
+  testRedisUrl,
+  uniquePrefix,
+} from './context.js';
 export type {
   FakeBehavior,
   FakeChunk,
