@@ -46,6 +46,26 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        extends: true,
+        test: {
+          // Suites run again on a local Redis Cluster of three masters (REDIS_CLUSTER_NODES), which
+          // the global setup starts: their helpers take it from testRedisEnv() and testRedisTarget().
+          name: 'cluster',
+          include: [
+            'packages/queue/test/slot-pipelines.int.test.ts',
+            'packages/queue/test/run-store.int.test.ts',
+          ],
+          exclude: ['**/node_modules/**', '**/dist/**'],
+          globalSetup: ['packages/testing/src/cluster-global-setup.ts'],
+          fileParallelism: false,
+          // A group of its own (after the unit tests, before the integration files): never beside
+          // another project's files, as two cores run them all.
+          sequence: { groupOrder: 1 },
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -1,9 +1,15 @@
-import { testRedisUrl, uniquePrefix } from '@tether/testing';
+import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys, RunService, RunStore } from '../src/index.js';
+import { createKeys, createRedisConnection, isCluster, RunService, RunStore } from '../src/index.js';
 
-const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+// The test Redis: one server, or in the `cluster` project a Redis Cluster.
+const redis = createRedisConnection({
+  ...testRedisTarget(),
+  name: 'test-store',
+  mode: 'wait',
+  onError: () => {},
+});
 afterAll(() => redis.quit());
 
 function deployment() {
@@ -63,7 +69,8 @@ describe('RunService.submit', () => {
 describe('RunStore', () => {
   it('creates a run (record, spec, run.queued, index entry) even after Redis forgot its scripts', async () => {
     const { store, service } = deployment();
-    await redis.script('FLUSH');
+    // Every master's, as after a failover or a restart.
+    for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) await node.script('FLUSH');
     const { run } = await service.submit('acme', body);
     await service.close();
     expect(await store.get(run.id)).toMatchObject({
