@@ -87,3 +87,28 @@ export async function auditRunEvents(
   }
   return { logs, events, problems };
 }
+
+/**
+ * For a global teardown: audits the run events in each Redis of `urls` (one
+ * server, or every master of a cluster) and logs the count; when an event
+ * breaks the contract, sets a failing exit code and throws naming the first
+ * problems (a teardown that throws is reported but leaves the exit code alone).
+ */
+export async function checkRunEvents(urls: readonly string[]): Promise<void> {
+  let [logs, events] = [0, 0];
+  const problems: EventProblem[] = [];
+  for (const url of urls) {
+    const audit = await auditRunEvents(url);
+    logs += audit.logs;
+    events += audit.events;
+    problems.push(...audit.problems);
+  }
+  if (problems.length > 0) {
+    process.exitCode = 1;
+    const lines = problems.slice(0, 20).map((p) => `- ${p.key} ${p.id}: ${p.problem}`);
+    throw new Error(
+      `${problems.length} of ${events} run events break the event contract:\n${lines.join('\n')}`,
+    );
+  }
+  console.log(`event audit: ${events} events of ${logs} runs match RunEventSchema`);
+}
