@@ -1,3 +1,4 @@
+import { createKeys, type TetherKeys } from '@tether/queue';
 import { testRedisUrl, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,16 +9,22 @@ const HOUR = 3_600_000;
 const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
 afterAll(() => redis.quit());
 
-function counters(prefix: string, syncIntervalMs = 10_000) {
+function counters(keys: TetherKeys, syncIntervalMs = 10_000) {
   const errors: unknown[] = [];
-  const shared = new SharedCounters({ redis, prefix, syncIntervalMs, onError: (e) => errors.push(e) });
+  const shared = new SharedCounters({ redis, keys, syncIntervalMs, onError: (e) => errors.push(e) });
   return { shared, errors };
+}
+
+/** A deployment's key names, and the pattern of its counters of `key`. */
+function deployment() {
+  const keys = createKeys(uniquePrefix('rlc'));
+  return { keys, pattern: (key: string) => `${keys.namespace}:ratelimit:${key}:*` };
 }
 
 describe('SharedCounters', () => {
   it('counts at once, per key and window (windows aligned to the epoch)', async () => {
-    const prefix = `${uniquePrefix('rlc')}:`;
-    const { shared } = counters(prefix);
+    const { keys } = deployment();
+    const { shared } = counters(keys);
     const now = 60_000 * 28_333_333 + 12_345;
     expect(shared.increment('tenant:a', 60_000, now)).toEqual({ current: 1, ttl: 60_000 - 12_345 });
     expect(shared.increment('tenant:a', 60_000, now).current).toBe(2);
@@ -29,9 +36,9 @@ describe('SharedCounters', () => {
   });
 
   it('two instances learn each other’s counts at their next sync; Redis holds the sum, expiring', async () => {
-    const prefix = `${uniquePrefix('rlc')}:`;
-    const a = counters(prefix).shared;
-    const b = counters(prefix).shared;
+    const { keys, pattern } = deployment();
+    const a = counters(keys).shared;
+    const b = counters(keys).shared;
     for (let i = 0; i < 3; i++) a.increment('tenant:t', HOUR);
     for (let i = 0; i < 4; i++) b.increment('tenant:t', HOUR);
     await a.sync();
@@ -41,7 +48,7 @@ describe('SharedCounters', () => {
     expect(a.increment('tenant:t', HOUR).current).toBe(4);
     await a.sync();
     expect(a.peek('tenant:t', HOUR).current).toBe(8);
-    const [key] = await redis.keys(`${prefix}tenant:t:*`);
+    const [key] = await redis.keys(pattern('tenant:t'));
     expect(await redis.get(key as string)).toBe('8');
     const ttl = await redis.pttl(key as string);
     expect(ttl).toBeGreaterThan(10_000);
@@ -51,18 +58,18 @@ describe('SharedCounters', () => {
   });
 
   it('syncs by itself after the interval, and sends what is left on close', async () => {
-    const prefix = `${uniquePrefix('rlc')}:`;
-    const { shared } = counters(prefix, 20);
+    const { keys, pattern } = deployment();
+    const { shared } = counters(keys, 20);
     shared.increment('tenant:x', 60_000);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await redis.get((await redis.keys(`${prefix}tenant:x:*`))[0] as string)).toBe('1');
+    expect(await redis.get((await redis.keys(pattern('tenant:x')))[0] as string)).toBe('1');
     shared.increment('tenant:y', 60_000);
     await shared.close();
-    expect(await redis.get((await redis.keys(`${prefix}tenant:y:*`))[0] as string)).toBe('1');
+    expect(await redis.get((await redis.keys(pattern('tenant:y')))[0] as string)).toBe('1');
   });
 
   it('keeps counting when Redis is unreachable, reports it, and loses no count', async () => {
-    const prefix = `${uniquePrefix('rlc')}:`;
+    const { keys } = deployment();
     const down = new Redis('redis://127.0.0.1:1', {
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
@@ -72,7 +79,7 @@ describe('SharedCounters', () => {
     const errors: unknown[] = [];
     const shared = new SharedCounters({
       redis: down,
-      prefix,
+      keys,
       syncIntervalMs: 10_000,
       onError: (e) => errors.push(e),
     });
@@ -85,7 +92,7 @@ describe('SharedCounters', () => {
   });
 
   it('retries a failed sync every interval, reporting the failure once, until Redis answers', async () => {
-    const prefix = `${uniquePrefix('rlc')}:`;
+    const { keys, pattern } = deployment();
     // Connected, then closed: commands fail at once until it connects again.
     const late = new Redis(testRedisUrl(), { enableOfflineQueue: false, retryStrategy: () => null });
     await new Promise((resolve) => late.once('ready', resolve));
@@ -93,7 +100,7 @@ describe('SharedCounters', () => {
     const errors: unknown[] = [];
     const shared = new SharedCounters({
       redis: late,
-      prefix,
+      keys,
       syncIntervalMs: 20,
       onError: (e) => errors.push(e),
     });
@@ -102,13 +109,13 @@ describe('SharedCounters', () => {
     expect(errors).toHaveLength(1);
     await late.connect();
     await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(await redis.get((await redis.keys(`${prefix}tenant:r:*`))[0] as string)).toBe('1');
+    expect(await redis.get((await redis.keys(pattern('tenant:r')))[0] as string)).toBe('1');
     await shared.close();
     late.disconnect();
   });
 
   it('is a @fastify/rate-limit store; a route with its own limit counts under its own key', () => {
-    const { shared } = counters(`${uniquePrefix('rlc')}:`);
+    const { shared } = counters(deployment().keys);
     const store = sharedCounterStore(shared);
     const route = store.child({ routeInfo: { method: 'POST', url: '/v1/runs' } });
     const results: number[] = [];
@@ -121,8 +128,8 @@ describe('SharedCounters', () => {
   });
 
   it('refuses a sync interval that is not a positive integer', () => {
-    expect(() => new SharedCounters({ redis, prefix: 'x', syncIntervalMs: 0, onError: () => {} })).toThrow(
-      /syncIntervalMs/,
-    );
+    expect(
+      () => new SharedCounters({ redis, keys: createKeys(), syncIntervalMs: 0, onError: () => {} }),
+    ).toThrow(/syncIntervalMs/);
   });
 });

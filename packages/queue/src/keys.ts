@@ -61,6 +61,12 @@ export interface TetherKeys {
    * by each worker at start and every few seconds; `/readyz` reports it.
    */
   workers: string;
+  /**
+   * String (integer, expiring after its window): the requests every API
+   * instance counted for a rate-limit key (`tenant:acme`, `ip:…`, per route)
+   * in fixed window number `window` of `windowMs`.
+   */
+  rateLimit(key: string, windowMs: number, window: number): string;
 }
 
 /** The queue's name inside the prefix. */
@@ -111,6 +117,7 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     cancelChannel: `${namespace}:cancel`,
     eventsPattern: `${namespace}:events:*`,
     workers: `${namespace}:{workers}`,
+    rateLimit: (key, windowMs, window) => `${namespace}:ratelimit:${key}:${windowMs}:${window}`,
   };
 }
 

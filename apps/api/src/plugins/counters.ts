@@ -21,7 +21,7 @@ export interface CountersPluginOptions {
 const countersPlugin: FastifyPluginAsync<CountersPluginOptions> = async (app, { config }) => {
   const counters = new SharedCounters({
     redis: app.redis,
-    prefix: `${app.keys.namespace}:ratelimit:`,
+    keys: app.keys,
     syncIntervalMs: config.rateLimitSyncMs,
     onError: (error) => {
       // During an outage the breaker has said it once: the counts are kept and sent when Redis is back.

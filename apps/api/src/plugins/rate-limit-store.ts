@@ -1,4 +1,4 @@
-import type { RedisClient } from '@tether/queue';
+import type { RedisClient, TetherKeys } from '@tether/queue';
 
 /** What `@fastify/rate-limit` asks of a store (its `incr`, `read` and `child`). */
 export interface RateLimitStore {
@@ -11,8 +11,8 @@ type StoreCallback = (error: Error | null, result: { current: number; ttl: numbe
 
 export interface SharedCountersOptions {
   redis: RedisClient;
-  /** Key prefix of the counters in Redis. */
-  prefix: string;
+  /** Names the counters in Redis. */
+  keys: Pick<TetherKeys, 'rateLimit'>;
   /** How often local counts are added to the shared ones (ms). */
   syncIntervalMs: number;
   /** Told about the first failed sync of a streak (the counts are kept and retried every interval). */
@@ -154,7 +154,7 @@ export class SharedCounters {
     if (batch.length === 0) return;
     const pipeline = this.#options.redis.pipeline();
     for (const [key, counter, count] of batch) {
-      const redisKey = `${this.#options.prefix}${key}:${counter.windowMs}:${counter.window}`;
+      const redisKey = this.#options.keys.rateLimit(key, counter.windowMs, counter.window);
       pipeline.incrby(redisKey, count);
       // Kept a little past its window, for instances whose clocks run slightly behind.
       pipeline.pexpireat(redisKey, (counter.window + 1) * counter.windowMs + 10_000);
