@@ -55,6 +55,7 @@ export default defineConfig({
           include: [
             'packages/queue/test/slot-pipelines.int.test.ts',
             'packages/queue/test/run-store.int.test.ts',
+            'apps/api/test/rate-limit-store.int.test.ts',
           ],
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['packages/testing/src/cluster-global-setup.ts'],

@@ -1,12 +1,18 @@
-import { createKeys, type TetherKeys } from '@tether/queue';
-import { testRedisUrl, uniquePrefix } from '@tether/testing';
+import { createKeys, createRedisConnection, type RedisClient, type TetherKeys } from '@tether/queue';
+import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SharedCounters, sharedCounterStore } from '../src/plugins/rate-limit-store.js';
 
 /** Tests that use the real clock count in hour-long windows, so a window rarely ends mid-test. */
 const HOUR = 3_600_000;
-const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+// The test Redis: one server, or in the `cluster` project a Redis Cluster.
+const redis = createRedisConnection({
+  ...testRedisTarget(),
+  name: 'test-rlc',
+  mode: 'wait',
+  onError: () => {},
+});
 afterAll(() => redis.quit());
 
 function counters(keys: TetherKeys, syncIntervalMs = 10_000) {
@@ -15,10 +21,10 @@ function counters(keys: TetherKeys, syncIntervalMs = 10_000) {
   return { shared, errors };
 }
 
-/** A deployment's key names, and the pattern of its counters of `key`. */
+/** A deployment's key names, and the name of its counter of `key` in the hour-long window of now. */
 function deployment() {
   const keys = createKeys(uniquePrefix('rlc'));
-  return { keys, pattern: (key: string) => `${keys.namespace}:ratelimit:${key}:*` };
+  return { keys, counter: (key: string) => keys.rateLimit(key, HOUR, Math.floor(Date.now() / HOUR)) };
 }
 
 describe('SharedCounters', () => {
@@ -36,7 +42,7 @@ describe('SharedCounters', () => {
   });
 
   it('two instances learn each other’s counts at their next sync; Redis holds the sum, expiring', async () => {
-    const { keys, pattern } = deployment();
+    const { keys, counter } = deployment();
     const a = counters(keys).shared;
     const b = counters(keys).shared;
     for (let i = 0; i < 3; i++) a.increment('tenant:t', HOUR);
@@ -48,9 +54,8 @@ describe('SharedCounters', () => {
     expect(a.increment('tenant:t', HOUR).current).toBe(4);
     await a.sync();
     expect(a.peek('tenant:t', HOUR).current).toBe(8);
-    const [key] = await redis.keys(pattern('tenant:t'));
-    expect(await redis.get(key as string)).toBe('8');
-    const ttl = await redis.pttl(key as string);
+    expect(await redis.get(counter('tenant:t'))).toBe('8');
+    const ttl = await redis.pttl(counter('tenant:t'));
     expect(ttl).toBeGreaterThan(10_000);
     expect(ttl).toBeLessThanOrEqual(HOUR + 10_000);
     await a.close();
@@ -58,14 +63,14 @@ describe('SharedCounters', () => {
   });
 
   it('syncs by itself after the interval, and sends what is left on close', async () => {
-    const { keys, pattern } = deployment();
+    const { keys, counter } = deployment();
     const { shared } = counters(keys, 20);
-    shared.increment('tenant:x', 60_000);
+    shared.increment('tenant:x', HOUR);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await redis.get((await redis.keys(pattern('tenant:x')))[0] as string)).toBe('1');
-    shared.increment('tenant:y', 60_000);
+    expect(await redis.get(counter('tenant:x'))).toBe('1');
+    shared.increment('tenant:y', HOUR);
     await shared.close();
-    expect(await redis.get((await redis.keys(pattern('tenant:y')))[0] as string)).toBe('1');
+    expect(await redis.get(counter('tenant:y'))).toBe('1');
   });
 
   it('keeps counting when Redis is unreachable, reports it, and loses no count', async () => {
@@ -92,9 +97,14 @@ describe('SharedCounters', () => {
   });
 
   it('retries a failed sync every interval, reporting the failure once, until Redis answers', async () => {
-    const { keys, pattern } = deployment();
+    const { keys, counter } = deployment();
     // Connected, then closed: commands fail at once until it connects again.
-    const late = new Redis(testRedisUrl(), { enableOfflineQueue: false, retryStrategy: () => null });
+    const late: RedisClient = createRedisConnection({
+      ...testRedisTarget(),
+      name: 'test-rlc-late',
+      mode: 'fail-fast',
+      onError: () => {},
+    });
     await new Promise((resolve) => late.once('ready', resolve));
     late.disconnect();
     const errors: unknown[] = [];
@@ -107,9 +117,12 @@ describe('SharedCounters', () => {
     shared.increment('tenant:r', HOUR);
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(errors).toHaveLength(1);
-    await late.connect();
+    // Awaited by its `ready`: a Cluster client's connect() never settles when its first try fails.
+    const back = new Promise((resolve) => late.once('ready', resolve));
+    late.connect().catch(() => {});
+    await back;
     await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(await redis.get((await redis.keys(pattern('tenant:r')))[0] as string)).toBe('1');
+    expect(await redis.get(counter('tenant:r'))).toBe('1');
     await shared.close();
     late.disconnect();
   });

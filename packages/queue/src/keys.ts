@@ -64,7 +64,9 @@ export interface TetherKeys {
   /**
    * String (integer, expiring after its window): the requests every API
    * instance counted for a rate-limit key (`tenant:acme`, `ip:…`, per route)
-   * in fixed window number `window` of `windowMs`.
+   * in fixed window number `window` of `windowMs`. Every counter shares one
+   * hash tag (`{ratelimit}`), so an API instance adds its counts of every key
+   * in one pipeline, on a cluster too.
    */
   rateLimit(key: string, windowMs: number, window: number): string;
 }
@@ -117,7 +119,7 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     cancelChannel: `${namespace}:cancel`,
     eventsPattern: `${namespace}:events:*`,
     workers: `${namespace}:{workers}`,
-    rateLimit: (key, windowMs, window) => `${namespace}:ratelimit:${key}:${windowMs}:${window}`,
+    rateLimit: (key, windowMs, window) => `${namespace}:{ratelimit}:${key}:${windowMs}:${window}`,
   };
 }
 

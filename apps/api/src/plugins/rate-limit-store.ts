@@ -38,7 +38,8 @@ interface Counter {
  * instance has the same windows), shared through Redis without a round trip
  * per request: a request is counted here at once, and every `syncIntervalMs`
  * one pipeline adds the local counts to the shared ones (`INCRBY`, expiring
- * with the window) and learns the totals.
+ * with the window) and learns the totals. The counters share a hash slot
+ * (see `TetherKeys.rateLimit`), so that pipeline is valid on a cluster.
  *
  * With one API instance the count is exact. With several, an instance sees the
  * others' requests up to one sync interval late, so together they may let
