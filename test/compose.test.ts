@@ -81,6 +81,8 @@ const OPTIONAL = new Set([
   'TETHER_TOKEN_SECRET', // derived from the API keys when unset
   'TETHER_DEFAULT_MODEL_PROFILE',
   'TETHER_WORKER_SHARDS', // every shard when unset
+  'REDIS_CLUSTER_NODES', // one Redis server (REDIS_URL) when unset
+  'REDIS_PASSWORD', // compose gives it in REDIS_URL; unset means none beyond the URL's
 ]);
 
 describe('docker-compose.yml', () => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * The API process. Configured by environment (see docs/api.md): REDIS_URL,
- * HOST, PORT, TETHER_API_KEYS, TETHER_QUEUE_PREFIX, TETHER_WORKSPACE_ROOT,
+ * The API process. Configured by environment (see docs/api.md): REDIS_URL
+ * (or REDIS_CLUSTER_NODES and REDIS_PASSWORD), HOST, PORT, TETHER_API_KEYS, TETHER_QUEUE_PREFIX, TETHER_WORKSPACE_ROOT,
  * model profiles, TETHER_ALLOW_REPLAY, limits.
  *
  * SIGTERM or SIGINT closes it gracefully: stop accepting connections, refuse
@@ -10,7 +10,7 @@
  * flight, close Redis. A second signal, or `TETHER_SHUTDOWN_TIMEOUT_MS`, exits
  * at once.
  */
-import { loadOrExit } from '@tether/config';
+import { clusterStartNote, loadOrExit } from '@tether/config';
 import { pino } from 'pino';
 import { createApp, createLogger } from './app.js';
 import { loadApiConfig, unauthenticatedWarning } from './config.js';
@@ -22,6 +22,8 @@ const config = loadOrExit(
 );
 
 const logger = createLogger(config);
+const cluster = clusterStartNote(config);
+if (cluster) logger.info(cluster);
 if (config.apiKeys.length === 0) logger.warn(unauthenticatedWarning(config));
 else if (config.tokenSecretDerived) {
   logger.info(

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 /**
  * The worker process. Configured by environment (see docs/operations.md):
- * REDIS_URL, TETHER_WORKER_CONCURRENCY, TETHER_WORKSPACE_ROOT,
+ * REDIS_URL (or REDIS_CLUSTER_NODES and REDIS_PASSWORD), TETHER_WORKER_CONCURRENCY, TETHER_WORKSPACE_ROOT,
  * TETHER_QUEUE_PREFIX, model profiles, TETHER_ALLOW_REPLAY, and more.
  * SIGTERM or SIGINT stops it gracefully; a second signal exits at once.
  */
 import { hostname } from 'node:os';
-import { loadOrExit } from '@tether/config';
+import { clusterStartNote, loadOrExit } from '@tether/config';
 import { pino } from 'pino';
 import { loadWorkerConfig } from './config.js';
 import { startWorker } from './worker.js';
@@ -21,6 +21,8 @@ const logger = pino({
   level: config.logLevel,
   base: { workerId: config.workerId, pid: process.pid, hostname: hostname() },
 });
+const cluster = clusterStartNote(config);
+if (cluster) logger.info(cluster);
 const worker = startWorker(config, logger);
 let signals = 0;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

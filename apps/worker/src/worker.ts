@@ -36,6 +36,9 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   const connect = (which: string) =>
     createRedisConnection({
       url: config.redisUrl,
+      clusterNodes: config.redisClusterNodes,
+      password: config.redisPassword,
+      subscriber: which === 'subscriber',
       name: `tether-worker:${config.workerId}`,
       mode: 'wait',
       // ioredis reports every failed reconnect attempt: the outage is logged once, by the breaker.
@@ -62,7 +65,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   let shuttingDown = false;
   const processor = createProcessor({ config, store, logger, shuttingDown: () => shuttingDown });
 
-  // BullMQ duplicates it for its own two connections per queue (same options).
+  // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).
   const workerConnection = connect('bullmq');
   // One BullMQ worker per shard taken, sharing this worker's slots (see shardConcurrency).
   const workers = config.shards.map((shard, index) => {

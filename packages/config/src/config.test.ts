@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { TetherError } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
-import { EnvReader, readSharedConfig } from './config.js';
+import { clusterStartNote, EnvReader, parseClusterNodes, readSharedConfig } from './config.js';
 import { ConfigError } from './errors.js';
 
 function failure(run: () => void): ConfigError {
@@ -90,5 +90,74 @@ describe('readSharedConfig', () => {
     const error = failure(() => reader.done());
     expect(error.message).toContain('REDIS_URL');
     expect(error.message).toContain('TETHER_QUEUE_PREFIX');
+  });
+});
+
+function sharedOf(env: Record<string, string>) {
+  const reader = new EnvReader(env);
+  const config = readSharedConfig(reader, '/srv');
+  return { config, problems: reader.problems };
+}
+
+describe('REDIS_CLUSTER_NODES and REDIS_PASSWORD', () => {
+  it('one server by default: REDIS_URL, no cluster, no password', () => {
+    const { config, problems } = sharedOf({});
+    expect(problems).toEqual([]);
+    expect(config).toMatchObject({
+      redisUrl: 'redis://127.0.0.1:6379',
+      redisClusterNodes: undefined,
+      redisPassword: undefined,
+    });
+    expect(clusterStartNote(config)).toBeUndefined();
+  });
+
+  it('a cluster from its seed nodes, with the password; REDIS_URL is then ignored (not even checked)', () => {
+    const { config, problems } = sharedOf({
+      REDIS_CLUSTER_NODES: ' 10.0.0.1:7000, redis-2.internal:7001 ,[::1]:7002',
+      REDIS_PASSWORD: 's3cret',
+      REDIS_URL: 'not a url',
+    });
+    expect(problems).toEqual([]);
+    expect(config.redisClusterNodes).toEqual([
+      { host: '10.0.0.1', port: 7000 },
+      { host: 'redis-2.internal', port: 7001 },
+      { host: '::1', port: 7002 },
+    ]);
+    expect(config.redisPassword).toBe('s3cret');
+    expect(clusterStartNote(config)).toBe(
+      'Redis Cluster through the seed nodes of REDIS_CLUSTER_NODES (10.0.0.1:7000, redis-2.internal:7001, [::1]:7002); REDIS_URL is ignored',
+    );
+  });
+
+  it('an empty REDIS_CLUSTER_NODES is unset', () => {
+    expect(sharedOf({ REDIS_CLUSTER_NODES: '  ' }).config.redisClusterNodes).toBeUndefined();
+  });
+
+  it('names each bad entry by position and what is wrong with it', () => {
+    const problems: string[] = [];
+    const nodes = parseClusterNodes(
+      'h1:7000,,h2,h3:0,h4:65536,h1:7000,-bad:1,h5:70a,[::1]7000,h6:7001',
+      (problem) => problems.push(problem),
+    );
+    expect(nodes).toEqual([
+      { host: 'h1', port: 7000 },
+      { host: 'h6', port: 7001 },
+    ]);
+    expect(problems).toEqual([
+      'REDIS_CLUSTER_NODES entry 2 is empty (expected host:port,host:port,...)',
+      'REDIS_CLUSTER_NODES entry 3 must be host:port (an IPv6 host in brackets: [::1]:7000), got "h2"',
+      'REDIS_CLUSTER_NODES entry 4 ("h3:0"): the port must be from 1 to 65535',
+      'REDIS_CLUSTER_NODES entry 5 ("h4:65536"): the port must be from 1 to 65535',
+      'REDIS_CLUSTER_NODES entry 6 ("h1:7000") is listed twice',
+      'REDIS_CLUSTER_NODES entry 7 must be host:port (an IPv6 host in brackets: [::1]:7000), got "-bad:1"',
+      'REDIS_CLUSTER_NODES entry 8 must be host:port (an IPv6 host in brackets: [::1]:7000), got "h5:70a"',
+      'REDIS_CLUSTER_NODES entry 9 must be host:port (an IPv6 host in brackets: [::1]:7000), got "[::1]7000"',
+    ]);
+  });
+
+  it('a bad list makes the whole configuration refused, naming the variable', () => {
+    const reader = new EnvReader({ REDIS_CLUSTER_NODES: 'localhost' });
+    readSharedConfig(reader);
+    expect(() => reader.done()).toThrow(/REDIS_CLUSTER_NODES entry 1 must be host:port/);
   });
 });

@@ -75,9 +75,24 @@ export class EnvReader {
   }
 }
 
+/** A Redis Cluster node, as `REDIS_CLUSTER_NODES` lists it. */
+export interface RedisNodeAddress {
+  host: string;
+  port: number;
+}
+
 /** Settings the API and the worker share; they must agree across every process. */
 export interface SharedConfig {
+  /** `REDIS_URL`: one Redis server; unused when `redisClusterNodes` is set. */
   redisUrl: string;
+  /**
+   * `REDIS_CLUSTER_NODES`: seed nodes of a Redis Cluster. When set, every
+   * connection (BullMQ's included) is ioredis's Cluster client and `REDIS_URL`
+   * is ignored.
+   */
+  redisClusterNodes: readonly RedisNodeAddress[] | undefined;
+  /** `REDIS_PASSWORD`: every cluster node's password, or the server's when `REDIS_URL` has none. */
+  redisPassword: string | undefined;
   /** BullMQ prefix, a Redis Cluster hash tag. */
   queuePrefix: string;
   /** How many BullMQ queues the runs are spread over (each under its own hash-tagged prefix). */
@@ -101,8 +116,17 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Reads the shared settings (see docs/operations.md for each variable). */
 export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): SharedConfig {
   const workspaceRoot = reader.string('TETHER_WORKSPACE_ROOT', '.tether/workspaces');
+  const redisClusterNodes = parseClusterNodes(reader.optional('REDIS_CLUSTER_NODES'), (problem) =>
+    reader.problem(problem),
+  );
+  const defaultUrl = 'redis://127.0.0.1:6379';
   return {
-    redisUrl: reader.string('REDIS_URL', 'redis://127.0.0.1:6379', /^rediss?:\/\//),
+    // Ignored, so not checked, when a cluster is given.
+    redisUrl: redisClusterNodes
+      ? (reader.optional('REDIS_URL') ?? defaultUrl)
+      : reader.string('REDIS_URL', defaultUrl, /^rediss?:\/\//),
+    redisClusterNodes,
+    redisPassword: reader.optional('REDIS_PASSWORD'),
     queuePrefix: reader.string('TETHER_QUEUE_PREFIX', '{tether}', /^[A-Za-z0-9_:{}.-]{1,64}$/),
     queueShards: reader.integer('TETHER_QUEUE_SHARDS', 1, 1, 64),
     workspaceRoot: isAbsolute(workspaceRoot) ? workspaceRoot : resolve(cwd, workspaceRoot),
@@ -114,4 +138,61 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     clarifyTimeoutMs: reader.integer('TETHER_CLARIFY_TIMEOUT_MS', 20_000, 1_000, 7 * 24 * 3600 * 1000),
     logLevel: reader.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
   };
+}
+
+/** A host name, an IPv4 address, or an IPv6 address in brackets; then a port. */
+const NODE = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)):(\d+)$/;
+
+/**
+ * Parses `REDIS_CLUSTER_NODES`: comma-separated `host:port` seeds
+ * (`10.0.0.1:7000,10.0.0.2:7000`, `[::1]:7000` for IPv6). Undefined when
+ * unset or empty; each bad entry is a `problem` naming it by position.
+ */
+export function parseClusterNodes(
+  raw: string | undefined,
+  problem: (message: string) => void,
+): RedisNodeAddress[] | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const nodes: RedisNodeAddress[] = [];
+  const seen = new Set<string>();
+  for (const [index, part] of raw.split(',').entries()) {
+    const entry = part.trim();
+    const where = `REDIS_CLUSTER_NODES entry ${index + 1}`;
+    if (entry === '') {
+      problem(`${where} is empty (expected host:port,host:port,...)`);
+      continue;
+    }
+    const match = NODE.exec(entry);
+    if (!match) {
+      problem(
+        `${where} must be host:port (an IPv6 host in brackets: [::1]:7000), got ${JSON.stringify(entry)}`,
+      );
+      continue;
+    }
+    const port = Number(match[3]);
+    if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+      problem(`${where} (${JSON.stringify(entry)}): the port must be from 1 to 65535`);
+      continue;
+    }
+    const host = (match[1] ?? match[2]) as string;
+    const key = `${host.toLowerCase()}:${port}`;
+    if (seen.has(key)) {
+      problem(`${where} (${JSON.stringify(entry)}) is listed twice`);
+      continue;
+    }
+    seen.add(key);
+    nodes.push({ host, port });
+  }
+  return nodes.length > 0 ? nodes : undefined;
+}
+
+/**
+ * What the apps say at start about where Redis is, when it is a cluster:
+ * its seed nodes, and that `REDIS_URL` is ignored. Undefined for one server.
+ */
+export function clusterStartNote(config: Pick<SharedConfig, 'redisClusterNodes'>): string | undefined {
+  const nodes = config.redisClusterNodes;
+  if (!nodes) return undefined;
+  const list = nodes.map(({ host, port }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`));
+  return `Redis Cluster through the seed nodes of REDIS_CLUSTER_NODES (${list.join(', ')}); REDIS_URL is ignored`;
 }

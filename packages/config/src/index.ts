@@ -1,5 +1,5 @@
-export type { Env, LogLevel, SharedConfig } from './config.js';
-export { EnvReader, LOG_LEVELS, readSharedConfig } from './config.js';
+export type { Env, LogLevel, RedisNodeAddress, SharedConfig } from './config.js';
+export { clusterStartNote, EnvReader, LOG_LEVELS, parseClusterNodes, readSharedConfig } from './config.js';
 export type { ConfigErrorCode } from './errors.js';
 export { CONFIG_ERRORS, ConfigError } from './errors.js';
 export { EXIT_CONFIG, loadOrExit } from './load-or-exit.js';

@@ -29,6 +29,9 @@ export interface RedisPluginOptions {
  * every defined command into each pipeline it makes (about 40 µs a pipeline):
  * the store's pipelines stay cheap on a connection without them.
  *
+ * With `REDIS_CLUSTER_NODES` the first two are Cluster clients and the
+ * subscriber is one node's connection (see `createRedisConnection`).
+ *
  * All three fail fast (`fail-fast` mode of `createRedisConnection`), and one
  * breaker watches them: while Redis is unreachable the routes that need it
  * answer 503 at once (see `requiresRedis`), and the process logs one warning
@@ -38,6 +41,9 @@ const redisPlugin: FastifyPluginAsync<RedisPluginOptions> = async (app, { config
   const connect = (suffix: string, which: string) =>
     createRedisConnection({
       url: config.redisUrl,
+      clusterNodes: config.redisClusterNodes,
+      password: config.redisPassword,
+      subscriber: which === 'subscriber',
       name: `tether-api:${config.instanceId}${suffix}`,
       mode: 'fail-fast',
       // ioredis reports every failed reconnect attempt: the outage is logged once, by the breaker.
