@@ -56,6 +56,14 @@ export default defineConfig({
             'packages/queue/test/slot-pipelines.int.test.ts',
             'packages/queue/test/run-store.int.test.ts',
             'apps/api/test/rate-limit-store.int.test.ts',
+            // The API in process: submit, list, read, answer, cancel; SSE replay and resync.
+            'apps/api/test/runs.int.test.ts',
+            'apps/api/test/events.int.test.ts',
+            // Worker processes: submit to completion, clarify (suspend, answer, time out), cancel in
+            // each state, kill -9 recovery, SIGTERM hand-over, a resumed event stream.
+            'apps/worker/test/worker.int.test.ts',
+            // API and worker processes: SSE across reconnects, two APIs and two workers.
+            'apps/api/test/e2e.int.test.ts',
           ],
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['packages/testing/src/cluster-global-setup.ts'],

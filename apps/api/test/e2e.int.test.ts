@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Run, RunEvent } from '@tether/protocol';
-import { testRedisUrl, uniquePrefix } from '@tether/testing';
+import { testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACME, API_KEYS } from './helper.js';
 import { type Shared, startApi, startWorker, stopAll } from './processes.js';
@@ -30,7 +30,13 @@ const cleanups: (() => Promise<void>)[] = [];
 async function setup(): Promise<Shared> {
   const workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-e2e-'));
   cleanups.push(() => rm(workspaceRoot, { recursive: true, force: true }));
-  shared = { redisUrl: testRedisUrl(), prefix: uniquePrefix('e2e'), workspaceRoot };
+  // The test Redis: one server, or in the `cluster` project a Redis Cluster.
+  shared = {
+    redisUrl: testRedisTarget().url,
+    redisEnv: testRedisEnv(),
+    prefix: uniquePrefix('e2e'),
+    workspaceRoot,
+  };
   return shared;
 }
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CreateRunBody, ReplayScript } from '@tether/protocol';
 import { newId } from '@tether/protocol';
-import { testRedisUrl, uniquePrefix } from '@tether/testing';
+import { testRedisEnv, uniquePrefix } from '@tether/testing';
 import type { FastifyInstance } from 'fastify';
 import { expect, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
@@ -39,7 +39,8 @@ export interface Built {
 export async function build(options: BuildOptions = {}): Promise<Built> {
   const workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-api-ws-'));
   const config = loadApiConfig({
-    REDIS_URL: testRedisUrl(),
+    // The test Redis (a cluster in the `cluster` project), unless the test points REDIS_URL elsewhere.
+    ...(options.env?.REDIS_URL === undefined ? testRedisEnv() : {}),
     TETHER_QUEUE_PREFIX: uniquePrefix('api'),
     TETHER_WORKSPACE_ROOT: workspaceRoot,
     TETHER_ALLOW_REPLAY: '1',

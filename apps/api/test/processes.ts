@@ -16,6 +16,8 @@ const running = new Set<TestProcess>();
 
 export interface Shared {
   redisUrl: string;
+  /** Where Redis is for the processes, over `redisUrl`: `REDIS_CLUSTER_NODES` on the cluster project. */
+  redisEnv?: Record<string, string>;
   prefix: string;
   workspaceRoot: string;
 }
@@ -32,6 +34,7 @@ export async function startWorker(
     id: name,
     killAfterMs: 3_000,
     env: {
+      ...shared.redisEnv,
       TETHER_QUEUE_PREFIX: shared.prefix,
       TETHER_WORKSPACE_ROOT: shared.workspaceRoot,
       TETHER_ALLOW_REPLAY: '1',
@@ -56,6 +59,7 @@ export async function startApi(
     name,
     killAfterMs: 3_000,
     env: {
+      ...shared.redisEnv,
       TETHER_QUEUE_PREFIX: shared.prefix,
       TETHER_WORKSPACE_ROOT: shared.workspaceRoot,
       TETHER_ALLOW_REPLAY: '1',

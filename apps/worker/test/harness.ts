@@ -2,10 +2,23 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CreateRunBody, ReplayScript, RunEvent, RunEventType } from '@tether/protocol';
-import { createKeys, EventHub, RunService, RunStore, type TetherKeys } from '@tether/queue';
-import { killAllSpawned, type TestProcess, testRedisUrl, uniquePrefix } from '@tether/testing';
+import {
+  createKeys,
+  createRedisConnection,
+  EventHub,
+  type RedisClient,
+  RunService,
+  RunStore,
+  type TetherKeys,
+} from '@tether/queue';
+import {
+  killAllSpawned,
+  type TestProcess,
+  testRedisEnv,
+  testRedisTarget,
+  uniquePrefix,
+} from '@tether/testing';
 import { startWorkerProcess } from '@tether/testing/scripts';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach } from 'vitest';
 
 /** One isolated Tether deployment for a test: its own queue prefix, workspace root, Redis connections. */
@@ -13,7 +26,7 @@ export interface Deployment {
   prefix: string;
   keys: TetherKeys;
   workspaceRoot: string;
-  redis: Redis;
+  redis: RedisClient;
   store: RunStore;
   service: RunService;
   hub: EventHub;
@@ -37,14 +50,17 @@ export interface DeploymentOptions {
 }
 
 export async function createDeployment(name: string, options: DeploymentOptions = {}): Promise<Deployment> {
-  const url = testRedisUrl();
+  // The test Redis: one server, or in the `cluster` project a Redis Cluster.
+  const target = testRedisTarget();
   const prefix = uniquePrefix(name);
   const keys = createKeys(prefix, options.shards ?? 1);
   const workspaceRoot = await mkdtemp(join(tmpdir(), `tether-${name}-`));
   // Searchable by the unprivileged user a root worker's sandboxed commands run as.
   await chmod(workspaceRoot, 0o755);
-  const redis = new Redis(url, { maxRetriesPerRequest: null });
-  const subscriber = new Redis(url, { maxRetriesPerRequest: null });
+  const connect = (name: string, subscriber = false) =>
+    createRedisConnection({ ...target, name, mode: 'wait', subscriber, onError: () => {} });
+  const redis = connect(`test-${name}`);
+  const subscriber = connect(`test-${name}:sub`, true);
   const store = new RunStore({ redis, keys });
   const service = new RunService({ redis, keys, store, backoffMs: 50 });
   const hub = new EventHub(subscriber, keys);
@@ -60,8 +76,9 @@ export async function createDeployment(name: string, options: DeploymentOptions 
     hub,
     async startWorker(env = {}) {
       const worker = await startWorkerProcess({
-        redisUrl: url,
+        redisUrl: target.url,
         env: {
+          ...testRedisEnv(),
           TETHER_QUEUE_PREFIX: prefix,
           TETHER_QUEUE_SHARDS: String(keys.shards),
           TETHER_WORKSPACE_ROOT: workspaceRoot,
