@@ -16,7 +16,8 @@ function usage(exitCode) {
   console.log(`Usage: pnpm start [--workers N] [--port P]
 
 Runs the Tether API (http://127.0.0.1:P, default 3000) and N workers (default 1).
-Redis: REDIS_URL if set; else a local redis-server with its data under ${HOME}/redis.
+Redis: REDIS_CLUSTER_NODES (a Redis Cluster's seed nodes) or REDIS_URL if set;
+else a local redis-server with its data under ${HOME}/redis.
 Environment is passed through (model profiles: OPENAI_API_KEY, OPENAI_BASE_URL, TETHER_MODEL).`);
   process.exit(exitCode);
 }
@@ -141,9 +142,14 @@ if (needsBuild()) {
 const { findOnPath, startStack, waitForPing } = await import('@tether/testing/scripts');
 
 mkdirSync(join(HOME, 'workspaces'), { recursive: true });
-const given = process.env.REDIS_URL;
+// A cluster's processes find it through REDIS_CLUSTER_NODES (passed through); the stack checks its first seed.
+const cluster = process.env.REDIS_CLUSTER_NODES?.trim() || undefined;
+const seed = cluster?.split(',')[0]?.trim();
+const password = process.env.REDIS_PASSWORD ? `:${encodeURIComponent(process.env.REDIS_PASSWORD)}@` : '';
+const given = seed ? `redis://${password}${seed}` : process.env.REDIS_URL;
 if (given) {
-  await waitForPing(given, 1_000).catch(() => fail(`REDIS_URL=${given} does not answer PING`));
+  const name = seed ? `REDIS_CLUSTER_NODES: ${seed}` : `REDIS_URL=${given}`;
+  await waitForPing(given, 1_000).catch(() => fail(`${name} does not answer PING`));
 } else if (findOnPath('redis-server')) {
   mkdirSync(join(HOME, 'redis'), { recursive: true });
 } else {
@@ -194,7 +200,7 @@ if (stack !== undefined && !stopping) {
   }
   const base = stack.urls[0];
   console.log(
-    `\n${paint(1, 'Tether is up')} at ${base}  (API docs: ${base}/docs, ${options.workers} worker${options.workers > 1 ? 's' : ''}, Redis ${stack.redisUrl})\n` +
+    `\n${paint(1, 'Tether is up')} at ${base}  (API docs: ${base}/docs, ${options.workers} worker${options.workers > 1 ? 's' : ''}, Redis ${cluster ? `Cluster ${cluster}` : stack.redisUrl})\n` +
       `  try: ${paint(1, 'pnpm demo')}   or: ${paint(1, `pnpm tether run "list the files"`)}   stop: Ctrl-C\n`,
   );
 }
