@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Run, RunEvent } from '@tether/protocol';
-import { testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
+import { testRedisClusterNodes, testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACME, API_KEYS } from './helper.js';
 import { type Shared, startApi, startWorker, stopAll } from './processes.js';
@@ -275,4 +275,25 @@ describe('end to end, with worker and API processes', () => {
     expect(await exited).toEqual({ code: 0, signal: null });
     expect(api.output()).toMatch(/"msg":"stopped"/);
   });
+
+  it.runIf(testRedisClusterNodes() !== undefined)(
+    'on a Redis Cluster, the API and the worker say at start that REDIS_URL is ignored, and use the cluster',
+    async () => {
+      // A REDIS_URL where nothing answers: the processes must not use it.
+      const s = { ...(await setup()), redisUrl: 'redis://127.0.0.1:1' };
+      const [worker, api] = await Promise.all([startWorker(s, 'worker-c', 1), startApi(s, API_KEYS)]);
+      const note =
+        /Redis Cluster through the seed nodes of REDIS_CLUSTER_NODES \([^)]+\); REDIS_URL is ignored/;
+      expect(api.output()).toMatch(note);
+      expect(worker.output()).toMatch(note);
+      // The API sees the worker that listed itself through the cluster.
+      let ready = await call<{ workers: { id: string }[] }>(api.base, 'GET', '/readyz');
+      for (let i = 0; i < 100 && ready.body.workers?.length !== 1; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        ready = await call<{ workers: { id: string }[] }>(api.base, 'GET', '/readyz');
+      }
+      expect(ready.status).toBe(200);
+      expect(ready.body.workers.map((w) => w.id)).toEqual(['worker-c']);
+    },
+  );
 });
