@@ -64,6 +64,8 @@ export default defineConfig({
             'apps/worker/test/worker.int.test.ts',
             // API and worker processes: SSE across reconnects, two APIs and two workers.
             'apps/api/test/e2e.int.test.ts',
+            // Sharded queues: each shard's own hash tag, so on a cluster the queues are on several masters.
+            'apps/worker/test/shards.int.test.ts',
           ],
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['packages/testing/src/cluster-global-setup.ts'],
