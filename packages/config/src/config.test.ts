@@ -155,6 +155,20 @@ describe('REDIS_CLUSTER_NODES and REDIS_PASSWORD', () => {
     ]);
   });
 
+  it('on a cluster, a queue prefix without a hash tag is refused, unless the queue is sharded', () => {
+    for (const prefix of ['tether', 'te{}ther', 'tether}{x']) {
+      expect(sharedOf({ REDIS_CLUSTER_NODES: 'h:7000', TETHER_QUEUE_PREFIX: prefix }).problems).toEqual([
+        `TETHER_QUEUE_PREFIX must hold a Redis Cluster hash tag ({…}, as the default {tether}) when REDIS_CLUSTER_NODES is set: BullMQ's scripts use several keys of the queue at once, got ${JSON.stringify(prefix)}`,
+      ]);
+    }
+    expect(sharedOf({ REDIS_CLUSTER_NODES: 'h:7000', TETHER_QUEUE_PREFIX: 'app:{q}' }).problems).toEqual([]);
+    expect(
+      sharedOf({ REDIS_CLUSTER_NODES: 'h:7000', TETHER_QUEUE_PREFIX: 'tether', TETHER_QUEUE_SHARDS: '3' })
+        .problems,
+    ).toEqual([]);
+    expect(sharedOf({ TETHER_QUEUE_PREFIX: 'tether' }).problems).toEqual([]);
+  });
+
   it('a bad list makes the whole configuration refused, naming the variable', () => {
     const reader = new EnvReader({ REDIS_CLUSTER_NODES: 'localhost' });
     readSharedConfig(reader);

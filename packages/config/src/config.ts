@@ -120,6 +120,14 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     reader.problem(problem),
   );
   const defaultUrl = 'redis://127.0.0.1:6379';
+  const queuePrefix = reader.string('TETHER_QUEUE_PREFIX', '{tether}', /^[A-Za-z0-9_:{}.-]{1,64}$/);
+  const queueShards = reader.integer('TETHER_QUEUE_SHARDS', 1, 1, 64);
+  // Several shards get tags of their own ({tether:0} …); one queue has the prefix's.
+  if (redisClusterNodes && queueShards === 1 && !hasHashTag(queuePrefix)) {
+    reader.problem(
+      `TETHER_QUEUE_PREFIX must hold a Redis Cluster hash tag ({…}, as the default {tether}) when REDIS_CLUSTER_NODES is set: BullMQ's scripts use several keys of the queue at once, got ${JSON.stringify(queuePrefix)}`,
+    );
+  }
   return {
     // Ignored, so not checked, when a cluster is given.
     redisUrl: redisClusterNodes
@@ -127,8 +135,8 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
       : reader.string('REDIS_URL', defaultUrl, /^rediss?:\/\//),
     redisClusterNodes,
     redisPassword: reader.optional('REDIS_PASSWORD'),
-    queuePrefix: reader.string('TETHER_QUEUE_PREFIX', '{tether}', /^[A-Za-z0-9_:{}.-]{1,64}$/),
-    queueShards: reader.integer('TETHER_QUEUE_SHARDS', 1, 1, 64),
+    queuePrefix,
+    queueShards,
     workspaceRoot: isAbsolute(workspaceRoot) ? workspaceRoot : resolve(cwd, workspaceRoot),
     retentionSeconds: reader.integer('TETHER_RUN_RETENTION_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
     eventMaxLength: reader.integer('TETHER_EVENT_MAX_LEN', 10_000, 100, 1_000_000),
@@ -138,6 +146,13 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     clarifyTimeoutMs: reader.integer('TETHER_CLARIFY_TIMEOUT_MS', 20_000, 1_000, 7 * 24 * 3600 * 1000),
     logLevel: reader.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
   };
+}
+
+/** Whether a key holds a Redis Cluster hash tag: its first `{` and the next `}`, not empty between. */
+function hasHashTag(key: string): boolean {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1;
 }
 
 /** A host name, an IPv4 address, or an IPv6 address in brackets; then a port. */
