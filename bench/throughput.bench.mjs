@@ -10,12 +10,16 @@
 // delayed (a job leaves `active` only after its run's final step). Then, outside the timed
 // window, every run of the pass is read back and must be `completed`.
 // Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
+//
+// BENCH_CLUSTER=1: on a local Redis Cluster of three masters (REDIS_CLUSTER_NODES for the API and
+// the workers; BENCH_SHARDS defaults to 3 there), and each line also gives the commands each master
+// served during the timed Tether passes (INFO commandstats), and their spread around the mean.
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { createKeys, QUEUE_NAME } from '../packages/queue/dist/index.js';
-import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
-import { freePort, startStack } from '../packages/testing/dist/scripts.js';
+import { Cluster, Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
+import { freePort, startRedisCluster, startStack } from '../packages/testing/dist/scripts.js';
 import { LeanConnection, postRequest } from './lib/http-client.mjs';
 import { benchRedis, tempDir } from './lib/stack.mjs';
 
@@ -32,8 +36,9 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 if (!Number.isInteger(WORKERS) || WORKERS < 1 || WORKERS > 16) {
   throw new Error(`BENCH_WORKERS must be an integer from 1 to 16, got ${process.env.BENCH_WORKERS}`);
 }
-// BENCH_SHARDS: TETHER_QUEUE_SHARDS of the API and workers (default 1, one queue as shipped).
-const SHARDS = Number(process.env.BENCH_SHARDS ?? 1);
+const CLUSTER = process.env.BENCH_CLUSTER === '1';
+// BENCH_SHARDS: TETHER_QUEUE_SHARDS of the API and workers (default 1, one queue as shipped; 3 on a cluster).
+const SHARDS = Number(process.env.BENCH_SHARDS ?? (CLUSTER ? 3 : 1));
 if (!Number.isInteger(SHARDS) || SHARDS < 1 || SHARDS > 64) {
   throw new Error(`BENCH_SHARDS must be an integer from 1 to 64, got ${process.env.BENCH_SHARDS}`);
 }
@@ -41,11 +46,22 @@ const WORKER_IDS = Array.from({ length: WORKERS }, (_, i) => `bench-w${i + 1}`);
 const GOAL = 0.34;
 const KEY = 'sk_bench_throughput_0123';
 
-const redisServer = await benchRedis();
+/** The cluster's masters, for their command counts. */
+const SPREAD_GOAL = 0.2;
+const cluster = CLUSTER ? await startRedisCluster() : undefined;
+const redisServer = cluster
+  ? { url: `redis://${cluster.nodes[0]}`, stop: () => cluster.stop() }
+  : await benchRedis();
+/** A connection to the bench's Redis: one server's, or a Cluster client. */
+function connect() {
+  if (!cluster) return new Redis(redisServer.url, { maxRetriesPerRequest: null });
+  const seeds = cluster.nodes.map((node) => ({ host: node.split(':')[0], port: Number(node.split(':')[1]) }));
+  return new Cluster(seeds, { redisOptions: { maxRetriesPerRequest: null } });
+}
 const workspaces = await tempDir('throughput');
 const prefix = `{bench-tp-${process.pid}}`;
 const keys = createKeys(prefix, SHARDS);
-const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+const redis = connect();
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -56,7 +72,7 @@ function median(values) {
 /** Raw BullMQ: `count` no-op jobs through one Worker of concurrency 50; jobs per second. */
 async function rawBullmq(count) {
   const queue = new Queue('noop', { connection: redis, prefix: `{bench-raw-${process.pid}}` });
-  const connection = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+  const connection = connect();
   let done = 0;
   let resolveAll;
   const all = new Promise((resolve) => {
@@ -100,6 +116,7 @@ const stack = await startStack({
   env: {
     TETHER_QUEUE_PREFIX: prefix,
     TETHER_QUEUE_SHARDS: String(SHARDS),
+    ...(cluster ? { REDIS_CLUSTER_NODES: cluster.nodes.join(',') } : {}),
     TETHER_WORKSPACE_ROOT: workspaces.dir,
     TETHER_ALLOW_REPLAY: '1',
     LOG_LEVEL: 'warn',
@@ -194,12 +211,33 @@ async function drained() {
   }
 }
 
+/** Commands each server has served so far: the sum of `calls` over INFO commandstats. */
+async function commandsPerServer(servers) {
+  return Promise.all(
+    servers.map(async (server) => {
+      let calls = 0;
+      for (const match of (await server.info('commandstats')).matchAll(/calls=(\d+)/g))
+        calls += Number(match[1]);
+      return calls;
+    }),
+  );
+}
+
 let failed = 0;
 /** Every run must have completed; the others are counted as failed (and reported). */
 async function verify(ids) {
-  const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.hget(keys.run(id).record, 'status');
-  const statuses = ((await pipeline.exec()) ?? []).map(([, status]) => status);
+  let statuses = [];
+  if (cluster) {
+    // The records are spread over the cluster's slots: one command each (outside the timed window).
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500).map((id) => redis.hget(keys.run(id).record, 'status'));
+      statuses = statuses.concat(await Promise.all(chunk));
+    }
+  } else {
+    const pipeline = redis.pipeline();
+    for (const id of ids) pipeline.hget(keys.run(id).record, 'status');
+    statuses = ((await pipeline.exec()) ?? []).map(([, status]) => status);
+  }
   const notCompleted = statuses.filter((status) => status !== 'completed');
   if (notCompleted.length > 0) {
     failed += notCompleted.length;
@@ -254,11 +292,14 @@ async function tetherRuns(count, kind, cpu) {
 
 try {
   if (CLIENT === 'lean') connections = Array.from({ length: IN_FLIGHT }, () => new LeanConnection(port));
-  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  const servers = cluster ? redis.nodes('master') : [redis];
+  const redisPids = await Promise.all(
+    servers.map(async (server) => Number(/process_id:(\d+)/.exec(await server.info('server'))?.[1])),
+  );
   processes = {
     api: stack.apis.map((api) => api.child.pid),
     workers: stack.workers.map((worker) => worker.child.pid),
-    redis: [redisPid],
+    redis: redisPids,
     load_generator: [process.pid],
   };
   for (const kind of Object.keys(BODIES)) await tetherRuns(WARMUP, kind, {});
@@ -271,9 +312,14 @@ try {
   // Passes alternate between the two kinds of run, so neither gains from going second.
   const rates = Object.fromEntries(Object.keys(BODIES).map((kind) => [kind, []]));
   const cpu = Object.fromEntries(Object.keys(BODIES).map((kind) => [kind, {}]));
+  const commandsBefore = await commandsPerServer(servers);
   for (let pass = 0; pass < PASSES; pass++) {
     for (const kind of Object.keys(BODIES)) rates[kind].push(await tetherRuns(RUNS, kind, cpu[kind]));
   }
+  const commandsAfter = await commandsPerServer(servers);
+  const served = commandsAfter.map((count, i) => count - (commandsBefore[i] ?? 0));
+  const mean = served.reduce((a, b) => a + b, 0) / served.length;
+  const spread = Math.max(...served.map((count) => Math.abs(count - mean) / mean));
   for (const [toolsets, samples] of Object.entries(rates)) {
     const runsPerSecond = median(samples);
     const ratio = runsPerSecond / jobsPerSecond;
@@ -299,7 +345,16 @@ try {
         ),
         failed_runs: failed,
         goal_ratio: GOAL,
-        pass: ratio >= GOAL && failed === 0,
+        ...(cluster
+          ? {
+              redis_cluster_masters: served.length,
+              // Commands each master served during the timed Tether passes (both kinds of run), from INFO commandstats.
+              commands_per_master: served,
+              spread_around_mean: Number(spread.toFixed(3)),
+              goal_spread: SPREAD_GOAL,
+            }
+          : {}),
+        pass: ratio >= GOAL && failed === 0 && (!cluster || spread <= SPREAD_GOAL),
       }),
     );
   }
