@@ -42,10 +42,6 @@ export const QUEUE_ERRORS = {
     statusCode: 503,
     description: 'The run was created but could not be queued; it is marked failed.',
   },
-  ERR_QUEUE_CONFIG: {
-    statusCode: 500,
-    description: 'Server configuration of the queue or worker is invalid.',
-  },
 } as const;
 
 export type QueueErrorCode = keyof typeof QUEUE_ERRORS;
