@@ -1,5 +1,12 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { WatchedConnection } from './redis-breaker.js';
+
+/** What the breaker needs of a connection; an ioredis `Redis` has it (a `Cluster` is adapted). */
+export interface WatchedConnection {
+  readonly status: string;
+  ping(): Promise<unknown>;
+  on(event: string, listener: () => void): unknown;
+  off(event: string, listener: () => void): unknown;
+}
 
 /**
  * A Redis Cluster client as a {@link RedisBreaker} watches it. The client's

@@ -23,15 +23,9 @@
  * the breaker is closed while every master that serves slots answers.
  */
 import type { Cluster } from 'ioredis';
-import { watchCluster } from './cluster-watch.js';
+import { type WatchedConnection, watchCluster } from './cluster-watch.js';
 
-/** What the breaker needs of a connection; an ioredis `Redis` has it (a `Cluster` is adapted). */
-export interface WatchedConnection {
-  readonly status: string;
-  ping(): Promise<unknown>;
-  on(event: string, listener: () => void): unknown;
-  off(event: string, listener: () => void): unknown;
-}
+export type { WatchedConnection } from './cluster-watch.js';
 
 /** An outage as the breaker saw it begin. */
 export interface RedisOutage {
