@@ -48,3 +48,4 @@ export type { ReplayProviderOptions } from './providers/replay-provider.js';
 export { createReplayProvider, parseReplayScript } from './providers/replay-provider.js';
 export type { ResolveProviderOptions } from './providers/resolve-provider.js';
 export { resolveProvider } from './providers/resolve-provider.js';
+export { countTokens } from './session/tokens.js';
