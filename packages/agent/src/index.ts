@@ -49,3 +49,10 @@ export { createReplayProvider, parseReplayScript } from './providers/replay-prov
 export type { ResolveProviderOptions } from './providers/resolve-provider.js';
 export { resolveProvider } from './providers/resolve-provider.js';
 export { countTokens } from './session/tokens.js';
+export type { TranscriptEntry, TurnEntriesOptions } from './session/transcript.js';
+export {
+  CANCELLED_TOOL_RESULT,
+  INTERRUPTED_TOOL_RESULT,
+  SHORTENED_TOOL_RESULT_CHARS,
+  turnEntries,
+} from './session/transcript.js';
