@@ -48,6 +48,8 @@ export type { ReplayProviderOptions } from './providers/replay-provider.js';
 export { createReplayProvider, parseReplayScript } from './providers/replay-provider.js';
 export type { ResolveProviderOptions } from './providers/resolve-provider.js';
 export { resolveProvider } from './providers/resolve-provider.js';
+export type { HistoryTruncation, HistoryWindow } from './session/history.js';
+export { DEFAULT_SESSION_HISTORY_TOKENS, historyMessages } from './session/history.js';
 export { countTokens } from './session/tokens.js';
 export type { TranscriptEntry, TurnEntriesOptions } from './session/transcript.js';
 export {
