@@ -4,6 +4,7 @@ import { en } from './packs/en.js';
 import { zh } from './packs/zh.js';
 import {
   buildSystemPrompt,
+  clarifyFailedMessage,
   clarifyTimeoutMessage,
   getToolBehaviors,
   getToolUseEnforcement,
@@ -206,5 +207,16 @@ describe('clarifyTimeoutMessage', () => {
   it('is the design message in zh and its translation in en', () => {
     expect(clarifyTimeoutMessage('zh')).toBe('用户未在规定时间内回答。请根据已有信息自行判断并继续执行。');
     expect(clarifyTimeoutMessage('en')).toMatch(/did not answer within the time allowed/);
+  });
+});
+
+describe('clarifyFailedMessage', () => {
+  it('names the reason, then gives the timeout advice to decide and continue', () => {
+    expect(clarifyFailedMessage('en', 'terminal closed')).toBe(
+      'The question could not be answered (terminal closed). Decide for yourself based on the information you have, and continue.',
+    );
+    expect(clarifyFailedMessage('zh', 'terminal closed')).toBe(
+      '问题未能得到回答（terminal closed）。请根据已有信息自行判断并继续执行。',
+    );
   });
 });

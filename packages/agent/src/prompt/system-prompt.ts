@@ -115,6 +115,15 @@ export function clarifyTimeoutMessage(locale: Locale): string {
   return PROMPT_PACKS[locale].clarifyTimeout;
 }
 
+/**
+ * The tool result clarify gets when the host's `onClarifyRequest` failed
+ * (rejected, threw, or gave no text): the reason, then the timeout's advice to
+ * decide and continue, so the run goes on.
+ */
+export function clarifyFailedMessage(locale: Locale, reason: string): string {
+  return PROMPT_PACKS[locale].clarifyFailed(reason);
+}
+
 function bullets(lines: readonly string[]): string {
   return lines.map((line) => `- ${line}`).join('\n');
 }

@@ -62,4 +62,6 @@ To change an existing file, use patch for a targeted replacement.
 Give old_string enough context to match exactly one place. Indentation and whitespace need not match exactly.`,
   clarifyTimeout:
     'The user did not answer within the time allowed. Decide for yourself based on the information you have, and continue.',
+  clarifyFailed: (reason) =>
+    `The question could not be answered (${reason}). Decide for yourself based on the information you have, and continue.`,
 };

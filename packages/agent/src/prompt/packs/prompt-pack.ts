@@ -47,4 +47,6 @@ export interface PromptPack {
   patchBehaviorWithoutWriteFile: string;
   /** The tool result clarify gets when the user did not answer in time. */
   clarifyTimeout: string;
+  /** The tool result clarify gets when the host's in-process answer failed (`reason` says why). */
+  clarifyFailed: (reason: string) => string;
 }

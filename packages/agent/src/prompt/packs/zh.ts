@@ -4,7 +4,8 @@ import type { PromptPack } from './prompt-pack.js';
  * The Chinese pack. The tool-use rules, scenarios, checks, behaviour blocks and
  * the clarify timeout message are the design document's text (sections 5.3,
  * 6.1 and 6.2) verbatim; only the pieces the design does not give (identity,
- * workspace, the patch line and block without `write_file`) are ours.
+ * workspace, the patch line and block without `write_file`, the message of a
+ * failed in-process clarify) are ours.
  */
 export const zh: PromptPack = {
   identity: '你是由 Tether 运行的 AI 助手，负责完成用户交给你的任务。',
@@ -61,4 +62,5 @@ old_string 提供足够上下文确保唯一匹配。不需要精确匹配缩进
 **用 patch：** 修改函数、修复 bug、调整配置、添加/删除代码片段。
 old_string 提供足够上下文确保唯一匹配。不需要精确匹配缩进和空白。`,
   clarifyTimeout: '用户未在规定时间内回答。请根据已有信息自行判断并继续执行。',
+  clarifyFailed: (reason) => `问题未能得到回答（${reason}）。请根据已有信息自行判断并继续执行。`,
 };
