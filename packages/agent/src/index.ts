@@ -1,5 +1,6 @@
 export type { Locale, ModelSpec } from '@tether/protocol';
 export { isLocale, LOCALES } from '@tether/protocol';
+export type { ClarifyRequestContext, ClarifyRequestHandler } from './attempt/ask-in-process.js';
 export type { Checkpoint, InitialCheckpointOptions, PendingClarifyState } from './attempt/checkpoint.js';
 export { initialCheckpoint, parseCheckpoint, unansweredToolCalls } from './attempt/checkpoint.js';
 export type {
@@ -16,6 +17,7 @@ export type { BehaviorTool, SystemPromptOptions } from './prompt/system-prompt.j
 export {
   BEHAVIOR_TOOLS,
   buildSystemPrompt,
+  clarifyFailedMessage,
   clarifyTimeoutMessage,
   getToolBehaviors,
   getToolUseEnforcement,

@@ -5,7 +5,8 @@ import type { ReplayScript, RunEventInput } from '@tether/protocol';
 import { startFakeOpenAI, streamText } from '@tether/testing';
 import { createTools, type Tool } from '@tether/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ModelProvider } from '../providers/model-provider.js';
+import { clarifyFailedMessage, clarifyTimeoutMessage } from '../prompt/system-prompt.js';
+import type { ChatMessage, ModelProvider } from '../providers/model-provider.js';
 import { createOpenAIProvider } from '../providers/openai-provider.js';
 import { createReplayProvider } from '../providers/replay-provider.js';
 import { type Checkpoint, initialCheckpoint, parseCheckpoint } from './checkpoint.js';
@@ -62,6 +63,26 @@ function harness(provider: ModelProvider, options: { controller?: AbortControlle
 }
 
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
+/** A replay provider that keeps the transcript each model turn was given, as the model saw it. */
+function recorded(script: ReplayScript) {
+  const replay = createReplayProvider(script);
+  const seen: ChatMessage[][] = [];
+  const provider: ModelProvider = {
+    name: 'recorded',
+    complete(request) {
+      seen.push(structuredClone(request.messages));
+      return replay.complete(request);
+    },
+  };
+  return { provider, seen };
+}
+/** The result the transcript holds for the first call named `name`. */
+function resultOf(messages: ChatMessage[], name: string) {
+  const callId = messages
+    .flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []))
+    .find((c) => c.name === name)?.id;
+  return messages.find((m) => m.role === 'tool' && m.toolCallId === callId)?.content;
+}
 const types = (events: RunEventInput[]) => events.map((e) => e.type);
 
 describe('runAttempt', () => {
@@ -169,6 +190,197 @@ describe('runAttempt', () => {
     expect(outcome.status).toBe('completed');
     if (outcome.status === 'completed') expect(outcome.output).toContain('Which file?');
     expect(h.events.some((e) => e.type === 'clarify.requested')).toBe(false);
+  });
+
+  describe('with onClarifyRequest (in process)', () => {
+    it("awaits the answer and gives it to the model as clarify's result, without suspending", async () => {
+      const { provider, seen } = recorded([
+        {
+          toolCalls: [
+            call('write_file', { path: 'first.txt', content: '1' }),
+            call('clarify', { question: 'Which colour?', choices: ['red', 'blue'] }),
+            call('write_file', { path: 'third.txt', content: '3' }),
+          ],
+        },
+        { content: 'painted it blue' },
+      ]);
+      const h = harness(provider);
+      const asked: Array<{ question: string; choices: string[]; firstWritten: boolean }> = [];
+      const outcome = await h.attempt(h.checkpoint, {
+        // Overridden: a host with an in-process answer never suspends nor returns the question.
+        interaction: 'return',
+        onClarifyRequest: async (question, choices) => {
+          const firstWritten = await readFile(join(workspace, 'first.txt'), 'utf8').then(
+            () => true,
+            () => false,
+          );
+          asked.push({ question, choices, firstWritten });
+          return 'blue';
+        },
+      });
+      expect(outcome).toEqual({ status: 'completed', output: 'painted it blue' });
+      expect(asked).toEqual([{ question: 'Which colour?', choices: ['red', 'blue'], firstWritten: true }]);
+      // The model's second turn saw the answer as the clarify call's result.
+      expect(seen).toHaveLength(2);
+      expect(resultOf(seen[1] as ChatMessage[], 'clarify')).toBe('blue');
+      expect(await readFile(join(workspace, 'third.txt'), 'utf8')).toBe('3');
+      expect(h.checkpoint.pendingClarify).toBeUndefined();
+      const clarifyEvents = h.events.filter(
+        (e) => (e.type === 'tool.call' || e.type === 'tool.result') && e.data.name === 'clarify',
+      );
+      expect(clarifyEvents.map((e) => e.type)).toEqual(['tool.call', 'tool.result']);
+      expect(clarifyEvents[1]?.data).toMatchObject({ ok: true, content: 'blue' });
+      // Saved after the first turn and after each of the three results, the answer included.
+      expect(h.saves).toHaveLength(4);
+      expect(resultOf(parseCheckpoint(h.saves[2] as string).messages, 'clarify')).toBe('blue');
+    });
+
+    it('passes no choices as an empty list', async () => {
+      const h = harness(
+        createReplayProvider([{ toolCalls: [call('clarify', { question: 'Name?' })] }, { content: 'ok' }]),
+      );
+      const got: string[][] = [];
+      await h.attempt(h.checkpoint, {
+        onClarifyRequest: async (_question, choices) => {
+          got.push(choices);
+          return 'Ada';
+        },
+      });
+      expect(got).toEqual([[]]);
+    });
+
+    it('past clarifyTimeoutMs gives the timeout message in the run locale and goes on', async () => {
+      const { provider, seen } = recorded([
+        { toolCalls: [call('clarify', { question: '继续吗？' })] },
+        { content: '好的' },
+      ]);
+      const h = harness(provider);
+      let handlerSignal: AbortSignal | undefined;
+      const outcome = await h.attempt(h.checkpoint, {
+        locale: 'zh',
+        clarifyTimeoutMs: 50,
+        onClarifyRequest: (_question, _choices, { signal }) => {
+          handlerSignal = signal;
+          return new Promise<string>(() => {});
+        },
+      });
+      expect(outcome).toEqual({ status: 'completed', output: '好的' });
+      expect(resultOf(seen[1] as ChatMessage[], 'clarify')).toBe(clarifyTimeoutMessage('zh'));
+      // The handler is told its answer is no longer wanted.
+      expect(handlerSignal?.aborted).toBe(true);
+      expect(handlerSignal?.reason).toMatchObject({ name: 'TimeoutError' });
+    });
+
+    it.each([
+      {
+        how: 'rejects',
+        handler: async () => Promise.reject(new Error('terminal closed')),
+        reason: 'terminal closed',
+      },
+      {
+        how: 'throws',
+        handler: () => {
+          throw new Error('no terminal');
+        },
+        reason: 'no terminal',
+      },
+      {
+        how: 'gives no text',
+        handler: async () => undefined as unknown as string,
+        reason: 'onClarifyRequest gave undefined, not a string',
+      },
+    ])(
+      'when the handler $how, tells the model the question could not be answered and why, and goes on',
+      async ({ handler, reason }) => {
+        const { provider, seen } = recorded([
+          { toolCalls: [call('clarify', { question: 'Which file?' })] },
+          { content: 'picked one myself' },
+        ]);
+        const h = harness(provider);
+        const outcome = await h.attempt(h.checkpoint, { onClarifyRequest: handler });
+        expect(outcome).toEqual({ status: 'completed', output: 'picked one myself' });
+        const expected = clarifyFailedMessage('en', reason);
+        expect(resultOf(seen[1] as ChatMessage[], 'clarify')).toBe(expected);
+        const result = h.events.find((e) => e.type === 'tool.result');
+        expect(result?.data).toMatchObject({ name: 'clarify', ok: false, content: expected });
+      },
+    );
+
+    it.each([
+      { stoppedBy: 'the host (shutdown, lost lock)', interrupted: true },
+      { stoppedBy: 'the user (cancel)', interrupted: false },
+    ])('an abort while waiting, by $stoppedBy, ends the attempt cancelled', async ({ interrupted }) => {
+      const { provider, seen } = recorded([
+        { toolCalls: [call('clarify', { question: 'ok?' })] },
+        { content: 'never' },
+      ]);
+      const h = harness(provider);
+      let handlerSignal: AbortSignal | undefined;
+      let onAsked: () => void = () => {};
+      const asked = new Promise<void>((resolve) => {
+        onAsked = resolve;
+      });
+      const running = h.attempt(h.checkpoint, {
+        interrupted: () => interrupted,
+        clarifyTimeoutMs: 60_000,
+        onClarifyRequest: (_question, _choices, { signal }) => {
+          handlerSignal = signal;
+          onAsked();
+          return new Promise<string>(() => {});
+        },
+      });
+      await asked;
+      h.controller.abort();
+      expect(await running).toEqual({ status: 'cancelled' });
+      expect(handlerSignal?.aborted).toBe(true);
+      expect(seen).toHaveLength(1);
+      const results = h.checkpoint.messages.filter((m) => m.role === 'tool');
+      if (interrupted) {
+        // Unanswered: the next owner asks again.
+        expect(results).toEqual([]);
+      } else {
+        expect(results).toHaveLength(1);
+        expect(results[0]?.content).toContain('cancelled');
+      }
+    });
+
+    it("gives invalid clarify arguments back to the model as the tool's validation error, asking no one", async () => {
+      const { provider, seen } = recorded([
+        { toolCalls: [call('clarify', { question: '', choices: ['a', 'b', 'c', 'd', 'e'] })] },
+        { content: 'ok' },
+      ]);
+      const h = harness(provider);
+      let asked = 0;
+      const outcome = await h.attempt(h.checkpoint, {
+        onClarifyRequest: async () => {
+          asked++;
+          return 'x';
+        },
+      });
+      expect(outcome).toEqual({ status: 'completed', output: 'ok' });
+      expect(asked).toBe(0);
+      const result = h.events.find((e) => e.type === 'tool.result');
+      expect(result?.data).toMatchObject({ name: 'clarify', ok: false });
+      expect(resultOf(seen[1] as ChatMessage[], 'clarify')).toMatch(/question|choices/);
+    });
+
+    it('does not count the wait for the answer as active time', async () => {
+      let t = 0;
+      const h = harness(
+        createReplayProvider([{ toolCalls: [call('clarify', { question: 'ok?' })] }, { content: 'done' }]),
+      );
+      const outcome = await h.attempt(h.checkpoint, {
+        now: () => t,
+        limits: { wallClockMs: 60_000 },
+        clarifyTimeoutMs: 60_000,
+        onClarifyRequest: async () => {
+          t += 10 * 60_000; // a human thinks for ten minutes
+          return 'yes';
+        },
+      });
+      expect(outcome).toEqual({ status: 'completed', output: 'done' });
+      expect(h.checkpoint.activeMs).toBe(0);
+    });
   });
 
   it('after a crash between two tool calls, resumes without repeating the first', async () => {

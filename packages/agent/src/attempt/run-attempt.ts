@@ -1,7 +1,8 @@
 /**
  * The attempt loop: model turn, then its tool calls in order, then the next
  * turn, until the model answers without tool calls, a limit is reached, the
- * attempt is cancelled, or `clarify` suspends it.
+ * attempt is cancelled, or `clarify` suspends it. With `onClarifyRequest`,
+ * `clarify` never suspends: the host answers in process and the loop goes on.
  *
  * The checkpoint is the whole state and is updated in place; `saveCheckpoint`
  * runs after every model turn that calls tools and every tool result, so a
@@ -16,8 +17,9 @@ import type { Locale } from '@tether/protocol';
 import { type EmitEvent, newId, TetherError, type ToolCall, type Usage } from '@tether/protocol';
 import { executeTool, type Tool } from '@tether/tools';
 import { AgentError } from '../errors.js';
-import { clarifyTimeoutMessage } from '../prompt/system-prompt.js';
+import { clarifyFailedMessage, clarifyTimeoutMessage } from '../prompt/system-prompt.js';
 import type { ModelProvider, ModelTool } from '../providers/model-provider.js';
+import { askInProcess, type ClarifyRequestHandler } from './ask-in-process.js';
 import { type Checkpoint, type PendingClarifyState, unansweredToolCalls } from './checkpoint.js';
 
 export interface AttemptLimits {
@@ -55,11 +57,21 @@ export interface AttemptParams {
   saveCheckpoint: (checkpoint: Checkpoint) => Promise<void>;
   limits?: Partial<AttemptLimits>;
   /**
-   * `suspend`: `clarify` ends the attempt with a `suspended` outcome.
+   * `suspend` (default): `clarify` ends the attempt with a `suspended` outcome.
    * `return`: no channel to a human; clarify's own `execute` runs and the run
    * completes with the question as its output.
+   * Ignored when `onClarifyRequest` is given.
    */
-  interaction: 'suspend' | 'return';
+  interaction?: 'suspend' | 'return';
+  /**
+   * Answers `clarify` in process (design 5.3, embedding without a queue): the
+   * attempt awaits it and its answer becomes clarify's tool result. Past
+   * `clarifyTimeoutMs` the result is the timeout message; when it rejects, the
+   * result says the question could not be answered and why (`ok: false`); in
+   * both cases the run goes on. An abort while it waits ends the attempt
+   * `cancelled`. Overrides `interaction`. The wait is not active time.
+   */
+  onClarifyRequest?: ClarifyRequestHandler | undefined;
   /** How long a human has to answer a clarify question (ms). Default 20,000. */
   clarifyTimeoutMs?: number;
   /** The answer (or the timeout) of the question this attempt resumes from. */
@@ -94,9 +106,12 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
   const locale = params.locale ?? 'en';
   const started = now();
   const activeBefore = checkpoint.activeMs;
+  // Time spent waiting for an in-process answer: a human's time, not the run's.
+  let waitedMs = 0;
   const tick = () => {
-    checkpoint.activeMs = activeBefore + (now() - started);
+    checkpoint.activeMs = activeBefore + (now() - started) - waitedMs;
   };
+  const clarifyTimeoutMs = params.clarifyTimeoutMs ?? 20_000;
   const save = async () => {
     tick();
     await params.saveCheckpoint(checkpoint);
@@ -134,13 +149,42 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
         const tool = tools.get(call.name);
         if (tool && call.name === CLARIFY) {
           const question = clarifyQuestion(tool, call);
-          if (question && params.interaction === 'suspend') {
+          if (question && params.onClarifyRequest) {
+            emit({
+              type: 'tool.call',
+              data: { callId: call.id, name: call.name, arguments: call.arguments },
+            });
+            const asked = now();
+            const reply = await askInProcess(params.onClarifyRequest, question.question, question.choices, {
+              signal,
+              timeoutMs: clarifyTimeoutMs,
+            });
+            waitedMs += now() - asked;
+            if (reply.kind === 'aborted') {
+              // As for any tool stopped mid-call: unanswered for the next owner, or Cancelled for the user.
+              if (params.interrupted?.()) return { status: 'cancelled' };
+              const content = 'The clarify call was cancelled before the question was answered.';
+              recordToolResult(params, checkpoint, call.id, call.name, { ok: false, content }, limits);
+              await save();
+              return { status: 'cancelled' };
+            }
+            const result =
+              reply.kind === 'answered'
+                ? { ok: true, content: reply.answer }
+                : reply.kind === 'timed-out'
+                  ? { ok: true, content: clarifyTimeoutMessage(locale) }
+                  : { ok: false, content: clarifyFailedMessage(locale, reply.reason) };
+            recordToolResult(params, checkpoint, call.id, call.name, result, limits);
+            await save();
+            continue;
+          }
+          if (question && (params.interaction ?? 'suspend') === 'suspend') {
             const pending: PendingClarifyState = {
               requestId: newId('clr'),
               callId: call.id,
               question: question.question,
               choices: question.choices,
-              expiresAt: new Date(now() + (params.clarifyTimeoutMs ?? 20_000)).toISOString(),
+              expiresAt: new Date(now() + clarifyTimeoutMs).toISOString(),
             };
             emit({
               type: 'tool.call',
