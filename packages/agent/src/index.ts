@@ -2,7 +2,12 @@ export type { Locale, ModelSpec } from '@tether/protocol';
 export { isLocale, LOCALES } from '@tether/protocol';
 export type { ClarifyRequestContext, ClarifyRequestHandler } from './attempt/ask-in-process.js';
 export type { Checkpoint, InitialCheckpointOptions, PendingClarifyState } from './attempt/checkpoint.js';
-export { initialCheckpoint, parseCheckpoint, unansweredToolCalls } from './attempt/checkpoint.js';
+export {
+  initialCheckpoint,
+  ownMessages,
+  parseCheckpoint,
+  unansweredToolCalls,
+} from './attempt/checkpoint.js';
 export type {
   AttemptLimits,
   AttemptOutcome,

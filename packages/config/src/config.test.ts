@@ -70,6 +70,7 @@ describe('readSharedConfig', () => {
       queueShards: 1,
       workspaceRoot: join('/srv/tether', '.tether/workspaces'),
       retentionSeconds: 604_800,
+      sessionTtlSeconds: 2_592_000,
       eventMaxLength: 10_000,
       maxAttempts: 3,
       backoffMs: 2_000,

@@ -100,6 +100,8 @@ export interface SharedConfig {
   /** Where run workspaces live: storage shared by every worker host (and the API, for file downloads). */
   workspaceRoot: string;
   retentionSeconds: number;
+  /** How long a session lives after its last activity (a run added or ended), in seconds. */
+  sessionTtlSeconds: number;
   eventMaxLength: number;
   maxAttempts: number;
   backoffMs: number;
@@ -139,6 +141,7 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     queueShards,
     workspaceRoot: isAbsolute(workspaceRoot) ? workspaceRoot : resolve(cwd, workspaceRoot),
     retentionSeconds: reader.integer('TETHER_RUN_RETENTION_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+    sessionTtlSeconds: reader.integer('TETHER_SESSION_TTL_S', 30 * 24 * 3600, 60, 365 * 24 * 3600),
     eventMaxLength: reader.integer('TETHER_EVENT_MAX_LEN', 10_000, 100, 1_000_000),
     maxAttempts: reader.integer('TETHER_MAX_ATTEMPTS', 3, 1, 100),
     backoffMs: reader.integer('TETHER_RETRY_BACKOFF_MS', 2_000, 1, 3_600_000),

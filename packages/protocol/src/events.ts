@@ -83,6 +83,15 @@ export const EventDataSchemas = {
   'clarify.answered': Type.Object({ requestId: Type.String(), answer: Type.String() }),
   'clarify.timed_out': Type.Object({ requestId: Type.String() }),
   usage: UsageSchema,
+  /** A session run's history was windowed to its token budget: what was left out of what the model sees. */
+  'session.truncated': Type.Object({
+    droppedTurns: Type.Integer({ minimum: 0 }),
+    droppedEntries: Type.Integer({ minimum: 0 }),
+    shortenedToolResults: Type.Integer({ minimum: 0 }),
+    tokensBefore: Type.Integer({ minimum: 0 }),
+    tokensAfter: Type.Integer({ minimum: 0 }),
+    budget: Type.Integer({ minimum: 0 }),
+  }),
   'run.retrying': Type.Object({ attempt: Type.Integer(), delayMs: Type.Integer(), error: ErrorBodySchema }),
   'run.completed': Type.Object({ output: Type.String() }),
   'run.failed': Type.Object({ error: ErrorBodySchema }),

@@ -20,9 +20,17 @@ export const RUN_LIMITS = {
   metadataKeyMaxLength: 128,
 } as const;
 
-/** The run id format: `run_` and 26 lowercase Crockford base-32 characters (time-sortable). */
-export const RUN_ID_PATTERN = '^run_[0-9a-hjkmnp-tv-z]{26}$';
+/**
+ * The run id format: `run_` and 26 lowercase Crockford base-32 characters
+ * (time-sortable); a session's run then has `_` and the 16 characters its
+ * session's id ends with.
+ */
+export const RUN_ID_PATTERN = '^run_[0-9a-hjkmnp-tv-z]{26}(_[0-9a-hjkmnp-tv-z]{16})?$';
 export const RunIdSchema = Type.String({ pattern: RUN_ID_PATTERN });
+
+/** The session id format: `ses_` and 26 lowercase Crockford base-32 characters. */
+export const SESSION_ID_PATTERN = '^ses_[0-9a-hjkmnp-tv-z]{26}$';
+export const SessionIdSchema = Type.String({ pattern: SESSION_ID_PATTERN });
 
 /** A clarify request id: `clr_` and 26 Crockford base-32 characters. */
 export const REQUEST_ID_PATTERN = '^clr_[0-9a-hjkmnp-tv-z]{26}$';
@@ -163,6 +171,8 @@ export type CreateRunResponse = Static<typeof CreateRunResponseSchema>;
 export const RunSchema = Type.Object({
   id: Type.String(),
   status: RunStatusSchema,
+  /** The session the run belongs to, if any. */
+  sessionId: Type.Optional(Type.String()),
   createdAt: Type.String({ format: 'date-time' }),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),

@@ -7,7 +7,7 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
  * characters, 10 of time (ms) and 16 random (80 bits), like a ULID. Ids made
  * later sort after earlier ones (to the millisecond).
  */
-export function newId(prefix: 'run' | 'clr'): string {
+export function newId(prefix: 'run' | 'clr' | 'ses'): string {
   let time = Date.now();
   let head = '';
   for (let i = 0; i < 10; i++) {
@@ -28,4 +28,28 @@ function randomByte(): number {
     next = 0;
   }
   return pool[next++] as number;
+}
+
+/** How many characters of a session id's random part a session run's id carries (its hash tag). */
+const SESSION_TAG_LENGTH = 16;
+
+/**
+ * The id of a run of session `sessionId`: a run id (`run_` and 26 characters)
+ * then `_` and the last 16 characters of the session id (its random part).
+ * Those 16 characters are the hash tag of the session's keys, so a run of a
+ * session keeps its keys in the session's hash slot: the step that ends the
+ * run appends its turn to the session's transcript (see `createKeys`).
+ */
+export function newSessionRunId(sessionId: string): string {
+  return `${newId('run')}_${sessionTag(sessionId)}`;
+}
+
+/** The random part of a session id, which its runs' ids end with. */
+export function sessionTag(sessionId: string): string {
+  return sessionId.slice(-SESSION_TAG_LENGTH);
+}
+
+/** The session tag a run id ends with, or undefined for a run that belongs to no session. */
+export function runSessionTag(runId: string): string | undefined {
+  return runId.length === 4 + 26 + 1 + SESSION_TAG_LENGTH && runId[30] === '_' ? runId.slice(31) : undefined;
 }

@@ -79,8 +79,38 @@ export {
   RunIdSchema,
   RunListSchema,
   RunSchema,
+  SESSION_ID_PATTERN,
+  SessionIdSchema,
   ToolCatalogSchema,
   ToolInfoSchema,
 } from './http.js';
-export { newId } from './ids.js';
+export { newId, newSessionRunId, runSessionTag, sessionTag } from './ids.js';
 export { parseRetryAfter } from './retry-after.js';
+export type {
+  CreateSessionBody,
+  CreateSessionResponse,
+  CreateSessionRunBody,
+  CreateSessionRunResponse,
+  MessagePage,
+  Multitask,
+  Session,
+  SessionDefaults,
+  SessionList,
+  SessionStatus,
+  TranscriptEntryView,
+} from './sessions.js';
+export {
+  CreateSessionBodySchema,
+  CreateSessionResponseSchema,
+  CreateSessionRunBodySchema,
+  CreateSessionRunResponseSchema,
+  MessagePageSchema,
+  MULTITASK_STRATEGIES,
+  SESSION_LIMITS,
+  SESSION_STATUSES,
+  SessionDefaultsSchema,
+  SessionListSchema,
+  SessionSchema,
+  SessionStatusSchema,
+  TranscriptEntrySchema,
+} from './sessions.js';

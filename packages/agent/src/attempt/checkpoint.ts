@@ -31,21 +31,30 @@ export interface Checkpoint {
   /** Time spent in attempts (waiting for a human excluded), for the wall-clock limit. */
   activeMs: number;
   pendingClarify?: PendingClarifyState | undefined;
+  /**
+   * A session run's history: how many messages after the system prompt are
+   * the session's earlier turns (the run's own start with its input after them).
+   */
+  history?: number | undefined;
 }
 
 export interface InitialCheckpointOptions {
   systemPrompt: string;
   input: string;
+  /** A session run's history (earlier turns), between the system prompt and the input. */
+  history?: ChatMessage[] | undefined;
 }
 
-/** The checkpoint of a run that has not started: the system prompt and the user's input. */
-export function initialCheckpoint({ systemPrompt, input }: InitialCheckpointOptions): Checkpoint {
+/** The checkpoint of a run that has not started: the system prompt, its history if any, and the user's input. */
+export function initialCheckpoint({
+  systemPrompt,
+  input,
+  history = [],
+}: InitialCheckpointOptions): Checkpoint {
   return {
     version: 1,
-    messages: [
-      { role: 'system', content: systemPrompt },
-      { role: 'user', content: input },
-    ],
+    messages: [{ role: 'system', content: systemPrompt }, ...history, { role: 'user', content: input }],
+    ...(history.length > 0 ? { history: history.length } : {}),
     todos: [],
     step: 0,
     usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
@@ -78,6 +87,11 @@ export function parseCheckpoint(json: string): Checkpoint {
     );
   }
   return cp as Checkpoint;
+}
+
+/** The run's own messages: from its input on (a session run's history and the system prompt left out). */
+export function ownMessages(checkpoint: Checkpoint): ChatMessage[] {
+  return checkpoint.messages.slice(1 + (checkpoint.history ?? 0));
 }
 
 /** The tool calls of the last assistant turn that have no result yet, in order. */

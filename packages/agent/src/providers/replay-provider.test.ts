@@ -80,6 +80,17 @@ describe('replay provider', () => {
     expect(resumed.usage.outputTokens).toBeGreaterThan(0);
   });
 
+  it('counts only the turns after the run’s input: a session’s earlier turns come before it', async () => {
+    const provider = createReplayProvider(script);
+    const earlier: ChatMessage[] = [
+      { role: 'user', content: 'An earlier message.' },
+      { role: 'assistant', content: 'An earlier answer.' },
+    ];
+    const [system, ...rest] = historyAfter(1);
+    const turn = await provider.complete(request([system as ChatMessage, ...earlier, ...rest]));
+    expect(turn.toolCalls.map((call) => call.name)).toEqual(['patch', 'bash']);
+  });
+
   it('streams the content to onDelta in pieces', async () => {
     const deltas: string[] = [];
     await createReplayProvider(script).complete(

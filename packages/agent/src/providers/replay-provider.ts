@@ -4,7 +4,9 @@
  *
  * It is stateless on purpose. A run resumes from a checkpoint, possibly in
  * another worker process, so the provider cannot count its own calls: the turn
- * it plays is the number of assistant messages already in the conversation.
+ * it plays is the number of assistant messages already in the conversation
+ * after its input (the last user message: a session run has the session's
+ * earlier turns before it).
  * Turn 0 answers the first request; turn 1 answers once turn 0's tool results
  * are in; and so on.
  */
@@ -72,7 +74,11 @@ export function playReplayScript(script: ReplayScript, options: ReplayProviderOp
     name: 'replay',
     async complete(request: ModelRequest): Promise<ModelResponse> {
       throwIfAborted(request.signal);
-      const index = request.messages.filter((message) => message.role === 'assistant').length;
+      // The run's own turns: those after its input, the last user message (a session's earlier turns come before it).
+      const input = request.messages.findLastIndex((message) => message.role === 'user');
+      const index = request.messages
+        .slice(input + 1)
+        .filter((message) => message.role === 'assistant').length;
       const turn = turns[index];
       if (!turn) {
         throw new AgentError(
