@@ -66,6 +66,8 @@ export default defineConfig({
             'apps/api/test/e2e.int.test.ts',
             // Sharded queues: each shard's own hash tag, so on a cluster the queues are on several masters.
             'apps/worker/test/shards.int.test.ts',
+            // Sessions: a session's runs keep their keys in the session's hash slot.
+            'apps/api/test/sessions.int.test.ts',
           ],
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['packages/testing/src/cluster-global-setup.ts'],

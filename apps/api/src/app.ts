@@ -30,6 +30,7 @@ import validationPlugin from './plugins/validation.js';
 import { requestIdOf } from './request-id.js';
 import healthRoutes from './routes/health/index.js';
 import runRoutes from './routes/runs/index.js';
+import sessionRoutes from './routes/sessions/index.js';
 import toolRoutes from './routes/tools/index.js';
 
 declare module 'fastify' {
@@ -60,6 +61,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
   });
   await app.register(healthRoutes);
   await app.register(requiresRedis(runRoutes), { prefix: '/v1/runs' });
+  await app.register(requiresRedis(sessionRoutes), { prefix: '/v1/sessions' });
   await app.register(toolRoutes, { prefix: '/v1/tools' });
 };
 

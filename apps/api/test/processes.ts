@@ -53,6 +53,7 @@ export async function startApi(
   shared: Shared,
   keys: string,
   name = 'api',
+  env: Record<string, string> = {},
 ): Promise<Spawned & ApiProcess & { base: string }> {
   const api = await startApiProcess({
     redisUrl: shared.redisUrl,
@@ -67,6 +68,7 @@ export async function startApi(
       TETHER_API_ID: name,
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
+      ...env,
     },
   });
   running.add(api);

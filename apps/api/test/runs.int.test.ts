@@ -439,6 +439,13 @@ describe('service routes', () => {
         'post /v1/runs/{id}/clarify/{requestId}',
         'get /v1/runs/{id}/files',
         'get /v1/runs/{id}/files/{*}',
+        'get /v1/sessions',
+        'post /v1/sessions',
+        'get /v1/sessions/{id}',
+        'delete /v1/sessions/{id}',
+        'post /v1/sessions/{id}/runs',
+        'get /v1/sessions/{id}/messages',
+        'get /v1/sessions/{id}/events',
         'get /v1/tools',
       ].sort(),
     );

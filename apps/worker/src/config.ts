@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type ModelProfile, readProfilesFromEnv } from '@tether/agent';
+import { DEFAULT_SESSION_HISTORY_TOKENS, type ModelProfile, readProfilesFromEnv } from '@tether/agent';
 import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/config';
 import { SANDBOX_MODES, type SandboxMode } from '@tether/tools';
 
@@ -27,6 +27,8 @@ export interface WorkerConfig extends SharedConfig {
   shutdownGraceMs: number;
   maxSteps: number;
   wallClockMs: number;
+  /** Tokens of a session's transcript a run of it sees as history (older turns are left out). */
+  sessionHistoryTokens: number;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
 }
@@ -56,6 +58,12 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
     shutdownGraceMs: reader.integer('TETHER_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     maxSteps: reader.integer('TETHER_MAX_STEPS', 50, 1, 1_000),
     wallClockMs: reader.integer('TETHER_WALL_CLOCK_MS', 30 * 60_000, 1_000, 7 * 24 * 3600 * 1000),
+    sessionHistoryTokens: reader.integer(
+      'TETHER_SESSION_HISTORY_TOKENS',
+      DEFAULT_SESSION_HISTORY_TOKENS,
+      1_000,
+      10_000_000,
+    ),
     profiles,
     defaultProfile,
   };

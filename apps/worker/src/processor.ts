@@ -2,7 +2,7 @@ import type { RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { claimAttempt } from './attempt/claim.js';
-import { type AttemptContext, isSettlement } from './attempt/context.js';
+import { type AttemptContext, isSettlement, type Settlement } from './attempt/context.js';
 import { prepareAttempt } from './attempt/prepare.js';
 import { type ActiveAttempt, runPrepared, type StopReason } from './attempt/run.js';
 import { settleOutcome } from './attempt/settle.js';
@@ -22,6 +22,8 @@ export interface ProcessorDeps {
   logger: Logger;
   /** True once the worker is shutting down: attempts stop at their next checkpoint. */
   shuttingDown: () => boolean;
+  /** Wakes the run now at the head of a session's queue (after one of its runs ended). */
+  wakeSession: (sessionId: string) => Promise<void>;
 }
 
 /**
@@ -83,11 +85,12 @@ export function createProcessor(deps: ProcessorDeps) {
       config,
       store,
       log: logger.child({ runId, attempt }),
+      wakeSession: deps.wakeSession,
     };
     const claimed = await claimAttempt(ctx);
-    if (isSettlement(claimed)) return settleOutcome(ctx, claimed);
+    if (isSettlement(claimed)) return settleOutcome(ctx, claimed, [], [], await sessionOf(runId, claimed));
     const prepared = await prepareAttempt(ctx, claimed);
-    if (isSettlement(prepared)) return settleOutcome(ctx, prepared);
+    if (isSettlement(prepared)) return settleOutcome(ctx, prepared, [], [], claimed.sessionId);
     // The lock was taken (or renewed) when BullMQ handed the job over, a moment ago.
     const entry: ActiveAttempt = { controller: new AbortController(), renewedAt: Date.now() };
     active.set(runId, entry);
@@ -101,7 +104,13 @@ export function createProcessor(deps: ProcessorDeps) {
     } finally {
       active.delete(runId);
     }
-    return settleOutcome(ctx, ran.settlement, ran.events);
+    return settleOutcome(ctx, ran.settlement, ran.events, ran.turn, prepared.sessionId);
+  }
+
+  /** The session of a run that ended at its claim (cancelled there): its next run may go. */
+  async function sessionOf(runId: string, settlement: Settlement): Promise<string | undefined> {
+    if (settlement.kind !== 'cancelled') return undefined;
+    return (await store.get(runId))?.sessionId;
   }
 
   return { process: processJob, activeRuns };

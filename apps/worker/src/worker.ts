@@ -7,6 +7,7 @@ import {
   QUEUE_NAME,
   RedisBreaker,
   type RunJobData,
+  RunService,
   RunStore,
 } from '@tether/queue';
 import { type Job, Worker } from 'bullmq';
@@ -61,9 +62,13 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     keys,
     eventMaxLength: config.eventMaxLength,
     retentionSeconds: config.retentionSeconds,
+    sessionTtlSeconds: config.sessionTtlSeconds,
   });
   let shuttingDown = false;
-  const processor = createProcessor({ config, store, logger, shuttingDown: () => shuttingDown });
+  // Only to find and promote the job of a session's next run (see `wakeSession`).
+  const runs = new RunService({ redis, keys, store });
+  const wakeSession = (sessionId: string) => runs.promoteSessionHead(sessionId);
+  const processor = createProcessor({ config, store, logger, shuttingDown: () => shuttingDown, wakeSession });
 
   // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).
   const workerConnection = connect('bullmq');
@@ -98,13 +103,18 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       // BullMQ gives up on its own after too many stalls (dead workers): end the run so it does not stay running.
       const outOfAttempts = job.attemptsMade >= (job.opts.attempts ?? 1);
       if (outOfAttempts || /stalled/i.test(error.message)) {
+        const runId = job.data.runId;
         void store
-          .finalize(job.data.runId, {
+          .finalize(runId, {
             status: 'failed',
             error: {
               code: 'ERR_WORKER_GAVE_UP',
               message: `The run could not be completed: ${error.message}`,
             },
+          })
+          .then(async (ended) => {
+            const sessionId = ended ? (await store.get(runId))?.sessionId : undefined;
+            if (sessionId) await wakeSession(sessionId);
           })
           .catch((err: unknown) =>
             logger.error({ err, runId: job.data.runId }, 'could not mark the run failed'),
@@ -166,6 +176,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
         clearInterval(reporter);
       }
       await redis.hdel(keys.workers, config.workerId).catch(() => undefined);
+      await runs.close().catch(() => undefined);
       for (const connection of [subscriber, redis, workerConnection]) {
         await connection.quit().catch(() => connection.disconnect());
       }

@@ -39,7 +39,13 @@ function inProcessWorker(
   store: RunStore,
 ) {
   const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const processor = createProcessor({ config: configFor(d), store, logger, shuttingDown: () => false });
+  const processor = createProcessor({
+    config: configFor(d),
+    store,
+    logger,
+    shuttingDown: () => false,
+    wakeSession: async () => {},
+  });
   const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
     connection,
     prefix: d.keys.queuePrefix,
@@ -69,6 +75,7 @@ async function contextFor(
     config: configFor(d),
     store: d.store,
     log: logger,
+    wakeSession: async () => {},
   };
 }
 

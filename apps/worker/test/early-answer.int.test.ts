@@ -47,6 +47,7 @@ async function racingDeployment(
     store: new RacingStore({ redis: connection, keys: d.keys }),
     logger: pino({ level: 'silent' }),
     shuttingDown: () => false,
+    wakeSession: async () => {},
   });
   worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
     connection,

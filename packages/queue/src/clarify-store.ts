@@ -64,7 +64,7 @@ export async function wakeReason(
     if (error) throw error;
     return value;
   });
-  if (cancel === '1') return 'cancel';
+  if (cancel) return 'cancel';
   if (status === 'answered') return 'answered';
   return undefined;
 }

@@ -38,6 +38,16 @@ export const QUEUE_ERRORS = {
     statusCode: 409,
     description: 'A request with this Idempotency-Key is still being created; retry shortly.',
   },
+  ERR_SESSION_NOT_FOUND: {
+    statusCode: 404,
+    description:
+      'No session with this id for this tenant (or its retention has passed since its last activity).',
+  },
+  ERR_SESSION_BUSY: {
+    statusCode: 409,
+    description:
+      'The session has a live run: a message with `multitask: "reject"` is refused, and a session is deleted only with `?cancel=true`.',
+  },
   ERR_QUEUE_ENQUEUE: {
     statusCode: 503,
     description: 'The run was created but could not be queued; it is marked failed.',

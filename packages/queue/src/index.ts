@@ -23,12 +23,12 @@ export {
   RetryLater,
   retryDelayMs,
 } from './jobs.js';
-export type { RunKeys, TetherKeys } from './keys.js';
+export type { RunKeys, SessionKeys, TetherKeys } from './keys.js';
 export { createKeys, MAX_SHARDS, QUEUE_NAME } from './keys.js';
 export type { BreakerState, RedisBreakerOptions, RedisOutage, WatchedConnection } from './redis-breaker.js';
 export { RedisBreaker } from './redis-breaker.js';
 export { parsePublishedEvent } from './replies.js';
-export type { RunJobData, RunServiceOptions } from './run-service.js';
+export type { RunJobData, RunServiceOptions, SessionLink } from './run-service.js';
 export { createRunQueue, hashBody, RunService } from './run-service.js';
 export type {
   AnswerResult,
@@ -38,6 +38,10 @@ export type {
   RunRecord,
   RunStoreOptions,
 } from './run-store.js';
-export { RunStore } from './run-store.js';
+export { DEFAULT_SESSION_TTL_S, RunStore } from './run-store.js';
+export type { SessionEvent, SessionFollowerOptions } from './session-follower.js';
+export { parseSessionCursor, SessionFollower, sessionCursor } from './session-follower.js';
+export type { SessionRecord, SessionServiceOptions } from './session-service.js';
+export { SessionService } from './session-service.js';
 export type { PipelineReply } from './slot-pipelines.js';
 export { keySlot, SlotPipelines } from './slot-pipelines.js';

@@ -1,3 +1,4 @@
+import { newId, newSessionRunId, RUN_ID_PATTERN } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
 import { createKeys } from './keys.js';
 
@@ -28,5 +29,29 @@ describe('queue shards', () => {
       counts[keys.shardOf(id)] = (counts[keys.shardOf(id)] ?? 0) + 1;
     }
     for (const count of counts) expect(Math.abs(count - 10_000)).toBeLessThan(500);
+  });
+});
+
+describe('session keys', () => {
+  it('puts a session’s runs in the session’s hash slot, and any other run in its own', () => {
+    const keys = createKeys('{tether}');
+    const sessionId = newId('ses');
+    const session = keys.session(sessionId);
+    const runId = newSessionRunId(sessionId);
+    expect(runId).toMatch(new RegExp(RUN_ID_PATTERN));
+    const tag = (key: string) => /\{([^}]*)\}/.exec(key)?.[1];
+    expect(tag(session.record)).toBe(`s_${sessionId.slice(-16)}`);
+    for (const key of [session.runs, session.queue, session.transcript, session.files]) {
+      expect(tag(key)).toBe(tag(session.record));
+    }
+    const run = keys.run(runId);
+    for (const key of [run.record, run.events, run.checkpoint, run.turn, run.clarify('clr_x')]) {
+      expect(tag(key)).toBe(tag(session.record));
+    }
+    expect(run.session).toEqual(session);
+    // A run of no session: its own tag, and session keys that are its own (never written).
+    const alone = keys.run(newId('run'));
+    expect(tag(alone.session.record)).toBe(tag(alone.record));
+    expect(tag(alone.turn)).toBe(tag(alone.record));
   });
 });

@@ -1,3 +1,5 @@
+import { runSessionTag, sessionTag } from '@tether/protocol';
+
 /**
  * Every Redis key Tether uses, in one place. Two families:
  *
@@ -8,6 +10,11 @@
  *   record, checkpoint, event log and clarify requests share a slot, so the Lua
  *   scripts that touch several of them (append an event and change the record
  *   in one step) work on a cluster too. No script mixes the two families.
+ * - Per-session keys, hash-tagged by the session's random part
+ *   (`tether:ses:{s_…}…`). A session's runs keep their keys under the same tag
+ *   (their ids end with it, see `newSessionRunId`), so the step that ends a run
+ *   also appends its turn to the session's transcript, and the step that claims
+ *   it checks that no other run of the session is ahead of it.
  */
 export interface RunKeys {
   /**
@@ -30,6 +37,34 @@ export interface RunKeys {
   clarify(requestId: string): string;
   /** Pub/sub channel: new events of this run (the event JSON). */
   eventsChannel: string;
+  /**
+   * List: a session run's turn so far, as transcript entries (JSON each),
+   * rewritten with each checkpoint and moved into the session's transcript
+   * when the run ends.
+   */
+  turn: string;
+  /**
+   * The keys of the run's session. A run of no session gets keys in its own
+   * hash slot that no script writes (the scripts that take them check the
+   * record's `session` field first), so every script has one signature.
+   */
+  session: SessionKeys;
+}
+
+/** The keys of one session, all under the session's hash tag. */
+export interface SessionKeys {
+  /** Hash: id, tenant, times (epoch ms), run count, last run, defaults and metadata (JSON). */
+  record: string;
+  /** List: every run id of the session, in order. */
+  runs: string;
+  /** List: the session's live runs in order; the head is the one that may execute. */
+  queue: string;
+  /** List: the transcript, one entry (JSON) per element, in order. */
+  transcript: string;
+  /** String: the files (JSON) to write into the workspace before the first run. */
+  files: string;
+  /** Pub/sub channel: the id of each run added to the session. */
+  runsChannel: string;
 }
 
 export interface TetherKeys {
@@ -48,6 +83,9 @@ export interface TetherKeys {
   /** The namespace of Tether's own keys, the prefix without braces (`tether`). */
   namespace: string;
   run(runId: string): RunKeys;
+  session(sessionId: string): SessionKeys;
+  /** Sorted set (all scores 0, members ordered by id): a tenant's sessions. */
+  tenantSessions(tenant: string): string;
   /** Sorted set (all scores 0, members ordered by id): a tenant's runs. */
   tenantRuns(tenant: string): string;
   /** String: idempotency key of a tenant → `runId hash`. */
@@ -90,6 +128,18 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     throw new RangeError(`queue shards must be an integer from 1 to ${MAX_SHARDS} (got ${shards})`);
   }
   const namespace = queuePrefix.replace(/[{}]/g, '') || 'tether';
+  const sessionBase = (tag: string) => `${namespace}:ses:{s_${tag}}`;
+  /** The keys of the session with this tag; a run of no session passes its own unused place instead. */
+  const sessionKeys = (tag: string, base = sessionBase(tag)): SessionKeys => {
+    return {
+      record: base,
+      runs: `${base}:runs`,
+      queue: `${base}:queue`,
+      transcript: `${base}:transcript`,
+      files: `${base}:files`,
+      runsChannel: `${namespace}:session-runs:${tag}`,
+    };
+  };
   return {
     queuePrefix,
     shards,
@@ -102,7 +152,9 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     shardOf: (runId) => (shards === 1 ? 0 : fnv1a(runId) % shards),
     namespace,
     run(runId) {
-      const base = `${namespace}:run:{${runId}}`;
+      const tag = runSessionTag(runId);
+      // A session's run lives in its session's hash slot; any other run in its own.
+      const base = tag ? `${sessionBase(tag)}:run:${runId}` : `${namespace}:run:{${runId}}`;
       return {
         record: base,
         checkpoint: `${base}:checkpoint`,
@@ -112,8 +164,12 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
         events: `${base}:events`,
         clarify: (requestId) => `${base}:clarify:${requestId}`,
         eventsChannel: `${namespace}:events:${runId}`,
+        turn: `${base}:turn`,
+        session: tag ? sessionKeys(tag) : sessionKeys('none', `${base}:nosession`),
       };
     },
+    session: (sessionId) => sessionKeys(sessionTag(sessionId)),
+    tenantSessions: (tenant) => `${namespace}:tenant:{${tenant}}:sessions`,
     tenantRuns: (tenant) => `${namespace}:tenant:{${tenant}}:runs`,
     idempotency: (tenant, key) => `${namespace}:tenant:{${tenant}}:idem:${key}`,
     cancelChannel: `${namespace}:cancel`,

@@ -81,6 +81,16 @@ export const TRANSITIONS: readonly Transition[] = [
     job: 'active (a run with a cancel requested is cancelled instead; `run.started` goes first the first time)',
   },
   {
+    step: 'wait for the session',
+    by: 'worker',
+    script: 'claimRun',
+    from: LIVE,
+    guard: 'any',
+    to: 'unchanged',
+    event: undefined,
+    job: "delayed for 60 s (a session's run with another of its runs ahead); promoted when that one ends",
+  },
+  {
     step: 'save a checkpoint',
     by: 'worker',
     script: 'saveCheckpoint',
@@ -163,6 +173,16 @@ export const TRANSITIONS: readonly Transition[] = [
     to: 'unchanged',
     event: undefined,
     job: 'unchanged; every worker hears the broadcast (then `cancel` below)',
+  },
+  {
+    step: 'request an interrupt',
+    by: 'API',
+    script: 'requestCancel',
+    from: LIVE,
+    guard: 'any',
+    to: 'unchanged',
+    event: undefined,
+    job: "unchanged; no broadcast: a running run's worker stops at its next checkpoint save (then `cancel`)",
   },
   {
     step: 'complete',

@@ -15,6 +15,8 @@ export interface NewRun {
   /** The BullMQ prefix of the queue its job goes to: its shard's (see `TetherKeys.shardOf`). */
   queue: string;
   bodyHash?: string | undefined;
+  /** A session's run: its session, its input as a transcript entry (JSON), and what to do when the session is busy. */
+  session?: { id: string; input: string; multitask: 'enqueue' | 'reject' | 'interrupt' } | undefined;
 }
 
 export type { RunRecord } from './replies.js';
@@ -26,9 +28,13 @@ type CreateCall = CallOf<typeof scripts.createRun>;
  * each record (with `run.queued`) and its entry in the tenant's index. The
  * index is in another hash slot, so not in the script; listing skips ids whose
  * record is not the tenant's. Returns, per run and in order, true, false (the
- * id exists) or the error Redis answered.
+ * id exists), 'no_session' or 'busy' (a session's run refused, see the
+ * `createRun` script), or the error Redis answered.
  */
-export async function createRuns(ctx: StoreContext, runs: readonly NewRun[]): Promise<(boolean | Error)[]> {
+export async function createRuns(
+  ctx: StoreContext,
+  runs: readonly NewRun[],
+): Promise<(boolean | 'no_session' | 'busy' | Error)[]> {
   if (runs.length === 0) return [];
   const calls = runs.map((run) => createCall(ctx, run));
   const pipelines = new SlotPipelines(ctx.redis);
@@ -56,6 +62,11 @@ export async function createRuns(ctx: StoreContext, runs: readonly NewRun[]): Pr
       }
       if (error) return error;
       if (indexed?.[0]) return indexed[0];
+      if (id === 'no_session' || id === 'busy') {
+        // Refused: the index entry written beside it names no run.
+        await ctx.redis.zrem(ctx.keys.tenantRuns(run.tenant), run.id);
+        return id;
+      }
       return Boolean(id);
     }),
   );
@@ -81,13 +92,23 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
   ];
   if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
   return {
-    keys,
+    keys: {
+      ...keys,
+      sessionRecord: keys.session.record,
+      sessionRuns: keys.session.runs,
+      sessionQueue: keys.session.queue,
+    },
     args: {
       channel: keys.eventsChannel,
       maxlen: ctx.eventMaxLength,
       runId: run.id,
       spec: JSON.stringify(run.spec),
       metadata: run.spec.metadata ? JSON.stringify(run.spec.metadata) : '',
+      session: run.session?.id ?? '',
+      multitask: run.session?.multitask ?? '',
+      input: run.session?.input ?? '',
+      runsChannel: keys.session.runsChannel,
+      sessionTtl: ctx.sessionTtlSeconds,
       fields,
     },
   };

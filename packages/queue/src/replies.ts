@@ -49,8 +49,9 @@ export function parseRecord(
     createdAt: isoTime(hash.createdAt as string),
     attempts: Number(hash.attempts ?? 0),
     todos: json<TodoItem[]>(hash.todos) ?? [],
-    cancelRequested: hash.cancelRequested === '1',
+    cancelRequested: hash.cancelRequested !== undefined,
   };
+  if (hash.session) record.sessionId = hash.session;
   if (hash.startedAt) record.startedAt = isoTime(hash.startedAt);
   if (hash.finishedAt) record.finishedAt = isoTime(hash.finishedAt);
   const pending = json<PendingClarify>(extra.pending ?? undefined);

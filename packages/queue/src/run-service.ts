@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { type CreateRunBody, newId, type RunStatus, TERMINAL_STATUSES } from '@tether/protocol';
+import {
+  type CreateRunBody,
+  newId,
+  newSessionRunId,
+  type RunStatus,
+  TERMINAL_STATUSES,
+} from '@tether/protocol';
 import { type Job, type JobType, Queue } from 'bullmq';
 import type { RedisClient } from './connection.js';
 import { QueueError } from './errors.js';
@@ -96,9 +102,10 @@ export class RunService {
   async submit(
     tenant: string,
     body: CreateRunBody,
-    options: { idempotencyKey?: string | undefined } = {},
+    options: { idempotencyKey?: string | undefined; session?: SessionLink | undefined } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
-    const id = newId('run');
+    const session = options.session;
+    const id = session ? newSessionRunId(session.id) : newId('run');
     const queue = this.#keys.shardPrefix(this.#keys.shardOf(id));
     // Only an idempotent request needs its body's hash (to tell a replay from a conflict).
     const bodyHash = options.idempotencyKey === undefined ? undefined : hashBody(body);
@@ -123,7 +130,24 @@ export class RunService {
       }
     }
     const createdAtMs = Date.now();
-    await this.#enqueue({ id, tenant, spec: body, createdAtMs, bodyHash, queue });
+    await this.#enqueue({
+      id,
+      tenant,
+      spec: body,
+      createdAtMs,
+      bodyHash,
+      queue,
+      session: session && {
+        id: session.id,
+        multitask: session.multitask,
+        input: JSON.stringify({
+          role: 'user',
+          content: body.input,
+          runId: id,
+          at: new Date(createdAtMs).toISOString(),
+        }),
+      },
+    });
     // What was just written, without reading it back.
     const run: RunRecord = {
       id,
@@ -138,6 +162,7 @@ export class RunService {
     };
     if (bodyHash) run.bodyHash = bodyHash;
     if (body.metadata) run.metadata = body.metadata;
+    if (session) run.sessionId = session.id;
     return { run, created: true };
   }
 
@@ -157,7 +182,7 @@ export class RunService {
   async #flush(): Promise<void> {
     const batch = this.#pending.splice(0, MAX_BATCH);
     if (this.#pending.length > 0) setImmediate(() => void this.#flush());
-    let results: (boolean | Error)[];
+    let results: Awaited<ReturnType<RunStore['createMany']>>;
     try {
       results = await this.store.createMany(batch.map((entry) => entry.run));
     } catch (error) {
@@ -168,7 +193,16 @@ export class RunService {
     batch.forEach((entry, index) => {
       const result = results[index];
       if (result instanceof Error) entry.reject(result);
-      else if (result === false) {
+      else if (result === 'no_session') {
+        entry.reject(new QueueError('ERR_SESSION_NOT_FOUND', `No session ${entry.run.session?.id}.`));
+      } else if (result === 'busy') {
+        entry.reject(
+          new QueueError(
+            'ERR_SESSION_BUSY',
+            `Session ${entry.run.session?.id} has a live run, and this message asked to be refused then (multitask: "reject"). Send it again once the run has ended, or with multitask "enqueue" or "interrupt".`,
+          ),
+        );
+      } else if (result === false) {
         entry.reject(
           new QueueError('ERR_QUEUE_ENQUEUE', `The run id ${entry.run.id} is taken; submit again.`),
         );
@@ -312,11 +346,13 @@ export class RunService {
   /**
    * Cancels a run. A queued or suspended run is taken off the queue and ends
    * here; a running one is stopped by its worker, which hears the broadcast.
-   * Either way `run.cancelled` is its last event.
+   * Either way `run.cancelled` is its last event. An `interrupt` stops a
+   * running run at its next safe point instead of at once: when it next saves
+   * its checkpoint, after the tool call or model turn in flight.
    */
-  async cancel(tenant: string, runId: string): Promise<RunStatus> {
+  async cancel(tenant: string, runId: string, mode: 'cancel' | 'interrupt' = 'cancel'): Promise<RunStatus> {
     const run = await this.get(tenant, runId);
-    const before = await this.store.requestCancel(runId);
+    const before = await this.store.requestCancel(runId, mode);
     if (before === 'missing') throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
     if (TERMINAL_STATUSES.includes(before)) {
       throw new QueueError('ERR_RUN_FINISHED', `Run ${runId} has already ended (${before}).`);
@@ -331,13 +367,33 @@ export class RunService {
         return before;
       }
     }
-    await this.store.finalize(runId, { status: 'cancelled', reason: 'cancelled by request' });
+    await this.store.finalize(runId, {
+      status: 'cancelled',
+      reason: mode === 'interrupt' ? 'interrupted by a new message' : 'cancelled by request',
+    });
+    if (run.sessionId) await this.promoteSessionHead(run.sessionId);
     return before;
+  }
+
+  /**
+   * Wakes the run at the head of a session's queue, parked while a run ahead
+   * of it was live: called by whoever ends a session's run. (Should that
+   * process die first, the parked run's own delay wakes it.)
+   */
+  async promoteSessionHead(sessionId: string): Promise<void> {
+    const head = await this.#redis.lindex(this.#keys.session(sessionId).queue, 0);
+    if (head) await this.promote(head);
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.#byPrefix.values()].map((queue) => queue.close()));
   }
+}
+
+/** A run submitted into a session: which, and what to do when the session has a live run. */
+export interface SessionLink {
+  id: string;
+  multitask: 'enqueue' | 'reject' | 'interrupt';
 }
 
 /** A stable hash of a request body: the same fields in any order hash alike. */

@@ -22,6 +22,9 @@ import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
 
 export type { AnswerResult, ClarifyState } from './clarify-store.js';
+
+/** How long a session's keys stay after its last activity: 30 days. */
+export const DEFAULT_SESSION_TTL_S = 30 * 24 * 3600;
 export type { NewRun, RunRecord } from './records.js';
 
 export interface RunStoreOptions {
@@ -31,6 +34,8 @@ export interface RunStoreOptions {
   eventMaxLength?: number;
   /** How long an ended run's keys stay, in seconds. Default 7 days. */
   retentionSeconds?: number;
+  /** How long a session's keys stay after its last activity, in seconds (`TETHER_SESSION_TTL_S`). Default 30 days. */
+  sessionTtlSeconds?: number;
 }
 
 /**
@@ -45,12 +50,17 @@ export class RunStore implements StoreContext {
   readonly keys: TetherKeys;
   readonly eventMaxLength: number;
   readonly retentionSeconds: number;
+  readonly sessionTtlSeconds: number;
 
   constructor(options: RunStoreOptions) {
     this.redis = options.redis;
     this.keys = options.keys;
     this.eventMaxLength = positive('eventMaxLength', options.eventMaxLength ?? 10_000);
     this.retentionSeconds = positive('retentionSeconds', options.retentionSeconds ?? 7 * 24 * 3600);
+    this.sessionTtlSeconds = positive(
+      'sessionTtlSeconds',
+      options.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_S,
+    );
   }
 
   /** Creates the record and appends `run.queued`; false when the id exists. */
@@ -61,7 +71,7 @@ export class RunStore implements StoreContext {
   }
 
   /** See {@link records.createRuns}. */
-  createMany(runs: readonly NewRun[]): Promise<(boolean | Error)[]> {
+  createMany(runs: readonly NewRun[]): Promise<(boolean | 'no_session' | 'busy' | Error)[]> {
     return records.createRuns(this, runs);
   }
 
@@ -141,7 +151,7 @@ export class RunStore implements StoreContext {
   async claim(runId: string, token: string, attempt: number, workerId: string): Promise<ClaimResult> {
     const keys = this.keys.run(runId);
     const reply = await scripts.claimRun.run(this.redis, {
-      keys,
+      keys: { ...keys, sessionQueue: keys.session.queue },
       args: {
         channel: keys.eventsChannel,
         maxlen: this.eventMaxLength,
@@ -151,12 +161,14 @@ export class RunStore implements StoreContext {
         workerId,
       },
     });
+    if (reply[0] === 'wait') return { status: 'wait', ahead: reply[1] };
     if (reply[0] !== 'ok') return { status: reply[0] };
-    const [, spec, checkpoint] = reply;
+    const [, spec, checkpoint, session] = reply;
     return {
       status: 'ok',
       spec: spec ? (JSON.parse(spec) as CreateRunBody) : undefined,
       checkpoint: checkpoint || undefined,
+      sessionId: session || undefined,
     };
   }
 
@@ -165,7 +177,9 @@ export class RunStore implements StoreContext {
    * first) and the progress the record shows (todos, usage, step) while
    * `token` still owns the run. Throws
    * `ERR_RUN_NOT_OWNER` when another worker took it over, and
-   * `ERR_RUN_CANCEL_REQUESTED` when a cancel was asked for.
+   * `ERR_RUN_CANCEL_REQUESTED` when a cancel was asked for. A session's run
+   * passes its whole `turn` so far (transcript entries, JSON each), which
+   * replaces the stored one: whoever ends the run moves it into the session.
    */
   async saveCheckpoint(
     runId: string,
@@ -173,6 +187,7 @@ export class RunStore implements StoreContext {
     json: string,
     progress: { todos: TodoItem[]; usage: Usage; step: number },
     events: readonly RunEventInput[] = [],
+    turn: readonly string[] = [],
   ): Promise<void> {
     const keys = this.keys.run(runId);
     const result = await scripts.saveCheckpoint.run(this.redis, {
@@ -186,7 +201,8 @@ export class RunStore implements StoreContext {
         maxlen: this.eventMaxLength,
         runId,
         step: progress.step,
-        events: eventPairs(events),
+        turnCount: turn.length,
+        rest: [...turn, ...eventPairs(events)],
       },
     });
     if (result === 0) {
@@ -201,6 +217,35 @@ export class RunStore implements StoreContext {
         `Run ${runId} was cancelled or has ended: this attempt stops.`,
       );
     }
+  }
+
+  /** The run at the head of the queue of `runId`'s session: the one of its runs that may execute. */
+  async sessionHead(runId: string): Promise<string | undefined> {
+    return (await this.redis.lindex(this.keys.run(runId).session.queue, 0)) ?? undefined;
+  }
+
+  /**
+   * Takes `aheadId`, a run that is gone or has ended, off the queue of
+   * `runId`'s session (a repair: the step that ends a run does it itself).
+   */
+  async dropFromSessionQueue(runId: string, aheadId: string): Promise<void> {
+    await this.redis.lrem(this.keys.run(runId).session.queue, 1, aheadId);
+  }
+
+  /** The session's transcript as stored (JSON entries), for a run's history. */
+  readTranscript(sessionId: string): Promise<string[]> {
+    return this.redis.lrange(this.keys.session(sessionId).transcript, 0, -1);
+  }
+
+  /** The files to write into a session's workspace before its first run, if any are left. */
+  async sessionFiles(sessionId: string): Promise<Record<string, string> | undefined> {
+    const json = await this.redis.get(this.keys.session(sessionId).files);
+    return json ? (JSON.parse(json) as Record<string, string>) : undefined;
+  }
+
+  /** Forgets a session's files once written. */
+  async dropSessionFiles(sessionId: string): Promise<void> {
+    await this.redis.del(this.keys.session(sessionId).files);
   }
 
   /** Sets a non-terminal status while `token` owns the run; false otherwise. */
@@ -219,6 +264,9 @@ export class RunStore implements StoreContext {
    * With `token`, only while that worker owns the run. Returns false when the
    * run had already ended (or another worker owns it). A completed run's final
    * `checkpoint` (its last turn, never saved on its own) is stored in the same step.
+   * A session's run moves its turn into the session's transcript in the same
+   * step: `turn` (transcript entries, JSON each) when given, else the turn its
+   * last checkpoint saved (or its input alone, if it never ran).
    */
   async finalize(
     runId: string,
@@ -233,6 +281,7 @@ export class RunStore implements StoreContext {
       | { status: 'cancelled'; reason?: string | undefined },
     token = '',
     events: readonly RunEventInput[] = [],
+    turn: readonly string[] = [],
   ): Promise<boolean> {
     const keys = this.keys.run(runId);
     const fields: string[] = [];
@@ -254,7 +303,13 @@ export class RunStore implements StoreContext {
     const checkpoint = end.status === 'completed' ? end.checkpoint : undefined;
     if (checkpoint) fields.push('todos', JSON.stringify(checkpoint.todos), 'step', String(checkpoint.step));
     const result = await scripts.finalizeRun.run(this.redis, {
-      keys,
+      keys: {
+        ...keys,
+        sessionRecord: keys.session.record,
+        sessionQueue: keys.session.queue,
+        transcript: keys.session.transcript,
+        sessionRuns: keys.session.runs,
+      },
       args: {
         channel: keys.eventsChannel,
         maxlen: this.eventMaxLength,
@@ -265,8 +320,10 @@ export class RunStore implements StoreContext {
         retention: this.retentionSeconds,
         token,
         checkpoint: checkpoint?.json ?? '',
+        sessionTtl: this.sessionTtlSeconds,
+        turnCount: turn.length,
         fieldCount: fields.length / 2,
-        pairs: [...fields, ...eventPairs(events)],
+        pairs: [...fields, ...turn, ...eventPairs(events)],
       },
     });
     return typeof result === 'string';
@@ -290,17 +347,27 @@ export class RunStore implements StoreContext {
   }
 
   /** Flags the run for cancellation and tells every worker; returns the status it had. */
-  async requestCancel(runId: string): Promise<'missing' | RunStatus> {
+  async requestCancel(
+    runId: string,
+    mode: 'cancel' | 'interrupt' = 'cancel',
+  ): Promise<'missing' | RunStatus> {
     return scripts.requestCancel.run(this.redis, {
       keys: this.keys.run(runId),
-      args: { channel: this.keys.cancelChannel, runId },
+      args: { channel: this.keys.cancelChannel, runId, mode },
     });
   }
 }
 
 /** What `claim` finds. */
 export type ClaimResult =
-  | { status: 'ok'; spec: CreateRunBody | undefined; checkpoint: string | undefined }
+  | {
+      status: 'ok';
+      spec: CreateRunBody | undefined;
+      checkpoint: string | undefined;
+      /** The session the run belongs to, if any. */
+      sessionId: string | undefined;
+    }
+  | { status: 'wait'; ahead: string }
   | { status: 'missing' | 'cancel' | 'completed' | 'failed' | 'cancelled' };
 
 function positive(name: string, value: number): number {

@@ -19,7 +19,10 @@ const GENERATED = { 'includes/lifecycle': lifecycleLua() };
 interface Replies {
   appendEvents: number | null;
   createRun: string | null;
-  claimRun: ['ok', string, string] | ['missing' | 'cancel' | 'completed' | 'failed' | 'cancelled'];
+  claimRun:
+    | ['ok', string, string, string]
+    | ['wait', string]
+    | ['missing' | 'cancel' | 'completed' | 'failed' | 'cancelled'];
   saveCheckpoint: 1 | 0 | -1;
   suspendRun: string | 0 | -1;
   answerClarify: 'ok' | 'no_run' | 'no_request' | 'answered' | 'timed_out' | 'expired' | 'ended';
@@ -28,6 +31,7 @@ interface Replies {
   retryRun: string | null;
   requestCancel: 'missing' | RunStatus;
   setStatus: 1 | 0;
+  deleteSession: 'ok' | 'missing' | 'busy' | 'changed';
 }
 
 function script<N extends keyof Replies, K extends string, A extends string, R extends string = never>(
@@ -44,24 +48,35 @@ export const appendEvents = script('appendEvents', {
   rest: 'events',
 });
 
-/** commands/createRun.lua: the record, spec and metadata, and `run.queued`. */
+/** commands/createRun.lua: the record, spec and metadata, and `run.queued` (and a session's run joins it). */
 export const createRun = script('createRun', {
-  keys: ['record', 'events', 'spec', 'metadata'],
-  args: ['channel', 'maxlen', 'runId', 'spec', 'metadata'],
+  keys: ['record', 'events', 'spec', 'metadata', 'turn', 'sessionRecord', 'sessionRuns', 'sessionQueue'],
+  args: [
+    'channel',
+    'maxlen',
+    'runId',
+    'spec',
+    'metadata',
+    'session',
+    'multitask',
+    'input',
+    'runsChannel',
+    'sessionTtl',
+  ],
   rest: 'fields',
 });
 
-/** commands/claimRun.lua: a worker takes the run for an attempt. */
+/** commands/claimRun.lua: a worker takes the run for an attempt (a session's, when no other is ahead). */
 export const claimRun = script('claimRun', {
-  keys: ['record', 'events', 'spec', 'checkpoint'],
+  keys: ['record', 'events', 'spec', 'checkpoint', 'sessionQueue'],
   args: ['channel', 'maxlen', 'runId', 'token', 'attempt', 'workerId'],
 });
 
-/** commands/saveCheckpoint.lua: the fenced save of the checkpoint and the events since the last write. */
+/** commands/saveCheckpoint.lua: the fenced save of the checkpoint (and a session run's turn) and the events since the last write. */
 export const saveCheckpoint = script('saveCheckpoint', {
-  keys: ['record', 'checkpoint', 'events'],
-  args: ['token', 'checkpoint', 'todos', 'usage', 'channel', 'maxlen', 'runId', 'step'],
-  rest: 'events',
+  keys: ['record', 'checkpoint', 'events', 'turn'],
+  args: ['token', 'checkpoint', 'todos', 'usage', 'channel', 'maxlen', 'runId', 'step', 'turnCount'],
+  rest: 'rest',
 });
 
 /** commands/suspendRun.lua: records the question and appends `clarify.requested`. */
@@ -85,18 +100,31 @@ export const resolveClarify = script('resolveClarify', {
 
 /** commands/finalizeRun.lua: ends the run once, with its terminal event. */
 export const finalizeRun = script('finalizeRun', {
-  keys: ['record', 'events', 'checkpoint', 'spec', 'pending', 'metadata'],
+  keys: [
+    'record',
+    'events',
+    'checkpoint',
+    'spec',
+    'pending',
+    'metadata',
+    'turn',
+    'sessionRecord',
+    'sessionQueue',
+    'transcript',
+    'sessionRuns',
+  ],
   args: [
     'channel',
     'maxlen',
     'runId',
-
     'status',
     'eventType',
     'eventData',
     'retention',
     'token',
     'checkpoint',
+    'sessionTtl',
+    'turnCount',
     'fieldCount',
   ],
   rest: 'pairs',
@@ -111,11 +139,17 @@ export const retryRun = script('retryRun', {
 /** commands/requestCancel.lua: flags the run for cancellation and tells every worker. */
 export const requestCancel = script('requestCancel', {
   keys: ['record'],
-  args: ['channel', 'runId'],
+  args: ['channel', 'runId', 'mode'],
 });
 
 /** commands/setStatus.lua: a non-terminal status, while the caller owns the run. */
 export const setStatus = script('setStatus', {
   keys: ['record'],
   args: ['token', 'status'],
+});
+
+/** commands/deleteSession.lua: a session's own keys, once it has no live run. */
+export const deleteSession = script('deleteSession', {
+  keys: ['sessionRecord', 'sessionRuns', 'sessionQueue', 'transcript', 'files'],
+  args: ['sessionId', 'runCount'],
 });

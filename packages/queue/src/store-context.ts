@@ -9,4 +9,5 @@ export interface StoreContext {
   readonly eventMaxLength: number;
   /** How long an ended run's keys stay, in seconds. */
   readonly retentionSeconds: number;
+  readonly sessionTtlSeconds: number;
 }

@@ -1,4 +1,4 @@
-import { RUN_STATUSES, type RunStatus } from '@tether/protocol';
+import { newId, newSessionRunId, RUN_STATUSES, type RunStatus } from '@tether/protocol';
 import { testRedisUrl, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,8 @@ const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 /** Each step, taken through the store as the API or the worker takes it. */
 const STEPS: Record<string, (runId: string, token: string) => Promise<unknown>> = {
   claim: (runId) => store.claim(runId, OWNER, 2, 'w1'),
+  // Seeded as a session's run with another run ahead of it (see `seed`).
+  'wait for the session': (runId) => store.claim(runId, OWNER, 2, 'w1'),
   'save a checkpoint': (runId, token) =>
     store.saveCheckpoint(runId, token, '{}', { todos: [], usage, step: 1 }),
   suspend: (runId, token) =>
@@ -39,6 +41,7 @@ const STEPS: Record<string, (runId: string, token: string) => Promise<unknown>> 
   retry: (runId, token) => store.markRetrying(runId, token, 2, 100, { code: 'ERR_X', message: 'x' }),
   'release (shutdown)': (runId, token) => store.setStatus(runId, token, 'queued'),
   'request a cancel': (runId) => store.requestCancel(runId),
+  'request an interrupt': (runId) => store.requestCancel(runId, 'interrupt'),
   complete: (runId, token) => store.finalize(runId, { status: 'completed', output: 'ok' }, token),
   fail: (runId, token) =>
     store.finalize(runId, { status: 'failed', error: { code: 'ERR_X', message: 'x' } }, token),
@@ -48,10 +51,14 @@ const STEPS: Record<string, (runId: string, token: string) => Promise<unknown>> 
 let next = 0;
 /** A run in `status`, owned by OWNER, waiting on a question (past its deadline for the timeout step). */
 async function seed(status: RunStatus, t: Transition): Promise<string> {
-  const runId = `run_life${next++}`;
+  const runId = t.step === 'wait for the session' ? newSessionRunId(newId('ses')) : `run_life${next++}`;
   await store.create({ id: runId, tenant: 't', spec: { input: 'x' }, createdAtMs: Date.now() });
   const run = keys.run(runId);
   await redis.hset(run.record, { status, owner: OWNER });
+  if (t.step === 'wait for the session') {
+    await redis.hset(run.record, 'session', 'ses_ahead');
+    await redis.rpush(run.session.queue, 'run_ahead', runId);
+  }
   const expiresAt = t.step === 'time a question out' ? Date.now() - 1_000 : Date.now() + 60_000;
   await redis.hset(run.clarify(REQUEST), { requestId: REQUEST, status: 'pending', expiresAt });
   await redis.set(run.pending, JSON.stringify({ requestId: REQUEST, question: 'Q?', choices: [] }));

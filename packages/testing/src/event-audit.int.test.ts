@@ -40,5 +40,12 @@ describe('auditRunEvents', () => {
       [bad, 'usage'],
     ]);
     expect(audit.problems[3]?.problem).toContain('follows the terminal event run.failed');
+
+    // A session's run keeps its log under the session's hash tag: audited too.
+    const session = 'x:ses:{s_0123456789abcdef}:run:run_insession_0123456789abcdef:events';
+    await redis.xadd(session, '*', 't', 'run.started', 'd', '{"attempt":"one","workerId":"w"}');
+    const again = await auditRunEvents(server.url);
+    expect(again.logs).toBe(3);
+    expect(again.problems.at(-1)?.key).toBe(session);
   });
 });

@@ -16,8 +16,12 @@ export interface EventProblem {
   problem: string;
 }
 
-/** How a run's event log is named (see packages/queue/src/keys.ts): `<namespace>:run:{<runId>}:events`. */
-const EVENT_LOG = /:run:\{(run_[^}]+)\}:events$/;
+/**
+ * How a run's event log is named (see packages/queue/src/keys.ts):
+ * `<namespace>:run:{<runId>}:events`, or for a session's run
+ * `<namespace>:ses:{s_<tag>}:run:<runId>:events`.
+ */
+const EVENT_LOG = /:run:\{(run_[^}]+)\}:events$|:ses:\{s_[^}]+\}:run:(run_[^:]+):events$/;
 
 /**
  * Reads every run event log in a Redis and checks each event against the
@@ -42,10 +46,11 @@ export async function auditRunEvents(
     await redis.connect();
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', '*:run:{run_*}:events', 'COUNT', 1000);
+      const [next, keys] = await redis.scan(cursor, 'MATCH', '*:run*:events', 'COUNT', 1000);
       cursor = next;
       for (const key of keys) {
-        const runId = EVENT_LOG.exec(key)?.[1];
+        const match = EVENT_LOG.exec(key);
+        const runId = match?.[1] ?? match?.[2];
         if (!runId || (await redis.type(key)) !== 'stream') continue;
         logs++;
         const entries = await redis.xrange(key, '-', '+', 'COUNT', options.limit ?? 100_000);

@@ -39,4 +39,4 @@ export type {
 } from './types.js';
 export { SANDBOX_MODES } from './types.js';
 export type { ResolvedPath, WorkspaceOptions } from './workspace.js';
-export { Workspace } from './workspace.js';
+export { Workspace, workspaceDir } from './workspace.js';

@@ -448,3 +448,12 @@ export function ioError(action: string, error: unknown): ToolError {
             : (code ?? (error instanceof Error ? error.message : String(error)));
   return new ToolError('ERR_TOOL_IO', `Could not ${action}: ${why}.`, { cause: error });
 }
+
+/**
+ * The workspace directory of a run under the workspace root: its own
+ * (`<root>/<runId>`), or its session's, which every run of the session shares
+ * (`<root>/sessions/<sessionId>`).
+ */
+export function workspaceDir(root: string, run: { id: string; sessionId?: string | undefined }): string {
+  return run.sessionId ? path.join(root, 'sessions', run.sessionId) : path.join(root, run.id);
+}

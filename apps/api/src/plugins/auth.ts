@@ -4,13 +4,18 @@ import fp from 'fastify-plugin';
 import { type ApiConfig, type ApiKey, DEFAULT_TENANT } from '../config.js';
 import { ApiError } from '../errors.js';
 import { createReadTokens, type ReadTokenIssuer } from '../read-token.js';
+import { createSessionTokens, type SessionTokenIssuer, sessionTokenCovers } from '../session-token.js';
 
 /**
  * How a route authenticates: `public` (health, metrics, docs), `key` (a bearer
- * key, the default), or `key-or-token` (a bearer key, or a run-scoped read token
- * in `?token=` for the run in the URL: the events route).
+ * key, the default), `key-or-token` (a bearer key, or a run-scoped read token
+ * in `?token=` for the run in the URL, or a session token of that run's
+ * session: the run's events), or `key-or-session-token` (a bearer key, or a
+ * session token of the session in the URL or of the run's session: the
+ * session's routes, reading a run, answering its questions). A session token
+ * comes in `?token=` or as the bearer.
  */
-export type RouteAuth = 'public' | 'key' | 'key-or-token';
+export type RouteAuth = 'public' | 'key' | 'key-or-token' | 'key-or-session-token';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,9 +24,12 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The caller's tenant ('' on public routes when keys are configured). */
     tenant: string;
+    /** The session a session token limits the caller to; undefined with an API key. */
+    sessionScope: string | undefined;
   }
   interface FastifyInstance {
     readTokens: ReadTokenIssuer;
+    sessionTokens: SessionTokenIssuer;
   }
 }
 
@@ -45,7 +53,12 @@ export function tenantOfKey(keys: readonly ApiKey[], presented: string): string 
 const BEARER = /^Bearer[ \t]+([^ \t]+)[ \t]*$/i;
 
 /** Why a request was not authenticated: for the log only, never for the client. */
-type Failure = 'no credentials' | 'malformed Authorization header' | 'unknown API key' | 'bad read token';
+type Failure =
+  | 'no credentials'
+  | 'malformed Authorization header'
+  | 'unknown API key'
+  | 'bad read token'
+  | 'bad session token';
 
 /**
  * Every request needs a bearer key, except on public routes, and on the events
@@ -64,26 +77,40 @@ type Failure = 'no credentials' | 'malformed Authorization header' | 'unknown AP
  */
 const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }) => {
   const tokens = createReadTokens(config.tokenSecret, config.tokenTtlSeconds);
+  const sessionTokens = createSessionTokens(config.tokenSecret, config.sessionTtlSeconds);
   app.decorate('readTokens', tokens);
+  app.decorate('sessionTokens', sessionTokens);
   app.decorateRequest('tenant', '');
+  app.decorateRequest('sessionScope', undefined);
   const windowSeconds = config.authFailWindowMs / 1_000;
 
   /** The caller's tenant, or why there is none. */
   const authenticate = (
     request: FastifyRequest,
     mode: RouteAuth,
-  ): { tenant: string } | { failure: Failure } => {
+  ): { tenant: string; session?: string } | { failure: Failure } => {
     const header = request.headers.authorization;
+    const takesSessionToken = mode === 'key-or-token' || mode === 'key-or-session-token';
+    const id = (request.params as { id?: unknown }).id;
+    const bySessionToken = (token: string): { tenant: string; session: string } | { failure: Failure } => {
+      const scope = sessionTokens.verify(token);
+      return scope && sessionTokenCovers(scope.sessionId, id)
+        ? { tenant: scope.tenant, session: scope.sessionId }
+        : { failure: 'bad session token' };
+    };
     if (header !== undefined) {
       const match = BEARER.exec(header);
       if (!match) return { failure: 'malformed Authorization header' };
-      const tenant = tenantOfKey(config.apiKeys, match[1] as string);
+      const presented = match[1] as string;
+      if (takesSessionToken && presented.startsWith('ses_')) return bySessionToken(presented);
+      const tenant = tenantOfKey(config.apiKeys, presented);
       return tenant === undefined ? { failure: 'unknown API key' } : { tenant };
     }
     const token = (request.query as { token?: unknown }).token;
+    if (takesSessionToken && typeof token === 'string' && token.startsWith('ses_'))
+      return bySessionToken(token);
     if (mode === 'key-or-token' && typeof token === 'string') {
-      const runId = (request.params as { id?: unknown }).id;
-      const tenant = typeof runId === 'string' ? tokens.verify(token, runId) : undefined;
+      const tenant = typeof id === 'string' ? tokens.verify(token, id) : undefined;
       return tenant === undefined ? { failure: 'bad read token' } : { tenant };
     }
     return { failure: 'no credentials' };
@@ -113,6 +140,7 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
     const result = authenticate(request, mode);
     if ('tenant' in result) {
       request.tenant = result.tenant;
+      request.sessionScope = result.session;
       return;
     }
     const { current, ttl } = app.counters.increment(counter, config.authFailWindowMs);
@@ -135,8 +163,10 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
     throw new ApiError(
       'ERR_UNAUTHORIZED',
       mode === 'key-or-token'
-        ? 'Authentication required: send "Authorization: Bearer <api key>" with a valid key, or ?token=<a valid read token of this run>.'
-        : 'Authentication required: send "Authorization: Bearer <api key>" with a valid key.',
+        ? 'Authentication required: send "Authorization: Bearer <api key>" with a valid key, or ?token=<a valid read token of this run, or session token of its session>.'
+        : mode === 'key-or-session-token'
+          ? 'Authentication required: send "Authorization: Bearer <api key>" with a valid key, or a valid token of this session (as the bearer or ?token=).'
+          : 'Authentication required: send "Authorization: Bearer <api key>" with a valid key.',
     );
   });
 };

@@ -1,4 +1,4 @@
-import { createKeys, EventHub, RunService, RunStore, type TetherKeys } from '@tether/queue';
+import { createKeys, EventHub, RunService, RunStore, SessionService, type TetherKeys } from '@tether/queue';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';
@@ -9,6 +9,8 @@ declare module 'fastify' {
     store: RunStore;
     /** Submit, read, answer, cancel: the run service of `@tether/queue`. */
     runs: RunService;
+    /** Create, read, list, delete sessions and send them messages. */
+    sessions: SessionService;
     /** Live events of runs, through the one subscriber connection. */
     hub: EventHub;
   }
@@ -25,6 +27,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
     keys,
     eventMaxLength: config.eventMaxLength,
     retentionSeconds: config.retentionSeconds,
+    sessionTtlSeconds: config.sessionTtlSeconds,
   });
   const runs = new RunService({
     redis: app.redis,
@@ -39,6 +42,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   app.decorate('keys', keys);
   app.decorate('store', store);
   app.decorate('runs', runs);
+  app.decorate('sessions', new SessionService({ runs }));
   app.decorate('hub', new EventHub(app.subscriber, keys));
   // Registered after the Redis plugin, so this runs before its connections close.
   app.addHook('onClose', async () => {

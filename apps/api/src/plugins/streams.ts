@@ -1,7 +1,16 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';
-import type { EventStream, StreamEnd } from '../routes/runs/events/event-stream.js';
+import type { StreamEnd } from '../routes/runs/events/event-stream.js';
+
+/** An open SSE stream, of a run or of a session. */
+export interface LiveStream {
+  readonly tenant: string;
+  /** Writes the heartbeat comment. */
+  ping(): void;
+  /** Ends the response cleanly. */
+  end(why: StreamEnd): void;
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -14,7 +23,7 @@ declare module 'fastify' {
  * timer for all of them, and their end at shutdown.
  */
 export class StreamRegistry {
-  readonly #streams = new Set<EventStream>();
+  readonly #streams = new Set<LiveStream>();
   readonly #perTenant = new Map<string, number>();
   readonly #maxPerTenant: number;
   readonly #heartbeatMs: number;
@@ -44,14 +53,14 @@ export class StreamRegistry {
   }
 
   /** Tracks a stream whose slot was acquired; call `remove` from its end. */
-  add(stream: EventStream): void {
+  add(stream: LiveStream): void {
     this.#streams.add(stream);
     this.#timer ??= setInterval(() => {
       for (const open of this.#streams) open.ping();
     }, this.#heartbeatMs).unref();
   }
 
-  remove(stream: EventStream, why: StreamEnd): void {
+  remove(stream: LiveStream, why: StreamEnd): void {
     if (!this.#streams.delete(stream)) return;
     this.release(stream.tenant);
     this.#onEnded(why);

@@ -32,6 +32,10 @@ const swaggerPlugin: FastifyPluginAsync = async (app) => {
       tags: [
         { name: 'runs', description: 'Submit, read, list and cancel runs' },
         { name: 'events', description: 'The event log of a run: SSE or JSON pages' },
+        {
+          name: 'sessions',
+          description: 'Conversations: runs one after another, with the transcript as history',
+        },
         { name: 'clarify', description: 'Answers to the questions runs ask' },
         { name: 'files', description: 'What a run left in its workspace' },
         { name: 'tools', description: 'The tool catalog' },

@@ -1,4 +1,4 @@
-import type { CreateRunBody } from '@tether/protocol';
+import { type CreateRunBody, TERMINAL_STATUSES } from '@tether/protocol';
 import type { AttemptContext, Settlement } from './context.js';
 
 /** A run this worker now owns, with what its attempt needs. */
@@ -6,16 +6,29 @@ export interface Claimed {
   spec: CreateRunBody;
   /** The stored checkpoint (JSON), if an earlier attempt saved one. */
   checkpoint: string | undefined;
+  /** The session the run belongs to, if any. */
+  sessionId?: string | undefined;
 }
 
 /**
  * Claim: the worker becomes the run's owner under its fencing token, and
  * `run.started` (the first time) and `attempt.started` are appended, in one
  * step that also returns the spec and checkpoint. A run with a cancel
- * requested ends cancelled; a run that is gone or has ended needs nothing.
+ * requested ends cancelled; a run that is gone or has ended needs nothing. A
+ * session's run with another of the session's runs ahead of it waits (only
+ * one run of a session executes at a time); a run ahead that is gone or has
+ * ended without leaving the queue is taken off it first.
  */
 export async function claimAttempt(ctx: AttemptContext): Promise<Claimed | Settlement> {
-  const claim = await ctx.store.claim(ctx.runId, ctx.fence, ctx.attempt, ctx.config.workerId);
+  const { store, runId } = ctx;
+  let claim = await store.claim(runId, ctx.fence, ctx.attempt, ctx.config.workerId);
+  if (claim.status === 'wait') {
+    const ahead = await store.get(claim.ahead);
+    if (ahead && !TERMINAL_STATUSES.includes(ahead.status)) return { kind: 'blocked', ahead: claim.ahead };
+    await store.dropFromSessionQueue(runId, claim.ahead);
+    claim = await store.claim(runId, ctx.fence, ctx.attempt, ctx.config.workerId);
+    if (claim.status === 'wait') return { kind: 'blocked', ahead: claim.ahead };
+  }
   if (claim.status === 'cancel') return { kind: 'cancelled' };
   if (claim.status !== 'ok') return { kind: 'nothing', why: `the run is ${claim.status}` };
   if (!claim.spec) {
@@ -25,5 +38,5 @@ export async function claimAttempt(ctx: AttemptContext): Promise<Claimed | Settl
       error: { code: 'ERR_WORKER_SPEC_MISSING', message: 'The run record has no spec to run.' },
     };
   }
-  return { spec: claim.spec, checkpoint: claim.checkpoint };
+  return { spec: claim.spec, checkpoint: claim.checkpoint, sessionId: claim.sessionId };
 }

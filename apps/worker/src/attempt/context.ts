@@ -18,6 +18,8 @@ export interface AttemptContext {
   config: Readonly<WorkerConfig>;
   store: RunStore;
   log: Logger;
+  /** Wakes the run now at the head of a session's queue (after one of its runs ended). */
+  wakeSession: (sessionId: string) => Promise<void>;
 }
 
 /**
@@ -38,6 +40,8 @@ export type Settlement =
     }
   /** Cancelled by request. */
   | { kind: 'cancelled' }
+  /** A session's run with another of its runs ahead (`ahead`): waits until that one ends. */
+  | { kind: 'blocked'; ahead: string }
   /** Waits for the answer to a question, until its deadline. */
   | { kind: 'suspended'; pending: PendingClarify }
   /** Woken before its question was answered or timed out: back to sleep until the deadline (epoch ms). */

@@ -1,13 +1,16 @@
-import { join } from 'node:path';
 import {
   buildSystemPrompt,
   type Checkpoint,
   type ClarifyResolution,
+  type HistoryWindow,
+  historyMessages,
   initialCheckpoint,
   parseCheckpoint,
+  type TranscriptEntry,
   unansweredToolCalls,
 } from '@tether/agent';
-import type { CreateRunBody, ErrorBody, Locale } from '@tether/protocol';
+import type { CreateRunBody, ErrorBody, Locale, RunEventInput } from '@tether/protocol';
+import type { RunStore } from '@tether/queue';
 import {
   BUILTIN_TOOL_NAMES,
   getAllToolNames,
@@ -16,6 +19,7 @@ import {
   sandboxUserFor,
   TOOLSET_DEFAULTS,
   Workspace,
+  workspaceDir,
 } from '@tether/tools';
 import type { Claimed } from './claim.js';
 import type { AttemptContext, Settlement } from './context.js';
@@ -30,11 +34,16 @@ export interface Prepared {
   checkpoint: Checkpoint;
   /** The fate of the question the run resumes from, if it waited on one. */
   resume: ClarifyResolution | undefined;
+  /** The session the run belongs to, if any. */
+  sessionId: string | undefined;
+  /** Events of the preparation (`session.truncated`), written with the attempt's first ones. */
+  events: RunEventInput[];
 }
 
 /**
  * Prepare: the submitted files are written into the workspace (the first
- * time), the checkpoint is loaded (or a new one made), the question the run
+ * time; a session's, before its first run), the checkpoint is loaded (or a
+ * new one made, with a session's transcript as its history), the question the run
  * waited on is resolved (answered, or timed out once past its deadline; still
  * pending means it was woken early and goes back to sleep), and whatever an
  * earlier owner's commands left on this host is killed before a call in flight
@@ -42,28 +51,43 @@ export interface Prepared {
  */
 export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Promise<Prepared | Settlement> {
   const { config, store, runId, fence, log } = ctx;
-  const { spec } = claimed;
+  const { spec, sessionId } = claimed;
   // The workspace is made when something needs it: the submitted files here, or the
   // tools on first use. A run that never touches files costs no directory.
-  const workspace = join(config.workspaceRoot, runId);
+  const workspace = workspaceDir(config.workspaceRoot, { id: runId, sessionId });
+  const sandboxUser = sandboxUserFor(config.sandboxUser);
+  const write = async (files: Record<string, string>) =>
+    writeSubmittedFiles(new Workspace(workspace, sandboxUser ? { owner: sandboxUser } : {}), files);
+  // A session's files go in before its first run's (which may then overwrite them).
+  const sessionFiles = sessionId && !claimed.checkpoint ? await store.sessionFiles(sessionId) : undefined;
+  if (sessionId && sessionFiles) {
+    const problem = await write(sessionFiles);
+    if (problem) return { kind: 'failed', error: problem, retryable: false };
+    await store.dropSessionFiles(sessionId);
+  }
   if (spec.files) {
-    const sandboxUser = sandboxUserFor(config.sandboxUser);
-    const problem = await writeSubmittedFiles(
-      new Workspace(workspace, sandboxUser ? { owner: sandboxUser } : {}),
-      spec.files,
-    );
+    const problem = await write(spec.files);
     if (problem) return { kind: 'failed', error: problem, retryable: false };
     await store.dropFiles(runId, spec);
   }
 
   const locale = spec.locale ?? 'en';
   const toolNames = toolNamesFor(spec);
-  const checkpoint = claimed.checkpoint
-    ? parseCheckpoint(claimed.checkpoint)
-    : initialCheckpoint({
-        systemPrompt: buildSystemPrompt({ toolNames, locale, workspace }),
-        input: spec.input,
-      });
+  const events: RunEventInput[] = [];
+  let checkpoint: Checkpoint;
+  if (claimed.checkpoint) checkpoint = parseCheckpoint(claimed.checkpoint);
+  else {
+    // A session's run starts from the session's transcript (windowed to the budget), then its input.
+    const window = sessionId
+      ? await sessionHistory(store, sessionId, config.sessionHistoryTokens)
+      : undefined;
+    if (window?.truncated) events.push({ type: 'session.truncated', data: window.truncated });
+    checkpoint = initialCheckpoint({
+      systemPrompt: buildSystemPrompt({ toolNames, locale, workspace }),
+      input: spec.input,
+      history: window?.messages,
+    });
+  }
 
   let resume: ClarifyResolution | undefined;
   if (checkpoint.pendingClarify) {
@@ -81,7 +105,17 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     const left = await killRunLeftovers(runId);
     if (left.cgroups + left.processes > 0) log.warn(left, "killed what an earlier owner's commands left");
   }
-  return { spec, workspace, locale, toolNames, checkpoint, resume };
+  return { spec, workspace, locale, toolNames, checkpoint, resume, sessionId, events };
+}
+
+/** A session's transcript as a new run's history, windowed to `budget` tokens. */
+export async function sessionHistory(
+  store: RunStore,
+  sessionId: string,
+  budget: number,
+): Promise<HistoryWindow> {
+  const entries = (await store.readTranscript(sessionId)).map((json) => JSON.parse(json) as TranscriptEntry);
+  return historyMessages(entries, budget);
 }
 
 /** The tool names of a run: its toolsets (default: base, planning, interaction), built-in tools only. */

@@ -1,4 +1,12 @@
-import { type AttemptOutcome, type Checkpoint, resolveProvider, runAttempt } from '@tether/agent';
+import {
+  type AttemptOutcome,
+  type Checkpoint,
+  countTokens,
+  ownMessages,
+  resolveProvider,
+  runAttempt,
+  turnEntries,
+} from '@tether/agent';
 import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
 import { createTools, type Tool } from '@tether/tools';
 import { EventSink } from '../event-sink.js';
@@ -46,7 +54,7 @@ export async function runPrepared(
   ctx: AttemptContext,
   prepared: Prepared,
   hooks: RunHooks,
-): Promise<{ settlement: Settlement; events: RunEventInput[] }> {
+): Promise<{ settlement: Settlement; events: RunEventInput[]; turn: string[] }> {
   const { config, store, runId, fence, log } = ctx;
   const { spec, checkpoint, workspace, locale } = prepared;
   const { active } = hooks;
@@ -60,6 +68,8 @@ export async function runPrepared(
       if (error instanceof TetherError && error.code === 'ERR_RUN_NOT_OWNER') hooks.stop('lost');
     },
   });
+  // What the preparation found (a session's history windowed) goes out with the attempt's first write.
+  for (const event of prepared.events) sink.emit(event);
   let outcome: AttemptOutcome;
   let tools: Tool[] = [];
   try {
@@ -105,7 +115,9 @@ export async function runPrepared(
         if (active.reason === 'lost') throw new StopAtCheckpoint();
         const events = await sink.take();
         const progress = { todos: cp.todos, usage: cp.usage, step: cp.step };
-        await store.saveCheckpoint(runId, fence, JSON.stringify(cp), progress, events);
+        // A session's run saves its turn so far with it: whoever ends the run moves it into the transcript.
+        const turn = prepared.sessionId ? sessionTurn(runId, cp) : [];
+        await store.saveCheckpoint(runId, fence, JSON.stringify(cp), progress, events, turn);
         if (hooks.shuttingDown()) throw new StopAtCheckpoint();
       },
       limits: {
@@ -139,7 +151,42 @@ export async function runPrepared(
     log.warn({ err: error }, 'events of this attempt could not all be written');
     return [];
   });
-  return { settlement: toSettlement(outcome, checkpoint, active.reason), events };
+  const settlement = toSettlement(outcome, checkpoint, active.reason);
+  // A session's run that ends here hands its whole turn to the step that ends it.
+  const ends =
+    settlement.kind === 'completed' || settlement.kind === 'failed' || settlement.kind === 'cancelled';
+  const turn =
+    prepared.sessionId && ends
+      ? sessionTurn(runId, checkpoint, {
+          interrupted: settlement.kind === 'cancelled',
+          output: settlement.kind === 'completed' ? settlement.output : undefined,
+        })
+      : [];
+  return { settlement, events, turn };
+}
+
+/**
+ * A session run's turn as transcript entries (JSON each): its own messages,
+ * every tool call paired with a result. When the run's output is not its last
+ * assistant message (clarify's `return` mode ends a run with the question),
+ * the output is added as the assistant's last word, so the next message of
+ * the session reads as its answer.
+ */
+export function sessionTurn(
+  runId: string,
+  checkpoint: Checkpoint,
+  end: { interrupted?: boolean; output?: string | undefined } = {},
+): string[] {
+  const at = new Date().toISOString();
+  const entries = turnEntries(ownMessages(checkpoint), { runId, at, interrupted: end.interrupted ?? false });
+  const last = entries.at(-1);
+  if (
+    end.output !== undefined &&
+    !(last?.role === 'assistant' && last.content === end.output && !last.toolCalls)
+  ) {
+    entries.push({ role: 'assistant', content: end.output, runId, at, tokens: countTokens(end.output) });
+  }
+  return entries.map((entry) => JSON.stringify(entry));
 }
 
 /** What an attempt's outcome means for the run, given why (if at all) the worker stopped it. */

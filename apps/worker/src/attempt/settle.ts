@@ -16,6 +16,7 @@ import type { AttemptContext, Settlement } from './context.js';
  * | suspended | `clarify.requested` (waiting_for_input) | delayed until the deadline (`DelayedError`) |
  * | sleep (woken early) | waiting_for_input again | delayed until the deadline (`DelayedError`) |
  * | released (shutdown) | queued | waiting, for another worker (`WaitingError`) |
+ * | blocked (a session's run ahead) | nothing | delayed 60 s, woken when the run ahead ends (`DelayedError`) |
  * | lost, nothing | nothing | completed (another owner, or none, carries on) |
  *
  * Returns the job's result, or throws what tells BullMQ to delay, wait or retry.
@@ -24,6 +25,32 @@ export async function settleOutcome(
   ctx: AttemptContext,
   settlement: Settlement,
   events: readonly RunEventInput[] = [],
+  turn: readonly string[] = [],
+  sessionId?: string | undefined,
+): Promise<string | undefined> {
+  const result = await settle(ctx, settlement, events, turn);
+  // A session's run that ended lets the next run of its session go (it waits, delayed, until then).
+  if (
+    sessionId &&
+    (settlement.kind === 'completed' || settlement.kind === 'failed' || settlement.kind === 'cancelled')
+  ) {
+    await ctx
+      .wakeSession(sessionId)
+      .catch((error: unknown) =>
+        ctx.log.warn({ err: error }, "could not wake the session's next run; its own delay will"),
+      );
+  }
+  return result;
+}
+
+/** How long a session's run waits for the run ahead of it before it looks again (it is woken when that one ends). */
+export const SESSION_WAIT_MS = 60_000;
+
+async function settle(
+  ctx: AttemptContext,
+  settlement: Settlement,
+  events: readonly RunEventInput[],
+  turn: readonly string[],
 ): Promise<string | undefined> {
   const { store, runId, fence, job, token, log } = ctx;
   switch (settlement.kind) {
@@ -46,6 +73,7 @@ export async function settleOutcome(
         },
         fence,
         events,
+        turn,
       );
       if (!ended) {
         log.warn('the run had ended, or another worker owns it: this answer was not recorded');
@@ -64,13 +92,13 @@ export async function settleOutcome(
         log.warn({ err: error, delayMs }, 'attempt failed; it will be retried');
         throw new RetryLater(`${error.code}: ${error.message}`, delayMs, { cause: settlement.cause });
       }
-      await store.finalize(runId, { status: 'failed', error, usage }, fence, events);
+      await store.finalize(runId, { status: 'failed', error, usage }, fence, events, turn);
       log.warn({ err: error }, 'run failed');
       return undefined;
     }
     case 'cancelled':
       // Whoever owns the run: a cancel ends it from any attempt.
-      await store.finalize(runId, { status: 'cancelled', reason: 'cancelled by request' }, '', events);
+      await store.finalize(runId, { status: 'cancelled', reason: 'cancelled by request' }, '', events, turn);
       log.info('run cancelled');
       return undefined;
     case 'suspended': {
@@ -90,6 +118,13 @@ export async function settleOutcome(
       // Woken before an answer or the deadline: back to sleep until the deadline.
       await store.setStatus(runId, fence, 'waiting_for_input');
       await job.moveToDelayed(settlement.untilMs, token);
+      throw new DelayedError();
+    case 'blocked':
+      // Another run of the session is ahead: wait, without a slot, until it ends (its end wakes this one).
+      await job.moveToDelayed(Date.now() + SESSION_WAIT_MS, token);
+      // The run ahead may have ended before this job was delayed, and could not wake it: look again.
+      if ((await store.sessionHead(runId)) === runId) await promoteJob(job);
+      log.info({ ahead: settlement.ahead }, "waiting for the session's run ahead");
       throw new DelayedError();
     case 'released':
       // Shutdown: hand the run back to the queue; another worker continues from the checkpoint.

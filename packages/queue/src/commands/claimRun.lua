@@ -9,6 +9,7 @@
     KEYS[2] events          the run's event log (stream)
     KEYS[3] spec            the submitted body (string)
     KEYS[4] checkpoint      the agent checkpoint (string)
+    KEYS[5] sessionQueue    the live runs of the run's session (list)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -18,19 +19,25 @@
     ARGV[6] workerId
 
   Output:
-    { 'ok', spec, checkpoint } ('' where absent), { 'missing' }, { 'cancel' } (a cancel was
-    requested), or { status } (the run has ended: 'completed', 'failed' or 'cancelled')
+    { 'ok', spec, checkpoint, session } ('' where absent), { 'missing' }, { 'cancel' } (a cancel was
+    requested), { 'wait', runId } (another run of its session is ahead of it: nothing is changed),
+    or { status } (the run has ended: 'completed', 'failed' or 'cancelled')
 ]]
 
 --- @include "includes/lifecycle"
 --- @include "includes/nowMs"
 --- @include "includes/append"
 
-local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step', 'session')
 local status = fields[1]
 if not status then return { 'missing' } end
 if terminal(status) then return { status } end
-if fields[2] == '1' then return { 'cancel' } end
+if fields[2] then return { 'cancel' } end
+-- One run of a session executes at a time: the head of its queue.
+if fields[6] then
+  local head = redis.call('LINDEX', KEYS[5], 0)
+  if head and head ~= ARGV[3] then return { 'wait', head } end
+end
 local attempts = math.max(tonumber(fields[3] or '0'), tonumber(ARGV[5]))
 if fields[4] then
   redis.call('HSET', KEYS[1], 'owner', ARGV[4], 'status', 'running', 'attempts', attempts)
@@ -46,4 +53,4 @@ append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'attempt.started', cjson.encode({
   resumed = checkpoint and true or false,
   step = checkpoint and tonumber(step) or 0,
 }))
-return { 'ok', redis.call('GET', KEYS[3]) or '', checkpoint or '' }
+return { 'ok', redis.call('GET', KEYS[3]) or '', checkpoint or '', fields[6] or '' }

@@ -1,27 +1,56 @@
 --[[
-  Creates a run: its record, its spec and metadata, and `run.queued`.
+  Creates a run: its record, its spec and metadata, and `run.queued`. A session's run is also
+  added to the session (its runs, its queue, and its input as the first entry of its turn), unless
+  the session is gone, or busy when the caller asks to be refused then.
 
   Input:
     KEYS[1] record          the run record (hash)
     KEYS[2] events          the run's event log (stream)
     KEYS[3] spec            the submitted body (string)
     KEYS[4] metadata        the caller's metadata (string)
+    KEYS[5] turn            the run's turn so far (list)
+    KEYS[6] sessionRecord   the session (hash)
+    KEYS[7] sessionRuns     the session's runs (list)
+    KEYS[8] sessionQueue    the session's live runs (list)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
     ARGV[3] runId
     ARGV[4] spec            the submitted body (JSON)
     ARGV[5] metadata        the caller's metadata (JSON), '' for none
-    ARGV[6...] fields       field/value pairs of the new record
+    ARGV[6] session         the session id, '' for a run of no session
+    ARGV[7] multitask       'reject': refuse while the session has a live run
+    ARGV[8] input           the input as a transcript entry (JSON)
+    ARGV[9] runsChannel     the session's channel of new runs
+    ARGV[10] sessionTtl     how long the session's keys stay after this (s)
+    ARGV[11...] fields      field/value pairs of the new record
 
   Output:
-    the id of `run.queued`, or false (a run with this id exists: nothing is changed)
+    the id of `run.queued`, false (a run with this id exists), 'no_session' (the session is gone)
+    or 'busy' (refused: the session has a live run); nothing is changed but on success
 ]]
 
 --- @include "includes/append"
+--- @include "includes/nowMs"
 
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
-redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+local session = ARGV[6]
+if session ~= '' then
+  if redis.call('HGET', KEYS[6], 'id') ~= session then return 'no_session' end
+  if ARGV[7] == 'reject' and redis.call('LLEN', KEYS[8]) > 0 then return 'busy' end
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 11))
 redis.call('SET', KEYS[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[4], ARGV[5]) end
-return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')
+if session ~= '' then
+  redis.call('HSET', KEYS[1], 'session', session)
+  redis.call('RPUSH', KEYS[5], ARGV[8])
+  redis.call('RPUSH', KEYS[7], ARGV[3])
+  redis.call('RPUSH', KEYS[8], ARGV[3])
+  redis.call('HINCRBY', KEYS[6], 'runCount', 1)
+  redis.call('HSET', KEYS[6], 'lastRunId', ARGV[3], 'updatedAt', nowMs())
+  for _, key in ipairs({ KEYS[6], KEYS[7], KEYS[8] }) do redis.call('EXPIRE', key, ARGV[10]) end
+end
+local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')
+if session ~= '' then redis.call('PUBLISH', ARGV[9], ARGV[3]) end
+return id

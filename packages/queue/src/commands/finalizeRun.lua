@@ -1,7 +1,8 @@
 --[[
   Ends the run once: sets the terminal status and fields (and the final checkpoint), drops the
   spec and the pending question, appends the events emitted before the end and then the terminal
-  event (the last one), and lets the run's keys expire after the retention.
+  event (the last one), and lets the run's keys expire after the retention. A session's run moves
+  its turn into the session's transcript and leaves the session's queue in the same step.
 
   Input:
     KEYS[1] record          the run record (hash)
@@ -10,6 +11,11 @@
     KEYS[4] spec            the submitted body (string)
     KEYS[5] pending         the question the run waits on (string)
     KEYS[6] metadata        the caller's metadata (string)
+    KEYS[7] turn            a session run's turn so far (list)
+    KEYS[8] sessionRecord   the run's session (hash)
+    KEYS[9] sessionQueue    the session's live runs (list)
+    KEYS[10] transcript     the session's transcript (list)
+    KEYS[11] sessionRuns    the session's runs (list)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -20,9 +26,12 @@
     ARGV[7] retention       how long the run's keys stay (s)
     ARGV[8] token           the caller's fencing token, '' for any owner
     ARGV[9] checkpoint      the final checkpoint (JSON), '' to keep the stored one
-    ARGV[10] fieldCount     how many field/value pairs follow
-    ARGV[11...] pairs       fieldCount field/value pairs of the record, then (type, data JSON)
-                            pairs of events
+    ARGV[10] sessionTtl     how long a session's keys stay after this (s)
+    ARGV[11] turnCount      how many transcript entries of a session run's whole turn are given
+                            (0: the stored turn stands)
+    ARGV[12] fieldCount     how many field/value pairs follow
+    ARGV[13...] pairs       fieldCount field/value pairs of the record, then turnCount transcript
+                            entries (JSON each), then (type, data JSON) pairs of events
 
   Output:
     the id of the terminal event, 0 (the run is missing or has already ended) or -1 (another
@@ -34,16 +43,24 @@
 --- @include "includes/append"
 --- @include "includes/appendPairs"
 --- @include "includes/compact"
+--- @include "includes/replaceTurn"
+--- @include "includes/endTurn"
 
-local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'owner', 'session')
 if not fields[1] or terminal(fields[1]) then return 0 end
 if ARGV[8] ~= '' and fields[2] ~= ARGV[8] then return -1 end
-local fieldsEnd = 10 + 2 * tonumber(ARGV[10])
-redis.call('HSET', KEYS[1], 'status', ARGV[4], 'finishedAt', nowMs(), unpack(ARGV, 11, fieldsEnd))
+local fieldsEnd = 12 + 2 * tonumber(ARGV[12])
+local turnCount = tonumber(ARGV[11])
+local now = nowMs()
+redis.call('HSET', KEYS[1], 'status', ARGV[4], 'finishedAt', now, unpack(ARGV, 13, fieldsEnd))
 redis.call('HDEL', KEYS[1], 'owner')
 if ARGV[9] ~= '' then redis.call('SET', KEYS[3], ARGV[9]) end
 redis.call('DEL', KEYS[4], KEYS[5])
-appendPairs(KEYS[2], ARGV[1], ARGV[2], ARGV[3], fieldsEnd + 1)
+if fields[3] then
+  if turnCount > 0 then replaceTurn(KEYS[7], fieldsEnd + 1, turnCount) end
+  endTurn(KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], ARGV[3], now, ARGV[10])
+end
+appendPairs(KEYS[2], ARGV[1], ARGV[2], ARGV[3], fieldsEnd + 1 + turnCount)
 local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[6])
 compact(KEYS[2])
 for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[6] }) do redis.call('EXPIRE', key, ARGV[7]) end

@@ -7,6 +7,7 @@
     KEYS[1] record          the run record (hash)
     KEYS[2] checkpoint      the agent checkpoint (string)
     KEYS[3] events          the run's event log (stream)
+    KEYS[4] turn            a session run's turn so far (list)
 
     ARGV[1] token           the caller's fencing token
     ARGV[2] checkpoint      the checkpoint (JSON)
@@ -16,7 +17,9 @@
     ARGV[6] maxlen          events kept (approximately)
     ARGV[7] runId
     ARGV[8] step            the step the checkpoint is at
-    ARGV[9...] events       (type, data JSON) pairs
+    ARGV[9] turnCount       how many transcript entries (JSON each) of a session run's turn follow
+    ARGV[10...] rest        turnCount entries (the whole turn, replacing the stored one), then
+                            (type, data JSON) pairs of events
 
   Output:
     1 (saved), 0 (another worker owns the run) or -1 (a cancel was requested, or the run has ended)
@@ -24,11 +27,14 @@
 
 --- @include "includes/lifecycle"
 --- @include "includes/appendPairs"
+--- @include "includes/replaceTurn"
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
 if fields[1] ~= ARGV[1] then return 0 end
-if not fields[2] or terminal(fields[2]) or fields[3] == '1' then return -1 end
-appendPairs(KEYS[3], ARGV[5], ARGV[6], ARGV[7], 9)
+if not fields[2] or terminal(fields[2]) or fields[3] then return -1 end
+local turnCount = tonumber(ARGV[9])
+if turnCount > 0 then replaceTurn(KEYS[4], 10, turnCount) end
+appendPairs(KEYS[3], ARGV[5], ARGV[6], ARGV[7], 10 + turnCount)
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[1], 'todos', ARGV[3], 'usage', ARGV[4], 'step', ARGV[8])
 return 1

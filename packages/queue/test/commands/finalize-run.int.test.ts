@@ -12,12 +12,13 @@ interface End {
   checkpoint?: string;
   fields?: string[];
   events?: string[];
+  turn?: string[];
 }
 
 function finalize(run: RunFixture, end: End = {}) {
   const fields = end.fields ?? ['output', 'done'];
   return finalizeRun.run(redis, {
-    keys: run.keys,
+    keys: run.scriptKeys,
     args: {
       ...run.base,
       status: 'completed',
@@ -26,8 +27,10 @@ function finalize(run: RunFixture, end: End = {}) {
       retention: RETENTION,
       token: end.token ?? '',
       checkpoint: end.checkpoint ?? '',
+      sessionTtl: 600,
+      turnCount: end.turn?.length ?? 0,
       fieldCount: fields.length / 2,
-      pairs: [...fields, ...(end.events ?? [])],
+      pairs: [...fields, ...(end.turn ?? []), ...(end.events ?? [])],
     },
   });
 }
@@ -126,5 +129,48 @@ describe('finalizeRun', () => {
     const run = new RunFixture(redis);
     expect(await finalize(run, { events: ['message', '{}'] })).toBe(0);
     expect(await redis.exists(run.keys.record, run.keys.events)).toBe(0);
+  });
+
+  it("a session's run: its turn moves into the transcript and it leaves the queue, in the same step", async () => {
+    const run = new RunFixture(redis, { session: true });
+    const session = run.keys.session;
+    await run.seed({ status: 'running', owner: 'w1:t1', session: run.sessionId as string });
+    await redis.hset(session.record, { id: run.sessionId as string, updatedAt: '1' });
+    await redis.rpush(session.transcript, '{"role":"user","content":"before"}');
+    await redis.rpush(session.queue, run.runId, 'run_next');
+    await redis.rpush(run.keys.turn, '{"role":"user","content":"saved"}');
+    const turn = ['{"role":"user","content":"hi"}', '{"role":"assistant","content":"hello"}'];
+    expect(
+      await finalize(run, {
+        token: 'w1:t1',
+        turn,
+        events: ['usage', '{"inputTokens":1,"outputTokens":1,"totalTokens":2}'],
+      }),
+    ).toEqual(expect.stringMatching(/^\d+-\d+$/));
+    expect(await redis.lrange(session.transcript, 0, -1)).toEqual([
+      '{"role":"user","content":"before"}',
+      ...turn,
+    ]);
+    expect(await redis.lrange(session.queue, 0, -1)).toEqual(['run_next']);
+    expect(await redis.exists(run.keys.turn)).toBe(0);
+    expect(await redis.hget(session.record, 'updatedAt')).toEqual(REDIS_NOW);
+    expect(await redis.ttl(session.transcript)).toBeGreaterThan(500);
+    expect((await run.events()).map((event) => event.type)).toEqual(['usage', 'run.completed']);
+
+    // Ended already: the transcript is not written twice.
+    expect(await finalize(run, { turn })).toBe(0);
+    expect(await redis.llen(session.transcript)).toBe(3);
+  });
+
+  it("a session's run ended by another (no turn given): the turn its last save stored moves", async () => {
+    const run = new RunFixture(redis, { session: true });
+    await run.seed({ status: 'waiting_for_input', session: run.sessionId as string });
+    await redis.rpush(run.keys.session.queue, run.runId);
+    await redis.rpush(run.keys.turn, '{"role":"user","content":"saved"}');
+    expect(await finalize(run)).toEqual(expect.stringMatching(/^\d+-\d+$/));
+    expect(await redis.lrange(run.keys.session.transcript, 0, -1)).toEqual([
+      '{"role":"user","content":"saved"}',
+    ]);
+    expect(await redis.llen(run.keys.session.queue)).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import { newId, newSessionRunId } from '@tether/protocol';
 import { testRedisUrl, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, expect } from 'vitest';
@@ -29,18 +30,34 @@ export const REQUEST_ID = 'clr_test';
  */
 export class RunFixture {
   readonly redis: Redis;
-  readonly runId = 'run_test';
+  readonly runId: string;
+  /** The run's session, when it was made as a session's run. */
+  readonly sessionId: string | undefined;
   readonly keys: RunKeys;
   readonly cancelChannel: string;
   /** The arguments every event-appending script opens with. */
   readonly base: { channel: string; maxlen: number; runId: string };
 
-  constructor(redis: Redis) {
+  constructor(redis: Redis, options: { session?: boolean } = {}) {
     this.redis = redis;
+    this.sessionId = options.session ? newId('ses') : undefined;
+    this.runId = this.sessionId ? newSessionRunId(this.sessionId) : 'run_test';
     const keys = createKeys(uniquePrefix('lua'));
     this.keys = keys.run(this.runId);
     this.cancelChannel = keys.cancelChannel;
     this.base = { channel: this.keys.eventsChannel, maxlen: MAXLEN, runId: this.runId };
+  }
+
+  /** The run's keys with its session's under the names the scripts give them. */
+  get scriptKeys() {
+    const session = this.keys.session;
+    return {
+      ...this.keys,
+      sessionRecord: session.record,
+      sessionRuns: session.runs,
+      sessionQueue: session.queue,
+      transcript: session.transcript,
+    };
   }
 
   /** The run's keys with the test's clarify request. */
@@ -102,10 +119,11 @@ export class RunFixture {
     }
   }
 
-  /** Every key of the run (the test's clarify request included): its serialized value and TTL. */
+  /** Every key of the run (the test's clarify request and its session's included): its serialized value and TTL. */
   async state(): Promise<Record<string, [string | null, number]>> {
-    const { clarify: _clarify, eventsChannel: _channel, ...keys } = this.keys;
-    const names = [...Object.values(keys), this.keys.clarify(REQUEST_ID)];
+    const { clarify: _clarify, eventsChannel: _channel, session, ...keys } = this.keys;
+    const { runsChannel: _runs, ...sessionKeys } = session;
+    const names = [...Object.values(keys), ...Object.values(sessionKeys), this.keys.clarify(REQUEST_ID)];
     const snapshot: Record<string, [string | null, number]> = {};
     for (const name of names) {
       const dump = await this.redis.dumpBuffer(name);

@@ -5,7 +5,10 @@ import { RunFixture, useRedis } from './fixture.js';
 const redis = useRedis();
 
 function cancel(run: RunFixture) {
-  return requestCancel.run(redis, { keys: run.keys, args: { channel: run.cancelChannel, runId: run.runId } });
+  return requestCancel.run(redis, {
+    keys: run.keys,
+    args: { channel: run.cancelChannel, runId: run.runId, mode: 'cancel' },
+  });
 }
 
 describe('requestCancel', () => {
@@ -37,5 +40,22 @@ describe('requestCancel', () => {
     expect(result).toBe('missing');
     expect(messages).toEqual([]);
     expect(await redis.exists(run.keys.record)).toBe(0);
+  });
+
+  it('an interrupt flags the run without telling the workers, and never weakens a cancel', async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'running' });
+    const interrupt = () =>
+      requestCancel.run(redis, {
+        keys: run.keys,
+        args: { channel: run.cancelChannel, runId: run.runId, mode: 'interrupt' },
+      });
+    const { result, messages } = await run.published(run.cancelChannel, interrupt);
+    expect(result).toBe('running');
+    expect(messages).toEqual([]);
+    expect(await run.record()).toEqual({ status: 'running', cancelRequested: 'interrupt' });
+    await cancel(run);
+    await interrupt();
+    expect((await run.record()).cancelRequested).toBe('1');
   });
 });

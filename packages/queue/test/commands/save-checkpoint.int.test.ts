@@ -4,7 +4,7 @@ import { parseMessage, RunFixture, useRedis } from './fixture.js';
 
 const redis = useRedis();
 
-function save(run: RunFixture, token: string, events: string[] = []) {
+function save(run: RunFixture, token: string, events: string[] = [], turn: string[] = []) {
   return saveCheckpoint.run(redis, {
     keys: run.keys,
     args: {
@@ -14,7 +14,8 @@ function save(run: RunFixture, token: string, events: string[] = []) {
       todos: '[{"id":"1","content":"a","status":"pending"}]',
       usage: '{"inputTokens":5,"outputTokens":1,"totalTokens":6}',
       step: 7,
-      events,
+      turnCount: turn.length,
+      rest: [...turn, ...events],
     },
   });
 }
@@ -44,6 +45,18 @@ describe('saveCheckpoint', () => {
     const events = await run.events();
     expect(events.map((event) => event.type)).toEqual(['tool.result', 'todo.updated']);
     expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
+  });
+
+  it("replaces a session run's turn with the one given, and leaves it be when none is", async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'running', owner: 'w1:t1' });
+    await redis.rpush(run.keys.turn, '{"role":"user","content":"old"}');
+    const turn = ['{"role":"user","content":"hi"}', '{"role":"assistant","content":"hello"}'];
+    expect(await save(run, 'w1:t1', ['todo.updated', '{"todos":[]}'], turn)).toBe(1);
+    expect(await redis.lrange(run.keys.turn, 0, -1)).toEqual(turn);
+    expect((await run.events()).map((event) => event.type)).toEqual(['todo.updated']);
+    expect(await save(run, 'w1:t1')).toBe(1);
+    expect(await redis.lrange(run.keys.turn, 0, -1)).toEqual(turn);
   });
 
   it('saves with no events to append', async () => {

@@ -91,6 +91,8 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id',
     {
+      // Readable with its session's token too (the run read token opens only the events).
+      config: { auth: 'key-or-session-token' },
       schema: {
         tags: ['runs'],
         summary: 'Read a run',

@@ -6,6 +6,7 @@ export function toRun(record: RunRecord): Run {
   const run: Run = {
     id: record.id,
     status: record.status,
+    ...(record.sessionId !== undefined ? { sessionId: record.sessionId } : {}),
     createdAt: record.createdAt,
     attempts: record.attempts,
     todos: record.todos,

@@ -14,8 +14,9 @@ import { ApiError } from '../../errors.js';
  * Model errors are `@tether/agent`'s own (`ERR_MODEL_*`, status 400).
  */
 export function checkSubmission(
-  body: CreateRunBody,
+  body: Partial<CreateRunBody>,
   config: Pick<ApiConfig, 'profiles' | 'defaultProfile' | 'allowReplay'>,
+  options: { modelRequired?: boolean } = {},
 ): void {
   if (body.toolsets) {
     const available = availableToolsets();
@@ -27,11 +28,13 @@ export function checkSubmission(
       );
     }
   }
-  checkModelSpec(body.model, {
-    profiles: config.profiles,
-    defaultProfile: config.defaultProfile,
-    allowReplay: config.allowReplay,
-  });
+  // A session's defaults may leave the model to each message.
+  if (body.model !== undefined || options.modelRequired !== false)
+    checkModelSpec(body.model, {
+      profiles: config.profiles,
+      defaultProfile: config.defaultProfile,
+      allowReplay: config.allowReplay,
+    });
   for (const path of Object.keys(body.files ?? {})) {
     // From a client on any system: `\` separates names too, and each path must name a file.
     const confined = confinePath(path, { portable: true, file: true });

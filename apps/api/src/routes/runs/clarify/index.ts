@@ -14,6 +14,8 @@ const clarifyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/:id/clarify/:requestId',
     {
+      // A session token answers the questions of its session's runs.
+      config: { auth: 'key-or-session-token' },
       schema: {
         tags: ['clarify'],
         summary: 'Answer a clarify question',

@@ -1,7 +1,8 @@
-import { join } from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorResponseSchema, RunFileListSchema, RunIdSchema } from '@tether/protocol';
+import type { RunRecord } from '@tether/queue';
+import { workspaceDir } from '@tether/tools';
 import { listRunFiles, openRunFile } from '../../../workspace-files.js';
 import { COMMON_ERRORS, RunParamsSchema } from '../../schemas.js';
 
@@ -16,7 +17,7 @@ function disposition(name: string): string {
  * its workspace. The API must see the workers' workspace root (shared storage).
  */
 const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const workspaceOf = (runId: string) => join(app.config.workspaceRoot, runId);
+  const workspaceOf = (run: RunRecord) => workspaceDir(app.config.workspaceRoot, run);
 
   app.get(
     '/:id/files',
@@ -29,8 +30,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      await app.runs.get(request.tenant, request.params.id);
-      return listRunFiles(workspaceOf(request.params.id));
+      return listRunFiles(workspaceOf(await app.runs.get(request.tenant, request.params.id)));
     },
   );
 
@@ -55,8 +55,8 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await app.runs.get(request.tenant, request.params.id);
-      const file = await openRunFile(workspaceOf(request.params.id), request.params['*']);
+      const run = await app.runs.get(request.tenant, request.params.id);
+      const file = await openRunFile(workspaceOf(run), request.params['*']);
       return reply
         .type('application/octet-stream')
         .header('content-length', file.size)
