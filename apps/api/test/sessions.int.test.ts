@@ -3,7 +3,7 @@
  * Redis (a Redis Cluster in the `cluster` project), replay runs, and a fake
  * OpenAI-compatible server where what the model receives matters.
  */
-import { access, mkdtemp, rm } from 'node:fs/promises';
+import { access, chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Run, RunEvent, Session, TranscriptEntryView } from '@tether/protocol';
@@ -16,12 +16,15 @@ import {
   testRedisTarget,
   uniquePrefix,
 } from '@tether/testing';
+import { probeBwrap } from '@tether/tools';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACME, API_KEYS, BETA } from './helper.js';
 import { type Shared, startApi, startWorker, stopAll } from './processes.js';
 import { openSse } from './sse-client.js';
 
 const cleanups: (() => Promise<void>)[] = [];
+/** Whether bubblewrap works here (CI installs it). */
+const bwrap = (await probeBwrap()).ok;
 
 afterEach(async () => {
   await stopAll();
@@ -30,6 +33,8 @@ afterEach(async () => {
 
 async function setup(): Promise<Shared> {
   const workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-sessions-'));
+  // The sandbox's user (nobody, for a root worker) must reach the workspaces.
+  await chmod(workspaceRoot, 0o755);
   cleanups.push(() => rm(workspaceRoot, { recursive: true, force: true }));
   return {
     redisUrl: testRedisTarget().url,
@@ -215,6 +220,47 @@ describe('sessions', () => {
     stream.close();
     resumed.close();
   });
+
+  it.runIf(bwrap)(
+    "runs bash in the session's workspace under the sandbox: its runs share it, and see no other",
+    async () => {
+      const env = await setup();
+      const [api] = await Promise.all([
+        startApi(env, API_KEYS),
+        startWorker(env, 'worker', 4, { TETHER_SANDBOX: 'bwrap' }),
+      ]);
+      const other = await createSession(api.base, { files: { 'secret.txt': 'not yours' } });
+      await runOf(api.base, await send(api.base, other.id, { input: 'x', model: replay({ content: 'x' }) }));
+      const loner = await call<{ id: string }>(api.base, 'POST', '/v1/runs', {
+        input: 'x',
+        files: { 'mine.txt': 'a run of no session' },
+        model: replay({ content: 'x' }),
+      });
+      await runOf(api.base, loner.body.id);
+      const session = await createSession(api.base);
+      const bash = (command: string) =>
+        replay({ toolCalls: [{ name: 'bash', arguments: { command } }] }, { content: 'ok' });
+      await runOf(
+        api.base,
+        await send(api.base, session.id, { input: 'write', model: bash('echo shared > f.txt') }),
+      );
+      const reading = await send(api.base, session.id, {
+        input: 'read',
+        model: bash('cat f.txt; ls -a .. ../..; cat ../*/secret.txt ../../*/mine.txt 2>&1 | head -3'),
+      });
+      expect((await runOf(api.base, reading)).status).toBe('completed');
+      const result = (await messages(api.base, session.id)).find(
+        (entry) => entry.role === 'tool' && entry.runId === reading,
+      );
+      expect(result?.content).toContain('shared');
+      expect(result?.content).toContain(session.id);
+      // Neither the other session nor the other run is there to see.
+      expect(result?.content).not.toContain(other.id);
+      expect(result?.content).not.toContain(loner.body.id);
+      expect(result?.content).not.toContain('not yours');
+      expect(result?.content).not.toContain('a run of no session');
+    },
+  );
 
   it('keeps other tenants out, refuses bad input clearly, and scopes the session token', async () => {
     const env = await setup();
