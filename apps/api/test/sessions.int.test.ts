@@ -219,6 +219,23 @@ describe('sessions', () => {
     );
     stream.close();
     resumed.close();
+
+    // A poll-only client reads the same, page by page.
+    const paged: RunEvent[] = [];
+    for (let after = '0'; ; ) {
+      const page = await call<{ data: RunEvent[]; nextCursor: string }>(
+        api.base,
+        'GET',
+        `/v1/sessions/${session.id}/events?after=${encodeURIComponent(after)}&limit=4`,
+        undefined,
+        { ...ACME, accept: 'application/json' },
+      );
+      expect(page.status).toBe(200);
+      if (page.body.data.length === 0) break;
+      paged.push(...page.body.data);
+      after = page.body.nextCursor;
+    }
+    expect(paged).toEqual(stream.events);
   });
 
   it.runIf(bwrap)(

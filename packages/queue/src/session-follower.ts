@@ -41,6 +41,47 @@ export function parseSessionCursor(cursor: string): { runId: string; eventId: st
   return { runId, eventId };
 }
 
+/**
+ * A page of a session's events after a cursor (undefined: from the start), at
+ * most `limit`, in the follower's order, and the cursor to read on from: the
+ * last event's, or `after` again when nothing follows yet ('0' from the start).
+ * A page never reads past a run that is still live.
+ */
+export async function readSessionEvents(
+  store: RunStore,
+  sessionId: string,
+  after: { runId: string; eventId: string } | undefined,
+  limit: number,
+): Promise<{ events: SessionEvent[]; next: string }> {
+  const runs = await store.redis.lrange(store.keys.session(sessionId).runs, 0, -1);
+  let index = 0;
+  let eventId = '0';
+  if (after) {
+    const at = runs.indexOf(after.runId);
+    index = at >= 0 ? at : runs.filter((id) => id < after.runId).length;
+    if (at >= 0) eventId = after.eventId;
+  }
+  const events: SessionEvent[] = [];
+  const read = async (runId: string) => {
+    const page = await store.readEvents(runId, eventId, limit - events.length);
+    for (const event of page) events.push({ ...event, id: sessionCursor(runId, event.id) } as SessionEvent);
+    if (page.length > 0) eventId = (page.at(-1) as RunEvent).id;
+    return page.length;
+  };
+  for (; index < runs.length && events.length < limit; index++, eventId = '0') {
+    const runId = runs[index] as string;
+    await read(runId);
+    if (events.length >= limit) break;
+    const run = await store.get(runId);
+    // Still live: what it appends next comes before any later run's events.
+    if (run && !TERMINAL_STATUSES.includes(run.status)) break;
+    // Ended while its log was read: the rest of its log first.
+    await read(runId);
+  }
+  const last = events.at(-1);
+  return { events, next: last ? last.id : after ? sessionCursor(after.runId, after.eventId) : '0' };
+}
+
 export interface SessionFollowerOptions {
   store: RunStore;
   hub: EventHub;

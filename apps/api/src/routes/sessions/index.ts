@@ -9,14 +9,16 @@ import {
   CreateSessionRunBodySchema,
   CreateSessionRunResponseSchema,
   ErrorResponseSchema,
+  EventPageSchema,
   MessagePageSchema,
   SESSION_LIMITS,
   SessionIdSchema,
   SessionListSchema,
   SessionSchema,
 } from '@tether/protocol';
-import { parseSessionCursor } from '@tether/queue';
+import { parseSessionCursor, readSessionEvents } from '@tether/queue';
 import { ApiError } from '../../errors.js';
+import { wantsJson } from '../runs/events/index.js';
 import { runLinks } from '../runs/run-view.js';
 import { checkSubmission } from '../runs/submission.js';
 import { COMMON_ERRORS } from '../schemas.js';
@@ -46,6 +48,7 @@ const SessionCursorSchema = Type.String({
 
 const EventsQuerySchema = Type.Object({
   after: Type.Optional(SessionCursorSchema),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000, default: 100 })),
   token: Type.Optional(Type.String({ maxLength: 300, description: 'The session token' })),
 });
 
@@ -234,8 +237,9 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: SessionParamsSchema,
         querystring: EventsQuerySchema,
         headers: Type.Object({ 'last-event-id': Type.Optional(SessionCursorSchema) }),
-        response: { 404: ErrorResponseSchema, ...COMMON_ERRORS },
+        response: { 200: EventPageSchema, 404: ErrorResponseSchema, ...COMMON_ERRORS },
       },
+      serializerCompiler: () => (data) => JSON.stringify(data),
     },
     async (request, reply) => {
       const { id } = request.params;
@@ -243,6 +247,12 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await app.sessions.record(tenant, id);
       const cursor = request.headers['last-event-id'] ?? request.query.after;
       const after = cursor && cursor !== '0' ? parseSessionCursor(cursor) : undefined;
+      if (wantsJson(request.headers.accept)) {
+        const page = await readSessionEvents(app.store, id, after, request.query.limit ?? 100);
+        return reply
+          .type('application/json; charset=utf-8')
+          .send({ data: page.events, nextCursor: page.next });
+      }
       if (!app.streams.acquire(tenant)) {
         throw new ApiError(
           'ERR_TOO_MANY_STREAMS',
