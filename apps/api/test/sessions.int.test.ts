@@ -403,6 +403,51 @@ describe('sessions', () => {
     expect(transcript.at(-1)).toMatchObject({ role: 'assistant', content: 'fine', runId: interrupting });
   });
 
+  it("survives kill -9 of the worker running a session's run: it resumes elsewhere, the next one follows, each turn once", async () => {
+    const env = await setup();
+    const fast = { TETHER_LOCK_DURATION_MS: '2000', TETHER_STALLED_INTERVAL_MS: '1000' };
+    const [api, a] = await Promise.all([startApi(env, API_KEYS), startWorker(env, 'worker-a', 4, fast)]);
+    const session = await createSession(api.base);
+    const first = await send(api.base, session.id, {
+      input: 'slow',
+      model: replay(
+        { toolCalls: [{ name: 'bash', arguments: { command: 'sleep 1.5; echo one >> one.txt' } }] },
+        { content: 'first done' },
+      ),
+    });
+    const second = await send(api.base, session.id, {
+      input: 'next',
+      model: replay({ content: 'second done' }),
+    });
+    await until(
+      async () => (await call<Run>(api.base, 'GET', `/v1/runs/${first}`)).body,
+      (run) => run.status === 'running',
+      'the first run to start',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await a.stop('SIGKILL');
+    await startWorker(env, 'worker-b', 4, fast);
+    const runs = [await runOf(api.base, first), await runOf(api.base, second)];
+    expect(runs.map((run) => [run.status, run.output])).toEqual([
+      ['completed', 'first done'],
+      ['completed', 'second done'],
+    ]);
+    expect(Date.parse(runs[1]?.startedAt as string)).toBeGreaterThanOrEqual(
+      Date.parse(runs[0]?.finishedAt as string),
+    );
+    const transcript = await messages(api.base, session.id);
+    expect(transcript.filter((entry) => entry.role === 'user').map((entry) => entry.content)).toEqual([
+      'slow',
+      'next',
+    ]);
+    expect(transcript.filter((entry) => entry.runId === first).map((entry) => entry.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+  });
+
   it('deletes a session with everything it owned, and refuses while a run is live unless asked to cancel', async () => {
     const env = await setup();
     const [api] = await Promise.all([startApi(env, API_KEYS), startWorker(env)]);
