@@ -340,6 +340,21 @@ describe('sessions', () => {
     });
     expect((await call(api.base, 'GET', `/v1/runs/${loner.body.id}`, undefined, bearer)).status).toBe(401);
     expect((await call(api.base, 'GET', '/readyz', undefined, {})).status).toBe(200);
+
+    // An Idempotency-Key replays the same message to the same session only.
+    const message = { input: 'once', model: replay({ content: 'x' }) };
+    const key = { ...ACME, 'idempotency-key': `msg-${session.id}` };
+    const once = await call<{ id: string }>(api.base, 'POST', `${path}/runs`, message, key);
+    const again = await call<{ id: string }>(api.base, 'POST', `${path}/runs`, message, key);
+    expect([once.status, again.status, again.body.id]).toEqual([202, 202, once.body.id]);
+    const elsewhere = await call<{ error: { code: string } }>(
+      api.base,
+      'POST',
+      `/v1/sessions/${other.id}/runs`,
+      message,
+      key,
+    );
+    expect([elsewhere.status, elsewhere.body.error.code]).toEqual([409, 'ERR_IDEMPOTENCY_CONFLICT']);
   });
 
   it('handles a second message by each multitask strategy', async () => {

@@ -108,7 +108,9 @@ export class RunService {
     const id = session ? newSessionRunId(session.id) : newId('run');
     const queue = this.#keys.shardPrefix(this.#keys.shardOf(id));
     // Only an idempotent request needs its body's hash (to tell a replay from a conflict).
-    const bodyHash = options.idempotencyKey === undefined ? undefined : hashBody(body);
+    // A message to a session is the same request only to the same session, with the same strategy.
+    const hashed = session ? { body, sessionId: session.id, multitask: session.multitask } : body;
+    const bodyHash = options.idempotencyKey === undefined ? undefined : hashBody(hashed);
     if (options.idempotencyKey !== undefined) {
       const key = this.#keys.idempotency(tenant, options.idempotencyKey);
       const claimed = await this.#redis.set(key, `${id} ${bodyHash}`, 'EX', this.#idempotencySeconds, 'NX');
