@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { countTokens } from '@tether/agent';
 import {
   backoffStrategy,
   createKeys,
@@ -33,6 +34,12 @@ export interface TetherWorker {
 /** Starts a worker: a BullMQ worker on the runs queue, plus a listener for cancel broadcasts. */
 export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): TetherWorker {
   mkdirSync(config.workspaceRoot, { recursive: true });
+  // The tokenizer's encoding is loaded now, before any job: a session run counts its turn at its
+  // first checkpoint save, and the first count in a process loads the encoding (about 0.4 s,
+  // synchronous), which would stall every attempt of this worker meanwhile.
+  const tokenizerStart = performance.now();
+  countTokens('');
+  const tokenizerLoadMs = Math.round(performance.now() - tokenizerStart);
   const keys = createKeys(config.queuePrefix, config.queueShards);
   const connect = (which: string) =>
     createRedisConnection({
@@ -155,6 +162,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
         queuePrefix: keys.queuePrefix,
         shards: config.shards,
         queueShards: keys.shards,
+        tokenizerLoadMs,
       },
       'worker ready',
     );

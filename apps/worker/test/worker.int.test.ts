@@ -61,6 +61,16 @@ describe('worker', () => {
     expect(events.at(-1)?.type).toBe('run.completed');
   });
 
+  it("loads the tokenizer's encoding before it says it is ready, and says how long that took", async () => {
+    const d = await deploy('tokenizer');
+    const worker = await d.startWorker();
+    const ready = worker
+      .output()
+      .split('\n')
+      .find((line) => line.includes('"msg":"worker ready"'));
+    expect(JSON.parse(ready ?? '{}').tokenizerLoadMs).toEqual(expect.any(Number));
+  });
+
   it('suspends on worker process A and, after A stops, resumes and completes on worker process B', async () => {
     const d = await deploy('handover');
     const a = await d.startWorker({ TETHER_WORKER_ID: 'worker-a' });
