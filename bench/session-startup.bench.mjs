@@ -16,6 +16,7 @@ import {
   countTokens,
   historyMessages,
   initialCheckpoint,
+  storedCheckpoint,
   turnEntries,
 } from '../packages/agent/dist/index.js';
 import { createKeys, RunService, RunStore, SessionService } from '../packages/queue/dist/index.js';
@@ -132,7 +133,7 @@ async function start(kind) {
   const saveBegin = performance.now();
   const turn = prepared.sessionId ? sessionTurn(run.id, checkpoint) : [];
   const progress = { todos: checkpoint.todos, usage: checkpoint.usage, step: checkpoint.step };
-  await store.saveCheckpoint(run.id, ctx.fence, JSON.stringify(checkpoint), progress, prepared.events, turn);
+  await store.saveCheckpoint(run.id, ctx.fence, storedCheckpoint(checkpoint), progress, prepared.events, turn);
   const saveMs = performance.now() - saveBegin;
   await store.finalize(run.id, { status: 'cancelled' }, ctx.fence);
   if (kind === 'session') await redis.ltrim(transcriptKey, 0, entries - 1);
@@ -173,10 +174,12 @@ for (let i = 0; i < STARTS; i++) {
     systemPrompt: buildSystemPrompt({ toolNames, locale: 'en', workspace: workspaces.dir }),
     input: body.input,
     history: window.messages,
+    historyRef: { entries: parsed.length, budget: config.sessionHistoryTokens },
   });
   parts.checkpoint.push(performance.now() - begin);
   begin = performance.now();
-  checkpointBytes = JSON.stringify(checkpoint).length;
+  // As the worker stores it: the history by reference.
+  checkpointBytes = storedCheckpoint(checkpoint).length;
   parts.stringify.push(performance.now() - begin);
   begin = performance.now();
   await sessionHistory(store, session.id, config.sessionHistoryTokens);

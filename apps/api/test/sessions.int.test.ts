@@ -584,6 +584,41 @@ describe('what the model sees in a session', () => {
     expect(tenth.at(-2)).toEqual({ role: 'assistant', content: 'turn 9 done' });
   });
 
+  it('keeps the history through a suspension: stored by reference, the resumed attempt sends it again', async () => {
+    const { api, fake } = await modelStack();
+    const session = await createSession(api.base);
+    fake.enqueue(
+      streamText('first answer'),
+      streamToolCalls([{ id: 'call_q', name: 'clarify', arguments: '{"question":"Which colour?"}' }]),
+      streamText('Green, then.'),
+    );
+    await runOf(api.base, await send(api.base, session.id, { input: 'first message' }));
+    const asking = await send(api.base, session.id, { input: 'paint it', clarify: { timeoutMs: 600_000 } });
+    const waiting = await until(
+      async () => (await call<Run>(api.base, 'GET', `/v1/runs/${asking}`)).body,
+      (run) => run.status === 'waiting_for_input',
+      'the question',
+    );
+    const answered = await call(
+      api.base,
+      'POST',
+      `/v1/runs/${asking}/clarify/${waiting.pendingClarify?.requestId}`,
+      {
+        answer: 'green',
+      },
+    );
+    expect(answered.status).toBe(200);
+    expect((await runOf(api.base, asking)).output).toBe('Green, then.');
+    // After the resume, the model sees the first turn again, then this run's call and the answer.
+    expect(conversation(fake, 2)).toEqual([
+      { role: 'user', content: 'first message' },
+      { role: 'assistant', content: 'first answer' },
+      { role: 'user', content: 'paint it' },
+      { role: 'assistant', content: null, calls: ['call_q:clarify'] },
+      { role: 'tool', content: 'green', answers: 'call_q' },
+    ]);
+  });
+
   it('answers a question asked in return mode with the next message', async () => {
     const { api, fake } = await modelStack();
     const session = await createSession(api.base, { defaults: { clarify: { mode: 'return' } } });

@@ -6,6 +6,8 @@ export {
   initialCheckpoint,
   ownMessages,
   parseCheckpoint,
+  restoreHistory,
+  storedCheckpoint,
   unansweredToolCalls,
 } from './attempt/checkpoint.js';
 export type {

@@ -232,9 +232,10 @@ export class RunStore implements StoreContext {
     await this.redis.lrem(this.keys.run(runId).session.queue, 1, aheadId);
   }
 
-  /** The session's transcript as stored (JSON entries), for a run's history. */
-  readTranscript(sessionId: string): Promise<string[]> {
-    return this.redis.lrange(this.keys.session(sessionId).transcript, 0, -1);
+  /** The session's transcript as stored (JSON entries), or its first `upTo` entries, for a run's history. */
+  readTranscript(sessionId: string, upTo?: number): Promise<string[]> {
+    if (upTo === 0) return Promise.resolve([]);
+    return this.redis.lrange(this.keys.session(sessionId).transcript, 0, upTo === undefined ? -1 : upTo - 1);
   }
 
   /** The files to write into a session's workspace before its first run, if any are left. */

@@ -6,6 +6,7 @@ import {
   historyMessages,
   initialCheckpoint,
   parseCheckpoint,
+  restoreHistory,
   type TranscriptEntry,
   unansweredToolCalls,
 } from '@tether/agent';
@@ -75,17 +76,24 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
   const toolNames = toolNamesFor(spec);
   const events: RunEventInput[] = [];
   let checkpoint: Checkpoint;
-  if (claimed.checkpoint) checkpoint = parseCheckpoint(claimed.checkpoint);
-  else {
+  if (claimed.checkpoint) {
+    checkpoint = parseCheckpoint(claimed.checkpoint);
+    // A session run's stored checkpoint holds a reference to its history: built again, the same.
+    const ref = checkpoint.historyRef;
+    if (sessionId && ref) {
+      const window = await sessionHistory(store, sessionId, ref.budget, ref.entries);
+      restoreHistory(checkpoint, window.messages);
+    }
+  } else {
     // A session's run starts from the session's transcript (windowed to the budget), then its input.
-    const window = sessionId
-      ? await sessionHistory(store, sessionId, config.sessionHistoryTokens)
-      : undefined;
+    const budget = config.sessionHistoryTokens;
+    const window = sessionId ? await sessionHistory(store, sessionId, budget) : undefined;
     if (window?.truncated) events.push({ type: 'session.truncated', data: window.truncated });
     checkpoint = initialCheckpoint({
       systemPrompt: buildSystemPrompt({ toolNames, locale, workspace }),
       input: spec.input,
       history: window?.messages,
+      historyRef: window ? { entries: window.entries, budget } : undefined,
     });
   }
 
@@ -113,9 +121,11 @@ export async function sessionHistory(
   store: RunStore,
   sessionId: string,
   budget: number,
-): Promise<HistoryWindow> {
-  const entries = (await store.readTranscript(sessionId)).map((json) => JSON.parse(json) as TranscriptEntry);
-  return historyMessages(entries, budget);
+  upTo?: number,
+): Promise<HistoryWindow & { entries: number }> {
+  const stored = await store.readTranscript(sessionId, upTo);
+  const entries = stored.map((json) => JSON.parse(json) as TranscriptEntry);
+  return { ...historyMessages(entries, budget), entries: entries.length };
 }
 
 /** The tool names of a run: its toolsets (default: base, planning, interaction), built-in tools only. */

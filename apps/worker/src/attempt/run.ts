@@ -5,6 +5,7 @@ import {
   ownMessages,
   resolveProvider,
   runAttempt,
+  storedCheckpoint,
   turnEntries,
 } from '@tether/agent';
 import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
@@ -117,7 +118,7 @@ export async function runPrepared(
         const progress = { todos: cp.todos, usage: cp.usage, step: cp.step };
         // A session's run saves its turn so far with it: whoever ends the run moves it into the transcript.
         const turn = prepared.sessionId ? sessionTurn(runId, cp) : [];
-        await store.saveCheckpoint(runId, fence, JSON.stringify(cp), progress, events, turn);
+        await store.saveCheckpoint(runId, fence, storedCheckpoint(cp), progress, events, turn);
         if (hooks.shuttingDown()) throw new StopAtCheckpoint();
       },
       limits: {

@@ -1,3 +1,4 @@
+import { storedCheckpoint } from '@tether/agent';
 import type { RunEventInput } from '@tether/protocol';
 import { baseDelay, promoteJob, RetryLater, retryDelayMs } from '@tether/queue';
 import { DelayedError, WaitingError } from 'bullmq';
@@ -69,7 +70,7 @@ async function settle(
           output,
           usage: checkpoint.usage,
           // The final turn was not saved on its own: it is stored with the end.
-          checkpoint: { json: JSON.stringify(checkpoint), todos: checkpoint.todos, step: checkpoint.step },
+          checkpoint: { json: storedCheckpoint(checkpoint), todos: checkpoint.todos, step: checkpoint.step },
         },
         fence,
         events,

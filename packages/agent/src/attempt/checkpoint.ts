@@ -36,6 +36,14 @@ export interface Checkpoint {
    * the session's earlier turns (the run's own start with its input after them).
    */
   history?: number | undefined;
+  /**
+   * Where a session run's history came from: the first `entries` entries of
+   * the session's transcript, windowed to `budget` tokens. The stored
+   * checkpoint leaves the history out and keeps this instead (see
+   * {@link storedCheckpoint}): the transcript only grows, and windowing is
+   * deterministic, so the same history is built again on resume.
+   */
+  historyRef?: { entries: number; budget: number } | undefined;
 }
 
 export interface InitialCheckpointOptions {
@@ -43,6 +51,8 @@ export interface InitialCheckpointOptions {
   input: string;
   /** A session run's history (earlier turns), between the system prompt and the input. */
   history?: ChatMessage[] | undefined;
+  /** Where the history came from (see {@link Checkpoint.historyRef}). */
+  historyRef?: { entries: number; budget: number } | undefined;
 }
 
 /** The checkpoint of a run that has not started: the system prompt, its history if any, and the user's input. */
@@ -50,16 +60,41 @@ export function initialCheckpoint({
   systemPrompt,
   input,
   history = [],
+  historyRef,
 }: InitialCheckpointOptions): Checkpoint {
   return {
     version: 1,
     messages: [{ role: 'system', content: systemPrompt }, ...history, { role: 'user', content: input }],
-    ...(history.length > 0 ? { history: history.length } : {}),
+    ...(history.length > 0 ? { history: history.length, ...(historyRef ? { historyRef } : {}) } : {}),
     todos: [],
     step: 0,
     usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
     activeMs: 0,
   };
+}
+
+/**
+ * The checkpoint as stored (JSON): a session run's history is left out (its
+ * `historyRef` says how to build it again), so a save writes the run's own
+ * messages only, not the whole conversation every time.
+ */
+export function storedCheckpoint(checkpoint: Checkpoint): string {
+  if (!checkpoint.historyRef || !checkpoint.history) return JSON.stringify(checkpoint);
+  const [system, ...rest] = checkpoint.messages;
+  return JSON.stringify({ ...checkpoint, messages: [system, ...rest.slice(checkpoint.history)] });
+}
+
+/** A stored checkpoint whose history was left out gets it back (`history` must be what `historyRef` builds). */
+export function restoreHistory(checkpoint: Checkpoint, history: ChatMessage[]): Checkpoint {
+  if (history.length !== checkpoint.history) {
+    throw new AgentError(
+      'ERR_AGENT_CHECKPOINT_INVALID',
+      `The stored checkpoint's history had ${checkpoint.history ?? 0} messages; the session's transcript now gives ${history.length}.`,
+    );
+  }
+  const [system, ...own] = checkpoint.messages;
+  checkpoint.messages = [system as ChatMessage, ...history, ...own];
+  return checkpoint;
 }
 
 /** Reads a stored checkpoint back, refusing one of another version or shape. */
