@@ -1,16 +1,17 @@
 /**
- * Following a run's event stream across dropped connections.
+ * Following an event stream (a run's, or a session's) across dropped connections.
  *
- * Strategy: open `GET /v1/runs/:id/events` (with `Last-Event-ID` after the
- * first connection), parse SSE from the body, and yield each event. When the
+ * Strategy: open the stream (with `Last-Event-ID` after the first
+ * connection), parse SSE from the body, and yield each event. When the
  * connection drops, stalls (no byte, not even a heartbeat, for `idleTimeoutMs`)
- * or ends without the terminal event, wait with exponential backoff and open a
- * new one after the last id seen. Invariants:
+ * or ends before the feed's last event, wait with exponential backoff and open
+ * a new one after the last id seen. Invariants:
  * - every event is yielded at most once: ids only increase in the event log, so
- *   an id at or below the last one yielded is a replay and is dropped;
- * - the iterator ends right after the run's terminal event (`run.completed`,
- *   `run.failed`, `run.cancelled`), or when a connection ends cleanly with
- *   nothing new and the run turns out to be finished already;
+ *   an id the feed says was seen already is a replay and is dropped;
+ * - the iterator ends right after the feed's last event (a run's
+ *   `run.completed`, `run.failed`, `run.cancelled`), or when a connection ends
+ *   cleanly with nothing new and the feed turns out to be finished already
+ *   (the run ended, the session is gone);
  * - errors that reconnecting cannot fix (401, 404, a malformed event) are
  *   thrown at once; the backoff counter resets whenever an event arrives.
  */
@@ -59,6 +60,29 @@ export interface RunEventSource {
   url: string;
 }
 
+/**
+ * A stream of events to follow across connections: how to open one, when a
+ * replayed event is one already yielded, and when following is over. The run
+ * stream and the session stream are both followed through it.
+ */
+export interface EventFeed {
+  /** For error messages. */
+  url: string;
+  /** Opens the SSE response (2xx, checked) or throws a typed error. */
+  open(lastEventId: string | undefined, signal: AbortSignal): Promise<Response>;
+  /** True when the event `id` is at or before `last`: a replay, dropped. */
+  seen(id: string, last: string): boolean;
+  /** True when nothing follows this event: the iteration ends after yielding it. */
+  isLast(event: RunEvent): boolean;
+  /**
+   * Asked when a connection ends cleanly with nothing new: true when there is
+   * nothing more to follow (the run ended, the session is gone).
+   */
+  finished(signal: AbortSignal | undefined): Promise<boolean>;
+  /** Why giving up, after `failures` connections in a row ended without the end. */
+  endless(failures: number): string;
+}
+
 const KNOWN_TYPES: ReadonlySet<string> = new Set(RUN_EVENT_TYPES);
 const TERMINAL_TYPES: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
 const TERMINAL: ReadonlySet<RunStatus> = new Set(TERMINAL_STATUSES);
@@ -69,9 +93,31 @@ const DEFAULTS = { initialDelayMs: 500, maxDelayMs: 10_000, maxAttempts: 10, idl
  * Yields the run's events in order, each once, until its terminal event.
  * See the module comment for the reconnect rules.
  */
-export async function* followRunEvents(
+export function followRunEvents(
   source: RunEventSource,
   options: StreamOptions = {},
+): AsyncGenerator<RunEvent, void, undefined> {
+  return followEvents(
+    {
+      url: source.url,
+      open: (lastEventId, signal) => source.open(lastEventId, signal),
+      seen: (id, last) => compareEventIds(id, last) <= 0,
+      isLast: (event) => TERMINAL_TYPES.has(event.type),
+      // The server had nothing after our last id: the run may be over already (we hold its terminal event's id).
+      finished: async (signal) => TERMINAL.has(await source.status(signal)),
+      endless: (failures) => `the event stream ended ${failures} times without the run's terminal event`,
+    },
+    options,
+  );
+}
+
+/**
+ * Yields a feed's events in order, each once, until `feed.isLast` or
+ * `feed.finished` says it is over, reconnecting as the module comment says.
+ */
+export async function* followEvents(
+  feed: EventFeed,
+  options: Omit<StreamOptions, 'token'> = {},
 ): AsyncGenerator<RunEvent, void, undefined> {
   const { signal } = options;
   const initialDelayMs = nonNegative(
@@ -100,15 +146,15 @@ export async function* followRunEvents(
     let cleanEnd = false;
     let lastError: unknown;
     try {
-      const response = await source.open(lastId, connection.signal);
+      const response = await feed.open(lastId, connection.signal);
       const type = response.headers.get('content-type') ?? '';
       if (!type.includes('text/event-stream')) {
         await response.body?.cancel().catch(() => undefined);
         throw new TetherProtocolError(
-          `${source.url} answered with ${type || 'no content type'}, not an SSE stream`,
+          `${feed.url} answered with ${type || 'no content type'}, not an SSE stream`,
         );
       }
-      if (!response.body) throw new TetherProtocolError(`${source.url} answered with an empty body`);
+      if (!response.body) throw new TetherProtocolError(`${feed.url} answered with an empty body`);
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
       const parser = new SseParser({
@@ -118,21 +164,21 @@ export async function* followRunEvents(
       });
       try {
         while (true) {
-          const chunk = await readWithin(reader, idleTimeoutMs, source.url, connection);
+          const chunk = await readWithin(reader, idleTimeoutMs, feed.url, connection);
           if (chunk.done) {
             cleanEnd = true;
             break;
           }
           for (const message of parser.feed(decoder.decode(chunk.value, { stream: true }))) {
             const event = toRunEvent(message);
-            if (lastId !== undefined && compareEventIds(event.id, lastId) <= 0) continue;
+            if (lastId !== undefined && feed.seen(event.id, lastId)) continue;
             lastId = event.id;
             received++;
             failures = 0;
             // An event type this client does not know yet is skipped, not yielded untyped.
             if (!KNOWN_TYPES.has(event.type)) continue;
             yield event;
-            if (TERMINAL_TYPES.has(event.type)) return;
+            if (feed.isLast(event)) return;
           }
         }
       } finally {
@@ -148,10 +194,10 @@ export async function* followRunEvents(
     }
 
     if (cleanEnd && received === 0) {
-      // The server ended the stream and had nothing after our last id: the run
-      // may be over already (we hold its terminal event's id). Ask, don't spin.
+      // The server ended the stream and had nothing after our last id: ask
+      // whether anything more can come, don't spin.
       try {
-        if (TERMINAL.has(await source.status(signal))) return;
+        if (await feed.finished(signal)) return;
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         if (!isRetryable(error)) throw error;
@@ -162,8 +208,8 @@ export async function* followRunEvents(
     failures++;
     if (failures > maxAttempts) {
       if (lastError !== undefined) throw lastError;
-      throw new TetherConnectionError(source.url, {
-        detail: `the event stream ended ${failures} times without the run's terminal event`,
+      throw new TetherConnectionError(feed.url, {
+        detail: feed.endless(failures),
       });
     }
     const base = serverRetryMs ?? initialDelayMs;
