@@ -21,6 +21,7 @@ import {
   TetherRateLimitError,
   TetherTimeoutError,
 } from './errors.js';
+import { TetherSessions } from './sessions.js';
 import { sleep } from './sleep.js';
 import { followRunEvents, type StreamOptions } from './stream.js';
 
@@ -99,8 +100,9 @@ interface ResolvedRetry {
   maxRetryAfterMs: number;
 }
 
-interface RequestSpec {
-  method: 'GET' | 'POST';
+/** One request as the client sends it (internal: `sessions.ts` sends through it). */
+export interface RequestSpec {
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   query?: Record<string, string | number | undefined> | undefined;
   body?: unknown;
@@ -126,6 +128,8 @@ const RETRY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
  */
 export class TetherClient {
   readonly baseUrl: string;
+  /** Sessions: conversations of runs (`/v1/sessions`). */
+  readonly sessions: TetherSessions;
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
@@ -147,6 +151,12 @@ export class TetherClient {
       throw invalidOption(`timeoutMs must be a number > 0 (got ${options.timeoutMs})`);
     }
     this.retry = resolveRetry(options.retry);
+    this.sessions = new TetherSessions({
+      baseUrl: this.baseUrl,
+      json: (spec) => this.json(spec),
+      send: (spec, read) => this.send(spec, read),
+      idempotencyKey: (given) => given ?? (this.retry.limit > 0 ? globalThis.crypto.randomUUID() : undefined),
+    });
   }
 
   /** `POST /v1/runs`: queues a run. */

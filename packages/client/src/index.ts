@@ -2,7 +2,13 @@ export type {
   CancelRunResponse,
   CreateRunBody,
   CreateRunResponse,
+  CreateSessionBody,
+  CreateSessionResponse,
+  CreateSessionRunBody,
+  CreateSessionRunResponse,
   EventPage,
+  MessagePage,
+  Multitask,
   PendingClarify,
   ReplayTurn,
   Run,
@@ -11,8 +17,13 @@ export type {
   RunFileList,
   RunList,
   RunStatus,
+  Session,
+  SessionDefaults,
+  SessionList,
+  SessionStatus,
   ToolCatalog,
   ToolInfo,
+  TranscriptEntryView,
 } from '@tether/protocol';
 /** Reads `Retry-After` (seconds or an HTTP date) into milliseconds; the SDK's own retries use it. */
 export { parseRetryAfter, TetherError } from '@tether/protocol';
@@ -39,7 +50,15 @@ export {
   TetherTimeoutError,
   TetherUnauthorizedError,
 } from './errors.js';
+export type {
+  MessagesOptions,
+  SessionDeleteOptions,
+  SessionEvent,
+  SessionEventsOptions,
+  SessionListOptions,
+} from './sessions.js';
+export { TetherSessions } from './sessions.js';
 export type { SseMessage, SseParserOptions } from './sse-parser.js';
 export { SseParser } from './sse-parser.js';
-export type { RunEventSource, StreamOptions, StreamReconnectOptions } from './stream.js';
-export { compareEventIds, followRunEvents } from './stream.js';
+export type { EventFeed, RunEventSource, StreamOptions, StreamReconnectOptions } from './stream.js';
+export { compareEventIds, followEvents, followRunEvents } from './stream.js';

@@ -79,6 +79,11 @@ export interface EventFeed {
    * nothing more to follow (the run ended, the session is gone).
    */
   finished(signal: AbortSignal | undefined): Promise<boolean>;
+  /**
+   * Ask `finished` after every clean end, also one that brought new events (a
+   * stream that ends cleanly only when it is over, or the server shuts down).
+   */
+  askAfterEveryCleanEnd?: boolean;
   /** Why giving up, after `failures` connections in a row ended without the end. */
   endless(failures: number): string;
 }
@@ -193,7 +198,7 @@ export async function* followEvents(
       connection.abort();
     }
 
-    if (cleanEnd && received === 0) {
+    if (cleanEnd && (received === 0 || feed.askAfterEveryCleanEnd)) {
       // The server ended the stream and had nothing after our last id: ask
       // whether anything more can come, don't spin.
       try {
