@@ -1,19 +1,15 @@
 /**
- * Following a run for a person or a script. With `json`, each event is one
- * JSON line on stdout and nothing else is written there. Otherwise the
- * `RunView` renders events, and when `prompt` is on, each `clarify.requested`
- * is asked at the terminal while the stream keeps being read: events that
- * arrive meanwhile wait in a buffer (so they do not tear the prompt) and are
- * rendered when it ends. The prompt ends early when the same question is
- * answered elsewhere or times out, or when the run ends.
+ * Following a run for a person or a script: its stream, shown by an
+ * `EventPresenter` (JSON lines with `json`; otherwise the `RunView`, asking
+ * each question at the terminal when `prompt` is on).
  */
 import type { Readable } from 'node:stream';
-import type { RunEvent, RunEventData } from '@tether/protocol';
+import type { RunEvent } from '@tether/protocol';
 import { TERMINAL_EVENT_TYPES } from '@tether/protocol';
 import type { TetherClient } from '../client.js';
-import { TetherConflictError, TetherNotFoundError } from '../errors.js';
 import { askClarify } from './clarify-prompt.js';
 import type { Colors, Output } from './io.js';
+import { EventPresenter } from './presenter.js';
 import { RunView } from './run-view.js';
 
 const TERMINAL_TYPES: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
@@ -39,13 +35,6 @@ export interface FollowResult {
   view: RunView | undefined;
 }
 
-interface PendingPrompt {
-  requestId: string;
-  controller: AbortController;
-  buffer: RunEvent[];
-  settled: Promise<void>;
-}
-
 /** Follows the run's stream to its terminal event. Errors of the stream and of the prompt (Ctrl-C) propagate. */
 export async function followRun(options: FollowOptions): Promise<FollowResult> {
   const { client, runId, stdout, colors: c, json } = options;
@@ -59,82 +48,35 @@ export async function followRun(options: FollowOptions): Promise<FollowResult> {
         ...(options.now ? { now: options.now } : {}),
       });
 
-  const now = options.now ?? Date.now;
   let terminal: RunEvent | undefined;
-  let pending: PendingPrompt | undefined;
   // The stream stops on the caller's signal, or when a prompt fails (Ctrl-C at the prompt).
   const stopStream = new AbortController();
   const onAbort = () => stopStream.abort(options.signal?.reason);
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const ask = (data: RunEventData<'clarify.requested'>, v: RunView) => {
-    const expiresAt = Date.parse(data.expiresAt);
-    const controller = new AbortController();
-    const state: PendingPrompt = {
-      requestId: data.requestId,
-      controller,
-      buffer: [],
-      settled: Promise.resolve(),
-    };
-    pending = state;
-    state.settled = (async () => {
-      try {
-        const result = await askClarify({
-          question: data.question,
-          choices: data.choices,
-          expiresAt,
-          colors: c,
-          input: options.stdin,
-          output: stdout,
-          signal: controller.signal,
-          ...(options.now ? { now: options.now } : {}),
-        });
-        // At the deadline the prompt shows "(no answer in time)"; the server's `clarify.timed_out` follows.
-        if (result.kind === 'answer') {
-          try {
-            // The server's `clarify.answered` event confirms the answer next.
-            await client.answer(
-              runId,
-              data.requestId,
-              result.answer,
-              options.signal ? { signal: options.signal } : {},
-            );
-          } catch (error) {
-            if (!(error instanceof TetherConflictError || error instanceof TetherNotFoundError)) throw error;
-            v.line(c.yellow(`  Too late: ${error.message}`));
-          }
-        }
-      } catch (error) {
-        // Aborted because the question was settled elsewhere or the run ended: not an error.
-        if (!controller.signal.aborted) stopStream.abort(error);
-      } finally {
-        pending = undefined;
-        for (const event of state.buffer) handle(event);
-      }
-    })();
-  };
-
-  const handle = (event: RunEvent): void => {
-    if (pending) {
-      pending.buffer.push(event);
-      const settles =
-        (event.type === 'clarify.answered' || event.type === 'clarify.timed_out') &&
-        event.data.requestId === pending.requestId;
-      if (settles || TERMINAL_TYPES.has(event.type)) pending.controller.abort();
-      return;
-    }
-    if (!view) {
-      stdout.write(`${JSON.stringify(event)}\n`);
-      return;
-    }
-    if (interactive && event.type === 'clarify.requested' && Date.parse(event.data.expiresAt) > now()) {
-      // The prompt shows the question; rendering it too would print it twice.
-      ask(event.data, view);
-      return;
-    }
-    view.render(event);
-  };
+  const presenter = new EventPresenter({
+    client,
+    stdout,
+    colors: c,
+    view,
+    ask: interactive
+      ? (event, signal) =>
+          askClarify({
+            question: event.data.question,
+            choices: event.data.choices,
+            expiresAt: Date.parse(event.data.expiresAt),
+            colors: c,
+            input: options.stdin,
+            output: stdout,
+            signal,
+            ...(options.now ? { now: options.now } : {}),
+          })
+      : undefined,
+    signal: options.signal,
+    onAskError: (error) => stopStream.abort(error),
+    now: options.now,
+  });
 
   const stream = client.stream(runId, {
     signal: stopStream.signal,
@@ -143,13 +85,13 @@ export async function followRun(options: FollowOptions): Promise<FollowResult> {
   try {
     for await (const event of stream) {
       if (TERMINAL_TYPES.has(event.type)) terminal = event;
-      handle(event);
+      presenter.handle(event);
     }
-    while (pending) await pending.settled;
+    await presenter.settled();
     if (stopStream.signal.aborted) throw stopStream.signal.reason;
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
-    pending?.controller.abort();
+    presenter.close();
   }
   return { terminal, view };
 }

@@ -37,7 +37,21 @@ export async function buildRunBody(
   options: RunCommandOptions,
 ): Promise<{ body: CreateRunBody; skipped: Array<{ path: string; reason: string }> }> {
   if (task.trim() === '') throw new UsageError('the task must not be empty: tether run "what to do"');
-  const body: CreateRunBody = { input: task };
+  const body: CreateRunBody = { input: task, ...(await runSettings(options)) };
+  let skipped: Array<{ path: string; reason: string }> = [];
+  if (options.files !== undefined) {
+    const collected = await collectFiles(options.files);
+    body.files = collected.files;
+    skipped = collected.skipped;
+  }
+  return { body, skipped };
+}
+
+/** The run's model, locale and question timeout from the flags. Throws `UsageError` for bad ones. */
+export async function runSettings(
+  options: Pick<RunCommandOptions, 'model' | 'replay' | 'locale' | 'timeout'>,
+): Promise<Pick<CreateRunBody, 'model' | 'locale' | 'clarify'>> {
+  const body: Pick<CreateRunBody, 'model' | 'locale' | 'clarify'> = {};
   if (options.model !== undefined && options.replay !== undefined) {
     throw new UsageError('--model and --replay cannot be used together');
   }
@@ -52,13 +66,7 @@ export async function buildRunBody(
   }
   if (options.timeout !== undefined)
     body.clarify = { timeoutMs: parseDuration(options.timeout, '--timeout') };
-  let skipped: Array<{ path: string; reason: string }> = [];
-  if (options.files !== undefined) {
-    const collected = await collectFiles(options.files);
-    body.files = collected.files;
-    skipped = collected.skipped;
-  }
-  return { body, skipped };
+  return body;
 }
 
 /** Reads a replay script: a JSON array of turns (`{ toolCalls: [...] }` or `{ content }`). */
