@@ -8,7 +8,13 @@ import { runCli } from './cli/program.js';
 
 const controller = new AbortController();
 let interrupts = 0;
+let trap: (() => boolean) | undefined;
 process.on('SIGINT', () => {
+  // A command that took Ctrl-C over (tether chat: cancel the run, then quit) decides.
+  if (trap) {
+    if (!trap()) process.exit(130);
+    return;
+  }
   interrupts++;
   // The first Ctrl-C stops following cleanly; a second one does not wait.
   if (interrupts > 1) process.exit(130);
@@ -21,5 +27,11 @@ const code = await runCli(process.argv.slice(2), {
   stdin: process.stdin,
   env: process.env,
   signal: controller.signal,
+  onInterrupt: (handler) => {
+    trap = handler;
+    return () => {
+      if (trap === handler) trap = undefined;
+    };
+  },
 });
 process.exitCode = code;

@@ -2,10 +2,16 @@
  * client.sessions against a real API process and worker: create, get, list,
  * send (with multitask), the transcript page by page and whole, the session's
  * event stream through a forced disconnect and resumed after an id, and
- * delete (409 while busy, then with cancel, which ends a follower's stream).
+ * delete (409 while busy, then with cancel, which ends a follower's stream);
+ * and `tether chat` at a pseudo-terminal and from a pipe.
  */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ReplayScript } from '@tether/protocol';
-import { killAllSpawned } from '@tether/testing';
+import { inTerminal, killAllSpawned } from '@tether/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type SessionEvent,
@@ -16,6 +22,7 @@ import {
 } from '../src/index.js';
 import { API_KEY, type Stack, startCuttableProxy, startStack } from './stack.js';
 
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
 const fast = { reconnect: { initialDelayMs: 20, maxDelayMs: 100 } };
 
@@ -204,3 +211,205 @@ describe('client.sessions', () => {
     });
   });
 });
+
+describe('tether chat', () => {
+  const clarifyScript: ReplayScript = [
+    { toolCalls: [call('clarify', { question: 'Which colour shall I use?', choices: ['red', 'blue'] })] },
+    { content: 'Painted it.' },
+  ];
+  const env = () => ({ TETHER_URL: stack.baseUrl, TETHER_API_KEY: API_KEY, NO_COLOR: '1' });
+  let dir: string;
+  let scriptFile: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tether-chat-'));
+    scriptFile = join(dir, 'script.json');
+    await writeFile(scriptFile, JSON.stringify(clarifyScript));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** `pattern` written to the terminal after the first `mark` characters (a prompt redraws itself). */
+  const after = (mark: number, pattern: string) => new RegExp(`^[\\s\\S]{${mark}}[\\s\\S]*?${pattern}`);
+
+  async function transcriptOf(sessionId: string) {
+    const entries = [];
+    for await (const entry of client.sessions.allMessages(sessionId)) entries.push(entry);
+    return entries.map((e) => [
+      e.role,
+      e.role === 'assistant' && e.toolCalls ? `call ${e.toolCalls[0]?.name}` : e.content,
+    ]);
+  }
+
+  it('at a terminal: two messages, each question answered inline, the session id printed, the transcript right after', async () => {
+    const terminal = inTerminal([CLI, 'chat', '--replay', scriptFile, '--timeout', '60s'], env());
+    await terminal.waitFor(/Session ses_[0-9a-z]+[\s\S]*you> /);
+    let mark = terminal.screen().length;
+    terminal.type('Paint the fence\r');
+    await terminal.waitFor(after(mark, 'Which colour shall I use\\?[\\s\\S]*Type my own answer'));
+    terminal.type('2');
+    terminal.type('\r');
+    await terminal.waitFor(after(mark, 'Painted it\\.[\\s\\S]*you> '));
+    mark = terminal.screen().length;
+    terminal.type('Paint the shed\r');
+    await terminal.waitFor(after(mark, 'Which colour shall I use\\?[\\s\\S]*Type my own answer'));
+    terminal.type('green');
+    terminal.type('\r');
+    await terminal.waitFor(after(mark, 'Painted it\\.[\\s\\S]*you> '));
+    terminal.type('/exit\r');
+    expect(await terminal.exited).toBe(0);
+    const screen = terminal.screen();
+    const sessionId = /Session (ses_[0-9a-z]+)/.exec(screen)?.[1] as string;
+    expect(screen).toContain(`tether chat --session ${sessionId}`);
+    expect(await transcriptOf(sessionId)).toEqual([
+      ['user', 'Paint the fence'],
+      ['assistant', 'call clarify'],
+      ['tool', expect.stringContaining('blue')],
+      ['assistant', 'Painted it.'],
+      ['user', 'Paint the shed'],
+      ['assistant', 'call clarify'],
+      ['tool', expect.stringContaining('green')],
+      ['assistant', 'Painted it.'],
+    ]);
+  }, 60_000);
+
+  it('from a pipe: one message a line, a question answered by the next line; then --session continues without replaying', async () => {
+    const first = await runPiped(
+      ['chat', '--replay', scriptFile, '--timeout', '60s'],
+      'Paint the fence\n1\nPaint the shed\nyellow\n',
+    );
+    expect(first.code).toBe(0);
+    const sessionId = /Session (ses_[0-9a-z]+)/.exec(first.out)?.[1] as string;
+    expect(sessionId).toBeDefined();
+    expect(first.out.match(/Which colour shall I use\?/g)).toHaveLength(2);
+    expect(first.out.match(/Painted it\./g)).toHaveLength(2);
+    expect(first.out).toContain('you> Paint the shed');
+    expect(first.out).toContain('answered: red');
+
+    const second = await runPiped(
+      ['chat', '--session', sessionId, '--replay', scriptFile],
+      'Paint the gate\n2\n',
+    );
+    expect(second.code).toBe(0);
+    // Only this chat's run is shown: the session's earlier runs are not replayed.
+    expect(second.out.match(/Painted it\./g)).toHaveLength(1);
+    expect(second.out).toContain(`Session ${sessionId}`);
+    const transcript = await transcriptOf(sessionId);
+    expect(transcript.filter(([role]) => role === 'user')).toEqual([
+      ['user', 'Paint the fence'],
+      ['user', 'Paint the shed'],
+      ['user', 'Paint the gate'],
+    ]);
+    expect(transcript.filter(([role]) => role === 'tool').map(([, content]) => content)).toEqual([
+      expect.stringContaining('red'),
+      expect.stringContaining('yellow'),
+      expect.stringContaining('blue'),
+    ]);
+
+    // The input ending while a question waits: exit 1, the run left waiting.
+    const third = await runPiped(
+      ['chat', '--session', sessionId, '--replay', scriptFile],
+      'Paint the door\n',
+    );
+    expect(third.code).toBe(1);
+    expect(third.err).toContain('input ended while a question waits');
+    expect((await client.sessions.get(sessionId)).status).toBe('waiting_for_input');
+  }, 60_000);
+
+  it("with --json: events as JSON lines on stdout, the chat's own lines on stderr; /new starts another session", async () => {
+    const { code, out, err } = await runPiped(
+      ['chat', '--json', '--replay', scriptFile],
+      'Paint the fence\n2\n/new\nPaint the shed\nteal\n',
+    );
+    expect(code).toBe(0);
+    const events = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as SessionEvent);
+    const completed = events.filter((e) => e.type === 'run.completed');
+    expect(completed).toHaveLength(2);
+    expect(events.filter((e) => e.type === 'clarify.answered').map((e) => e.data)).toEqual([
+      expect.objectContaining({ answer: 'blue' }),
+      expect.objectContaining({ answer: 'teal' }),
+    ]);
+    const sessionIds = [...err.matchAll(/Session (ses_[0-9a-z]+)\n/g)].map((m) => m[1] as string);
+    expect(new Set(sessionIds).size).toBe(2);
+    for (const id of sessionIds)
+      expect(await client.sessions.get(id)).toMatchObject({ runs: 1, status: 'idle' });
+  }, 60_000);
+
+  it('at a terminal: Ctrl-C at a question cancels the run, a second Ctrl-C quits', async () => {
+    const terminal = inTerminal([CLI, 'chat', '--replay', scriptFile, '--timeout', '60s'], env());
+    await terminal.waitFor(/you> /);
+    const mark = terminal.screen().length;
+    terminal.type('Paint the fence\r');
+    await terminal.waitFor(after(mark, 'Which colour shall I use\\?[\\s\\S]*Type my own answer'));
+    terminal.type('\u0003');
+    await terminal.waitFor(after(mark, 'Cancelling the run[\\s\\S]*Cancelled[\\s\\S]*you> '));
+    terminal.type('\u0003');
+    expect(await terminal.exited).toBe(130);
+    const sessionId = /Session (ses_[0-9a-z]+)/.exec(terminal.screen())?.[1] as string;
+    const session = await client.sessions.get(sessionId);
+    expect(session).toMatchObject({ status: 'idle', runs: 1 });
+    expect((await client.get(session.lastRunId as string)).status).toBe('cancelled');
+  }, 60_000);
+});
+
+describe('tether chat, Ctrl-C while a run works', () => {
+  it('cancels the run (the signal reaches the CLI from the terminal), then goes on with the conversation', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tether-chat-'));
+    try {
+      const scriptFile = join(dir, 'script.json');
+      const script: ReplayScript = [
+        { toolCalls: [call('bash', { command: 'sleep 2' })] },
+        { content: 'Slept.' },
+      ];
+      await writeFile(scriptFile, JSON.stringify(script));
+      const terminal = inTerminal([CLI, 'chat', '--replay', scriptFile], {
+        TETHER_URL: stack.baseUrl,
+        TETHER_API_KEY: API_KEY,
+        NO_COLOR: '1',
+      });
+      await terminal.waitFor(/you> /);
+      terminal.type('Take a nap\r');
+      await terminal.waitFor(/> bash command=sleep 2/);
+      terminal.type('\u0003');
+      await terminal.waitFor(/Cancelling the run[\s\S]*Cancelled[\s\S]*you> /);
+      expect(terminal.screen()).not.toContain('Slept.');
+      terminal.type('/exit\r');
+      // The terminal's Ctrl-C reached the shell that `script` runs the CLI in too: the exit code is the shell's.
+      await terminal.exited;
+      expect(terminal.screen()).toMatch(
+        /you> \S*\/exit\r\r\nSession ses_[0-9a-z]+: continue with tether chat --session/,
+      );
+      const sessionId = /Session (ses_[0-9a-z]+)/.exec(terminal.screen())?.[1] as string;
+      const session = await client.sessions.get(sessionId);
+      expect(session).toMatchObject({ status: 'idle', runs: 1 });
+      expect((await client.get(session.lastRunId as string)).status).toBe('cancelled');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+/** Runs the CLI with `input` piped to its stdin; resolves with its exit code and output. */
+async function runPiped(
+  args: string[],
+  input: string,
+): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? '', TETHER_URL: stack.baseUrl, TETHER_API_KEY: API_KEY, NO_COLOR: '1' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  child.stdin.end(input);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, out, err };
+}

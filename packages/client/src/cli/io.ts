@@ -19,6 +19,12 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   /** Aborted when the user presses Ctrl-C (the entry point owns the signal handler). */
   signal?: AbortSignal;
+  /**
+   * Takes Ctrl-C over until the returned function is called: each press calls
+   * `handler` instead of aborting `signal`. A handler answering false has
+   * nothing left to stop, and the process exits (130).
+   */
+  onInterrupt?: (handler: () => boolean) => () => void;
   /** Builds the API client (tests inject a fetch or a fake). */
   createClient?: (options: TetherClientOptions) => TetherClient;
 }

@@ -29,7 +29,7 @@ export interface PresenterOptions {
   colors: Colors;
   /** Renders events; undefined: JSON lines. */
   view: RunView | undefined;
-  /** Asks questions; undefined: they are rendered, not asked. */
+  /** Asks questions (also with JSON lines, after the event's line); undefined: they are shown, not asked. */
   ask?: Ask | undefined;
   /** Stops posting answers. */
   signal?: AbortSignal | undefined;
@@ -68,15 +68,14 @@ export class EventPresenter {
     }
     const { view, stdout, ask } = this.#options;
     const now = this.#options.now ?? Date.now;
-    if (!view) {
-      stdout.write(`${JSON.stringify(event)}\n`);
-    } else if (ask && event.type === 'clarify.requested' && Date.parse(event.data.expiresAt) > now()) {
-      // The prompt shows the question; rendering it too would print it twice.
+    if (ask && event.type === 'clarify.requested' && Date.parse(event.data.expiresAt) > now()) {
+      // The prompt shows the question; rendering it too would print it twice. JSON lines show every event.
+      if (!view) stdout.write(`${JSON.stringify(event)}\n`);
       this.#ask(event, ask, view);
       return;
-    } else {
-      view.render(event);
     }
+    if (view) view.render(event);
+    else stdout.write(`${JSON.stringify(event)}\n`);
     this.#options.onShown?.(event);
   }
 
@@ -90,7 +89,7 @@ export class EventPresenter {
     this.#pending?.controller.abort();
   }
 
-  #ask(event: ClarifyEvent, ask: Ask, view: RunView): void {
+  #ask(event: ClarifyEvent, ask: Ask, view: RunView | undefined): void {
     const { client, colors: c, signal } = this.#options;
     const controller = new AbortController();
     const state: PendingPrompt = {
@@ -110,7 +109,7 @@ export class EventPresenter {
             await client.answer(event.runId, event.data.requestId, result.answer, signal ? { signal } : {});
           } catch (error) {
             if (!(error instanceof TetherConflictError || error instanceof TetherNotFoundError)) throw error;
-            view.line(c.yellow(`  Too late: ${error.message}`));
+            view?.line(c.yellow(`  Too late: ${error.message}`));
           }
         }
       } catch (error) {

@@ -7,10 +7,17 @@ import {
   TetherConnectionError,
   TetherUnauthorizedError,
 } from '../errors.js';
+import { type ChatCommandOptions, chatCommand } from './chat-command.js';
 import { answerCommand, cancelCommand, logsCommand, runsCommand, showCommand } from './commands.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type CliIo, colorsFor } from './io.js';
 import { type CommandContext, type RunCommandOptions, runCommand } from './run-command.js';
+import {
+  sessionMessagesCommand,
+  sessionRemoveCommand,
+  sessionShowCommand,
+  sessionsListCommand,
+} from './session-commands.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
 
@@ -83,6 +90,58 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option('--json', 'print events as JSON lines, and never prompt')
     .action(async (task: string, options: RunCommandOptions) => {
       exitCode = await runCommand(task, options, context());
+    });
+
+  program
+    .command('chat')
+    .description('talk with the agent in a session: each line a message, its questions asked inline')
+    .option('--session <id>', 'continue this session (its id is printed when a chat starts)')
+    .option('--model <profile>', 'a model profile configured on the server')
+    .option(
+      '--replay <file>',
+      'play a scripted model from a JSON file for every message (demos and tests; the server must allow it)',
+    )
+    .option('--files <dir>', "send this directory's text files into the new session's workspace")
+    .option('--timeout <duration>', 'how long each question waits for an answer: 30s, 10m, 1h, or ms')
+    .addOption(new Option('--locale <locale>', 'language of the runs').choices(['zh', 'en']))
+    .option('--json', 'print events as JSON lines; lines are read from stdin without a prompt')
+    .action(async (options: ChatCommandOptions) => {
+      exitCode = await chatCommand(options, context());
+    });
+
+  const sessions = program.command('sessions').description('list, show, read and delete your sessions');
+  sessions
+    .command('ls')
+    .description('list your sessions, newest first')
+    .option('--limit <n>', 'sessions per page')
+    .option('--cursor <cursor>', 'the page after this cursor')
+    .option('--json', 'print the page as JSON')
+    .action(async (options) => {
+      exitCode = await sessionsListCommand(options, context());
+    });
+  sessions
+    .command('show')
+    .description('show one session: status, runs, pending question')
+    .argument('<id>', 'session id')
+    .option('--json', 'print the session as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      exitCode = await sessionShowCommand(id, options, context());
+    });
+  sessions
+    .command('messages')
+    .description("print a session's transcript")
+    .argument('<id>', 'session id')
+    .option('--json', 'print the entries as JSON lines')
+    .action(async (id: string, options: { json?: boolean }) => {
+      exitCode = await sessionMessagesCommand(id, options, context());
+    });
+  sessions
+    .command('rm')
+    .description('delete a session, its transcript, runs and workspace')
+    .argument('<id>', 'session id')
+    .option('--cancel', 'cancel its live run first (otherwise a live run refuses)')
+    .action(async (id: string, options: { cancel?: boolean }) => {
+      exitCode = await sessionRemoveCommand(id, options, context());
     });
 
   program

@@ -9,6 +9,12 @@ const TOOL_OUTPUT_LINES = 12;
 export interface RunViewOptions {
   /** How to tell the user to answer when they cannot be prompted; omitted when they will be. */
   answerHint?: (requestId: string) => string;
+  /**
+   * A conversation's view (`tether chat`): no queued, started or resumed
+   * lines, no step headers, no `clarify` tool lines (the question and its answer show),
+   * and at the end only what the last message did not show.
+   */
+  compact?: boolean;
   now?: () => number;
 }
 
@@ -30,6 +36,8 @@ export class RunView {
   private streamedThisTurn = false;
   /** The cursor is not at the start of a line (streamed text without its newline yet). */
   private midLine = false;
+  /** The last assistant message shown, which a compact view does not repeat as the output. */
+  private lastMessage: string | undefined;
   private readonly toolOutput = new Map<string, { lines: number; partial: string }>();
 
   constructor(out: Output, colors: Colors, options: RunViewOptions = {}) {
@@ -42,14 +50,17 @@ export class RunView {
     const c = this.c;
     switch (event.type) {
       case 'run.queued':
-        this.line(c.dim('queued'));
+        if (!this.options.compact) this.line(c.dim('queued'));
         break;
       case 'run.started':
-        this.line(c.dim(`started: attempt ${event.data.attempt} on ${event.data.workerId}`));
+        if (!this.options.compact) {
+          this.line(c.dim(`started: attempt ${event.data.attempt} on ${event.data.workerId}`));
+        }
         break;
       case 'attempt.started':
         this.step = event.data.step;
-        if (event.data.resumed) this.line(c.dim(`resumed at step ${event.data.step + 1}`));
+        if (event.data.resumed && !this.options.compact)
+          this.line(c.dim(`resumed at step ${event.data.step + 1}`));
         break;
       case 'message.delta':
         this.openTurn();
@@ -59,12 +70,15 @@ export class RunView {
       case 'message':
         this.openTurn();
         if (!this.streamedThisTurn && event.data.content !== '') this.write(event.data.content);
+        if (event.data.content !== '') this.lastMessage = event.data.content;
         this.endLine();
         this.turnOpen = false;
         this.streamedThisTurn = false;
         this.step++;
         break;
       case 'tool.call':
+        // A conversation shows the question and its answer once, as the prompt and `answered:`.
+        if (this.options.compact && event.data.name === 'clarify') break;
         // The calls of a turn arrive after its `message`: they belong to that step.
         this.line(
           `  ${c.cyan('>')} ${c.bold(event.data.name)} ${c.dim(summariseArguments(event.data.arguments))}`,
@@ -74,6 +88,7 @@ export class RunView {
         this.toolChunk(event.data.callId, event.data.chunk, event.data.stream);
         break;
       case 'tool.result': {
+        if (this.options.compact && event.data.name === 'clarify') break;
         this.flushToolOutput(event.data.callId);
         const { line, more } = firstLine(event.data.content, 100);
         const mark = event.data.ok ? c.green('ok') : c.red('error');
@@ -114,7 +129,23 @@ export class RunView {
           ),
         );
         break;
+      case 'session.truncated':
+        this.line(
+          c.dim(
+            `(the model sees the conversation without its ${event.data.droppedTurns} oldest turns` +
+              ` and with ${event.data.shortenedToolResults} tool results shortened)`,
+          ),
+        );
+        break;
       case 'run.completed':
+        if (this.options.compact) {
+          // The answer streamed as the last message; a different output (a question returned) is shown.
+          const output = event.data.output.replace(/\n+$/, '');
+          if (output !== '' && output !== this.lastMessage?.replace(/\n+$/, '')) this.line(output);
+          this.endLine();
+          this.lastMessage = undefined;
+          break;
+        }
         this.line('');
         this.line(c.green(c.bold('Completed')));
         if (event.data.output !== '') this.line(event.data.output.replace(/\n+$/, ''));
@@ -156,7 +187,7 @@ export class RunView {
   private openTurn(): void {
     if (this.turnOpen) return;
     this.turnOpen = true;
-    this.line(this.c.dim(`-- step ${this.step + 1} --`));
+    if (!this.options.compact) this.line(this.c.dim(`-- step ${this.step + 1} --`));
   }
 
   private toolChunk(callId: string, chunk: string, stream: 'stdout' | 'stderr'): void {
