@@ -133,7 +133,14 @@ async function start(kind) {
   const saveBegin = performance.now();
   const turn = prepared.sessionId ? sessionTurn(run.id, checkpoint) : [];
   const progress = { todos: checkpoint.todos, usage: checkpoint.usage, step: checkpoint.step };
-  await store.saveCheckpoint(run.id, ctx.fence, storedCheckpoint(checkpoint), progress, prepared.events, turn);
+  await store.saveCheckpoint(
+    run.id,
+    ctx.fence,
+    storedCheckpoint(checkpoint),
+    progress,
+    prepared.events,
+    turn,
+  );
   const saveMs = performance.now() - saveBegin;
   await store.finalize(run.id, { status: 'cancelled' }, ctx.fence);
   if (kind === 'session') await redis.ltrim(transcriptKey, 0, entries - 1);
