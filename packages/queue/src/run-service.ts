@@ -384,7 +384,9 @@ export class RunService {
    */
   async promoteSessionHead(sessionId: string): Promise<void> {
     const head = await this.#redis.lindex(this.#keys.session(sessionId).queue, 0);
-    if (head) await this.promote(head);
+    const run = head ? await this.store.get(head) : undefined;
+    // Only a queued run waits for its turn; one waiting on a question waits for the answer.
+    if (run?.status === 'queued') await promoteJob(await this.getJob(run.id, run));
   }
 
   async close(): Promise<void> {

@@ -172,6 +172,8 @@ export async function deleteSession(
     args: { sessionId, runCount: runIds.length },
   });
   if (result !== 'ok') return result;
+  // Followers of the session waiting for its next run learn now that there is none.
+  await ctx.redis.publish(keys.runsChannel, '');
   const owned: string[] = [];
   for (const runId of runIds) {
     const run = ctx.keys.run(runId);

@@ -45,7 +45,7 @@ export type Settlement =
   /** Waits for the answer to a question, until its deadline. */
   | { kind: 'suspended'; pending: PendingClarify }
   /** Woken before its question was answered or timed out: back to sleep until the deadline (epoch ms). */
-  | { kind: 'sleep'; untilMs: number }
+  | { kind: 'sleep'; untilMs: number; requestId: string }
   /** Stopped by the worker's shutdown: back to the queue for another worker. */
   | { kind: 'released' }
   /** This worker lost its lock on the run: it stops and writes nothing more. */

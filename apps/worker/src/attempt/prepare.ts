@@ -102,7 +102,7 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     const requestId = checkpoint.pendingClarify.requestId;
     const state = await store.resolveClarify(runId, requestId, fence);
     if (state.state === 'not_owner') return { kind: 'nothing', why: 'another worker owns the run' };
-    if (state.state === 'pending') return { kind: 'sleep', untilMs: state.expiresAtMs };
+    if (state.state === 'pending') return { kind: 'sleep', untilMs: state.expiresAtMs, requestId };
     resume = state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true };
   }
 

@@ -119,6 +119,8 @@ async function settle(
       // Woken before an answer or the deadline: back to sleep until the deadline.
       await store.setStatus(runId, fence, 'waiting_for_input');
       await job.moveToDelayed(settlement.untilMs, token);
+      // An answer or a cancel that came while this attempt looked could not wake it: do it now.
+      if ((await store.wakeReason(runId, settlement.requestId)) !== undefined) await promoteJob(job);
       throw new DelayedError();
     case 'blocked':
       // Another run of the session is ahead: wait, without a slot, until it ends (its end wakes this one).
