@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../src/config.js';
 import { createProcessor } from '../src/processor.js';
-import { call, createDeployment, type Deployment, TENANT } from './harness.js';
+import { call, createDeployment, type Deployment, TENANT, until } from './harness.js';
 
 let deployment: Deployment | undefined;
 let worker: Worker<RunJobData> | undefined;
@@ -24,6 +24,7 @@ afterEach(async () => {
 async function racingDeployment(
   name: string,
   onSuspended: (d: Deployment, runId: string, pending: PendingClarify) => Promise<void>,
+  onSleep: (d: Deployment, runId: string) => Promise<void> = async () => {},
 ): Promise<Deployment> {
   const d = await createDeployment(name);
   deployment = d;
@@ -39,6 +40,16 @@ async function racingDeployment(
       const id = await super.suspend(runId, token, pending);
       await onSuspended(d, runId, pending);
       return id;
+    }
+    // Going back to sleep on a question (woken early): what races it comes right after the status.
+    override async setStatus(
+      runId: string,
+      token: string,
+      status: 'queued' | 'running' | 'waiting_for_input',
+    ): Promise<boolean> {
+      const set = await super.setStatus(runId, token, status);
+      if (status === 'waiting_for_input') await onSleep(d, runId);
+      return set;
     }
   }
   const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
@@ -95,5 +106,32 @@ describe('an answer that arrives before the suspension is complete', () => {
     await d.waitForEvent(runId, 'run.cancelled', 10_000);
     expect(cancels).toEqual(['waiting_for_input']);
     expect((await d.store.get(runId))?.status).toBe('cancelled');
+  });
+
+  it('a cancel that arrives while a run woken early goes back to sleep ends it at once, not at the deadline', async () => {
+    const cancels: string[] = [];
+    const d = await racingDeployment(
+      'sleep-cancel',
+      async () => {},
+      async (d, runId) => {
+        cancels.push(await d.service.cancel(TENANT, runId));
+      },
+    );
+    const runId = await d.submit(
+      [{ toolCalls: [call('clarify', { question: 'Now?' })] }, { content: 'never' }],
+      {
+        clarify: { timeoutMs: 120_000 },
+      },
+    );
+    await d.waitForEvent(runId, 'clarify.requested', 10_000);
+    await until(
+      async () => (await (await d.service.getJob(runId))?.getState()) === 'delayed',
+      'the job to be delayed',
+    );
+    // Woken with no answer (as a lost promote would): the worker looks, then goes back to sleep.
+    await d.service.promote(runId);
+    await d.waitForEvent(runId, 'run.cancelled', 10_000);
+    // The job was still active (locked): the cancel only set the flag, and the worker's look after delaying it ended the run.
+    expect(cancels).toEqual(['waiting_for_input']);
   });
 });
