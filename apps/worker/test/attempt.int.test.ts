@@ -157,7 +157,11 @@ describe('prepareAttempt', () => {
       pendingClarify: { ...pending, callId: 'call_0_0' },
     });
     const spec = { input: 'x' };
-    expect(await prepareAttempt(ctx, { spec, checkpoint })).toEqual({ kind: 'sleep', untilMs: expiresAtMs });
+    expect(await prepareAttempt(ctx, { spec, checkpoint })).toEqual({
+      kind: 'sleep',
+      untilMs: expiresAtMs,
+      requestId: 'clr_1',
+    });
     expect(await d.store.answer(ctx.runId, 'clr_1', 'red')).toBe('ok');
     expect(await prepareAttempt(ctx, { spec, checkpoint })).toMatchObject({
       resume: { requestId: 'clr_1', answer: 'red' },
