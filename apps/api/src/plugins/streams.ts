@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';
 import type { StreamEnd } from '../routes/runs/events/event-stream.js';
@@ -86,6 +86,26 @@ export class StreamRegistry {
   }
 }
 
+/**
+ * Calls `listener` each time the event subscriber is ready again after losing
+ * its connection: live events published meanwhile never reached it. Only a
+ * connection that was lost since the last `ready` can have missed events: a
+ * `ready` that follows no `close` (a ready check repeated while Redis loads,
+ * say) calls nothing.
+ */
+export function onSubscriberResync(app: FastifyInstance, listener: () => void): void {
+  let connected = app.subscriber.status === 'ready';
+  let lost = false;
+  app.subscriber.on('close', () => {
+    if (connected) lost = true;
+  });
+  app.subscriber.on('ready', () => {
+    if (lost) listener();
+    connected = true;
+    lost = false;
+  });
+}
+
 export interface StreamsPluginOptions {
   config: Readonly<ApiConfig>;
 }
@@ -99,23 +119,13 @@ const streamsPlugin: FastifyPluginAsync<StreamsPluginOptions> = async (app, { co
   app.decorate('streams', registry);
   // Live events published while the subscriber was disconnected are lost to it:
   // end the streams so their clients resume from the log with Last-Event-ID.
-  // Only a connection that was lost since the last `ready` can have missed events: a `ready` that
-  // follows no `close` (a ready check repeated while Redis loads, say) ends nothing.
-  let connected = app.subscriber.status === 'ready';
-  let lost = false;
-  app.subscriber.on('close', () => {
-    if (connected) lost = true;
-  });
-  app.subscriber.on('ready', () => {
-    if (lost && registry.size > 0) {
-      app.log.warn(
-        { streams: registry.size },
-        'event subscriber reconnected: ending streams so clients resume',
-      );
-      registry.endAll('resync');
-    }
-    connected = true;
-    lost = false;
+  onSubscriberResync(app, () => {
+    if (registry.size === 0) return;
+    app.log.warn(
+      { streams: registry.size },
+      'event subscriber reconnected: ending streams so clients resume',
+    );
+    registry.endAll('resync');
   });
   // Streams never end on their own: end them before the server waits for open requests.
   app.addHook('preClose', async () => {
