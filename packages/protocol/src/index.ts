@@ -114,3 +114,30 @@ export {
   SessionStatusSchema,
   TranscriptEntrySchema,
 } from './sessions.js';
+export type {
+  WsClarifyOutcome,
+  WsClientFrame,
+  WsClientFrameType,
+  WsServerFrame,
+} from './ws.js';
+export {
+  SESSION_EVENT_ID_PATTERN,
+  WS_CLARIFY_OUTCOMES,
+  WS_CLIENT_FRAME_SCHEMAS,
+  WS_CLIENT_FRAME_TYPES,
+  WS_CLOSE_CODES,
+  WsCancelFrameSchema,
+  WsClarifyRequestFrameSchema,
+  WsClarifyResolvedFrameSchema,
+  WsClarifyResponseFrameSchema,
+  WsDoneFrameSchema,
+  WsErrorFrameSchema,
+  WsEventFrameSchema,
+  WsMessageFrameSchema,
+  WsPingFrameSchema,
+  WsPongFrameSchema,
+  WsRunStartedFrameSchema,
+  WsServerFrameSchema,
+  WsSessionFrameSchema,
+  WsSubscribeFrameSchema,
+} from './ws.js';
