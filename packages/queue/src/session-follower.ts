@@ -86,8 +86,13 @@ export interface SessionFollowerOptions {
   store: RunStore;
   hub: EventHub;
   sessionId: string;
-  /** Follow from after this cursor; undefined: from the session's first event. */
+  /** Follow from after this cursor; undefined: from the session's first event (or `fromRun`'s). */
   after?: { runId: string; eventId: string } | undefined;
+  /**
+   * Without `after`: follow from this run's first event on (the runs before it
+   * are skipped), as a client that just sent the message of this run wants.
+   */
+  fromRun?: string | undefined;
   /** Each event, in order, its id a session cursor. Return false to stop following. */
   onEvent: (event: SessionEvent) => boolean;
   /** The follower stopped on its own: the session is gone, or the reader is too slow, or Redis failed. */
@@ -148,7 +153,7 @@ export class SessionFollower {
     const { store, sessionId } = this.#options;
     const runsKey = store.keys.session(sessionId).runs;
     const recordKey = store.keys.session(sessionId).record;
-    let runId = this.#options.after?.runId;
+    let runId = this.#options.after?.runId ?? this.#options.fromRun;
     let after = this.#options.after?.eventId ?? '0';
     let index = 0;
     for (;;) {

@@ -123,6 +123,39 @@ export class SessionService {
     return { data: page.entries, nextCursor: page.next === null ? null : String(page.next) };
   }
 
+  /**
+   * Answers a question of one of the session's runs, knowing only its request
+   * id (as the WebSocket gateway's `clarify_response` does): the run that
+   * asked it is found among the session's runs, newest first, in one round
+   * trip (their keys share the session's slot); then as `RunService.answer`,
+   * first answer wins. `ERR_CLARIFY_UNKNOWN` when no run of the session asked it.
+   */
+  async answer(tenant: string, sessionId: string, requestId: string, answer: string): Promise<string> {
+    await this.record(tenant, sessionId);
+    const runIds = (
+      await this.#store.redis.lrange(this.#store.keys.session(sessionId).runs, 0, -1)
+    ).reverse();
+    let runId: string | undefined;
+    if (runIds.length > 0) {
+      const pipeline = this.#store.redis.pipeline();
+      for (const id of runIds) pipeline.exists(this.#store.keys.run(id).clarify(requestId));
+      const replies = (await pipeline.exec()) ?? [];
+      const at = replies.findIndex(([error, found]) => {
+        if (error) throw error;
+        return found === 1;
+      });
+      runId = at >= 0 ? runIds[at] : undefined;
+    }
+    if (runId === undefined) {
+      throw new QueueError(
+        'ERR_CLARIFY_UNKNOWN',
+        `Session ${sessionId} has no clarify request ${requestId}.`,
+      );
+    }
+    await this.#runs.answer(tenant, runId, requestId, answer);
+    return runId;
+  }
+
   /** Cancels the session's live runs (the active one and those queued behind it); returns their ids. */
   async cancelLive(tenant: string, sessionId: string): Promise<string[]> {
     const session = await this.record(tenant, sessionId);
