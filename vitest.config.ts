@@ -68,6 +68,8 @@ export default defineConfig({
             'apps/worker/test/shards.int.test.ts',
             // Sessions: a session's runs keep their keys in the session's hash slot.
             'apps/api/test/sessions.int.test.ts',
+            // The WebSocket gateway: two APIs and two workers, reconnects, tenancy, limits.
+            'apps/api/test/ws.int.test.ts',
           ],
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['packages/testing/src/cluster-global-setup.ts'],

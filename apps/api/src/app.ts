@@ -4,7 +4,7 @@
  *
  * Order matters: validation and errors first (they configure the root),
  * then Redis and the queue, metrics (its `onResponse` hook sees every route),
- * streams, the OpenAPI collector (it must see routes as they are added), the
+ * streams, WebSockets, the OpenAPI collector (it must see routes as they are added), the
  * shared request counters, auth (a global `onRequest` hook, counting failures
  * per address), the rate limiter (route-level hooks, which run after the
  * global ones: the tenant is known), and the routes. The run routes need
@@ -24,6 +24,7 @@ import queuePlugin from './plugins/queue.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import redisPlugin from './plugins/redis.js';
 import { requiresRedis } from './plugins/requires-redis.js';
+import socketsPlugin from './plugins/sockets.js';
 import streamsPlugin from './plugins/streams.js';
 import swaggerPlugin from './plugins/swagger.js';
 import validationPlugin from './plugins/validation.js';
@@ -32,6 +33,7 @@ import healthRoutes from './routes/health/index.js';
 import runRoutes from './routes/runs/index.js';
 import sessionRoutes from './routes/sessions/index.js';
 import toolRoutes from './routes/tools/index.js';
+import wsRoutes from './routes/ws/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -52,6 +54,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
   await app.register(queuePlugin, { config });
   await app.register(metricsPlugin);
   await app.register(streamsPlugin, { config });
+  await app.register(socketsPlugin, { config });
   await app.register(swaggerPlugin);
   await app.register(countersPlugin, { config });
   await app.register(authPlugin, { config });
@@ -63,6 +66,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
   await app.register(requiresRedis(runRoutes), { prefix: '/v1/runs' });
   await app.register(requiresRedis(sessionRoutes), { prefix: '/v1/sessions' });
   await app.register(toolRoutes, { prefix: '/v1/tools' });
+  await app.register(requiresRedis(wsRoutes), { prefix: '/v1/ws' });
 };
 
 /** `?token=` never reaches a log line. */

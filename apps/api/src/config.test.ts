@@ -92,6 +92,9 @@ describe('loadApiConfig', () => {
       sseMaxPerTenant: 100,
       sseHeartbeatMs: 15_000,
       sseMaxBufferBytes: 1_048_576,
+      wsMaxFrameBytes: 262_144,
+      wsMaxPerTenant: 200,
+      wsHeartbeatMs: 30_000,
     });
   });
 });

@@ -42,6 +42,12 @@ export interface ApiConfig extends SharedConfig {
   sseHeartbeatMs: number;
   /** A stream whose unsent bytes exceed this is dropped (the client reconnects with `Last-Event-ID`). */
   sseMaxBufferBytes: number;
+  /** Largest WebSocket frame a client may send, in bytes (bigger: closed with 1009). */
+  wsMaxFrameBytes: number;
+  /** Open WebSockets per tenant, per API process (more: closed with 1013). */
+  wsMaxPerTenant: number;
+  /** How often each WebSocket is pinged; one that has not answered the previous ping is cut (ms). */
+  wsHeartbeatMs: number;
   /** On SIGTERM: how long open requests get before the process exits anyway (ms). */
   shutdownTimeoutMs: number;
   /** Names this process's Redis connections (`CLIENT LIST`): `tether-api:<instanceId>`. */
@@ -173,6 +179,9 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     sseMaxPerTenant: reader.integer('TETHER_SSE_MAX_PER_TENANT', 100, 1, 1_000_000),
     sseHeartbeatMs: reader.integer('TETHER_SSE_HEARTBEAT_MS', 15_000, 10, 600_000),
     sseMaxBufferBytes: reader.integer('TETHER_SSE_MAX_BUFFER_BYTES', 1_048_576, 1_024, 1_073_741_824),
+    wsMaxFrameBytes: reader.integer('TETHER_WS_MAX_FRAME_BYTES', 262_144, 1_024, 16_777_216),
+    wsMaxPerTenant: reader.integer('TETHER_WS_MAX_PER_TENANT', 200, 1, 1_000_000),
+    wsHeartbeatMs: reader.integer('TETHER_WS_HEARTBEAT_MS', 30_000, 10, 600_000),
     shutdownTimeoutMs: reader.integer('TETHER_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     instanceId: reader.string('TETHER_API_ID', `${hostname()}:${process.pid}`, /^[A-Za-z0-9_.:-]{1,100}$/),
     trustProxy: reader.boolean('TETHER_TRUST_PROXY', false),

@@ -42,6 +42,16 @@ export const API_ERRORS = {
     description:
       'A download path is empty, absolute, leads outside the run workspace, or is too long for the file system (a name over 255 bytes, a path over 4,096 bytes).',
   },
+  ERR_WS_FRAME: {
+    statusCode: 400,
+    description:
+      'WebSocket gateway: a frame that is not a JSON object, binary, of an unknown `type`, or missing or mistyping a field (an `error` frame; the socket stays open).',
+  },
+  ERR_WS_SCOPE: {
+    statusCode: 403,
+    description:
+      'WebSocket gateway: a socket opened with a session token named another session, or sent a `message` with `sessionId: null` (a new session needs an API key).',
+  },
   ERR_NOT_FOUND: { statusCode: 404, description: 'No such route.' },
   ERR_FILE_NOT_FOUND: {
     statusCode: 404,

@@ -13,9 +13,13 @@ import { createSessionTokens, type SessionTokenIssuer, sessionTokenCovers } from
  * session: the run's events), or `key-or-session-token` (a bearer key, or a
  * session token of the session in the URL or of the run's session: the
  * session's routes, reading a run, answering its questions). A session token
- * comes in `?token=` or as the bearer.
+ * comes in `?token=` or as the bearer. `websocket` (the gateway's upgrade):
+ * a bearer key, or a session token of any session (which limits the socket to
+ * it); a failure is not answered 401 but left in `request.authRefused`, for
+ * the handler to accept the socket and close it with 1008, as browsers only
+ * see close codes. Failures count toward the limit all the same.
  */
-export type RouteAuth = 'public' | 'key' | 'key-or-token' | 'key-or-session-token';
+export type RouteAuth = 'public' | 'key' | 'key-or-token' | 'key-or-session-token' | 'websocket';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -26,6 +30,8 @@ declare module 'fastify' {
     tenant: string;
     /** The session a session token limits the caller to; undefined with an API key. */
     sessionScope: string | undefined;
+    /** On a `websocket` route: why the caller was not authenticated (the handler closes the socket). */
+    authRefused: 'unauthorized' | 'rate_limited' | undefined;
   }
   interface FastifyInstance {
     readTokens: ReadTokenIssuer;
@@ -82,6 +88,7 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
   app.decorate('sessionTokens', sessionTokens);
   app.decorateRequest('tenant', '');
   app.decorateRequest('sessionScope', undefined);
+  app.decorateRequest('authRefused', undefined);
   const windowSeconds = config.authFailWindowMs / 1_000;
 
   /** The caller's tenant, or why there is none. */
@@ -90,11 +97,13 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
     mode: RouteAuth,
   ): { tenant: string; session?: string } | { failure: Failure } => {
     const header = request.headers.authorization;
-    const takesSessionToken = mode === 'key-or-token' || mode === 'key-or-session-token';
+    const takesSessionToken =
+      mode === 'key-or-token' || mode === 'key-or-session-token' || mode === 'websocket';
     const id = (request.params as { id?: unknown }).id;
     const bySessionToken = (token: string): { tenant: string; session: string } | { failure: Failure } => {
       const scope = sessionTokens.verify(token);
-      return scope && sessionTokenCovers(scope.sessionId, id)
+      // A socket's URL names no session: the token's own is the one it may use.
+      return scope && (mode === 'websocket' || sessionTokenCovers(scope.sessionId, id))
         ? { tenant: scope.tenant, session: scope.sessionId }
         : { failure: 'bad session token' };
     };
@@ -136,7 +145,13 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
     const counter = `auth-failure:${request.ip}`;
     // A limited address is refused before its credentials are looked at (see above).
     const seen = app.counters.peek(counter, config.authFailWindowMs);
-    if (seen.current > config.authFailLimit) throw authLimited(reply, seen.ttl);
+    if (seen.current > config.authFailLimit) {
+      if (mode === 'websocket') {
+        request.authRefused = 'rate_limited';
+        return;
+      }
+      throw authLimited(reply, seen.ttl);
+    }
     const result = authenticate(request, mode);
     if ('tenant' in result) {
       request.tenant = result.tenant;
@@ -157,7 +172,15 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
           'too many failed authentications from this address: its requests are 429 until the window ends',
         );
       }
+      if (mode === 'websocket') {
+        request.authRefused = 'rate_limited';
+        return;
+      }
       throw authLimited(reply, ttl);
+    }
+    if (mode === 'websocket') {
+      request.authRefused = 'unauthorized';
+      return;
     }
     reply.header('www-authenticate', 'Bearer');
     throw new ApiError(

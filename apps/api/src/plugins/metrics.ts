@@ -102,6 +102,14 @@ const metricsPlugin: FastifyPluginAsync = async (app) => {
       this.set(app.streams.size);
     },
   });
+  new Gauge({
+    name: 'tether_ws_clients',
+    help: 'Open WebSockets of the gateway (GET /v1/ws) on this process.',
+    registers: [registry],
+    collect() {
+      this.set(app.sockets.size);
+    },
+  });
   const sseEnded = new Counter({
     name: 'tether_sse_streams_ended_total',
     help: 'SSE streams ended on this process, by reason: terminal (the run ended), client (disconnected), slow (dropped: too much unsent), shutdown, resync (subscriber reconnected), error.',

@@ -19,11 +19,11 @@ declare module 'fastify' {
 }
 
 /**
- * The open SSE streams of this process: the per-tenant cap, one heartbeat
- * timer for all of them, and their end at shutdown.
+ * The open SSE streams of this process (or its gateway WebSockets): the
+ * per-tenant cap, one heartbeat timer for all of them, and their end at shutdown.
  */
-export class StreamRegistry {
-  readonly #streams = new Set<LiveStream>();
+export class StreamRegistry<S extends LiveStream = LiveStream> {
+  readonly #streams = new Set<S>();
   readonly #perTenant = new Map<string, number>();
   readonly #maxPerTenant: number;
   readonly #heartbeatMs: number;
@@ -53,14 +53,14 @@ export class StreamRegistry {
   }
 
   /** Tracks a stream whose slot was acquired; call `remove` from its end. */
-  add(stream: LiveStream): void {
+  add(stream: S): void {
     this.#streams.add(stream);
     this.#timer ??= setInterval(() => {
       for (const open of this.#streams) open.ping();
     }, this.#heartbeatMs).unref();
   }
 
-  remove(stream: LiveStream, why: StreamEnd): void {
+  remove(stream: S, why: StreamEnd): void {
     if (!this.#streams.delete(stream)) return;
     this.release(stream.tenant);
     this.#onEnded(why);
@@ -72,6 +72,11 @@ export class StreamRegistry {
 
   get size(): number {
     return this.#streams.size;
+  }
+
+  /** The open streams, as a copy (safe to end them while iterating). */
+  all(): S[] {
+    return [...this.#streams];
   }
 
   /** Ends every stream cleanly; clients reconnect (elsewhere) with `Last-Event-ID`. */

@@ -1,0 +1,485 @@
+/**
+ * The WebSocket gateway end to end, over real ports: API and worker processes
+ * on the test Redis (a Redis Cluster in the `cluster` project), replay runs
+ * that ask questions, and real `ws` clients.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Run, RunEvent, WsServerFrame } from '@tether/protocol';
+import { testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ACME, API_KEYS, BETA } from './helper.js';
+import { type Shared, startApi, startWorker, stopAll } from './processes.js';
+import { openWs, type WsConnection } from './ws-client.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+  await stopAll();
+});
+
+async function setup(): Promise<Shared> {
+  const workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-ws-'));
+  cleanups.push(() => rm(workspaceRoot, { recursive: true, force: true }));
+  return {
+    redisUrl: testRedisTarget().url,
+    redisEnv: testRedisEnv(),
+    prefix: uniquePrefix('ws'),
+    workspaceRoot,
+  };
+}
+
+async function call<T>(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = ACME,
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+const wsUrl = (base: string, query = '') => `${base.replace(/^http/, 'ws')}/v1/ws${query}`;
+
+async function socket(
+  base: string,
+  headers: Record<string, string> = ACME,
+  query = '',
+): Promise<WsConnection> {
+  const connection = await openWs(wsUrl(base, query), headers);
+  cleanups.push(async () => {
+    connection.close();
+    await connection.closed;
+  });
+  return connection;
+}
+
+const replay = (...script: unknown[]) => ({ provider: 'replay', script });
+
+/** A run that asks which colour, then says what it was told. */
+const ASKS = replay(
+  { toolCalls: [{ name: 'clarify', arguments: { question: 'Which colour?', choices: ['red', 'blue'] } }] },
+  { content: 'done' },
+);
+
+/** Every event of a run, read through the JSON pages. */
+async function runEvents(base: string, runId: string): Promise<RunEvent[]> {
+  const page = await call<{ data: RunEvent[] }>(
+    base,
+    'GET',
+    `/v1/runs/${runId}/events?limit=1000`,
+    undefined,
+    {
+      ...ACME,
+      accept: 'application/json',
+    },
+  );
+  expect(page.status).toBe(200);
+  return page.body.data;
+}
+
+const ofType =
+  <T extends WsServerFrame['type']>(
+    type: T,
+    extra: (frame: Extract<WsServerFrame, { type: T }>) => boolean = () => true,
+  ) =>
+  (frame: WsServerFrame) =>
+    frame.type === type && extra(frame as Extract<WsServerFrame, { type: T }>);
+
+/** The `event` frames' events of one run. */
+function eventsOf(connection: WsConnection, runId: string): RunEvent[] {
+  return connection
+    .ofType('event')
+    .map((frame) => frame.event as RunEvent)
+    .filter((event) => event.runId === runId);
+}
+
+describe('the WebSocket gateway', () => {
+  it('serves a session across two APIs and two workers: a question answered by REST on the other API, then by clarify_response', async () => {
+    const env = await setup();
+    const [api1, api2] = await Promise.all([
+      startApi(env, API_KEYS, 'api-1'),
+      startApi(env, API_KEYS, 'api-2'),
+      startWorker(env, 'worker-1'),
+      startWorker(env, 'worker-2'),
+    ]);
+    const first = await socket(api1.base);
+    first.send({ type: 'message', sessionId: null, content: 'Pick a colour', options: { model: ASKS } });
+    const announced = await first.waitFor<Extract<WsServerFrame, { type: 'session' }>>(ofType('session'));
+    expect(announced).toEqual({
+      type: 'session',
+      sessionId: expect.stringMatching(/^ses_/),
+      token: expect.any(String),
+    });
+    const { sessionId, token } = announced;
+    const started = await first.waitFor<Extract<WsServerFrame, { type: 'run_started' }>>(
+      ofType('run_started'),
+    );
+    expect(started).toEqual({ type: 'run_started', sessionId, runId: expect.stringMatching(/^run_/) });
+    const runId = started.runId;
+    const asked = await first.waitFor<Extract<WsServerFrame, { type: 'clarify_request' }>>(
+      ofType('clarify_request'),
+    );
+    expect(asked).toEqual({
+      type: 'clarify_request',
+      sessionId,
+      data: {
+        requestId: expect.stringMatching(/^clr_/),
+        question: 'Which colour?',
+        choices: ['red', 'blue'],
+      },
+    });
+    // The announcement came first, then run_started, then the run's events.
+    expect(first.frames.slice(0, 2).map((frame) => frame.type)).toEqual(['session', 'run_started']);
+
+    // A second socket, on the other API, with the session token: the session from its start.
+    const second = await socket(api2.base, {}, `?token=${encodeURIComponent(token)}`);
+    second.send({ type: 'subscribe', sessionId, after: null });
+    await second.waitFor(ofType('clarify_request'));
+
+    // The answer by REST on the second API: both sockets hear it resolved, and the run's end.
+    const { requestId } = asked.data;
+    const answered = await call(api2.base, 'POST', `/v1/runs/${runId}/clarify/${requestId}`, {
+      answer: 'blue',
+    });
+    expect(answered).toEqual({ status: 200, body: { ok: true } });
+    for (const connection of [first, second]) {
+      expect(await connection.waitFor(ofType('clarify_resolved'))).toEqual({
+        type: 'clarify_resolved',
+        sessionId,
+        requestId,
+        outcome: 'answered',
+      });
+      expect(await connection.waitFor(ofType('done'))).toEqual({
+        type: 'done',
+        sessionId,
+        runId,
+        status: 'completed',
+        output: 'done',
+      });
+    }
+    // Every event of the run, once each, in order, in the SSE envelope with the session event id.
+    const log = await runEvents(api1.base, runId);
+    const expected = log.map((event) => ({ ...event, id: `${runId}:${event.id}` }));
+    expect(eventsOf(first, runId)).toEqual(expected);
+    expect(eventsOf(second, runId)).toEqual(expected);
+
+    // A second message from the token socket; its question answered by clarify_response from there.
+    second.send({ type: 'message', sessionId, content: 'And now?', options: { model: ASKS } });
+    const next = await second.waitFor<Extract<WsServerFrame, { type: 'run_started' }>>(ofType('run_started'));
+    const again = await first.waitFor<Extract<WsServerFrame, { type: 'clarify_request' }>>(
+      ofType('clarify_request', (frame) => frame.data.requestId !== requestId),
+    );
+    second.send({ type: 'clarify_response', sessionId, requestId: again.data.requestId, answer: 'red' });
+    for (const connection of [first, second]) {
+      await connection.waitFor(
+        ofType(
+          'clarify_resolved',
+          (frame) => frame.requestId === again.data.requestId && frame.outcome === 'answered',
+        ),
+      );
+    }
+    // The first answer won: the same answer again from the other socket is refused.
+    const before = first.frames.length;
+    first.send({ type: 'clarify_response', sessionId, requestId: again.data.requestId, answer: 'blue' });
+    expect(await first.waitFor(ofType('error'), { from: before })).toEqual({
+      type: 'error',
+      code: 'ERR_CLARIFY_ALREADY_ANSWERED',
+      message: expect.any(String),
+    });
+    await first.waitFor(ofType('done', (frame) => frame.runId === next.runId));
+    const run = await call<Run & { sessionId: string }>(api1.base, 'GET', `/v1/runs/${next.runId}`);
+    expect(run.body).toMatchObject({ status: 'completed', output: 'done', sessionId });
+    const told = (await runEvents(api1.base, next.runId)).find((event) => event.type === 'clarify.answered');
+    expect(told?.data).toEqual({ requestId: again.data.requestId, answer: 'red' });
+    // No question without choices shows them: a clarify_request never carries an empty list.
+    for (const frame of [...first.ofType('clarify_request'), ...second.ofType('clarify_request')]) {
+      expect(frame.data.choices).toEqual(['red', 'blue']);
+    }
+  });
+
+  it('resumes after a reconnect with subscribe and after: nothing lost, nothing repeated', async () => {
+    const env = await setup();
+    const [api1, api2] = await Promise.all([
+      startApi(env, API_KEYS, 'api-1'),
+      startApi(env, API_KEYS, 'api-2'),
+      startWorker(env),
+    ]);
+    const first = await socket(api1.base);
+    first.send({
+      type: 'message',
+      sessionId: null,
+      content: 'Ask me',
+      options: {
+        model: replay(
+          { toolCalls: [{ name: 'clarify', arguments: { question: 'Why?' } }] },
+          { content: 'ok' },
+        ),
+      },
+    });
+    const asked = await first.waitFor<Extract<WsServerFrame, { type: 'clarify_request' }>>(
+      ofType('clarify_request'),
+    );
+    // No choices: the field is left out.
+    expect(asked.data).toEqual({ requestId: expect.any(String), question: 'Why?' });
+    const { sessionId } = asked;
+    const runId = first.ofType('run_started')[0]?.runId as string;
+    const seen = first.ofType('event').map((frame) => frame.event as RunEvent);
+    const last = seen.at(-1) as RunEvent;
+    first.close();
+    await first.closed;
+
+    // While nobody watches, the question is answered and the run ends; another follows.
+    await call(api1.base, 'POST', `/v1/runs/${runId}/clarify/${asked.data.requestId}`, { answer: 'because' });
+    const sent = await call<{ id: string }>(api1.base, 'POST', `/v1/sessions/${sessionId}/runs`, {
+      input: 'again',
+      model: replay({ content: 'second' }),
+    });
+    expect(sent.status).toBe(202);
+
+    // Back on the other API, after the last event seen.
+    const back = await socket(api2.base);
+    back.send({ type: 'subscribe', sessionId, after: last.id });
+    await back.waitFor(ofType('done', (frame) => frame.runId === sent.body.id));
+    // The question's fate reaches the returning client, as the run's end does.
+    expect(back.ofType('clarify_resolved')).toEqual([
+      { type: 'clarify_resolved', sessionId, requestId: asked.data.requestId, outcome: 'answered' },
+    ]);
+    expect(back.ofType('done').map((frame) => [frame.runId, frame.output])).toEqual([
+      [runId, 'ok'],
+      [sent.body.id, 'second'],
+    ]);
+    const all = [
+      ...(await runEvents(api1.base, runId)).map((event) => ({ ...event, id: `${runId}:${event.id}` })),
+    ];
+    all.push(
+      ...(await runEvents(api1.base, sent.body.id)).map((event) => ({
+        ...event,
+        id: `${sent.body.id}:${event.id}`,
+      })),
+    );
+    expect([...seen, ...back.ofType('event').map((frame) => frame.event as RunEvent)]).toEqual(all);
+  });
+
+  it('cancels: the open question is resolved as cancelled, then done', async () => {
+    const env = await setup();
+    const [api] = await Promise.all([startApi(env, API_KEYS), startWorker(env)]);
+    const client = await socket(api.base);
+    client.send({
+      type: 'message',
+      sessionId: null,
+      content: 'Ask',
+      options: { model: ASKS, clarify: { timeoutMs: 600_000 } },
+    });
+    const asked = await client.waitFor<Extract<WsServerFrame, { type: 'clarify_request' }>>(
+      ofType('clarify_request'),
+    );
+    client.send({ type: 'cancel', sessionId: asked.sessionId });
+    const done = await client.waitFor<Extract<WsServerFrame, { type: 'done' }>>(ofType('done'));
+    expect(done).toEqual({
+      type: 'done',
+      sessionId: asked.sessionId,
+      runId: expect.any(String),
+      status: 'cancelled',
+    });
+    const resolved = client.ofType('clarify_resolved');
+    expect(resolved).toEqual([
+      {
+        type: 'clarify_resolved',
+        sessionId: asked.sessionId,
+        requestId: asked.data.requestId,
+        outcome: 'cancelled',
+      },
+    ]);
+    // clarify_resolved came before done.
+    expect(client.frames.indexOf(resolved[0] as WsServerFrame)).toBeLessThan(client.frames.indexOf(done));
+    // A question that times out is resolved as timed_out.
+    client.send({
+      type: 'message',
+      sessionId: asked.sessionId,
+      content: 'Ask again',
+      options: { model: ASKS, clarify: { timeoutMs: 1_000 } },
+    });
+    const timed = await client.waitFor<Extract<WsServerFrame, { type: 'clarify_resolved' }>>(
+      ofType('clarify_resolved', (frame) => frame.requestId !== asked.data.requestId),
+    );
+    expect(timed.outcome).toBe('timed_out');
+  });
+
+  it('keeps tenants apart: another tenant, or a token of another session, gets error frames and nothing else', async () => {
+    const env = await setup();
+    const [api] = await Promise.all([startApi(env, API_KEYS), startWorker(env)]);
+    const acme = await socket(api.base);
+    acme.send({
+      type: 'message',
+      sessionId: null,
+      content: 'Ask',
+      options: { model: ASKS, clarify: { timeoutMs: 600_000 } },
+    });
+    const asked = await acme.waitFor<Extract<WsServerFrame, { type: 'clarify_request' }>>(
+      ofType('clarify_request'),
+    );
+    const { sessionId } = asked;
+    const { token: otherToken, id: otherSession } = (
+      await call<{ id: string; token: string }>(api.base, 'POST', '/v1/sessions')
+    ).body;
+
+    const beta = await socket(api.base, BETA);
+    beta.send({ type: 'subscribe', sessionId, after: null });
+    beta.send({ type: 'clarify_response', sessionId, requestId: asked.data.requestId, answer: 'red' });
+    beta.send({ type: 'cancel', sessionId });
+    beta.send({ type: 'message', sessionId, content: 'hi', options: { model: replay({ content: 'x' }) } });
+    await beta.roundTrip();
+    expect(beta.frames.slice(0, 4).map((frame) => frame.type === 'error' && frame.code)).toEqual([
+      'ERR_SESSION_NOT_FOUND',
+      'ERR_SESSION_NOT_FOUND',
+      'ERR_SESSION_NOT_FOUND',
+      'ERR_SESSION_NOT_FOUND',
+    ]);
+    expect(beta.frames.slice(4)).toEqual([{ type: 'pong' }]);
+
+    // A token of another session: its own session only, and no new ones.
+    const scoped = await socket(api.base, {}, `?token=${encodeURIComponent(otherToken)}`);
+    scoped.send({ type: 'subscribe', sessionId, after: null });
+    scoped.send({ type: 'clarify_response', sessionId, requestId: asked.data.requestId, answer: 'red' });
+    scoped.send({ type: 'cancel', sessionId });
+    scoped.send({ type: 'message', sessionId: null, content: 'hi' });
+    scoped.send({ type: 'subscribe', sessionId: otherSession, after: null });
+    await scoped.roundTrip();
+    expect(scoped.frames.map((frame) => (frame.type === 'error' ? frame.code : frame.type))).toEqual([
+      'ERR_WS_SCOPE',
+      'ERR_WS_SCOPE',
+      'ERR_WS_SCOPE',
+      'ERR_WS_SCOPE',
+      'pong',
+    ]);
+
+    // The question still waits, and acme's socket heard nothing of all that.
+    const session = await call<{ status: string }>(api.base, 'GET', `/v1/sessions/${sessionId}`);
+    expect(session.body.status).toBe('waiting_for_input');
+    await acme.roundTrip();
+    expect(acme.ofType('error')).toEqual([]);
+    expect(acme.ofType('clarify_resolved')).toEqual([]);
+
+    // Bad credentials: accepted, then closed with 1008.
+    for (const [headers, query] of [
+      [{ authorization: 'Bearer sk_nobody_0123456789' }, ''],
+      [{}, `?token=${encodeURIComponent(`${otherToken.slice(0, -4)}AAAA`)}`],
+      [{}, ''],
+    ] as const) {
+      const refused = await openWs(wsUrl(api.base, query), headers);
+      expect((await refused.closed).code).toBe(1008);
+    }
+  });
+
+  it('answers bad frames with error frames and stays open; closes a frame over the limit with 1009', async () => {
+    const env = await setup();
+    const [api] = await Promise.all([startApi(env, API_KEYS, 'api', { TETHER_WS_MAX_FRAME_BYTES: '4096' })]);
+    const client = await socket(api.base);
+    const { id: sessionId } = (await call<{ id: string }>(api.base, 'POST', '/v1/sessions')).body;
+    const bad: [unknown, string, RegExp][] = [
+      ['not json', 'ERR_WS_FRAME', /not valid JSON/],
+      ['[1]', 'ERR_WS_FRAME', /JSON object/],
+      [
+        { type: 'shout' },
+        'ERR_WS_FRAME',
+        /frame\.type must be one of message, clarify_response, subscribe, cancel, ping/,
+      ],
+      [{ sessionId }, 'ERR_WS_FRAME', /frame\.type/],
+      [{ type: 'subscribe', sessionId }, 'ERR_WS_FRAME', /frame\.after is required/],
+      [{ type: 'cancel' }, 'ERR_WS_FRAME', /frame\.sessionId is required/],
+      [{ type: 'ping', extra: 1 }, 'ERR_WS_FRAME', /frame\.extra is not a known field/],
+      [{ type: 'subscribe', sessionId, after: 'nope' }, 'ERR_WS_FRAME', /frame\.after/],
+      [{ type: 'message', sessionId, content: '' }, 'ERR_WS_FRAME', /frame\.content/],
+      [
+        { type: 'message', sessionId, content: 'hi', options: { multitask: 'sometimes' } },
+        'ERR_VALIDATION',
+        /frame\.options\.multitask/,
+      ],
+      [
+        { type: 'message', sessionId, content: 'hi', options: { input: 'x' } },
+        'ERR_VALIDATION',
+        /frame\.options\.input/,
+      ],
+      [
+        {
+          type: 'message',
+          sessionId: null,
+          content: 'hi',
+          options: { toolsets: ['nope'], model: replay({ content: 'x' }) },
+        },
+        'ERR_TOOLSET_UNKNOWN',
+        /nope/,
+      ],
+      [
+        { type: 'clarify_response', sessionId, requestId: 'clr_00000000000000000000000000', answer: 'x' },
+        'ERR_CLARIFY_UNKNOWN',
+        /clr_0/,
+      ],
+    ];
+    for (const [frame, code, message] of bad) {
+      const from = client.frames.length;
+      client.send(frame);
+      const error = await client.waitFor(ofType('error'), { from });
+      expect(error, JSON.stringify(frame)).toEqual({
+        type: 'error',
+        code,
+        message: expect.stringMatching(message),
+      });
+    }
+    client.socket.send(Buffer.from('{"type":"ping"}'), { binary: true });
+    expect(await client.waitFor(ofType('error'), { from: client.frames.length })).toMatchObject({
+      code: 'ERR_WS_FRAME',
+    });
+    await client.roundTrip();
+    // Nothing was created by the refused messages.
+    const sessions = await call<{ data: unknown[] }>(api.base, 'GET', '/v1/sessions');
+    expect(sessions.body.data).toHaveLength(1);
+    // A frame over TETHER_WS_MAX_FRAME_BYTES closes the socket with 1009; the server serves the next.
+    client.send({ type: 'ping', padding: 'x'.repeat(5_000) });
+    expect((await client.closed).code).toBe(1009);
+    const next = await socket(api.base);
+    await next.roundTrip();
+  });
+
+  it('limits sockets per tenant, cuts sockets that miss a ping, and closes with 1001 at shutdown', async () => {
+    const env = await setup();
+    const api = await startApi(env, API_KEYS, 'api', {
+      TETHER_WS_MAX_PER_TENANT: '2',
+      TETHER_WS_HEARTBEAT_MS: '300',
+    });
+    const one = await socket(api.base);
+    const two = await socket(api.base);
+    const three = await openWs(wsUrl(api.base), ACME);
+    const refused = await three.closed;
+    expect(refused.code).toBe(1013);
+    expect(refused.reason).toMatch(/2 sockets/);
+    // Another tenant has its own count.
+    const beta = await socket(api.base, BETA);
+    await beta.roundTrip();
+    // A slot freed is a slot taken.
+    two.close();
+    await two.closed;
+    const again = await socket(api.base);
+    await again.roundTrip();
+    const metrics = await fetch(`${api.base}/metrics`);
+    expect(await metrics.text()).toContain('tether_ws_clients 3');
+
+    // A client that never answers protocol pings is cut; the others (ws answers them) stay.
+    const deaf = await openWs(wsUrl(api.base), BETA, { autoPong: false });
+    expect((await deaf.closed).code).toBe(1006);
+    await one.roundTrip();
+
+    const stopping = api.stop();
+    for (const connection of [one, again, beta]) expect((await connection.closed).code).toBe(1001);
+    await stopping;
+  });
+});
