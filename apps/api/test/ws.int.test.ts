@@ -4,12 +4,14 @@
  * that ask questions, and real `ws` clients.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Run, RunEvent, WsServerFrame } from '@tether/protocol';
 import { testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ACME, API_KEYS, BETA } from './helper.js';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ACME, API_KEYS, BETA, type BuildOptions, build } from './helper.js';
 import { type Shared, startApi, startWorker, stopAll } from './processes.js';
 import { openWs, type WsConnection } from './ws-client.js';
 
@@ -481,5 +483,81 @@ describe('the WebSocket gateway', () => {
     const stopping = api.stop();
     for (const connection of [one, again, beta]) expect((await connection.closed).code).toBe(1001);
     await stopping;
+  });
+});
+
+describe('the WebSocket gateway, in process', () => {
+  const WORKER = 'test-worker:1';
+
+  async function listening(options: BuildOptions = {}) {
+    const built = await build(options);
+    await built.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = built.app.server.address() as AddressInfo;
+    return { ...built, base: `http://127.0.0.1:${port}` };
+  }
+
+  /** A session whose one run a (pretend) worker has claimed, so events can be appended to it. */
+  async function sessionRun(app: FastifyInstance): Promise<{ sessionId: string; runId: string }> {
+    const { id: sessionId } = await app.sessions.create('acme');
+    const { run } = await app.sessions.submit('acme', sessionId, {
+      input: 'hi',
+      model: { provider: 'replay', script: [{ content: 'x' }] },
+    });
+    expect((await app.store.claim(run.id, WORKER, 1, 'test-worker')).status).toBe('ok');
+    return { sessionId, runId: run.id };
+  }
+
+  const delta = (text: string) => ({ type: 'message.delta' as const, data: { text } });
+
+  async function log(app: FastifyInstance, runId: string): Promise<string[]> {
+    return (await app.store.readEvents(runId, '0', 10_000)).map((event) => `${runId}:${event.id}`);
+  }
+
+  const ids = (connection: WsConnection) => connection.ofType('event').map((frame) => frame.event.id);
+
+  it('drops a socket that does not read (1013); one that keeps up gets everything, and the dropped one resumes', async () => {
+    const { app, base } = await listening({ env: { TETHER_SSE_MAX_BUFFER_BYTES: '262144' } });
+    const { sessionId, runId } = await sessionRun(app);
+    const slow = await socket(base);
+    const fast = await socket(base);
+    for (const connection of [slow, fast]) {
+      connection.send({ type: 'subscribe', sessionId, after: null });
+      await connection.waitFor(ofType('event', (frame) => frame.event.type === 'run.started'));
+    }
+    slow.socket.pause();
+    const chunk = 'x'.repeat(16 * 1024);
+    // Until the slow socket is dropped: it takes more than the socket buffers of both ends hold.
+    let appended = 0;
+    for (; appended < 4_000 && app.sockets.size === 2; appended++)
+      await app.store.append(runId, delta(chunk), WORKER);
+    await vi.waitFor(() => expect(app.sockets.size).toBe(1));
+    await app.store.finalize(runId, { status: 'completed', output: 'done' }, WORKER);
+    await fast.waitFor(ofType('done'));
+    const all = await log(app, runId);
+    expect(ids(fast)).toEqual(all);
+    slow.socket.resume();
+    expect((await slow.closed).code).toBe(1013);
+    expect(ids(slow).length).toBeLessThan(all.length);
+    const back = await socket(base);
+    back.send({ type: 'subscribe', sessionId, after: ids(slow).at(-1) });
+    await back.waitFor(ofType('done'));
+    expect([...ids(slow), ...ids(back)]).toEqual(all);
+  });
+
+  it('resumes its sessions from the log when the event subscriber reconnects: the socket stays open', async () => {
+    const { app, base } = await listening();
+    const { sessionId, runId } = await sessionRun(app);
+    const client = await socket(base);
+    client.send({ type: 'subscribe', sessionId, after: null });
+    await client.waitFor(ofType('event', (frame) => frame.event.type === 'run.started'));
+    app.subscriber.disconnect(true);
+    // Appended while the subscriber is away: published to nobody, read from the log on resume.
+    await app.store.append(runId, delta('while away'), WORKER);
+    await vi.waitFor(() => expect(app.subscriber.status).toBe('ready'));
+    await app.store.append(runId, delta('after the reconnect'), WORKER);
+    await app.store.finalize(runId, { status: 'completed', output: 'done' }, WORKER);
+    await client.waitFor(ofType('done'));
+    expect(ids(client)).toEqual(await log(app, runId));
+    expect(client.ofType('done')).toHaveLength(1);
   });
 });
