@@ -544,6 +544,21 @@ describe('the WebSocket gateway, in process', () => {
     expect([...ids(slow), ...ids(back)]).toEqual(all);
   });
 
+  it('counts failed upgrades toward the failed-authentication limit of the address', async () => {
+    const { base } = await listening({ env: { TETHER_AUTH_FAIL_LIMIT: '2' } });
+    for (let i = 0; i < 3; i++) {
+      const refused = await openWs(wsUrl(base), { authorization: 'Bearer sk_nobody_0123456789' });
+      expect(await refused.closed).toEqual({ code: 1008, reason: expect.stringMatching(/authentication/) });
+    }
+    // The address is limited now: a right key is refused too, over REST and on the gateway.
+    expect((await fetch(`${base}/v1/runs`, { headers: ACME })).status).toBe(429);
+    const limited = await openWs(wsUrl(base), ACME);
+    expect(await limited.closed).toEqual({
+      code: 1008,
+      reason: 'too many failed authentications from this address',
+    });
+  });
+
   it('resumes its sessions from the log when the event subscriber reconnects: the socket stays open', async () => {
     const { app, base } = await listening();
     const { sessionId, runId } = await sessionRun(app);
