@@ -24,7 +24,8 @@ type Cursor = { runId: string; eventId: string };
 
 /** A session the socket follows. */
 interface Following {
-  follower: SessionFollower;
+  /** Undefined until started. */
+  follower: SessionFollower | undefined;
   /** Where the follower started; after each event, that event (a restart goes on from there). */
   after: Cursor | undefined;
   fromRun: string | undefined;
@@ -112,7 +113,7 @@ export class GatewaySocket {
    */
   async resync(): Promise<void> {
     for (const [sessionId, following] of this.#following) {
-      following.follower.stop();
+      following.follower?.stop();
       await this.#startFollower(sessionId, following);
     }
   }
@@ -199,9 +200,9 @@ export class GatewaySocket {
 
   /** Follows the session from `after` (or `fromRun`'s first event), in place of any follower it had. */
   async #follow(sessionId: string, start: { after?: Cursor | undefined; fromRun?: string }): Promise<void> {
-    this.#following.get(sessionId)?.follower.stop();
+    this.#following.get(sessionId)?.follower?.stop();
     const following: Following = {
-      follower: undefined as unknown as SessionFollower,
+      follower: undefined,
       after: start.after,
       fromRun: start.fromRun,
       pending: new Map(),
@@ -228,6 +229,8 @@ export class GatewaySocket {
     });
     following.follower = follower;
     await follower.start();
+    // Closed meanwhile (its end stopped the followers it had then): this one must not outlive it.
+    if (this.#over) follower.stop();
   }
 
   /**
@@ -331,7 +334,7 @@ export class GatewaySocket {
   #finish(why: StreamEnd): void {
     if (this.#over) return;
     this.#over = true;
-    for (const following of this.#following.values()) following.follower.stop();
+    for (const following of this.#following.values()) following.follower?.stop();
     this.#following.clear();
     this.#onEnd(this, why);
   }
