@@ -13,6 +13,7 @@ import { ApiError } from '../../errors.js';
 import { classify } from '../../plugins/errors.js';
 import type { StreamEnd } from '../runs/events/event-stream.js';
 import { checkSubmission } from '../runs/submission.js';
+import type { EventFrames } from './event-frames.js';
 import { messageRunBody, parseClientFrame } from './frames.js';
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
@@ -56,6 +57,7 @@ export class GatewaySocket {
   readonly #maxBufferBytes: number;
   readonly #following = new Map<string, Following>();
   readonly #onEnd: (socket: GatewaySocket, why: StreamEnd) => void;
+  readonly #eventFrames: EventFrames;
   /** The frames not yet served, in order. */
   #work: Promise<void> = Promise.resolve();
   #answeredPing = true;
@@ -65,6 +67,8 @@ export class GatewaySocket {
     app: FastifyInstance;
     ws: WebSocket;
     request: FastifyRequest;
+    /** The encoded `event` frames, shared by the process's sockets. */
+    eventFrames: EventFrames;
     onEnd: (socket: GatewaySocket, why: StreamEnd) => void;
   }) {
     this.#app = options.app;
@@ -74,6 +78,7 @@ export class GatewaySocket {
     this.#scope = options.request.sessionScope;
     this.#maxBufferBytes = options.app.config.sseMaxBufferBytes;
     this.#onEnd = options.onEnd;
+    this.#eventFrames = options.eventFrames;
   }
 
   start(): void {
@@ -280,7 +285,7 @@ export class GatewaySocket {
       following.after = cursor;
       following.fromRun = undefined;
     }
-    if (!this.#send({ type: 'event', sessionId, event })) return false;
+    if (!this.#sendEncoded(this.#eventFrames.get(sessionId, event))) return false;
     if (event.type === 'clarify.requested') {
       const { requestId, question, choices } = event.data;
       this.#send({
@@ -312,13 +317,17 @@ export class GatewaySocket {
 
   /** Sends a frame; drops the client if too much is unsent already. False once the socket is over. */
   #send(frame: WsServerFrame): boolean {
+    return this.#sendEncoded(JSON.stringify(frame));
+  }
+
+  #sendEncoded(frame: string | Buffer): boolean {
     if (this.#over) return false;
     if (this.#ws.bufferedAmount > this.#maxBufferBytes) {
       this.#request.log.info({ unsent: this.#ws.bufferedAmount }, 'dropping a slow WebSocket client');
       this.#drop('slow');
       return false;
     }
-    this.#ws.send(JSON.stringify(frame));
+    this.#ws.send(frame, { binary: false });
     return true;
   }
 

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { WS_CLOSE_CODES } from '@tether/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { onSubscriberResync } from '../../plugins/streams.js';
+import { EventFrames } from './event-frames.js';
 import { GatewaySocket } from './gateway-socket.js';
 
 /**
@@ -12,6 +13,7 @@ import { GatewaySocket } from './gateway-socket.js';
  * this process, a new one is closed with 1013. See docs/api.md for the frames.
  */
 const wsRoutes: FastifyPluginAsync = async (app) => {
+  const eventFrames = new EventFrames();
   onSubscriberResync(app, () => {
     if (app.sockets.size === 0) return;
     app.log.warn(
@@ -59,6 +61,7 @@ const wsRoutes: FastifyPluginAsync = async (app) => {
         app,
         ws,
         request,
+        eventFrames,
         onEnd: (ended, why) => app.sockets.remove(ended, why),
       });
       app.sockets.add(socket);
