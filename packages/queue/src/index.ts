@@ -40,7 +40,13 @@ export type {
 } from './run-store.js';
 export { DEFAULT_SESSION_TTL_S, RunStore } from './run-store.js';
 export type { SessionEvent, SessionFollowerOptions } from './session-follower.js';
-export { parseSessionCursor, readSessionEvents, SessionFollower, sessionCursor } from './session-follower.js';
+export {
+  asSessionEvent,
+  parseSessionCursor,
+  readSessionEvents,
+  SessionFollower,
+  sessionCursor,
+} from './session-follower.js';
 export type { SessionRecord, SessionServiceOptions } from './session-service.js';
 export { SessionService } from './session-service.js';
 export type { PipelineReply } from './slot-pipelines.js';

@@ -26,6 +26,24 @@ const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
 /** A session event: a run event whose id is its session cursor (`<runId>:<eventId>`). */
 export type SessionEvent = RunEvent;
 
+/**
+ * Session events by the run event they wrap: the hub hands every listener of
+ * a run the same event object, so every follower of a session gets the same
+ * session event object too (and a transport can encode it once, not once per
+ * client).
+ */
+const sessionEvents = new WeakMap<RunEvent, SessionEvent>();
+
+/** A run's event as a session event: the same, with its session cursor as its id. */
+export function asSessionEvent(runId: string, event: RunEvent): SessionEvent {
+  let wrapped = sessionEvents.get(event);
+  if (wrapped === undefined) {
+    wrapped = { ...event, id: sessionCursor(runId, event.id) } as SessionEvent;
+    sessionEvents.set(event, wrapped);
+  }
+  return wrapped;
+}
+
 /** The session cursor of a run's event. */
 export function sessionCursor(runId: string, eventId: string): string {
   return `${runId}:${eventId}`;
@@ -204,7 +222,7 @@ export class SessionFollower {
       if (this.#stopped || ended) return false;
       if (compareIds(event.id, lastId) <= 0) return true;
       lastId = event.id;
-      const keep = this.#options.onEvent({ ...event, id: sessionCursor(runId, event.id) } as SessionEvent);
+      const keep = this.#options.onEvent(asSessionEvent(runId, event));
       if (!keep) {
         this.stop();
         return false;

@@ -10,6 +10,7 @@ import type { SessionEvent } from '@tether/queue';
 export class EventFrames {
   readonly #capacity: number;
   readonly #frames = new Map<string, Buffer>();
+  readonly #byEvent = new WeakMap<SessionEvent, Buffer>();
 
   constructor(capacity = 2_048) {
     this.#capacity = capacity;
@@ -17,6 +18,9 @@ export class EventFrames {
 
   /** The frame `{ type: 'event', sessionId, event }`, as UTF-8 JSON. */
   get(sessionId: string, event: SessionEvent): Buffer {
+    // Live events come as one object for every socket (see asSessionEvent): found without a key.
+    const known = this.#byEvent.get(event);
+    if (known !== undefined) return known;
     const key = `${sessionId} ${event.id}`;
     let frame = this.#frames.get(key);
     if (frame === undefined) {
@@ -25,6 +29,7 @@ export class EventFrames {
       // Maps iterate in insertion order: the first key is the oldest.
       if (this.#frames.size > this.#capacity) this.#frames.delete(this.#frames.keys().next().value as string);
     }
+    this.#byEvent.set(event, frame);
     return frame;
   }
 }
