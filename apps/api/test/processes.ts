@@ -3,16 +3,22 @@
  * by `@tether/testing` with this deployment's environment, and stopped by
  * `stopAll()` (SIGTERM, then SIGKILL after 3 s).
  */
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
 import {
   type ApiProcess,
   startApiProcess,
   startWorkerProcess,
   type TestProcess,
 } from '@tether/testing/scripts';
+import { ACME } from './helper.js';
 
 export type Spawned = TestProcess;
 
 const running = new Set<TestProcess>();
+const workspaceRoots = new Set<string>();
 
 export interface Shared {
   redisUrl: string;
@@ -75,9 +81,46 @@ export async function startApi(
   return Object.assign(api, { base: api.url });
 }
 
-/** Stops every process started here that is still running. */
+/**
+ * A deployment's shared settings on the test Redis (a Redis Cluster in the `cluster` project), with a
+ * queue prefix and a workspace root of its own; `stopAll()` removes the workspace root.
+ */
+export async function deployment(name: string): Promise<Shared> {
+  const workspaceRoot = await mkdtemp(join(tmpdir(), `tether-${name}-`));
+  // The sandbox's user (nobody, for a root worker) must reach the workspaces.
+  await chmod(workspaceRoot, 0o755);
+  workspaceRoots.add(workspaceRoot);
+  return {
+    redisUrl: testRedisTarget().url,
+    redisEnv: testRedisEnv(),
+    prefix: uniquePrefix(name),
+    workspaceRoot,
+  };
+}
+
+/** A JSON request to an API process: its status and parsed body. */
+export async function call<T>(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = ACME,
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+/** Stops every process started here that is still running, and removes the deployments' workspaces. */
 export async function stopAll(): Promise<void> {
   const stopping = [...running];
   running.clear();
   await Promise.all(stopping.map((spawned) => spawned.stop()));
+  const roots = [...workspaceRoots];
+  workspaceRoots.clear();
+  await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
 }

@@ -3,23 +3,15 @@
  * Redis (a Redis Cluster in the `cluster` project), replay runs, and a fake
  * OpenAI-compatible server where what the model receives matters.
  */
-import { access, chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Run, RunEvent, Session, TranscriptEntryView } from '@tether/protocol';
 import { createRedisConnection, isCluster } from '@tether/queue';
-import {
-  FakeOpenAIServer,
-  streamText,
-  streamToolCalls,
-  testRedisEnv,
-  testRedisTarget,
-  uniquePrefix,
-} from '@tether/testing';
+import { FakeOpenAIServer, streamText, streamToolCalls, testRedisTarget } from '@tether/testing';
 import { probeBwrap } from '@tether/tools';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACME, API_KEYS, BETA } from './helper.js';
-import { type Shared, startApi, startWorker, stopAll } from './processes.js';
+import { call, deployment, startApi, startWorker, stopAll } from './processes.js';
 import { openSse } from './sse-client.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -31,34 +23,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function setup(): Promise<Shared> {
-  const workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-sessions-'));
-  // The sandbox's user (nobody, for a root worker) must reach the workspaces.
-  await chmod(workspaceRoot, 0o755);
-  cleanups.push(() => rm(workspaceRoot, { recursive: true, force: true }));
-  return {
-    redisUrl: testRedisTarget().url,
-    redisEnv: testRedisEnv(),
-    prefix: uniquePrefix('sessions'),
-    workspaceRoot,
-  };
-}
-
-async function call<T>(
-  base: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = ACME,
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-}
+const setup = () => deployment('sessions');
 
 type Created = Session & { token: string };
 

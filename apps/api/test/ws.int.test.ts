@@ -3,16 +3,12 @@
  * on the test Redis (a Redis Cluster in the `cluster` project), replay runs
  * that ask questions, and real `ws` clients.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Run, RunEvent, WsServerFrame } from '@tether/protocol';
-import { testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ACME, API_KEYS, BETA, type BuildOptions, build } from './helper.js';
-import { type Shared, startApi, startWorker, stopAll } from './processes.js';
+import { call, deployment, startApi, startWorker, stopAll } from './processes.js';
 import { openWs, type WsConnection } from './ws-client.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -22,32 +18,7 @@ afterEach(async () => {
   await stopAll();
 });
 
-async function setup(): Promise<Shared> {
-  const workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-ws-'));
-  cleanups.push(() => rm(workspaceRoot, { recursive: true, force: true }));
-  return {
-    redisUrl: testRedisTarget().url,
-    redisEnv: testRedisEnv(),
-    prefix: uniquePrefix('ws'),
-    workspaceRoot,
-  };
-}
-
-async function call<T>(
-  base: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = ACME,
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-}
+const setup = () => deployment('ws');
 
 const wsUrl = (base: string, query = '') => `${base.replace(/^http/, 'ws')}/v1/ws${query}`;
 

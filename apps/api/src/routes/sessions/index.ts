@@ -1,5 +1,4 @@
 import { rm } from 'node:fs/promises';
-import type { OutgoingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
@@ -19,6 +18,7 @@ import {
 import { parseSessionCursor, readSessionEvents } from '@tether/queue';
 import { ApiError } from '../../errors.js';
 import { wantsJson } from '../runs/events/index.js';
+import { openSse } from '../runs/events/open-sse.js';
 import { runLinks } from '../runs/run-view.js';
 import { checkSubmission } from '../runs/submission.js';
 import { COMMON_ERRORS } from '../schemas.js';
@@ -253,22 +253,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
           .type('application/json; charset=utf-8')
           .send({ data: page.events, nextCursor: page.next });
       }
-      if (!app.streams.acquire(tenant)) {
-        throw new ApiError(
-          'ERR_TOO_MANY_STREAMS',
-          `This tenant already has ${app.config.sseMaxPerTenant} open event streams on this server; close one first.`,
-        );
-      }
-      reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        ...(reply.getHeaders() as OutgoingHttpHeaders),
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-        connection: 'keep-alive',
-      });
-      res.flushHeaders();
+      const res = openSse(app, reply, tenant, 'close one first');
       const stream = new SessionStream({
         app,
         sessionId: id,

@@ -1,4 +1,3 @@
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
@@ -11,6 +10,7 @@ import { ApiError } from '../../../errors.js';
 import { COMMON_ERRORS, RunParamsSchema } from '../../schemas.js';
 import { CURSOR_PATTERN, cursorProblem, LOG_START } from './event-ids.js';
 import { EventStream } from './event-stream.js';
+import { openSse } from './open-sse.js';
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
 
@@ -86,22 +86,7 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return reply.type('application/json; charset=utf-8').send({ data, nextCursor });
       }
 
-      if (!app.streams.acquire(tenant)) {
-        throw new ApiError(
-          'ERR_TOO_MANY_STREAMS',
-          `This tenant already has ${app.config.sseMaxPerTenant} open event streams on this server; close one, or poll with Accept: application/json.`,
-        );
-      }
-      reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        ...(reply.getHeaders() as OutgoingHttpHeaders),
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-        connection: 'keep-alive',
-      });
-      res.flushHeaders();
+      const res = openSse(app, reply, tenant, 'close one, or poll with Accept: application/json');
       const started = Date.now();
       const stream = new EventStream({
         runId: id,
