@@ -5,6 +5,7 @@ export const RUN_STATUSES = [
   'queued',
   'running',
   'waiting_for_input',
+  'waiting_for_children',
   'completed',
   'failed',
   'cancelled',
@@ -14,6 +15,10 @@ export const RunStatusSchema = Type.Union(RUN_STATUSES.map((s) => Type.Literal(s
 
 /** Statuses a run never leaves. */
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+
+/** How a crew child run ended, as its parent learns it. */
+export const CHILD_RESULT_STATUSES = ['completed', 'failed', 'cancelled', 'escalated', 'timed_out'] as const;
+export type ChildResultStatus = (typeof CHILD_RESULT_STATUSES)[number];
 
 export const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
 export type TodoStatus = (typeof TODO_STATUSES)[number];
@@ -91,6 +96,19 @@ export const EventDataSchemas = {
     tokensBefore: Type.Integer({ minimum: 0 }),
     tokensAfter: Type.Integer({ minimum: 0 }),
     budget: Type.Integer({ minimum: 0 }),
+  }),
+  /** A crew child run was created for task `index` of a delegation (the parent's stream). */
+  'child.started': Type.Object({
+    childRunId: Type.String(),
+    index: Type.Integer({ minimum: 0 }),
+    goal: Type.String(),
+  }),
+  /** A crew child run ended, in any way (the parent's stream): its status and summary, as the parent's tool result has them. */
+  'child.finished': Type.Object({
+    childRunId: Type.String(),
+    index: Type.Integer({ minimum: 0 }),
+    status: Type.Union(CHILD_RESULT_STATUSES.map((s) => Type.Literal(s))),
+    summary: Type.String(),
   }),
   'run.retrying': Type.Object({ attempt: Type.Integer(), delayMs: Type.Integer(), error: ErrorBodySchema }),
   'run.completed': Type.Object({ output: Type.String() }),

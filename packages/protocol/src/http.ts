@@ -23,9 +23,11 @@ export const RUN_LIMITS = {
 /**
  * The run id format: `run_` and 26 lowercase Crockford base-32 characters
  * (time-sortable); a session's run then has `_` and the 16 characters its
- * session's id ends with.
+ * session's id ends with, and a crew child `_` and its tree's hash tag (the
+ * session's 16 characters, or its top-level run's 26: see `newChildRunId`).
  */
-export const RUN_ID_PATTERN = '^run_[0-9a-hjkmnp-tv-z]{26}(_[0-9a-hjkmnp-tv-z]{16})?$';
+export const RUN_ID_PATTERN =
+  '^run_[0-9a-hjkmnp-tv-z]{26}(_[0-9a-hjkmnp-tv-z]{16}|_[0-9a-hjkmnp-tv-z]{26})?$';
 export const RunIdSchema = Type.String({ pattern: RUN_ID_PATTERN });
 
 /** The session id format: `ses_` and 26 lowercase Crockford base-32 characters. */
@@ -73,6 +75,28 @@ export type ReplayToolCall = Static<typeof ReplayToolCallSchema>;
 export type ReplayTurn = Static<typeof ReplayTurnSchema>;
 export type ReplayScript = Static<typeof ReplayScriptSchema>;
 
+/**
+ * The replay scripts of a replay run's crew children: a child plays the first
+ * entry whose `match` is part of its goal (an entry without `match` matches
+ * every goal), and that entry's own `children` script its children.
+ */
+export const ReplayChildrenSchema = Type.Recursive(
+  (This) =>
+    Type.Array(
+      Type.Object(
+        {
+          match: Type.Optional(Type.String({ minLength: 1, maxLength: 1_000 })),
+          script: ReplayScriptSchema,
+          children: Type.Optional(This),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 64 },
+    ),
+  { $id: 'ReplayChildren' },
+);
+export type ReplayChildren = Static<typeof ReplayChildrenSchema>;
+
 /** Which model runs the agent: a server-configured profile, or (when the server allows it) a replay script. */
 export const ModelSpecSchema = Type.Union([
   Type.Object(
@@ -80,7 +104,11 @@ export const ModelSpecSchema = Type.Union([
     { additionalProperties: false },
   ),
   Type.Object(
-    { provider: Type.Literal('replay'), script: ReplayScriptSchema },
+    {
+      provider: Type.Literal('replay'),
+      script: ReplayScriptSchema,
+      children: Type.Optional(ReplayChildrenSchema),
+    },
     { additionalProperties: false },
   ),
 ]);
@@ -167,12 +195,27 @@ export const CreateRunResponseSchema = Type.Object({
 });
 export type CreateRunResponse = Static<typeof CreateRunResponseSchema>;
 
+/** One child of a crew parent, as `GET /v1/runs/:id` lists it. */
+export const ChildRunSchema = Type.Object({
+  id: Type.String(),
+  /** Its task's position in the delegation that started it. */
+  index: Type.Integer({ minimum: 0 }),
+  status: RunStatusSchema,
+});
+export type ChildRun = Static<typeof ChildRunSchema>;
+
 /** `GET /v1/runs/:id`. */
 export const RunSchema = Type.Object({
   id: Type.String(),
   status: RunStatusSchema,
   /** The session the run belongs to, if any. */
   sessionId: Type.Optional(Type.String()),
+  /** A crew child: the run that delegated it, the run at the top of its tree, and how deep it is (1: a child of a top-level run). */
+  parentRunId: Type.Optional(Type.String()),
+  rootRunId: Type.Optional(Type.String()),
+  depth: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** A crew parent: the children it started, in order, with their status. */
+  children: Type.Optional(Type.Array(ChildRunSchema)),
   createdAt: Type.String({ format: 'date-time' }),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),

@@ -53,3 +53,32 @@ export function sessionTag(sessionId: string): string {
 export function runSessionTag(runId: string): string | undefined {
   return runId.length === 4 + 26 + 1 + SESSION_TAG_LENGTH && runId[30] === '_' ? runId.slice(31) : undefined;
 }
+
+/** How many characters a top-level run id has after `run_` (and a crew child's id carries at its end). */
+const RUN_BODY_LENGTH = 26;
+
+/**
+ * The id of a crew child of run `parentId`: a run id, then `_` and the hash
+ * tag of the tree it belongs to, so that every run of a crew tree keeps its
+ * keys in its root's hash slot (the step that ends a child records its result
+ * in its parent, see `createKeys`). A tree under a session's run carries the
+ * session's tag, as its root does; any other tree carries its root's 26
+ * characters.
+ */
+export function newChildRunId(parentId: string): string {
+  const sessionTail = runSessionTag(parentId);
+  const tail = sessionTail ?? runTreeTag(parentId)?.slice(4) ?? parentId.slice(4);
+  return `${newId('run')}_${tail}`;
+}
+
+/**
+ * The top-level run whose hash slot a crew child's keys share (`run_` and its
+ * 26 characters), or undefined for a run that is not such a child (a
+ * top-level run, a session's run, or a child in a session's tree, which all
+ * say where their keys are in other ways).
+ */
+export function runTreeTag(runId: string): string | undefined {
+  return runId.length === 4 + 26 + 1 + RUN_BODY_LENGTH && runId[30] === '_'
+    ? `run_${runId.slice(31)}`
+    : undefined;
+}

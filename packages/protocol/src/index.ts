@@ -1,6 +1,7 @@
 export type { TetherErrorOptions } from './errors.js';
 export { TetherError, toErrorBody } from './errors.js';
 export type {
+  ChildResultStatus,
   EmitEvent,
   ErrorBody,
   RunEvent,
@@ -14,6 +15,7 @@ export type {
   Usage,
 } from './events.js';
 export {
+  CHILD_RESULT_STATUSES,
   ErrorBodySchema,
   EventDataSchemas,
   RUN_EVENT_TYPES,
@@ -31,6 +33,7 @@ export type {
   AnswerBody,
   AnswerResponse,
   CancelRunResponse,
+  ChildRun,
   ClarifyMode,
   CreateRunBody,
   CreateRunResponse,
@@ -39,6 +42,7 @@ export type {
   Locale,
   ModelSpec,
   PendingClarify,
+  ReplayChildren,
   ReplayScript,
   ReplayToolCall,
   ReplayTurn,
@@ -53,6 +57,7 @@ export {
   AnswerBodySchema,
   AnswerResponseSchema,
   CancelRunResponseSchema,
+  ChildRunSchema,
   ClarifyModeSchema,
   CreateRunBodySchema,
   CreateRunResponseSchema,
@@ -66,6 +71,7 @@ export {
   ModelSpecSchema,
   PendingClarifySchema,
   REQUEST_ID_PATTERN,
+  ReplayChildrenSchema,
   ReplayContentTurnSchema,
   ReplayScriptSchema,
   ReplayToolCallSchema,
@@ -84,7 +90,7 @@ export {
   ToolCatalogSchema,
   ToolInfoSchema,
 } from './http.js';
-export { newId, newSessionRunId, runSessionTag, sessionTag } from './ids.js';
+export { newChildRunId, newId, newSessionRunId, runSessionTag, runTreeTag, sessionTag } from './ids.js';
 export { parseRetryAfter } from './retry-after.js';
 export type {
   CreateSessionBody,
