@@ -38,6 +38,21 @@ export const QUEUE_ERRORS = {
     statusCode: 409,
     description: 'A request with this Idempotency-Key is still being created; retry shortly.',
   },
+  ERR_CREW_MAX_CHILDREN: {
+    statusCode: 409,
+    description:
+      'A crew parent tried to start more children than `TETHER_CREW_MAX_CHILDREN` allows over its life (the model is told first, so this is a race).',
+  },
+  ERR_CREW_CHILD_TIMEOUT: {
+    statusCode: 500,
+    description:
+      'A crew child ran past `TETHER_CREW_CHILD_TIMEOUT_MS`: its parent ended it, and got it as `timed_out`.',
+  },
+  ERR_CREW_CHILD_GONE: {
+    statusCode: 500,
+    description:
+      "A crew child's records were removed (retention, a deletion) before it ended: its parent got it as `failed`.",
+  },
   ERR_SESSION_NOT_FOUND: {
     statusCode: 404,
     description:

@@ -11,6 +11,14 @@ export {
   reconnectDelay,
   redisOptions,
 } from './connection.js';
+export type { ChildOutcome, ChildResult, Delegation, NewDelegation } from './crew-store.js';
+export {
+  CHILD_SUMMARY_MAX_CHARS,
+  CHILD_TIMEOUT_CODE,
+  capSummary,
+  childOutcome,
+  outcomeOfRecord,
+} from './crew-store.js';
 export type { QueueErrorCode } from './errors.js';
 export { QUEUE_ERROR_CODES, QUEUE_ERRORS, QueueError } from './errors.js';
 export type { EventListener } from './event-hub.js';
@@ -32,10 +40,13 @@ export type { RunJobData, RunServiceOptions, SessionLink } from './run-service.j
 export { createRunQueue, hashBody, RunService } from './run-service.js';
 export type {
   AnswerResult,
+  ChildLink,
   ClaimResult,
   ClarifyState,
+  CrewSpec,
   NewRun,
   RunRecord,
+  RunSpec,
   RunStoreOptions,
 } from './run-store.js';
 export { DEFAULT_SESSION_TTL_S, RunStore } from './run-store.js';

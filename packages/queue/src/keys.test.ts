@@ -1,4 +1,4 @@
-import { newId, newSessionRunId, RUN_ID_PATTERN } from '@tether/protocol';
+import { newChildRunId, newId, newSessionRunId, RUN_ID_PATTERN } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
 import { createKeys } from './keys.js';
 
@@ -53,5 +53,31 @@ describe('session keys', () => {
     const alone = keys.run(newId('run'));
     expect(tag(alone.session.record)).toBe(tag(alone.record));
     expect(tag(alone.turn)).toBe(tag(alone.record));
+  });
+
+  it("puts a crew tree in its root's hash slot: children, grandchildren, and a session's tree in the session's", () => {
+    const keys = createKeys();
+    const tag = (key: string) => /\{([^}]*)\}/.exec(key)?.[1];
+    const root = newId('run');
+    const child = newChildRunId(root);
+    const grandchild = newChildRunId(child);
+    for (const id of [child, grandchild]) {
+      expect(id).toMatch(new RegExp(RUN_ID_PATTERN));
+      expect(id.endsWith(root.slice(4))).toBe(true);
+      const run = keys.run(id);
+      for (const key of [run.record, run.events, run.checkpoint, run.delegation, run.children, run.unused]) {
+        expect(tag(key)).toBe(root);
+      }
+      // Its keys are its own, not its root's.
+      expect(run.record).not.toBe(keys.run(root).record);
+    }
+    expect(keys.run(child).record).not.toBe(keys.run(grandchild).record);
+    // Under a session's run, the tree keeps the session's tag.
+    const sessionId = newId('ses');
+    const sessionRun = newSessionRunId(sessionId);
+    const sessionChild = newChildRunId(sessionRun);
+    expect(sessionChild).toMatch(new RegExp(RUN_ID_PATTERN));
+    expect(tag(keys.run(sessionChild).record)).toBe(`s_${sessionId.slice(-16)}`);
+    expect(tag(keys.run(newChildRunId(sessionChild)).record)).toBe(`s_${sessionId.slice(-16)}`);
   });
 });

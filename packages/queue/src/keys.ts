@@ -1,4 +1,4 @@
-import { runSessionTag, sessionTag } from '@tether/protocol';
+import { runSessionTag, runTreeTag, sessionTag } from '@tether/protocol';
 
 /**
  * Every Redis key Tether uses, in one place. Two families:
@@ -15,6 +15,10 @@ import { runSessionTag, sessionTag } from '@tether/protocol';
  *   (their ids end with it, see `newSessionRunId`), so the step that ends a run
  *   also appends its turn to the session's transcript, and the step that claims
  *   it checks that no other run of the session is ahead of it.
+ * - A crew tree (a run and the children it delegates to, and theirs) keeps
+ *   every run's keys in its root's hash slot: a child's id ends with the
+ *   root's tag (see `newChildRunId`), so the step that ends a child records
+ *   its result in its parent's delegation.
  */
 export interface RunKeys {
   /**
@@ -49,6 +53,20 @@ export interface RunKeys {
    * record's `session` field first), so every script has one signature.
    */
   session: SessionKeys;
+  /** List: the ids of the crew children the run started over its life, in order. */
+  children: string;
+  /**
+   * Hash: the delegation the run waits on (a crew parent): its tool call
+   * (`call`), its size, how many children have not reported (`pending`), its
+   * deadline (epoch ms), each child's task index (`c:<childRunId>`), and each
+   * child's result (`r:<childRunId>`, JSON) as the child ends.
+   */
+  delegation: string;
+  /**
+   * A key in the run's hash slot that nothing writes: what a script gets for
+   * a key it has no use for (the parent of a run that is no crew child).
+   */
+  unused: string;
 }
 
 /** The keys of one session, all under the session's hash tag. */
@@ -153,8 +171,14 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     namespace,
     run(runId) {
       const tag = runSessionTag(runId);
-      // A session's run lives in its session's hash slot; any other run in its own.
-      const base = tag ? `${sessionBase(tag)}:run:${runId}` : `${namespace}:run:{${runId}}`;
+      const tree = runTreeTag(runId);
+      // A session's run (and its crew tree) lives in its session's hash slot, a crew child
+      // elsewhere in its root's, and any other run in its own.
+      const base = tag
+        ? `${sessionBase(tag)}:run:${runId}`
+        : tree
+          ? `${namespace}:run:{${tree}}:child:${runId}`
+          : `${namespace}:run:{${runId}}`;
       return {
         record: base,
         checkpoint: `${base}:checkpoint`,
@@ -165,6 +189,9 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
         clarify: (requestId) => `${base}:clarify:${requestId}`,
         eventsChannel: `${namespace}:events:${runId}`,
         turn: `${base}:turn`,
+        children: `${base}:children`,
+        delegation: `${base}:delegation`,
+        unused: `${base}:unused`,
         session: tag ? sessionKeys(tag) : sessionKeys('none', `${base}:nosession`),
       };
     },

@@ -5,11 +5,29 @@ import * as scripts from './scripts.js';
 import { SlotPipelines } from './slot-pipelines.js';
 import type { StoreContext } from './store-context.js';
 
+/**
+ * What a crew child's spec carries beyond a submitted body: its goal and
+ * context (for its system prompt), where it sits in its tree, and whose
+ * workspace it works in (its tree's root's).
+ */
+export interface CrewSpec {
+  goal: string;
+  context?: string | undefined;
+  parentRunId: string;
+  rootRunId: string;
+  depth: number;
+  /** The run (and session) whose workspace the child works in. */
+  workspace: { id: string; sessionId?: string | undefined };
+}
+
+/** A run's stored spec: the submitted body, or a crew child's (with `crew`). */
+export type RunSpec = CreateRunBody & { crew?: CrewSpec | undefined };
+
 /** A run to create: its id, tenant, the submitted body, when, and the body's hash (idempotent requests). */
 export interface NewRun {
   id: string;
   tenant: string;
-  spec: CreateRunBody;
+  spec: RunSpec;
   /** When it was submitted (epoch ms). */
   createdAtMs: number;
   /** The BullMQ prefix of the queue its job goes to: its shard's (see `TetherKeys.shardOf`). */
@@ -17,6 +35,19 @@ export interface NewRun {
   bodyHash?: string | undefined;
   /** A session's run: its session, its input as a transcript entry (JSON), and what to do when the session is busy. */
   session?: { id: string; input: string; multitask: 'enqueue' | 'reject' | 'interrupt' } | undefined;
+  /** A crew child: its parent, its tree's root, its depth, and its place in the delegation that starts it. */
+  crew?: ChildLink | undefined;
+}
+
+/** Where a crew child sits: its parent, root and depth, the delegation's call and its task index, and its deadline. */
+export interface ChildLink {
+  parentRunId: string;
+  rootRunId: string;
+  depth: number;
+  call: string;
+  index: number;
+  /** When it times out (epoch ms). */
+  deadlineMs: number;
 }
 
 export type { RunRecord } from './replies.js';
@@ -91,6 +122,11 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
     run.queue,
   ];
   if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
+  if (run.crew) {
+    const { parentRunId, rootRunId, depth, call, index, deadlineMs } = run.crew;
+    fields.push('parent', parentRunId, 'root', rootRunId, 'depth', String(depth));
+    fields.push('call', call, 'index', String(index), 'deadline', String(deadlineMs));
+  }
   return {
     keys: {
       ...keys,

@@ -30,6 +30,10 @@ export interface RunRecord extends Run {
    */
   queue?: string | undefined;
   bodyHash?: string | undefined;
+  /** A crew parent: how many children it has started over its life. */
+  childCount?: number | undefined;
+  /** A crew child: the delegation's call, and when it times out (epoch ms). */
+  crew?: { call: string; index: number; deadlineMs: number; escalated: boolean } | undefined;
 }
 
 function json<T>(text: string | undefined): T | undefined {
@@ -52,6 +56,18 @@ export function parseRecord(
     cancelRequested: hash.cancelRequested !== undefined,
   };
   if (hash.session) record.sessionId = hash.session;
+  if (hash.parent) {
+    record.parentRunId = hash.parent;
+    record.rootRunId = hash.root ?? hash.parent;
+    record.depth = Number(hash.depth ?? 1);
+    record.crew = {
+      call: hash.call ?? '',
+      index: Number(hash.index ?? 0),
+      deadlineMs: Number(hash.deadline ?? 0),
+      escalated: hash.escalated === '1',
+    };
+  }
+  if (hash.childCount) record.childCount = Number(hash.childCount);
   if (hash.startedAt) record.startedAt = isoTime(hash.startedAt);
   if (hash.finishedAt) record.finishedAt = isoTime(hash.finishedAt);
   const pending = json<PendingClarify>(extra.pending ?? undefined);

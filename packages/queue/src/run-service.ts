@@ -26,6 +26,8 @@ interface PendingSubmission {
 /** The BullMQ job of a run carries only its id: the run lives in its own keys. */
 export interface RunJobData {
   runId: string;
+  /** A crew child's parent: the child's claim checks that the parent still waits for it. */
+  parentRunId?: string;
 }
 
 export interface RunServiceOptions {
@@ -92,6 +94,32 @@ export class RunService {
     this.queues = Array.from({ length: options.keys.shards }, (_, shard) => {
       return this.#queue(options.keys.shardPrefix(shard));
     });
+    // A crew parent whose last child has reported resumes now, on any worker.
+    this.store.onParentReady((parentRunId) => this.promote(parentRunId));
+  }
+
+  /**
+   * Queues the jobs of a crew parent's children (created, and recorded in the
+   * parent's delegation). Idempotent: only children still queued get a job,
+   * and one that has a job keeps it (BullMQ refuses a second job with the
+   * same id).
+   */
+  async queueChildren(children: readonly NewRun[]): Promise<void> {
+    if (children.length === 0) return;
+    const records = await this.store.getMany(children.map((child) => child.id));
+    const toQueue = children.filter((_, i) => records[i]?.status === 'queued');
+    await Promise.all(
+      this.queues.map((queue) => {
+        const jobs = toQueue
+          .filter((child) => child.queue === queue.opts.prefix)
+          .map((child) => ({
+            name: 'run',
+            data: { runId: child.id, parentRunId: child.crew?.parentRunId },
+            opts: this.#jobOptions(child.id),
+          }));
+        return jobs.length === 0 ? undefined : queue.addBulk(jobs);
+      }),
+    );
   }
 
   /**
@@ -369,12 +397,90 @@ export class RunService {
         return before;
       }
     }
-    await this.store.finalize(runId, {
-      status: 'cancelled',
-      reason: mode === 'interrupt' ? 'interrupted by a new message' : 'cancelled by request',
-    });
+    await this.store.finalize(
+      runId,
+      {
+        status: 'cancelled',
+        reason: mode === 'interrupt' ? 'interrupted by a new message' : 'cancelled by request',
+      },
+      '',
+      [],
+      [],
+      run.parentRunId,
+    );
     if (run.sessionId) await this.promoteSessionHead(run.sessionId);
+    // Its crew children (and theirs) are cancelled with it.
+    if (run.childCount) await this.cancelChildren(runId);
     return before;
+  }
+
+  /**
+   * Makes sure an ended crew child's result reached its parent (the step that
+   * ended it reports it, unless it did not know the parent), and wakes a
+   * parent that has every result (the process that ended its last child may
+   * have died before it could).
+   */
+  async repairChild(childRunId: string, parentRunId: string): Promise<void> {
+    if (await this.store.reportEnded(childRunId)) return; // Reported now, and the parent woken.
+    const [parent, delegation] = await Promise.all([
+      this.store.get(parentRunId),
+      this.store.delegation(parentRunId),
+    ]);
+    if (parent?.status === 'waiting_for_children' && delegation && delegation.pending <= 0) {
+      await this.promote(parentRunId);
+    }
+  }
+
+  /**
+   * Ends a crew child that ran past its deadline, from its parent's side: it
+   * fails with `ERR_CREW_CHILD_TIMEOUT` (its parent gets it as `timed_out`),
+   * its worker, if one runs it, is told to stop, and its own children are
+   * cancelled.
+   */
+  async timeOutChild(childRunId: string, parentRunId: string, timeoutMs: number): Promise<void> {
+    const before = await this.store.requestCancel(childRunId);
+    if (before === 'missing' || TERMINAL_STATUSES.includes(before)) return;
+    const job = await this.getJob(childRunId);
+    await job?.remove().catch(() => undefined); // Locked: its worker stops at the broadcast.
+    const error = {
+      code: 'ERR_CREW_CHILD_TIMEOUT',
+      message: `The child run did not end within ${Math.round(timeoutMs / 1000)} s of its creation (TETHER_CREW_CHILD_TIMEOUT_MS).`,
+    };
+    await this.store.finalize(childRunId, { status: 'failed', error }, '', [], [], parentRunId);
+    await this.cancelChildren(childRunId);
+  }
+
+  /**
+   * Cancels the live crew children of a run that has ended (and their
+   * children): a queued or waiting child ends here, a running one is stopped
+   * by its worker. (A child whose cancel is lost here still ends at its next
+   * claim, which checks that its parent waits for it.)
+   */
+  async cancelChildren(runId: string): Promise<void> {
+    for (const childId of await this.store.childIds(runId)) {
+      const before = await this.store.requestCancel(childId);
+      if (before === 'missing' || TERMINAL_STATUSES.includes(before)) continue;
+      if (before !== 'running') {
+        const job = await this.getJob(childId);
+        let removed = true;
+        try {
+          await job?.remove();
+        } catch {
+          removed = false; // Locked: its worker ends it.
+        }
+        if (removed) {
+          await this.store.finalize(
+            childId,
+            { status: 'cancelled', reason: 'its parent run ended' },
+            '',
+            [],
+            [],
+            runId,
+          );
+        }
+      }
+      await this.cancelChildren(childId);
+    }
   }
 
   /**

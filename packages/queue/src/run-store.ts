@@ -12,11 +12,12 @@ import type {
 import type { AnswerResult, ClarifyState } from './clarify-store.js';
 import * as clarify from './clarify-store.js';
 import type { RedisClient } from './connection.js';
+import * as crew from './crew-store.js';
 import { QueueError } from './errors.js';
 import * as eventLog from './event-log.js';
 import { eventPairs } from './event-log.js';
 import type { TetherKeys } from './keys.js';
-import type { NewRun, RunRecord } from './records.js';
+import type { NewRun, RunRecord, RunSpec } from './records.js';
 import * as records from './records.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
@@ -25,7 +26,7 @@ export type { AnswerResult, ClarifyState } from './clarify-store.js';
 
 /** How long a session's keys stay after its last activity: 30 days. */
 export const DEFAULT_SESSION_TTL_S = 30 * 24 * 3600;
-export type { NewRun, RunRecord } from './records.js';
+export type { ChildLink, CrewSpec, NewRun, RunRecord, RunSpec } from './records.js';
 
 export interface RunStoreOptions {
   redis: RedisClient;
@@ -78,6 +79,8 @@ export class RunStore implements StoreContext {
   /** The run with its spec (the submitted body, while the run is live). */
   async get(runId: string): Promise<RunRecord | undefined> {
     const [record] = await records.readRecords(this, [runId], true);
+    // A crew parent lists its children with their status.
+    if (record?.childCount) record.children = await crew.readChildren(this, runId);
     return record;
   }
 
@@ -148,10 +151,20 @@ export class RunStore implements StoreContext {
    * appends `attempt.started`) and gets what the attempt needs in the same
    * step: the spec and the checkpoint.
    */
-  async claim(runId: string, token: string, attempt: number, workerId: string): Promise<ClaimResult> {
+  async claim(
+    runId: string,
+    token: string,
+    attempt: number,
+    workerId: string,
+    parentRunId = '',
+  ): Promise<ClaimResult> {
     const keys = this.keys.run(runId);
     const reply = await scripts.claimRun.run(this.redis, {
-      keys: { ...keys, sessionQueue: keys.session.queue },
+      keys: {
+        ...keys,
+        sessionQueue: keys.session.queue,
+        parentRecord: parentRunId ? this.keys.run(parentRunId).record : keys.unused,
+      },
       args: {
         channel: keys.eventsChannel,
         maxlen: this.eventMaxLength,
@@ -159,14 +172,16 @@ export class RunStore implements StoreContext {
         token,
         attempt,
         workerId,
+        parentId: parentRunId,
       },
     });
     if (reply[0] === 'wait') return { status: 'wait', ahead: reply[1] };
     if (reply[0] !== 'ok') return { status: reply[0] };
-    const [, spec, checkpoint, session] = reply;
+    const [, spec, checkpoint, session, tenant] = reply;
     return {
       status: 'ok',
-      spec: spec ? (JSON.parse(spec) as CreateRunBody) : undefined,
+      tenant,
+      spec: spec ? (JSON.parse(spec) as RunSpec) : undefined,
       checkpoint: checkpoint || undefined,
       sessionId: session || undefined,
     };
@@ -253,7 +268,7 @@ export class RunStore implements StoreContext {
   async setStatus(
     runId: string,
     token: string,
-    status: 'queued' | 'running' | 'waiting_for_input',
+    status: 'queued' | 'running' | 'waiting_for_input' | 'waiting_for_children',
   ): Promise<boolean> {
     const keys = this.keys.run(runId);
     return (await scripts.setStatus.run(this.redis, { keys, args: { token, status } })) === 1;
@@ -268,6 +283,10 @@ export class RunStore implements StoreContext {
    * A session's run moves its turn into the session's transcript in the same
    * step: `turn` (transcript entries, JSON each) when given, else the turn its
    * last checkpoint saved (or its input alone, if it never ran).
+   * A crew child reports to its parent in the same step (`parentRunId` names
+   * the parent when the caller knows it; otherwise it reports just after), and
+   * the listeners of {@link onParentReady} hear of a parent whose last child
+   * this was.
    */
   async finalize(
     runId: string,
@@ -277,12 +296,15 @@ export class RunStore implements StoreContext {
           output: string;
           usage?: Usage | undefined;
           checkpoint?: { json: string; todos: TodoItem[]; step: number } | undefined;
+          /** A crew child that ended with `escalate`: its output is the reason. */
+          escalated?: boolean | undefined;
         }
       | { status: 'failed'; error: ErrorBody; usage?: Usage | undefined }
       | { status: 'cancelled'; reason?: string | undefined },
     token = '',
     events: readonly RunEventInput[] = [],
     turn: readonly string[] = [],
+    parentRunId = '',
   ): Promise<boolean> {
     const keys = this.keys.run(runId);
     const fields: string[] = [];
@@ -292,6 +314,7 @@ export class RunStore implements StoreContext {
       type = 'run.completed';
       data = { output: end.output };
       fields.push('output', end.output);
+      if (end.escalated) fields.push('escalated', '1');
     } else if (end.status === 'failed') {
       type = 'run.failed';
       data = { error: end.error };
@@ -303,6 +326,8 @@ export class RunStore implements StoreContext {
     if ('usage' in end && end.usage) fields.push('usage', JSON.stringify(end.usage));
     const checkpoint = end.status === 'completed' ? end.checkpoint : undefined;
     if (checkpoint) fields.push('todos', JSON.stringify(checkpoint.todos), 'step', String(checkpoint.step));
+    const parent = parentRunId ? this.keys.run(parentRunId) : undefined;
+    const outcome = crew.childOutcome(end);
     const result = await scripts.finalizeRun.run(this.redis, {
       keys: {
         ...keys,
@@ -310,6 +335,9 @@ export class RunStore implements StoreContext {
         sessionQueue: keys.session.queue,
         transcript: keys.session.transcript,
         sessionRuns: keys.session.runs,
+        parentRecord: parent?.record ?? keys.unused,
+        parentEvents: parent?.events ?? keys.unused,
+        parentDelegation: parent?.delegation ?? keys.unused,
       },
       args: {
         channel: keys.eventsChannel,
@@ -322,12 +350,108 @@ export class RunStore implements StoreContext {
         token,
         checkpoint: checkpoint?.json ?? '',
         sessionTtl: this.sessionTtlSeconds,
+        parentId: parentRunId,
+        parentChannel: parent?.eventsChannel ?? '',
+        childStatus: outcome.status,
+        childSummary: outcome.summary,
+        childUsage: JSON.stringify(outcome.usage),
         turnCount: turn.length,
         fieldCount: fields.length / 2,
         pairs: [...fields, ...turn, ...eventPairs(events)],
       },
     });
-    return typeof result === 'string';
+    if (!Array.isArray(result)) return false;
+    const [, reported] = result;
+    if (reported === 'ready') await this.#parentReady(parentRunId);
+    if (reported === 'unreported') await this.reportEnded(runId);
+    return true;
+  }
+
+  /**
+   * Reports an ended crew child to its parent from its record, once (a repair:
+   * the step that ends a child reports it). Wakes the parent when it was the
+   * last. False when the run is no ended child, or was reported already.
+   */
+  async reportEnded(childRunId: string): Promise<boolean> {
+    const [record] = await records.readRecords(this, [childRunId], false);
+    if (!record?.parentRunId || !record.crew || !record.finishedAt) return false;
+    const durationMs = Date.parse(record.finishedAt) - Date.parse(record.createdAt);
+    const outcome = crew.outcomeOfRecord(record);
+    const child = { id: childRunId, call: record.crew.call, index: record.crew.index, durationMs };
+    const ready = await crew.reportChild(this, record.parentRunId, child, outcome);
+    if (ready) await this.#parentReady(record.parentRunId);
+    return ready;
+  }
+
+  /**
+   * Reports a crew child that is gone (its keys removed before it ended) to
+   * its parent's current delegation as failed, once. True when it was the
+   * last to report (the parent is woken).
+   */
+  async reportGone(parentRunId: string, childRunId: string): Promise<boolean> {
+    const delegation = await crew.readDelegation(this, parentRunId);
+    const index = delegation?.children.get(childRunId);
+    if (!delegation || index === undefined || delegation.results.has(childRunId)) return false;
+    const outcome = crew.childOutcome({
+      status: 'failed',
+      error: {
+        code: 'ERR_CREW_CHILD_GONE',
+        message: `The child run ${childRunId} is gone: its records were removed (retention, or a deletion) before it ended.`,
+      },
+    });
+    const child = { id: childRunId, call: delegation.call, index, durationMs: 0 };
+    return this.reportChild(parentRunId, child, outcome);
+  }
+
+  /** See {@link crew.reportChild}: wakes the parent when this was its last child. */
+  async reportChild(
+    parentRunId: string,
+    child: { id: string; call: string; index: number; durationMs: number },
+    outcome: crew.ChildOutcome,
+  ): Promise<boolean> {
+    const ready = await crew.reportChild(this, parentRunId, child, outcome);
+    if (ready) await this.#parentReady(parentRunId);
+    return ready;
+  }
+
+  /** See {@link crew.delegate}. */
+  delegate(
+    runId: string,
+    token: string,
+    delegation: crew.NewDelegation,
+    events: readonly RunEventInput[] = [],
+  ): Promise<'recorded' | 'again'> {
+    return crew.delegate(this, runId, token, delegation, events);
+  }
+
+  /** See {@link crew.readDelegation}. */
+  delegation(runId: string): Promise<crew.Delegation | undefined> {
+    return crew.readDelegation(this, runId);
+  }
+
+  /** How many crew children the run has started over its life. */
+  async childCount(runId: string): Promise<number> {
+    return Number((await this.redis.hget(this.keys.run(runId).record, 'childCount')) ?? 0);
+  }
+
+  /** The ids of the crew children the run has started, in order. */
+  childIds(runId: string): Promise<string[]> {
+    return this.redis.lrange(this.keys.run(runId).children, 0, -1);
+  }
+
+  /**
+   * Tells `listener` of each crew parent whose last child has just reported
+   * through this store (its job can be woken). A listener that fails is
+   * ignored here: the parent's own delay wakes it later.
+   */
+  onParentReady(listener: (parentRunId: string) => Promise<void>): void {
+    this.#parentReadyListeners.push(listener);
+  }
+
+  readonly #parentReadyListeners: ((parentRunId: string) => Promise<void>)[] = [];
+
+  async #parentReady(parentRunId: string): Promise<void> {
+    await Promise.allSettled(this.#parentReadyListeners.map((listener) => listener(parentRunId)));
   }
 
   /** A retryable failure: the run goes back to queued, with `run.retrying`. */
@@ -363,7 +487,8 @@ export class RunStore implements StoreContext {
 export type ClaimResult =
   | {
       status: 'ok';
-      spec: CreateRunBody | undefined;
+      tenant: string;
+      spec: RunSpec | undefined;
       checkpoint: string | undefined;
       /** The session the run belongs to, if any. */
       sessionId: string | undefined;

@@ -20,14 +20,16 @@ interface Replies {
   appendEvents: number | null;
   createRun: string | null;
   claimRun:
-    | ['ok', string, string, string]
+    | ['ok', string, string, string, string]
     | ['wait', string]
     | ['missing' | 'cancel' | 'completed' | 'failed' | 'cancelled'];
   saveCheckpoint: 1 | 0 | -1;
   suspendRun: string | 0 | -1;
   answerClarify: 'ok' | 'no_run' | 'no_request' | 'answered' | 'timed_out' | 'expired' | 'ended';
   resolveClarify: ['answered', string] | ['timed_out'] | ['pending', string] | ['missing'] | ['not_owner'];
-  finalizeRun: string | 0 | -1;
+  finalizeRun: [string, '' | 'ready' | 'unreported'] | 0 | -1;
+  delegateRun: 1 | 2 | 0 | -1 | -2;
+  reportChild: 1 | 0;
   retryRun: string | null;
   requestCancel: 'missing' | RunStatus;
   setStatus: 1 | 0;
@@ -68,8 +70,8 @@ export const createRun = script('createRun', {
 
 /** commands/claimRun.lua: a worker takes the run for an attempt (a session's, when no other is ahead). */
 export const claimRun = script('claimRun', {
-  keys: ['record', 'events', 'spec', 'checkpoint', 'sessionQueue'],
-  args: ['channel', 'maxlen', 'runId', 'token', 'attempt', 'workerId'],
+  keys: ['record', 'events', 'spec', 'checkpoint', 'sessionQueue', 'parentRecord'],
+  args: ['channel', 'maxlen', 'runId', 'token', 'attempt', 'workerId', 'parentId'],
 });
 
 /** commands/saveCheckpoint.lua: the fenced save of the checkpoint (and a session run's turn) and the events since the last write. */
@@ -112,6 +114,11 @@ export const finalizeRun = script('finalizeRun', {
     'sessionQueue',
     'transcript',
     'sessionRuns',
+    'delegation',
+    'children',
+    'parentRecord',
+    'parentEvents',
+    'parentDelegation',
   ],
   args: [
     'channel',
@@ -124,10 +131,39 @@ export const finalizeRun = script('finalizeRun', {
     'token',
     'checkpoint',
     'sessionTtl',
+    'parentId',
+    'parentChannel',
+    'childStatus',
+    'childSummary',
+    'childUsage',
     'turnCount',
     'fieldCount',
   ],
   rest: 'pairs',
+});
+
+/** commands/delegateRun.lua: a crew parent records its delegation and waits for its children. */
+export const delegateRun = script('delegateRun', {
+  keys: ['record', 'events', 'delegation', 'children'],
+  args: ['channel', 'maxlen', 'runId', 'token', 'call', 'deadline', 'maxChildren', 'childCount'],
+  rest: 'rest',
+});
+
+/** commands/reportChild.lua: a crew child's result, recorded in its parent's delegation once. */
+export const reportChild = script('reportChild', {
+  keys: ['parentRecord', 'parentEvents', 'parentDelegation'],
+  args: [
+    'channel',
+    'maxlen',
+    'parentId',
+    'childId',
+    'call',
+    'index',
+    'status',
+    'summary',
+    'usage',
+    'durationMs',
+  ],
 });
 
 /** commands/retryRun.lua: a retryable failure, back to queued with `run.retrying`. */

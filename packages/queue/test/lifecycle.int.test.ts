@@ -38,6 +38,22 @@ const STEPS: Record<string, (runId: string, token: string) => Promise<unknown>> 
   'sleep again (woken early)': (runId, token) => store.setStatus(runId, token, 'waiting_for_input'),
   answer: (runId) => store.answer(runId, REQUEST, 'yes'),
   'time a question out': (runId, token) => store.resolveClarify(runId, REQUEST, token),
+  delegate: (runId, token) =>
+    store.delegate(runId, token, {
+      call: 'call_new',
+      deadlineMs: Date.now() + 60_000,
+      maxChildren: 50,
+      children: [{ id: `${runId}_child`, index: 0, goal: 'g' }],
+    }),
+  'wait for children again (woken early)': (runId, token) =>
+    store.setStatus(runId, token, 'waiting_for_children'),
+  // Seeded as a parent waiting on delegation `call_life` (see `seed`).
+  'report a child': (runId) =>
+    store.reportChild(
+      runId,
+      { id: `${runId}_child`, call: 'call_life', index: 0, durationMs: 5 },
+      { status: 'completed', summary: 'done', usage },
+    ),
   retry: (runId, token) => store.markRetrying(runId, token, 2, 100, { code: 'ERR_X', message: 'x' }),
   'release (shutdown)': (runId, token) => store.setStatus(runId, token, 'queued'),
   'request a cancel': (runId) => store.requestCancel(runId),
@@ -62,6 +78,7 @@ async function seed(status: RunStatus, t: Transition): Promise<string> {
   const expiresAt = t.step === 'time a question out' ? Date.now() - 1_000 : Date.now() + 60_000;
   await redis.hset(run.clarify(REQUEST), { requestId: REQUEST, status: 'pending', expiresAt });
   await redis.set(run.pending, JSON.stringify({ requestId: REQUEST, question: 'Q?', choices: [] }));
+  await redis.hset(run.delegation, { call: 'call_life', size: 1, pending: 1, deadline: Date.now() + 60_000 });
   return runId;
 }
 

@@ -10,6 +10,7 @@
     KEYS[3] spec            the submitted body (string)
     KEYS[4] checkpoint      the agent checkpoint (string)
     KEYS[5] sessionQueue    the live runs of the run's session (list)
+    KEYS[6] parentRecord    a crew child's parent's record (hash)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -17,10 +18,11 @@
     ARGV[4] token           the claiming worker's fencing token (workerId:lockToken)
     ARGV[5] attempt         the attempt number
     ARGV[6] workerId
+    ARGV[7] parentId        the crew parent named by the job, '' for none
 
   Output:
-    { 'ok', spec, checkpoint, session } ('' where absent), { 'missing' }, { 'cancel' } (a cancel was
-    requested), { 'wait', runId } (another run of its session is ahead of it: nothing is changed),
+    { 'ok', spec, checkpoint, session, tenant } ('' where absent), { 'missing' }, { 'cancel' } (a cancel was
+    requested, or the run is a crew child whose parent is gone, has ended or is being cancelled), { 'wait', runId } (another run of its session is ahead of it: nothing is changed),
     or { status } (the run has ended: 'completed', 'failed' or 'cancelled')
 ]]
 
@@ -28,11 +30,16 @@
 --- @include "includes/nowMs"
 --- @include "includes/append"
 
-local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step', 'session')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step', 'session', 'parent', 'tenant')
 local status = fields[1]
 if not status then return { 'missing' } end
 if terminal(status) then return { status } end
 if fields[2] then return { 'cancel' } end
+-- A crew child goes only while its parent waits for it.
+if fields[7] and fields[7] == ARGV[7] then
+  local parent = redis.call('HMGET', KEYS[6], 'status', 'cancelRequested')
+  if not parent[1] or terminal(parent[1]) or parent[2] then return { 'cancel' } end
+end
 -- One run of a session executes at a time: the head of its queue.
 if fields[6] then
   local head = redis.call('LINDEX', KEYS[5], 0)
@@ -53,4 +60,4 @@ append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'attempt.started', cjson.encode({
   resumed = checkpoint and true or false,
   step = checkpoint and tonumber(step) or 0,
 }))
-return { 'ok', redis.call('GET', KEYS[3]) or '', checkpoint or '', fields[6] or '' }
+return { 'ok', redis.call('GET', KEYS[3]) or '', checkpoint or '', fields[6] or '', fields[8] or '' }

@@ -2,7 +2,9 @@
   Ends the run once: sets the terminal status and fields (and the final checkpoint), drops the
   spec and the pending question, appends the events emitted before the end and then the terminal
   event (the last one), and lets the run's keys expire after the retention. A session's run moves
-  its turn into the session's transcript and leaves the session's queue in the same step.
+  its turn into the session's transcript and leaves the session's queue in the same step. A crew
+  child records its result in its parent's delegation in the same step (and `child.finished` in the
+  parent's log); a crew parent's delegation ends with it.
 
   Input:
     KEYS[1] record          the run record (hash)
@@ -16,6 +18,11 @@
     KEYS[9] sessionQueue    the session's live runs (list)
     KEYS[10] transcript     the session's transcript (list)
     KEYS[11] sessionRuns    the session's runs (list)
+    KEYS[12] delegation     the delegation the run waits on, as a crew parent (hash)
+    KEYS[13] children       the run's crew children (list)
+    KEYS[14] parentRecord   a crew child's parent's record (hash)
+    KEYS[15] parentEvents   the parent's event log (stream)
+    KEYS[16] parentDelegation  the parent's delegation (hash)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -27,15 +34,22 @@
     ARGV[8] token           the caller's fencing token, '' for any owner
     ARGV[9] checkpoint      the final checkpoint (JSON), '' to keep the stored one
     ARGV[10] sessionTtl     how long a session's keys stay after this (s)
-    ARGV[11] turnCount      how many transcript entries of a session run's whole turn are given
+    ARGV[11] parentId       the crew parent the caller knows of, '' for none
+    ARGV[12] parentChannel  the parent's events channel
+    ARGV[13] childStatus    how a crew child ended, as its parent learns it
+    ARGV[14] childSummary   a crew child's summary (its output, error or reason, capped)
+    ARGV[15] childUsage     a crew child's usage (JSON)
+    ARGV[16] turnCount      how many transcript entries of a session run's whole turn are given
                             (0: the stored turn stands)
-    ARGV[12] fieldCount     how many field/value pairs follow
-    ARGV[13...] pairs       fieldCount field/value pairs of the record, then turnCount transcript
+    ARGV[17] fieldCount     how many field/value pairs follow
+    ARGV[18...] pairs       fieldCount field/value pairs of the record, then turnCount transcript
                             entries (JSON each), then (type, data JSON) pairs of events
 
   Output:
-    the id of the terminal event, 0 (the run is missing or has already ended) or -1 (another
-    worker owns it)
+    { id of the terminal event, parent } where parent is '' (no crew parent, or nothing more for
+    it), 'ready' (the run was its parent's last child to report: the parent may resume) or
+    'unreported' (the run's parent is not the one the caller named: report it separately); 0 (the
+    run is missing or has already ended) or -1 (another worker owns it)
 ]]
 
 --- @include "includes/lifecycle"
@@ -45,17 +59,18 @@
 --- @include "includes/compact"
 --- @include "includes/replaceTurn"
 --- @include "includes/endTurn"
+--- @include "includes/reportChild"
 
-local fields = redis.call('HMGET', KEYS[1], 'status', 'owner', 'session')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'owner', 'session', 'parent', 'call', 'index', 'createdAt')
 if not fields[1] or terminal(fields[1]) then return 0 end
 if ARGV[8] ~= '' and fields[2] ~= ARGV[8] then return -1 end
-local fieldsEnd = 12 + 2 * tonumber(ARGV[12])
-local turnCount = tonumber(ARGV[11])
+local fieldsEnd = 17 + 2 * tonumber(ARGV[17])
+local turnCount = tonumber(ARGV[16])
 local now = nowMs()
-redis.call('HSET', KEYS[1], 'status', ARGV[4], 'finishedAt', now, unpack(ARGV, 13, fieldsEnd))
+redis.call('HSET', KEYS[1], 'status', ARGV[4], 'finishedAt', now, unpack(ARGV, 18, fieldsEnd))
 redis.call('HDEL', KEYS[1], 'owner')
 if ARGV[9] ~= '' then redis.call('SET', KEYS[3], ARGV[9]) end
-redis.call('DEL', KEYS[4], KEYS[5])
+redis.call('DEL', KEYS[4], KEYS[5], KEYS[12])
 if fields[3] then
   if turnCount > 0 then replaceTurn(KEYS[7], fieldsEnd + 1, turnCount) end
   endTurn(KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], ARGV[3], now, ARGV[10])
@@ -63,5 +78,14 @@ end
 appendPairs(KEYS[2], ARGV[1], ARGV[2], ARGV[3], fieldsEnd + 1 + turnCount)
 local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[6])
 compact(KEYS[2])
-for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[6] }) do redis.call('EXPIRE', key, ARGV[7]) end
-return id
+for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[13] }) do redis.call('EXPIRE', key, ARGV[7]) end
+local parent = ''
+if fields[4] then
+  if fields[4] ~= ARGV[11] then
+    parent = 'unreported'
+  elseif reportChild(KEYS[14], KEYS[15], KEYS[16], ARGV[12], ARGV[2], fields[4], ARGV[3], fields[5] or '',
+      tonumber(fields[6] or '0'), ARGV[13], ARGV[14], ARGV[15], now - tonumber(fields[7] or now)) == 1 then
+    parent = 'ready'
+  end
+end
+return { id, parent }
