@@ -7,8 +7,8 @@ import * as scripts from './scripts.js';
 const ARCHITECTURE = new URL('../../../docs/architecture.md', import.meta.url);
 
 describe('the lifecycle', () => {
-  it('has three live statuses and three terminal ones', () => {
-    expect(LIVE_STATUSES).toEqual(['queued', 'running', 'waiting_for_input']);
+  it('has four live statuses and three terminal ones', () => {
+    expect(LIVE_STATUSES).toEqual(['queued', 'running', 'waiting_for_input', 'waiting_for_children']);
     expect(lifecycleLua()).toContain(
       'local TERMINAL = { completed = true, failed = true, cancelled = true }',
     );
