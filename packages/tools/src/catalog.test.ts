@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import {
   BUILTIN_TOOL_NAMES,
+  CREW_TOOL_NAMES,
   getAllToolNames,
   getSchema,
   getSchemasByToolset,
@@ -22,12 +23,22 @@ describe('catalog', () => {
     ]);
     expect(getSchemasByToolset('planning').map((s) => s.name)).toEqual(['todo']);
     expect(getSchemasByToolset('interaction').map((s) => s.name)).toEqual(['clarify']);
-    expect(getAllToolNames(TOOLSET_DEFAULTS)).toEqual([...BUILTIN_TOOL_NAMES]);
+    expect(getAllToolNames(TOOLSET_DEFAULTS)).toEqual([
+      'bash',
+      'read_file',
+      'write_file',
+      'list_dir',
+      'patch',
+      'todo',
+      'clarify',
+    ]);
   });
 
-  it('reserves memory, skill and crew (empty for now) and returns nothing for unknown toolsets', () => {
+  it('puts the crew tools in crew, reserves memory and skill (empty for now), returns nothing for unknown toolsets', () => {
     expect(TOOLSETS).toEqual(['base', 'planning', 'interaction', 'memory', 'skill', 'crew']);
-    for (const toolset of ['memory', 'skill', 'crew', 'no-such-toolset']) {
+    expect(getSchemasByToolset('crew').map((s) => s.name)).toEqual([...CREW_TOOL_NAMES]);
+    expect(CREW_TOOL_NAMES).toEqual(['delegate_task', 'delegate_parallel', 'escalate']);
+    for (const toolset of ['memory', 'skill', 'no-such-toolset']) {
       expect(getSchemasByToolset(toolset)).toEqual([]);
     }
     expect(getAllToolNames(['base', 'crew'])).toEqual([
@@ -36,7 +47,12 @@ describe('catalog', () => {
       'write_file',
       'list_dir',
       'patch',
+      'delegate_task',
+      'delegate_parallel',
+      'escalate',
     ]);
+    // Every catalog tool has a factory.
+    expect(getAllToolNames(TOOLSETS)).toEqual([...BUILTIN_TOOL_NAMES]);
   });
 
   it('lists names without duplicates, toolset by toolset', () => {

@@ -6,6 +6,7 @@
  */
 import { bashSchema } from './builtin/bash.js';
 import { clarifySchema } from './builtin/clarify.js';
+import { delegateParallelSchema, delegateTaskSchema, escalateSchema } from './builtin/crew.js';
 import { listDirSchema } from './builtin/list-dir.js';
 import { patchSchema } from './builtin/patch.js';
 import { readFileSchema } from './builtin/read-file.js';
@@ -19,8 +20,10 @@ export const TOOLSET_DEFAULTS = ['base', 'planning', 'interaction'] as const;
 
 /**
  * Every known toolset: `base` (bash, read_file, write_file, list_dir, patch),
- * `planning` (todo), `interaction` (clarify), and the conditional `memory`,
- * `skill` and `crew`, whose names are reserved for later tools.
+ * `planning` (todo), `interaction` (clarify), the conditional `crew`
+ * (delegate_task, delegate_parallel, escalate: a run gets it only when asked,
+ * and the worker decides which of them a child may have), and `memory` and
+ * `skill`, whose names are reserved for later tools.
  */
 export const TOOLSETS = ['base', 'planning', 'interaction', 'memory', 'skill', 'crew'] as const;
 
@@ -94,6 +97,9 @@ for (const schema of [
   patchSchema,
   todoSchema,
   clarifySchema,
+  delegateTaskSchema,
+  delegateParallelSchema,
+  escalateSchema,
 ]) {
   registerSchema(schema);
 }

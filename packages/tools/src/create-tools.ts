@@ -1,5 +1,6 @@
 import { createBashTool } from './builtin/bash.js';
 import { createClarifyTool } from './builtin/clarify.js';
+import { createDelegateParallelTool, createDelegateTaskTool, createEscalateTool } from './builtin/crew.js';
 import { createListDirTool } from './builtin/list-dir.js';
 import { createPatchTool } from './builtin/patch.js';
 import { createReadFileTool } from './builtin/read-file.js';
@@ -18,6 +19,9 @@ export const BUILTIN_TOOL_NAMES = [
   'patch',
   'todo',
   'clarify',
+  'delegate_task',
+  'delegate_parallel',
+  'escalate',
 ] as const;
 
 /** A built-in tool name. */
@@ -31,6 +35,9 @@ const FACTORIES: Record<BuiltinToolName, (environment: ToolEnvironment) => Tool>
   patch: createPatchTool,
   todo: createTodoTool,
   clarify: createClarifyTool,
+  delegate_task: createDelegateTaskTool,
+  delegate_parallel: createDelegateParallelTool,
+  escalate: createEscalateTool,
 };
 
 function isBuiltin(name: string): name is BuiltinToolName {

@@ -1,5 +1,15 @@
 export type { ClarifyArgs } from './builtin/clarify.js';
 export { ClarifyParams, formatClarifyFallback } from './builtin/clarify.js';
+export type { CrewTask, DelegateParallelArgs, DelegateTaskArgs, EscalateArgs } from './builtin/crew.js';
+export {
+  CREW_TOOL_NAMES,
+  DelegateParallelParams,
+  DelegateTaskParams,
+  delegateParallelSchema,
+  delegateTaskSchema,
+  EscalateParams,
+  escalateSchema,
+} from './builtin/crew.js';
 export type { Toolset } from './catalog.js';
 export {
   getAllToolNames,
