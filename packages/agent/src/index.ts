@@ -1,7 +1,12 @@
 export type { Locale, ModelSpec } from '@tether/protocol';
 export { isLocale, LOCALES } from '@tether/protocol';
 export type { ClarifyRequestContext, ClarifyRequestHandler } from './attempt/ask-in-process.js';
-export type { Checkpoint, InitialCheckpointOptions, PendingClarifyState } from './attempt/checkpoint.js';
+export type {
+  Checkpoint,
+  InitialCheckpointOptions,
+  PendingClarifyState,
+  PendingDelegation,
+} from './attempt/checkpoint.js';
 export {
   initialCheckpoint,
   ownMessages,
@@ -15,8 +20,15 @@ export type {
   AttemptOutcome,
   AttemptParams,
   ClarifyResolution,
+  CrewOptions,
+  CrewResultEntry,
 } from './attempt/run-attempt.js';
-export { DEFAULT_ATTEMPT_LIMITS, runAttempt, truncateMiddle } from './attempt/run-attempt.js';
+export {
+  crewResultContent,
+  DEFAULT_ATTEMPT_LIMITS,
+  runAttempt,
+  truncateMiddle,
+} from './attempt/run-attempt.js';
 export type { AgentErrorCode, AgentErrorOptions } from './errors.js';
 export { AGENT_ERROR_CODES, AGENT_ERRORS, AgentError, isAgentError } from './errors.js';
 export type { PromptPack } from './prompt/packs/prompt-pack.js';
@@ -26,6 +38,7 @@ export {
   buildSystemPrompt,
   clarifyFailedMessage,
   clarifyTimeoutMessage,
+  escalatedToolResult,
   getToolBehaviors,
   getToolUseEnforcement,
   PROMPT_PACKS,

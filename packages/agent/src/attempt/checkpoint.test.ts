@@ -50,3 +50,29 @@ describe("a session run's checkpoint", () => {
     expect(parseCheckpoint(storedCheckpoint(unreferenced))).toEqual(unreferenced);
   });
 });
+
+describe('a pending delegation', () => {
+  it('is stored and read back with the checkpoint, a session run included', () => {
+    const pendingDelegation = {
+      callId: 'call_1',
+      name: 'delegate_parallel' as const,
+      tasks: [
+        { goal: 'a', context: 'ctx', toolsets: ['base'], childRunId: 'run_child_a' },
+        { goal: 'b', childRunId: 'run_child_b' },
+      ],
+    };
+    const alone = { ...initialCheckpoint({ systemPrompt: 'system', input: 'hi' }), pendingDelegation };
+    expect(parseCheckpoint(storedCheckpoint(alone)).pendingDelegation).toEqual(pendingDelegation);
+    const session = {
+      ...initialCheckpoint({
+        systemPrompt: 'system',
+        input: 'hi',
+        history,
+        historyRef: { entries: 4, budget: 1 },
+      }),
+      pendingDelegation,
+    };
+    const loaded = restoreHistory(parseCheckpoint(storedCheckpoint(session)), history);
+    expect(loaded).toEqual(session);
+  });
+});

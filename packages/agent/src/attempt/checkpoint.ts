@@ -14,6 +14,18 @@ export interface PendingClarifyState {
 }
 
 /**
+ * A delegation the run is waiting on: the `delegate_task` or
+ * `delegate_parallel` call, and its tasks in order, each with the id of the
+ * child run that carries it out. Its result is the children's results.
+ */
+export interface PendingDelegation {
+  /** The tool call that delegated; its result will be the children's results. */
+  callId: string;
+  name: 'delegate_task' | 'delegate_parallel';
+  tasks: { goal: string; context?: string; toolsets?: string[]; childRunId: string }[];
+}
+
+/**
  * The whole state of a run's conversation, saved after every model turn and
  * every tool result, so an attempt can stop anywhere and continue elsewhere
  * without repeating finished work. JSON-safe.
@@ -31,6 +43,8 @@ export interface Checkpoint {
   /** Time spent in attempts (waiting for a human excluded), for the wall-clock limit. */
   activeMs: number;
   pendingClarify?: PendingClarifyState | undefined;
+  /** The delegation whose children the run waits on (see {@link PendingDelegation}). */
+  pendingDelegation?: PendingDelegation | undefined;
   /**
    * A session run's history: how many messages after the system prompt are
    * the session's earlier turns (the run's own start with its input after them).

@@ -5,12 +5,19 @@ import type { ReplayScript, RunEventInput } from '@tether/protocol';
 import { startFakeOpenAI, streamText } from '@tether/testing';
 import { createTools, type Tool } from '@tether/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clarifyFailedMessage, clarifyTimeoutMessage } from '../prompt/system-prompt.js';
+import { clarifyFailedMessage, clarifyTimeoutMessage, escalatedToolResult } from '../prompt/system-prompt.js';
 import type { ChatMessage, ModelProvider } from '../providers/model-provider.js';
 import { createOpenAIProvider } from '../providers/openai-provider.js';
 import { createReplayProvider } from '../providers/replay-provider.js';
 import { type Checkpoint, initialCheckpoint, parseCheckpoint } from './checkpoint.js';
-import { type AttemptOutcome, type AttemptParams, runAttempt } from './run-attempt.js';
+import {
+  type AttemptOutcome,
+  type AttemptParams,
+  type CrewOptions,
+  type CrewResultEntry,
+  crewResultContent,
+  runAttempt,
+} from './run-attempt.js';
 
 let workspace: string;
 
@@ -21,8 +28,13 @@ afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });
 });
 
+const DEFAULT_TOOLS = ['bash', 'read_file', 'write_file', 'list_dir', 'patch', 'todo', 'clarify'];
+
 /** Everything one attempt needs, against a real workspace, with saved checkpoints kept as JSON. */
-function harness(provider: ModelProvider, options: { controller?: AbortController } = {}) {
+function harness(
+  provider: ModelProvider,
+  options: { controller?: AbortController; toolNames?: readonly string[] } = {},
+) {
   const events: RunEventInput[] = [];
   const saves: string[] = [];
   const controller = options.controller ?? new AbortController();
@@ -37,7 +49,7 @@ function harness(provider: ModelProvider, options: { controller?: AbortControlle
         todos: { get: () => cp.todos, set: (items) => (cp.todos = items) },
         sandbox: 'none',
       },
-      ['bash', 'read_file', 'write_file', 'list_dir', 'patch', 'todo', 'clarify'],
+      options.toolNames ?? DEFAULT_TOOLS,
     );
   const attempt = async (cp: Checkpoint, extra: Partial<AttemptParams> = {}): Promise<AttemptOutcome> => {
     const tools = toolsFor(cp);
@@ -581,3 +593,359 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000) {
   }
   throw new Error('condition not met in time');
 }
+
+const CREW_TOOLS = [
+  ...DEFAULT_TOOLS.filter((name) => name !== 'clarify'),
+  'delegate_task',
+  'delegate_parallel',
+  'escalate',
+];
+
+/** Crew options whose child ids count up, recording every id handed out. */
+function crewOptions(overrides: Partial<CrewOptions> = {}) {
+  const ids: string[] = [];
+  const crew: CrewOptions = {
+    maxParallel: 5,
+    remainingChildren: 50,
+    newChildId: () => {
+      const id = `run_child_${ids.length}`;
+      ids.push(id);
+      return id;
+    },
+    ...overrides,
+  };
+  return { crew, ids };
+}
+
+function entry(
+  index: number,
+  runId: string,
+  summary: string,
+  status: CrewResultEntry['status'] = 'completed',
+) {
+  return {
+    index,
+    runId,
+    status,
+    summary,
+    usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+    durationMs: 1_000 + index,
+  };
+}
+
+describe('runAttempt with crew tools', () => {
+  const delegateThenTodo: ReplayScript = [
+    {
+      toolCalls: [
+        call('delegate_parallel', {
+          tasks: [
+            { goal: 'Write docs/a.md', context: 'The API is in src/api.ts.' },
+            { goal: 'Write docs/b.md', toolsets: ['base'] },
+          ],
+        }),
+        call('todo', { todos: [{ id: '1', content: 'review the docs', status: 'in_progress' }] }),
+      ],
+    },
+    { content: 'both documented' },
+  ];
+
+  it('ends the attempt delegating, the tasks saved in order with their child ids, before the next call runs', async () => {
+    const h = harness(createReplayProvider(delegateThenTodo), { toolNames: CREW_TOOLS });
+    const { crew, ids } = crewOptions();
+    const outcome = await h.attempt(h.checkpoint, { crew });
+    const delegation = {
+      callId: expect.any(String),
+      name: 'delegate_parallel',
+      tasks: [
+        { goal: 'Write docs/a.md', context: 'The API is in src/api.ts.', childRunId: 'run_child_0' },
+        { goal: 'Write docs/b.md', toolsets: ['base'], childRunId: 'run_child_1' },
+      ],
+    };
+    expect(outcome).toEqual({ status: 'delegating', delegation });
+    expect(ids).toEqual(['run_child_0', 'run_child_1']);
+    const stored = parseCheckpoint(h.saves.at(-1) as string);
+    expect(stored.pendingDelegation).toEqual(delegation);
+    expect(h.checkpoint.pendingDelegation).toEqual(delegation);
+    // The call is announced, but has no result yet; the todo after it waits for the resume.
+    const toolEvents = h.events.filter((e) => e.type === 'tool.call' || e.type === 'tool.result');
+    expect(toolEvents.map((e) => [e.type, e.data.name])).toEqual([['tool.call', 'delegate_parallel']]);
+    expect(stored.todos).toEqual([]);
+    expect(stored.messages.filter((m) => m.role === 'tool')).toEqual([]);
+  });
+
+  it('resumes with the results as JSON in task order, then runs the rest of the turn', async () => {
+    const { provider, seen } = recorded(delegateThenTodo);
+    const h = harness(provider, { toolNames: CREW_TOOLS });
+    const first = await h.attempt(h.checkpoint, { crew: crewOptions().crew });
+    if (first.status !== 'delegating') throw new Error(`expected delegating, got ${first.status}`);
+    const stored = parseCheckpoint(h.saves.at(-1) as string);
+    const results = [
+      entry(1, 'run_child_1', 'b failed: no such file', 'failed'),
+      entry(0, 'run_child_0', 'Wrote docs/a.md.'),
+    ];
+    const resumed = await h.attempt(stored, {
+      crew: crewOptions().crew,
+      resumeDelegation: { callId: first.delegation.callId, results },
+    });
+    expect(resumed).toEqual({ status: 'completed', output: 'both documented' });
+    const content = resultOf(seen[1] as ChatMessage[], 'delegate_parallel');
+    expect(JSON.parse(content ?? '')).toEqual([results[1], results[0]]);
+    expect(content).toBe(JSON.stringify([results[1], results[0]]));
+    // The todo of the same turn ran after the delegation's result.
+    expect(stored.todos).toEqual([{ id: '1', content: 'review the docs', status: 'in_progress' }]);
+    const ownTools = stored.messages.filter((m) => m.role === 'tool');
+    expect(ownTools).toHaveLength(2);
+    expect(ownTools[0]?.content).toBe(content);
+    expect(stored.pendingDelegation).toBeUndefined();
+    const result = h.events.find((e) => e.type === 'tool.result' && e.data.name === 'delegate_parallel');
+    expect(result?.data).toMatchObject({ ok: true, content });
+    // Saved with the result and without the pending delegation before the todo ran.
+    const afterResume = h.saves
+      .map((saved) => parseCheckpoint(saved))
+      .find((cp) => cp.messages.some((m) => m.role === 'tool'));
+    expect(afterResume?.pendingDelegation).toBeUndefined();
+    expect(afterResume?.todos).toEqual([]);
+  });
+
+  it('delegates one task for delegate_task', async () => {
+    const h = harness(
+      createReplayProvider([
+        { toolCalls: [call('delegate_task', { goal: 'Count the lines' })] },
+        { content: 'x' },
+      ]),
+      { toolNames: CREW_TOOLS },
+    );
+    const outcome = await h.attempt(h.checkpoint, { crew: crewOptions().crew });
+    expect(outcome).toMatchObject({
+      status: 'delegating',
+      delegation: { name: 'delegate_task', tasks: [{ goal: 'Count the lines', childRunId: 'run_child_0' }] },
+    });
+  });
+
+  it.each([
+    { case: 'no results', results: undefined, callId: undefined },
+    { case: 'the results of another call', results: [], callId: 'call_other' },
+    { case: 'a missing child', results: [entry(0, 'run_child_0', 'ok')], callId: 'same' },
+    {
+      case: 'a child twice',
+      results: [entry(0, 'run_child_0', 'ok'), entry(1, 'run_child_0', 'ok')],
+      callId: 'same',
+    },
+    {
+      case: 'a stranger',
+      results: [entry(0, 'run_child_0', 'ok'), entry(1, 'run_child_1', 'ok'), entry(2, 'run_x', 'ok')],
+      callId: 'same',
+    },
+  ])('refuses to resume a delegation with $case', async ({ results, callId }) => {
+    const h = harness(createReplayProvider(delegateThenTodo), { toolNames: CREW_TOOLS });
+    const first = await h.attempt(h.checkpoint, { crew: crewOptions().crew });
+    if (first.status !== 'delegating') throw new Error(`expected delegating, got ${first.status}`);
+    const again = await h.attempt(h.checkpoint, {
+      crew: crewOptions().crew,
+      ...(results
+        ? {
+            resumeDelegation: {
+              callId: callId === 'same' ? first.delegation.callId : (callId as string),
+              results,
+            },
+          }
+        : {}),
+    });
+    expect(again.status === 'failed' && again.error.code).toBe('ERR_AGENT_INTERNAL');
+    expect(h.checkpoint.messages.filter((m) => m.role === 'tool')).toEqual([]);
+  });
+
+  it.each([
+    {
+      case: 'more tasks than one delegation holds',
+      crew: { maxParallel: 2 },
+      tasks: 3,
+      message:
+        /given 3 tasks, but one delegation holds at most 2\. Nothing was started\. Split the tasks into batches of at most 2/,
+    },
+    {
+      case: "more tasks than the run's life allows",
+      crew: { remainingChildren: 2 },
+      tasks: 3,
+      message: /may start only 2 more sub-agents over its life .* asks for 3\. Nothing was started\./,
+    },
+    {
+      case: "a run that has used up its life's children",
+      crew: { remainingChildren: 0 },
+      tasks: 1,
+      message: /has started as many sub-agents as one run may over its life/,
+    },
+    {
+      case: "the host's last check",
+      crew: {
+        refuse: (tasks: { goal: string }[]) =>
+          `No replay script for the goal ${JSON.stringify(tasks[2]?.goal)}.`,
+      },
+      tasks: 3,
+      message: /^No replay script for the goal "task 2"\.$/,
+    },
+  ])(
+    'refuses $case with a message, starts nothing, and goes on',
+    async ({ crew: overrides, tasks, message }) => {
+      const { provider, seen } = recorded([
+        {
+          toolCalls: [
+            call('delegate_parallel', {
+              tasks: Array.from({ length: tasks }, (_, i) => ({ goal: `task ${i}` })),
+            }),
+          ],
+        },
+        { content: 'did it myself' },
+      ]);
+      const h = harness(provider, { toolNames: CREW_TOOLS });
+      const { crew, ids } = crewOptions(overrides);
+      expect(await h.attempt(h.checkpoint, { crew })).toEqual({
+        status: 'completed',
+        output: 'did it myself',
+      });
+      expect(ids).toEqual([]);
+      expect(h.checkpoint.pendingDelegation).toBeUndefined();
+      expect(resultOf(seen[1] as ChatMessage[], 'delegate_parallel')).toMatch(message);
+      const result = h.events.find((e) => e.type === 'tool.result');
+      expect(result?.data).toMatchObject({ name: 'delegate_parallel', ok: false });
+      expect(types(h.events).filter((t) => t === 'tool.call')).toHaveLength(1);
+    },
+  );
+
+  it("gives invalid delegate arguments back as the tool's validation error", async () => {
+    const { provider, seen } = recorded([
+      {
+        toolCalls: [
+          call('delegate_parallel', { tasks: [] }),
+          call('delegate_task', { goal: 'x', files: [] }),
+        ],
+      },
+      { content: 'ok' },
+    ]);
+    const h = harness(provider, { toolNames: CREW_TOOLS });
+    const { crew, ids } = crewOptions();
+    expect(await h.attempt(h.checkpoint, { crew })).toEqual({ status: 'completed', output: 'ok' });
+    expect(ids).toEqual([]);
+    expect(resultOf(seen[1] as ChatMessage[], 'delegate_parallel')).toMatch(
+      /^Invalid arguments for delegate_parallel: `tasks`/,
+    );
+    expect(resultOf(seen[1] as ChatMessage[], 'delegate_task')).toContain('unknown field `files`');
+  });
+
+  it('without crew, runs the delegate tools as tools, which say the host cannot delegate', async () => {
+    const { provider, seen } = recorded([
+      { toolCalls: [call('delegate_task', { goal: 'Count the lines' })] },
+      { content: 'counted them myself' },
+    ]);
+    const h = harness(provider, { toolNames: CREW_TOOLS });
+    expect(await h.attempt(h.checkpoint)).toEqual({ status: 'completed', output: 'counted them myself' });
+    expect(resultOf(seen[1] as ChatMessage[], 'delegate_task')).toContain('not available in this host');
+  });
+
+  it('ends the run at escalate with its reason as the output, leaving the calls after it', async () => {
+    const h = harness(
+      createReplayProvider([
+        {
+          toolCalls: [
+            call('write_file', { path: 'notes.txt', content: 'found' }),
+            call('escalate', { reason: 'The spec asks for two incompatible formats.' }),
+            call('write_file', { path: 'after.txt', content: 'never' }),
+          ],
+        },
+        { content: 'never' },
+      ]),
+      { toolNames: CREW_TOOLS },
+    );
+    const outcome = await h.attempt(h.checkpoint, { locale: 'zh' });
+    expect(outcome).toEqual({
+      status: 'completed',
+      output: 'The spec asks for two incompatible formats.',
+      escalated: true,
+    });
+    expect(await readFile(join(workspace, 'notes.txt'), 'utf8')).toBe('found');
+    await expect(readFile(join(workspace, 'after.txt'), 'utf8')).rejects.toThrow();
+    const stored = parseCheckpoint(h.saves.at(-1) as string);
+    expect(resultOf(stored.messages, 'escalate')).toBe(escalatedToolResult('zh'));
+    const escalated = h.events.filter(
+      (e) => (e.type === 'tool.call' || e.type === 'tool.result') && e.data.name === 'escalate',
+    );
+    expect(escalated.map((e) => e.type)).toEqual(['tool.call', 'tool.result']);
+    expect(h.checkpoint.step).toBe(1);
+  });
+
+  it('gives an escalate with invalid arguments its validation error and goes on', async () => {
+    const { provider, seen } = recorded([
+      { toolCalls: [call('escalate', { reason: '' })] },
+      { content: 'carried on' },
+    ]);
+    const h = harness(provider, { toolNames: CREW_TOOLS });
+    expect(await h.attempt(h.checkpoint)).toEqual({ status: 'completed', output: 'carried on' });
+    expect(resultOf(seen[1] as ChatMessage[], 'escalate')).toMatch(
+      /^Invalid arguments for escalate: `reason`/,
+    );
+  });
+
+  it('keeps the JSON of five 8,000-character summaries whole within the tool result limit', async () => {
+    const tasks = Array.from({ length: 5 }, (_, i) => ({ goal: `part ${i}` }));
+    const { provider, seen } = recorded([
+      { toolCalls: [call('delegate_parallel', { tasks })] },
+      { content: 'merged' },
+    ]);
+    const h = harness(provider, { toolNames: CREW_TOOLS });
+    const first = await h.attempt(h.checkpoint, { crew: crewOptions().crew });
+    if (first.status !== 'delegating') throw new Error(`expected delegating, got ${first.status}`);
+    // Quotes and newlines take two characters each in JSON.
+    const results = first.delegation.tasks.map((task, i) =>
+      entry(i, task.childRunId, `START${i} ${'"quoted"\n'.repeat(800)}END${i}`),
+    );
+    await h.attempt(h.checkpoint, { resumeDelegation: { callId: first.delegation.callId, results } });
+    const content = resultOf(seen[1] as ChatMessage[], 'delegate_parallel') ?? '';
+    expect(content.length).toBeLessThanOrEqual(30_000);
+    expect(content.length).toBeGreaterThan(29_000);
+    const parsed = JSON.parse(content) as CrewResultEntry[];
+    expect(parsed.map((e) => e.index)).toEqual([0, 1, 2, 3, 4]);
+    for (const [i, e] of parsed.entries()) {
+      expect(e).toMatchObject({ runId: `run_child_${i}`, status: 'completed', durationMs: 1_000 + i });
+      expect(e.summary.startsWith(`START${i} `)).toBe(true);
+      expect(e.summary.endsWith(`END${i}`)).toBe(true);
+      expect(e.summary).toMatch(/characters of this summary cut/);
+    }
+  });
+});
+
+describe('crewResultContent', () => {
+  const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+  const make = (summaries: string[]): CrewResultEntry[] =>
+    summaries.map((summary, index) => ({
+      index,
+      runId: `run_${index}`,
+      status: 'completed',
+      summary,
+      usage,
+      durationMs: 5,
+    }));
+
+  it('is the entries as JSON when they fit', () => {
+    const entries = make(['one', 'two']);
+    expect(crewResultContent(entries, 1_000)).toBe(JSON.stringify(entries));
+  });
+
+  it('shortens the long summaries first, keeping the short ones whole', () => {
+    const entries = make(['short', 'x'.repeat(5_000), 'y'.repeat(3_000)]);
+    const text = crewResultContent(entries, 4_000);
+    expect(text.length).toBeLessThanOrEqual(4_000);
+    const [a, b, c] = JSON.parse(text) as CrewResultEntry[];
+    expect(a?.summary).toBe('short');
+    expect(b?.summary).toMatch(
+      /^x+\n\[\.\.\. \d+ characters of this summary cut to fit the result \.\.\.\]\nx+$/,
+    );
+    // Shortened evenly: both end near the same length.
+    expect(Math.abs((b?.summary.length ?? 0) - (c?.summary.length ?? 0))).toBeLessThan(20);
+  });
+
+  it('stays valid JSON when even the fields alone pass the limit', () => {
+    const entries = make(['a'.repeat(500), 'b'.repeat(500)]);
+    const text = crewResultContent(entries, 50);
+    expect((JSON.parse(text) as CrewResultEntry[]).map((e) => e.runId)).toEqual(['run_0', 'run_1']);
+  });
+});

@@ -1,8 +1,11 @@
 /**
  * The attempt loop: model turn, then its tool calls in order, then the next
  * turn, until the model answers without tool calls, a limit is reached, the
- * attempt is cancelled, or `clarify` suspends it. With `onClarifyRequest`,
- * `clarify` never suspends: the host answers in process and the loop goes on.
+ * attempt is cancelled, `clarify` suspends it, a delegation hands its tasks to
+ * child runs, or `escalate` ends it. With `onClarifyRequest`, `clarify` never
+ * suspends: the host answers in process and the loop goes on. Without `crew`,
+ * the delegate tools run as ordinary tools (their handlers say the host cannot
+ * delegate).
  *
  * The checkpoint is the whole state and is updated in place; `saveCheckpoint`
  * runs after every model turn that calls tools and every tool result, so a
@@ -13,14 +16,19 @@
  * Redis: the worker maps the outcome onto the queue.
  */
 import { Value } from '@sinclair/typebox/value';
-import type { Locale } from '@tether/protocol';
+import type { ChildResultStatus, Locale } from '@tether/protocol';
 import { type EmitEvent, newId, TetherError, type ToolCall, type Usage } from '@tether/protocol';
-import { executeTool, type Tool } from '@tether/tools';
+import { type CrewTask, executeTool, parseToolArguments, type Tool, type ToolResult } from '@tether/tools';
 import { AgentError } from '../errors.js';
-import { clarifyFailedMessage, clarifyTimeoutMessage } from '../prompt/system-prompt.js';
+import { clarifyFailedMessage, clarifyTimeoutMessage, escalatedToolResult } from '../prompt/system-prompt.js';
 import type { ModelProvider, ModelTool } from '../providers/model-provider.js';
 import { askInProcess, type ClarifyRequestHandler } from './ask-in-process.js';
-import { type Checkpoint, type PendingClarifyState, unansweredToolCalls } from './checkpoint.js';
+import {
+  type Checkpoint,
+  type PendingClarifyState,
+  type PendingDelegation,
+  unansweredToolCalls,
+} from './checkpoint.js';
 
 export interface AttemptLimits {
   /** Model turns per run. Default 50. */
@@ -39,6 +47,35 @@ export const DEFAULT_ATTEMPT_LIMITS: AttemptLimits = {
   wallClockMs: 30 * 60_000,
   maxToolResultChars: 30_000,
 };
+
+/**
+ * How one delegated task ended, as the delegating run's tool result lists it
+ * (one entry per task, in order; the worker caps `summary` at 8,000
+ * characters).
+ */
+export interface CrewResultEntry {
+  /** The task's place in the delegation. */
+  index: number;
+  /** The child run that carried it out. */
+  runId: string;
+  status: ChildResultStatus;
+  /** The child's final output (or why it has none). */
+  summary: string;
+  usage: Usage;
+  durationMs: number;
+}
+
+/** What a run may delegate: the host's limits and child run ids. */
+export interface CrewOptions {
+  /** Tasks one delegation may hold (TETHER_CREW_MAX_PARALLEL). */
+  maxParallel: number;
+  /** Children this run may still start over its life (TETHER_CREW_MAX_CHILDREN minus those started). */
+  remainingChildren: number;
+  /** A new child run id (the worker's newChildRunId(runId)). */
+  newChildId: () => string;
+  /** Optional last check of the tasks (e.g. a replay run has no script for a goal): a message for the model refuses the call. */
+  refuse?: (tasks: CrewTask[]) => string | undefined;
+}
 
 /** How a resumed attempt learns the fate of the question it suspended on. */
 export type ClarifyResolution = { requestId: string; answer: string } | { requestId: string; timedOut: true };
@@ -76,6 +113,15 @@ export interface AttemptParams {
   clarifyTimeoutMs?: number;
   /** The answer (or the timeout) of the question this attempt resumes from. */
   resume?: ClarifyResolution | undefined;
+  /**
+   * Set when the host can delegate: a valid `delegate_task` or
+   * `delegate_parallel` call within the limits then ends the attempt with a
+   * `delegating` outcome, the tasks saved in `checkpoint.pendingDelegation`.
+   * Unset, the two run as ordinary tools.
+   */
+  crew?: CrewOptions | undefined;
+  /** The results of the delegation this attempt resumes from (checkpoint.pendingDelegation). */
+  resumeDelegation?: { callId: string; results: CrewResultEntry[] } | undefined;
   locale?: Locale;
   /**
    * Whether the attempt was stopped by its host rather than by the user (the
@@ -91,12 +137,17 @@ export interface AttemptParams {
 }
 
 export type AttemptOutcome =
-  | { status: 'completed'; output: string }
+  /** `escalated`: a crew child ended with `escalate`, its reason as the output. */
+  | { status: 'completed'; output: string; escalated?: true }
   | { status: 'suspended'; clarify: PendingClarifyState }
+  /** The tasks are saved in the checkpoint; the host starts a child run per task and resumes with their results. */
+  | { status: 'delegating'; delegation: PendingDelegation }
   | { status: 'failed'; error: TetherError }
   | { status: 'cancelled' };
 
 const CLARIFY = 'clarify';
+const ESCALATE = 'escalate';
+const DELEGATES: ReadonlySet<string> = new Set(['delegate_task', 'delegate_parallel']);
 
 /** Runs one attempt of a run. Never throws: every ending is an outcome. */
 export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome> {
@@ -138,6 +189,25 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
       checkpoint.pendingClarify = undefined;
       await save();
     }
+    if (checkpoint.pendingDelegation) {
+      const pending = checkpoint.pendingDelegation;
+      const resume = params.resumeDelegation;
+      if (!resume || resume.callId !== pending.callId) {
+        throw new AgentError(
+          'ERR_AGENT_INTERNAL',
+          `The run is waiting for the children of ${pending.name} call ${pending.callId}, but the attempt was resumed without their results.`,
+        );
+      }
+      const content = crewResultContent(
+        delegationResults(pending, resume.results),
+        limits.maxToolResultChars,
+      );
+      recordToolResult(params, checkpoint, pending.callId, pending.name, { ok: true, content }, limits, {
+        whole: true,
+      });
+      checkpoint.pendingDelegation = undefined;
+      await save();
+    }
 
     for (;;) {
       if (signal.aborted) return { status: 'cancelled' };
@@ -147,6 +217,37 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
       for (const call of unansweredToolCalls(checkpoint)) {
         if (signal.aborted) return { status: 'cancelled' };
         const tool = tools.get(call.name);
+        if (tool && params.crew && DELEGATES.has(call.name)) {
+          emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
+          const planned = planDelegation(params.crew, tool, call);
+          if ('refused' in planned) {
+            recordToolResult(params, checkpoint, call.id, call.name, planned.refused, limits);
+            await save();
+            continue;
+          }
+          checkpoint.pendingDelegation = planned.delegation;
+          await save();
+          // The host creates the children and appends `child.started` for each.
+          return { status: 'delegating', delegation: planned.delegation };
+        }
+        if (tool && call.name === ESCALATE) {
+          const parsed = parseToolArguments(tool.schema, call.arguments);
+          if (parsed.ok) {
+            emit({
+              type: 'tool.call',
+              data: { callId: call.id, name: call.name, arguments: call.arguments },
+            });
+            const content = escalatedToolResult(locale);
+            recordToolResult(params, checkpoint, call.id, call.name, { ok: true, content }, limits);
+            await save();
+            return {
+              status: 'completed',
+              output: (parsed.args as { reason: string }).reason,
+              escalated: true,
+            };
+          }
+          // Invalid arguments: the tool below gives the model its validation error.
+        }
         if (tool && call.name === CLARIFY) {
           const question = clarifyQuestion(tool, call);
           if (question && params.onClarifyRequest) {
@@ -301,7 +402,11 @@ async function runTool(params: AttemptParams, tool: Tool, call: ToolCall) {
   return executeTool(tool, call.arguments, { callId: call.id, signal: params.signal });
 }
 
-/** Appends a tool result to the transcript (cut to the limit, saying so) and emits `tool.result`. */
+/**
+ * Appends a tool result to the transcript (cut to the limit, saying so, unless
+ * `whole`: a result already fitted to it that a cut would break) and emits
+ * `tool.result`.
+ */
 function recordToolResult(
   params: AttemptParams,
   checkpoint: Checkpoint,
@@ -309,8 +414,9 @@ function recordToolResult(
   name: string,
   result: { ok: boolean; content: string },
   limits: AttemptLimits,
+  options: { whole?: boolean } = {},
 ) {
-  const content = truncateMiddle(result.content, limits.maxToolResultChars);
+  const content = options.whole ? result.content : truncateMiddle(result.content, limits.maxToolResultChars);
   checkpoint.messages.push({ role: 'tool', toolCallId: callId, content });
   params.emit({ type: 'tool.result', data: { callId, name, ok: result.ok, content } });
 }
@@ -323,6 +429,122 @@ export function truncateMiddle(text: string, max: number): string {
   const tail = text.slice(text.length - Math.floor(keep * 0.4));
   const cut = text.length - head.length - tail.length;
   return `${head}\n[... ${cut} characters cut from this tool result to keep the conversation within budget ...]\n${tail}`;
+}
+
+/**
+ * A delegate call's tasks checked against the tool's schema and the host's
+ * limits, each given its child run id, or the result that refuses the call
+ * (nothing is started then, and a list is never cut short).
+ */
+function planDelegation(
+  crew: CrewOptions,
+  tool: Tool,
+  call: ToolCall,
+): { delegation: PendingDelegation } | { refused: ToolResult } {
+  const parsed = parseToolArguments(tool.schema, call.arguments);
+  if (!parsed.ok) return { refused: parsed.result };
+  const tasks =
+    call.name === 'delegate_parallel'
+      ? (parsed.args as { tasks: CrewTask[] }).tasks
+      : [parsed.args as CrewTask];
+  const refuse = (content: string) => ({ refused: { ok: false, content } });
+  if (tasks.length > crew.maxParallel) {
+    return refuse(
+      `${call.name} was given ${tasks.length} tasks, but one delegation holds at most ${crew.maxParallel}. Nothing was started. Split the tasks into batches of at most ${crew.maxParallel} and delegate one batch after another; each call returns when its batch is done.`,
+    );
+  }
+  if (tasks.length > crew.remainingChildren) {
+    return refuse(
+      crew.remainingChildren <= 0
+        ? `This run has started as many sub-agents as one run may over its life, so ${call.name} cannot start another. Nothing was started. Do the rest of the work yourself.`
+        : `This run may start only ${crew.remainingChildren} more sub-agent${crew.remainingChildren === 1 ? '' : 's'} over its life (the limit on the children of one run), and this call asks for ${tasks.length}. Nothing was started. Delegate at most ${crew.remainingChildren} task${crew.remainingChildren === 1 ? '' : 's'}, and do the rest yourself.`,
+    );
+  }
+  const refusal = crew.refuse?.(tasks);
+  if (refusal !== undefined) return refuse(refusal);
+  return {
+    delegation: {
+      callId: call.id,
+      name: call.name === 'delegate_parallel' ? 'delegate_parallel' : 'delegate_task',
+      tasks: tasks.map((task) => ({
+        goal: task.goal,
+        ...(task.context === undefined ? {} : { context: task.context }),
+        ...(task.toolsets === undefined ? {} : { toolsets: [...task.toolsets] }),
+        childRunId: crew.newChildId(),
+      })),
+    },
+  };
+}
+
+/**
+ * The results of a delegation in task order, one per child: a result for a
+ * child the delegation does not have, or a child without exactly one result,
+ * is the host's mistake, never passed on to the model.
+ */
+function delegationResults(
+  pending: PendingDelegation,
+  results: readonly CrewResultEntry[],
+): CrewResultEntry[] {
+  const byRun = new Map<string, CrewResultEntry[]>();
+  for (const entry of results) byRun.set(entry.runId, [...(byRun.get(entry.runId) ?? []), entry]);
+  const children = new Set(pending.tasks.map((task) => task.childRunId));
+  const wrong = [
+    ...pending.tasks
+      .filter((task) => byRun.get(task.childRunId)?.length !== 1)
+      .map((task) => task.childRunId),
+    ...[...byRun.keys()].filter((runId) => !children.has(runId)),
+  ];
+  if (wrong.length > 0) {
+    throw new AgentError(
+      'ERR_AGENT_INTERNAL',
+      `The results of ${pending.name} call ${pending.callId} must hold one entry per child run; these have none, several, or belong to no task: ${wrong.join(', ')}.`,
+    );
+  }
+  return [...results].sort((a, b) => a.index - b.index);
+}
+
+/**
+ * The delegation's tool result: the entries as JSON, in order. When the JSON
+ * is longer than `max` characters, the summaries are shortened evenly: every
+ * summary longer than one cap is cut to it (keeping its head and tail, with a
+ * note of the cut), the cap being the largest that fits, so the result stays
+ * valid JSON where a cut in the middle of the text would break it. Entries
+ * whose other fields alone pass `max` are left longer than it.
+ */
+export function crewResultContent(entries: readonly CrewResultEntry[], max: number): string {
+  const render = (cap: number) =>
+    JSON.stringify(
+      entries.map(({ index, runId, status, summary, usage, durationMs }) => ({
+        index,
+        runId,
+        status,
+        summary: shortenSummary(summary, cap),
+        usage,
+        durationMs,
+      })),
+    );
+  const longest = Math.max(0, ...entries.map((entry) => entry.summary.length));
+  const whole = render(longest);
+  if (whole.length <= max) return whole;
+  // The largest cap that fits (escapes make a summary's length in JSON its own): a binary search.
+  let fits = 0;
+  let over = longest;
+  while (fits + 1 < over) {
+    const cap = Math.floor((fits + over) / 2);
+    if (render(cap).length <= max) fits = cap;
+    else over = cap;
+  }
+  return render(fits);
+}
+
+/** A summary cut to about `cap` characters: its head and tail, and a note of how much was cut. */
+function shortenSummary(summary: string, cap: number): string {
+  if (summary.length <= cap) return summary;
+  const note = (cut: number) => `\n[... ${cut} characters of this summary cut to fit the result ...]\n`;
+  const keep = Math.max(0, cap - note(summary.length).length);
+  const head = summary.slice(0, Math.ceil(keep * 0.6));
+  const tail = summary.slice(summary.length - Math.floor(keep * 0.4));
+  return `${head}${note(summary.length - head.length - tail.length)}${tail}`;
 }
 
 /** The question and choices of a clarify call, or undefined when its arguments are invalid (the tool then explains). */

@@ -124,6 +124,14 @@ export function clarifyFailedMessage(locale: Locale, reason: string): string {
   return PROMPT_PACKS[locale].clarifyFailed(reason);
 }
 
+/**
+ * The tool result `escalate` gets in the transcript: the run ends there, and
+ * its reason (the run's output) goes to the run that delegated it.
+ */
+export function escalatedToolResult(locale: Locale): string {
+  return PROMPT_PACKS[locale].escalated;
+}
+
 function bullets(lines: readonly string[]): string {
   return lines.map((line) => `- ${line}`).join('\n');
 }

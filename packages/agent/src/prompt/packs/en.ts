@@ -64,4 +64,5 @@ Give old_string enough context to match exactly one place. Indentation and white
     'The user did not answer within the time allowed. Decide for yourself based on the information you have, and continue.',
   clarifyFailed: (reason) =>
     `The question could not be answered (${reason}). Decide for yourself based on the information you have, and continue.`,
+  escalated: 'Escalated: the reason goes to the run that delegated this task, and this run ends here.',
 };

@@ -49,4 +49,6 @@ export interface PromptPack {
   clarifyTimeout: string;
   /** The tool result clarify gets when the host's in-process answer failed (`reason` says why). */
   clarifyFailed: (reason: string) => string;
+  /** The tool result escalate gets: the run ends, its reason handed to the run that delegated it. */
+  escalated: string;
 }
