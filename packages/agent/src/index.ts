@@ -38,6 +38,7 @@ export {
   buildSystemPrompt,
   clarifyFailedMessage,
   clarifyTimeoutMessage,
+  crewSection,
   escalatedToolResult,
   getToolBehaviors,
   getToolUseEnforcement,

@@ -9,8 +9,12 @@
  * "read before you edit" check), the line is adapted or left out when one of
  * them is missing.
  *
- * Order: identity, workspace, tool-use rules, behaviour blocks (todo, patch,
- * clarify), then the caller's instructions.
+ * Order: identity, a crew child's delegated task, workspace, tool-use rules,
+ * behaviour blocks (todo, patch, clarify, delegate_task, delegate_parallel,
+ * escalate), then the caller's instructions.
+ *
+ * The crew tools' lines and blocks follow the design's style; the zh text of
+ * todo, patch and clarify stays the design's verbatim.
  */
 import type { Locale } from '@tether/protocol';
 import { en } from './packs/en.js';
@@ -21,11 +25,19 @@ import { zh } from './packs/zh.js';
 export const PROMPT_PACKS: Readonly<Record<Locale, PromptPack>> = { zh, en };
 
 /** The tools that have a behaviour block, in the order the prompt lists them. */
-export const BEHAVIOR_TOOLS = ['todo', 'patch', 'clarify'] as const;
+export const BEHAVIOR_TOOLS = [
+  'todo',
+  'patch',
+  'clarify',
+  'delegate_task',
+  'delegate_parallel',
+  'escalate',
+] as const;
 export type BehaviorTool = (typeof BEHAVIOR_TOOLS)[number];
 
 /**
- * The design's 6.2 behaviour blocks per locale, as written. `buildSystemPrompt`
+ * The behaviour blocks per locale: the design's 6.2 as written, and the crew
+ * tools' in its style. `buildSystemPrompt`
  * includes a block only when its tool is present, and swaps the patch block
  * for one that does not name `write_file` when the run lacks it (see
  * {@link getToolBehaviors}).
@@ -35,7 +47,10 @@ export const TOOL_BEHAVIOR_BY_LOCALE: Readonly<Record<Locale, Readonly<Record<Be
   en: en.behavior,
 };
 
-/** The design's `TOOL_BEHAVIOR` (6.2): the behaviour notes of todo, patch and clarify, in its words (zh). */
+/**
+ * The design's `TOOL_BEHAVIOR` (6.2): the behaviour notes of todo, patch and
+ * clarify in its words, and the crew tools' (zh).
+ */
 export const TOOL_BEHAVIOR: Readonly<Record<BehaviorTool, string>> = zh.behavior;
 
 /**
@@ -59,6 +74,9 @@ export function getToolUseEnforcement(toolNames: readonly string[], locale: Loca
   if (has.has('bash')) lines.push(scenarios.bash);
   if (has.has('clarify')) lines.push(scenarios.clarify);
   if (has.has('todo')) lines.push(scenarios.todo);
+  for (const tool of ['delegate_task', 'delegate_parallel', 'escalate'] as const) {
+    if (has.has(tool)) lines.push(scenarios[tool]);
+  }
   if (lines.length === 0) return toolUse.rules;
 
   const checks: string[] = [];
@@ -89,21 +107,56 @@ export interface SystemPromptOptions {
   workspace?: string | undefined;
   /** The caller's own instructions, appended last under their own heading. */
   instructions?: string | undefined;
+  /**
+   * A crew child: the goal delegated to it and the context that came with it.
+   * The prompt then frames the run as a sub-agent (see {@link crewSection}).
+   */
+  crew?: { goal: string; context?: string | undefined } | undefined;
 }
 
 /**
- * The whole system prompt: identity line, workspace, tool-use rules, the
- * behaviour blocks of the tools present, then the caller's instructions.
+ * The whole system prompt: identity line, a crew child's delegated task,
+ * workspace, tool-use rules, the behaviour blocks of the tools present, then
+ * the caller's instructions.
  */
 export function buildSystemPrompt(options: SystemPromptOptions): string {
   const pack = PROMPT_PACKS[options.locale];
-  const sections = [pack.identity];
+  const sections = options.crew
+    ? [pack.crew.identity, crewSection(options.crew, options.toolNames, options.locale)]
+    : [pack.identity];
   if (options.workspace) sections.push(pack.workspace(options.workspace));
   const enforcement = getToolUseEnforcement(options.toolNames, options.locale);
   if (enforcement) sections.push(enforcement);
   sections.push(...getToolBehaviors(options.toolNames, options.locale));
   const instructions = options.instructions?.trim();
   if (instructions) sections.push(`${pack.instructionsHeading}\n${instructions}`);
+  return sections.join('\n\n');
+}
+
+/**
+ * A crew child's framing: it is a sub-agent on a delegated goal in a shared
+ * workspace, with no user to ask (and `escalate` when it has the tool), that
+ * must end with a summary; then the goal, and the context fenced as data (the
+ * fence longer than any run of backticks in it, so it cannot be closed from
+ * inside).
+ */
+export function crewSection(
+  crew: { goal: string; context?: string | undefined },
+  toolNames: readonly string[],
+  locale: Locale,
+): string {
+  const { crew: text } = PROMPT_PACKS[locale];
+  const rules = [text.rules.subAgent, text.rules.sharedWorkspace, text.rules.noUser];
+  if (toolNames.includes('escalate')) rules.push(text.rules.escalate);
+  rules.push(text.rules.summary);
+  const sections = [`${text.heading}\n${bullets(rules)}`, `${text.goalHeading}\n${crew.goal.trim()}`];
+  // Only the end is trimmed: the first line's indentation may matter (code).
+  const context = crew.context?.trimEnd().replace(/^\n+/, '');
+  if (context?.trim()) {
+    const longest = Math.max(0, ...(context.match(/`+/g) ?? []).map((run) => run.length));
+    const fence = '`'.repeat(Math.max(3, longest + 1));
+    sections.push(`${text.contextHeading}\n${text.contextNote}\n${fence}\n${context}\n${fence}`);
+  }
   return sections.join('\n\n');
 }
 

@@ -28,6 +28,9 @@ export interface PromptPack {
       bash: string;
       clarify: string;
       todo: string;
+      delegate_task: string;
+      delegate_parallel: string;
+      escalate: string;
     };
     checksHeading: string;
     checks: {
@@ -37,11 +40,18 @@ export interface PromptPack {
       workdirBeforeCommand: string;
     };
   };
-  /** The design's 6.2 behaviour blocks, as written (the patch block names `write_file`). */
+  /**
+   * The behaviour blocks: the design's 6.2, as written (the patch block names
+   * `write_file`), and ours for the crew tools in its style. Each names only
+   * its own tool.
+   */
   behavior: {
     todo: string;
     patch: string;
     clarify: string;
+    delegate_task: string;
+    delegate_parallel: string;
+    escalate: string;
   };
   /** The patch block for a run that has `patch` but not `write_file`. */
   patchBehaviorWithoutWriteFile: string;
@@ -49,6 +59,24 @@ export interface PromptPack {
   clarifyTimeout: string;
   /** The tool result clarify gets when the host's in-process answer failed (`reason` says why). */
   clarifyFailed: (reason: string) => string;
+  /** A crew child's framing: a sub-agent on a delegated goal (see `buildSystemPrompt`'s `crew`). */
+  crew: {
+    /** Replaces `identity` for a child. Names no tool. */
+    identity: string;
+    heading: string;
+    /** The rules, in order; only `escalate` names a tool (and is left out without it). */
+    rules: {
+      subAgent: string;
+      sharedWorkspace: string;
+      noUser: string;
+      escalate: string;
+      summary: string;
+    };
+    goalHeading: string;
+    contextHeading: string;
+    /** Says what the fenced context below it is: data from the delegating run. */
+    contextNote: string;
+  };
   /** The tool result escalate gets: the run ends, its reason handed to the run that delegated it. */
   escalated: string;
 }
