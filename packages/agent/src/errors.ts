@@ -61,6 +61,12 @@ export const AGENT_ERRORS = {
     statusCode: undefined,
     description: 'The replay provider was asked for a turn past the end of its script.',
   },
+  ERR_MODEL_REPLAY_NO_CHILD_SCRIPT: {
+    retryable: false,
+    statusCode: undefined,
+    description:
+      "A replay run delegated a goal that none of its spec's `children` scripts matches; the message names the goal.",
+  },
   ERR_MODEL_REPLAY_DISABLED: {
     retryable: false,
     statusCode: 400,

@@ -64,7 +64,7 @@ export type {
   ProviderLogger,
 } from './providers/model-provider.js';
 export type { ModelChoice, ModelSpecOptions } from './providers/model-spec.js';
-export { checkModelSpec } from './providers/model-spec.js';
+export { checkModelSpec, childModelSpec } from './providers/model-spec.js';
 export type { MaxTokensField, OpenAIProviderOptions } from './providers/openai-provider.js';
 export { createOpenAIProvider } from './providers/openai-provider.js';
 export type { ReplayProviderOptions } from './providers/replay-provider.js';
