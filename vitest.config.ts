@@ -72,6 +72,8 @@ export default defineConfig({
             'apps/api/test/sessions.int.test.ts',
             // The WebSocket gateway: two APIs and two workers, reconnects, tenancy, limits.
             'apps/api/test/ws.int.test.ts',
+            // The crew: a tree of runs in its root's hash slot, children reporting in the step that ends them.
+            'apps/api/test/crew.int.test.ts',
           ],
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['packages/testing/src/cluster-global-setup.ts'],

@@ -10,7 +10,7 @@ function toolsOf(toolset: string) {
 
 /**
  * The toolsets a run may ask for: the known ones that have tools today
- * (`memory`, `skill` and `crew` are reserved and refused until they do).
+ * (`memory` and `skill` are reserved and refused until they do).
  */
 export function availableToolsets(): string[] {
   return TOOLSETS.filter((toolset) => toolsOf(toolset).length > 0);

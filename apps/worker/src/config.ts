@@ -29,6 +29,14 @@ export interface WorkerConfig extends SharedConfig {
   wallClockMs: number;
   /** Tokens of a session's transcript a run of it sees as history (older turns are left out). */
   sessionHistoryTokens: number;
+  /** The crew: tasks one delegation may hold (`TETHER_CREW_MAX_PARALLEL`). */
+  crewMaxParallel: number;
+  /** Children a run may start over its life (`TETHER_CREW_MAX_CHILDREN`). */
+  crewMaxChildren: number;
+  /** How deep a crew tree goes: a run at this depth cannot delegate (`TETHER_CREW_MAX_DEPTH`; 1: children cannot). */
+  crewMaxDepth: number;
+  /** How long a child may take, from its creation, before its parent ends it as timed out (ms). */
+  crewChildTimeoutMs: number;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
 }
@@ -63,6 +71,15 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
       DEFAULT_SESSION_HISTORY_TOKENS,
       1_000,
       10_000_000,
+    ),
+    crewMaxParallel: reader.integer('TETHER_CREW_MAX_PARALLEL', 5, 1, 100),
+    crewMaxChildren: reader.integer('TETHER_CREW_MAX_CHILDREN', 50, 1, 10_000),
+    crewMaxDepth: reader.integer('TETHER_CREW_MAX_DEPTH', 1, 1, 10),
+    crewChildTimeoutMs: reader.integer(
+      'TETHER_CREW_CHILD_TIMEOUT_MS',
+      30 * 60_000,
+      1_000,
+      7 * 24 * 3600 * 1000,
     ),
     profiles,
     defaultProfile,

@@ -2,7 +2,7 @@ import type { RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { claimAttempt } from './attempt/claim.js';
-import { type AttemptContext, isSettlement, type Settlement } from './attempt/context.js';
+import { type AttemptContext, type CrewQueue, isSettlement, type Settlement } from './attempt/context.js';
 import { prepareAttempt } from './attempt/prepare.js';
 import { type ActiveAttempt, runPrepared, type StopReason } from './attempt/run.js';
 import { settleOutcome } from './attempt/settle.js';
@@ -24,6 +24,8 @@ export interface ProcessorDeps {
   shuttingDown: () => boolean;
   /** Wakes the run now at the head of a session's queue (after one of its runs ended). */
   wakeSession: (sessionId: string) => Promise<void>;
+  /** The crew's steps that touch the queue. */
+  crew: CrewQueue;
 }
 
 /**
@@ -86,6 +88,8 @@ export function createProcessor(deps: ProcessorDeps) {
       store,
       log: logger.child({ runId, attempt }),
       wakeSession: deps.wakeSession,
+      parentRunId: job.data.parentRunId,
+      crew: deps.crew,
     };
     const claimed = await claimAttempt(ctx);
     if (isSettlement(claimed)) return settleOutcome(ctx, claimed, [], [], await sessionOf(runId, claimed));

@@ -13,6 +13,7 @@ import {
 } from '@tether/queue';
 import { type Job, Worker } from 'bullmq';
 import type { Logger } from 'pino';
+import { crewQueue } from './attempt/crew.js';
 import type { WorkerConfig } from './config.js';
 import { createProcessor } from './processor.js';
 import { checkSandbox, logSandboxReport } from './sandbox-report.js';
@@ -72,10 +73,18 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     sessionTtlSeconds: config.sessionTtlSeconds,
   });
   let shuttingDown = false;
-  // Only to find and promote the job of a session's next run (see `wakeSession`).
+  // To find and promote the job of a session's next run (see `wakeSession`) and of a crew
+  // parent whose last child has reported, and to queue, time out and cancel crew children.
   const runs = new RunService({ redis, keys, store });
   const wakeSession = (sessionId: string) => runs.promoteSessionHead(sessionId);
-  const processor = createProcessor({ config, store, logger, shuttingDown: () => shuttingDown, wakeSession });
+  const processor = createProcessor({
+    config,
+    store,
+    logger,
+    shuttingDown: () => shuttingDown,
+    wakeSession,
+    crew: crewQueue(runs, keys),
+  });
 
   // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).
   const workerConnection = connect('bullmq');

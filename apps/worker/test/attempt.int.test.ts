@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimAttempt } from '../src/attempt/claim.js';
 import type { AttemptContext } from '../src/attempt/context.js';
+import { crewQueue } from '../src/attempt/crew.js';
 import { prepareAttempt } from '../src/attempt/prepare.js';
 import { loadWorkerConfig } from '../src/config.js';
 import { createProcessor } from '../src/processor.js';
@@ -45,6 +46,7 @@ function inProcessWorker(
     logger,
     shuttingDown: () => false,
     wakeSession: async () => {},
+    crew: crewQueue(new RunService({ redis: store.redis, keys: store.keys, store }), store.keys),
   });
   const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
     connection,
@@ -76,6 +78,8 @@ async function contextFor(
     store: d.store,
     log: logger,
     wakeSession: async () => {},
+    parentRunId: undefined,
+    crew: crewQueue(d.service, d.keys),
   };
 }
 
@@ -126,6 +130,7 @@ describe('prepareAttempt', () => {
     const d = await deploy('prepare-escape');
     const ctx = await contextFor(d);
     const prepared = await prepareAttempt(ctx, {
+      tenant: TENANT,
       spec: { input: 'x', files: { '../out.txt': 'x' } },
       checkpoint: undefined,
     });
@@ -157,13 +162,13 @@ describe('prepareAttempt', () => {
       pendingClarify: { ...pending, callId: 'call_0_0' },
     });
     const spec = { input: 'x' };
-    expect(await prepareAttempt(ctx, { spec, checkpoint })).toEqual({
+    expect(await prepareAttempt(ctx, { tenant: TENANT, spec, checkpoint })).toEqual({
       kind: 'sleep',
       untilMs: expiresAtMs,
       requestId: 'clr_1',
     });
     expect(await d.store.answer(ctx.runId, 'clr_1', 'red')).toBe('ok');
-    expect(await prepareAttempt(ctx, { spec, checkpoint })).toMatchObject({
+    expect(await prepareAttempt(ctx, { tenant: TENANT, spec, checkpoint })).toMatchObject({
       resume: { requestId: 'clr_1', answer: 'red' },
     });
   });

@@ -5,6 +5,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { crewQueue } from '../src/attempt/crew.js';
 import { loadWorkerConfig } from '../src/config.js';
 import { createProcessor } from '../src/processor.js';
 import { call, createDeployment, type Deployment, TENANT, until } from './harness.js';
@@ -59,6 +60,7 @@ async function racingDeployment(
     logger: pino({ level: 'silent' }),
     shuttingDown: () => false,
     wakeSession: async () => {},
+    crew: crewQueue(d.service, d.keys),
   });
   worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
     connection,

@@ -72,7 +72,7 @@ const metricsPlugin: FastifyPluginAsync = async (app) => {
   });
   new Gauge({
     name: 'tether_runs',
-    help: 'Live runs by status, from the queue: queued (waiting, prioritized), running (active), waiting_for_input (delayed: suspended on a question, or in retry backoff).',
+    help: 'Live runs by status, from the queue: queued (waiting, prioritized), running (active), waiting_for_input (delayed: suspended on a question, waiting for crew children, or in retry backoff).',
     labelNames: ['status'] as const,
     registers: [registry],
     async collect() {

@@ -1,9 +1,11 @@
-import { type CreateRunBody, TERMINAL_STATUSES } from '@tether/protocol';
+import { TERMINAL_STATUSES } from '@tether/protocol';
+import type { RunSpec } from '@tether/queue';
 import type { AttemptContext, Settlement } from './context.js';
 
 /** A run this worker now owns, with what its attempt needs. */
 export interface Claimed {
-  spec: CreateRunBody;
+  tenant: string;
+  spec: RunSpec;
   /** The stored checkpoint (JSON), if an earlier attempt saved one. */
   checkpoint: string | undefined;
   /** The session the run belongs to, if any. */
@@ -21,12 +23,13 @@ export interface Claimed {
  */
 export async function claimAttempt(ctx: AttemptContext): Promise<Claimed | Settlement> {
   const { store, runId } = ctx;
-  let claim = await store.claim(runId, ctx.fence, ctx.attempt, ctx.config.workerId);
+  const parent = ctx.parentRunId ?? '';
+  let claim = await store.claim(runId, ctx.fence, ctx.attempt, ctx.config.workerId, parent);
   if (claim.status === 'wait') {
     const ahead = await store.get(claim.ahead);
     if (ahead && !TERMINAL_STATUSES.includes(ahead.status)) return { kind: 'blocked', ahead: claim.ahead };
     await store.dropFromSessionQueue(runId, claim.ahead);
-    claim = await store.claim(runId, ctx.fence, ctx.attempt, ctx.config.workerId);
+    claim = await store.claim(runId, ctx.fence, ctx.attempt, ctx.config.workerId, parent);
     if (claim.status === 'wait') return { kind: 'blocked', ahead: claim.ahead };
   }
   if (claim.status === 'cancel') return { kind: 'cancelled' };
@@ -38,5 +41,5 @@ export async function claimAttempt(ctx: AttemptContext): Promise<Claimed | Settl
       error: { code: 'ERR_WORKER_SPEC_MISSING', message: 'The run record has no spec to run.' },
     };
   }
-  return { spec: claim.spec, checkpoint: claim.checkpoint, sessionId: claim.sessionId };
+  return { tenant: claim.tenant, spec: claim.spec, checkpoint: claim.checkpoint, sessionId: claim.sessionId };
 }

@@ -1,6 +1,6 @@
-import type { Checkpoint } from '@tether/agent';
+import type { Checkpoint, PendingDelegation } from '@tether/agent';
 import type { ErrorBody, PendingClarify, Usage } from '@tether/protocol';
-import type { RunJobData, RunStore } from '@tether/queue';
+import type { NewRun, RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
@@ -20,6 +20,22 @@ export interface AttemptContext {
   log: Logger;
   /** Wakes the run now at the head of a session's queue (after one of its runs ended). */
   wakeSession: (sessionId: string) => Promise<void>;
+  /** A crew child's parent, as its job names it. */
+  parentRunId: string | undefined;
+  /** The crew's steps that touch the queue (the worker's RunService). */
+  crew: CrewQueue;
+}
+
+/** What the crew needs of the queue: children queued, ended, cancelled. */
+export interface CrewQueue {
+  /** Queues the jobs of children created and recorded in their parent's delegation (those still queued). */
+  queueChildren(children: readonly NewRun[]): Promise<void>;
+  timeOutChild(childRunId: string, parentRunId: string, timeoutMs: number): Promise<void>;
+  cancelChildren(runId: string): Promise<void>;
+  /** Makes sure an ended child's result reached its parent, and that a parent with every result is awake. */
+  repairChild(childRunId: string, parentRunId: string): Promise<void>;
+  /** The BullMQ prefix of the queue a new run goes to (its shard's). */
+  queueOf(runId: string): string;
 }
 
 /**
@@ -29,7 +45,7 @@ export interface AttemptContext {
 export type Settlement =
   /** The run is gone, has ended, or is another worker's: nothing is written. */
   | { kind: 'nothing'; why: string }
-  | { kind: 'completed'; output: string; checkpoint: Checkpoint }
+  | { kind: 'completed'; output: string; checkpoint: Checkpoint; escalated?: boolean | undefined }
   | {
       kind: 'failed';
       error: ErrorBody;
@@ -44,6 +60,10 @@ export type Settlement =
   | { kind: 'blocked'; ahead: string }
   /** Waits for the answer to a question, until its deadline. */
   | { kind: 'suspended'; pending: PendingClarify }
+  /** Hands tasks to crew children (created, recorded and queued at settle): waits for them without a slot. */
+  | { kind: 'delegating'; delegation: PendingDelegation; children: NewRun[] }
+  /** Woken while children of its delegation `call` are still out: back to waiting until their deadline (epoch ms). */
+  | { kind: 'awaiting'; untilMs: number; call: string }
   /** Woken before its question was answered or timed out: back to sleep until the deadline (epoch ms). */
   | { kind: 'sleep'; untilMs: number; requestId: string }
   /** Stopped by the worker's shutdown: back to the queue for another worker. */

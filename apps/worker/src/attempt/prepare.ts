@@ -2,6 +2,7 @@ import {
   buildSystemPrompt,
   type Checkpoint,
   type ClarifyResolution,
+  type CrewResultEntry,
   type HistoryWindow,
   historyMessages,
   initialCheckpoint,
@@ -10,8 +11,8 @@ import {
   type TranscriptEntry,
   unansweredToolCalls,
 } from '@tether/agent';
-import type { CreateRunBody, ErrorBody, Locale, RunEventInput } from '@tether/protocol';
-import type { RunStore } from '@tether/queue';
+import type { ErrorBody, Locale, RunEventInput } from '@tether/protocol';
+import type { RunSpec, RunStore } from '@tether/queue';
 import {
   BUILTIN_TOOL_NAMES,
   getAllToolNames,
@@ -23,11 +24,13 @@ import {
   workspaceDir,
 } from '@tether/tools';
 import type { Claimed } from './claim.js';
-import type { AttemptContext, Settlement } from './context.js';
+import { type AttemptContext, isSettlement, type Settlement } from './context.js';
+import { crewLimits, planChildren, resolveDelegation, withCrewTools } from './crew.js';
 
 /** Everything the attempt loop needs, ready. */
 export interface Prepared {
-  spec: CreateRunBody;
+  tenant: string;
+  spec: RunSpec;
   /** The run's workspace directory (made when something needs it). */
   workspace: string;
   locale: Locale;
@@ -35,6 +38,10 @@ export interface Prepared {
   checkpoint: Checkpoint;
   /** The fate of the question the run resumes from, if it waited on one. */
   resume: ClarifyResolution | undefined;
+  /** The results of the delegation the run resumes from, if it waited on its children. */
+  resumeDelegation: { callId: string; results: CrewResultEntry[] } | undefined;
+  /** What the run may delegate, if it has the crew's delegate tools. */
+  crew: Awaited<ReturnType<typeof crewLimits>>;
   /** The session the run belongs to, if any. */
   sessionId: string | undefined;
   /** Events of the preparation (`session.truncated`), written with the attempt's first ones. */
@@ -52,10 +59,11 @@ export interface Prepared {
  */
 export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Promise<Prepared | Settlement> {
   const { config, store, runId, fence, log } = ctx;
-  const { spec, sessionId } = claimed;
+  const { spec, sessionId, tenant } = claimed;
   // The workspace is made when something needs it: the submitted files here, or the
-  // tools on first use. A run that never touches files costs no directory.
-  const workspace = workspaceDir(config.workspaceRoot, { id: runId, sessionId });
+  // tools on first use. A run that never touches files costs no directory. A crew child
+  // works in its tree's (its root run's, or the root's session's).
+  const workspace = workspaceDir(config.workspaceRoot, spec.crew?.workspace ?? { id: runId, sessionId });
   const sandboxUser = sandboxUserFor(config.sandboxUser);
   const write = async (files: Record<string, string>) =>
     writeSubmittedFiles(new Workspace(workspace, sandboxUser ? { owner: sandboxUser } : {}), files);
@@ -73,7 +81,7 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
   }
 
   const locale = spec.locale ?? 'en';
-  const toolNames = toolNamesFor(spec);
+  const toolNames = withCrewTools(toolNamesFor(spec), spec, config.crewMaxDepth);
   const events: RunEventInput[] = [];
   let checkpoint: Checkpoint;
   if (claimed.checkpoint) {
@@ -90,7 +98,12 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     const window = sessionId ? await sessionHistory(store, sessionId, budget) : undefined;
     if (window?.truncated) events.push({ type: 'session.truncated', data: window.truncated });
     checkpoint = initialCheckpoint({
-      systemPrompt: buildSystemPrompt({ toolNames, locale, workspace }),
+      systemPrompt: buildSystemPrompt({
+        toolNames,
+        locale,
+        workspace,
+        crew: spec.crew && { goal: spec.crew.goal, context: spec.crew.context },
+      }),
       input: spec.input,
       history: window?.messages,
       historyRef: window ? { entries: window.entries, budget } : undefined,
@@ -106,6 +119,17 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     resume = state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true };
   }
 
+  // A parent woken while it waits on its children: every result in, or back to waiting.
+  let resumeDelegation: Prepared['resumeDelegation'];
+  const pendingDelegation = checkpoint.pendingDelegation;
+  if (pendingDelegation) {
+    const plan = (delegation: typeof pendingDelegation) =>
+      planChildren(ctx, { tenant, spec, sessionId }, delegation, ctx.crew.queueOf);
+    const resolved = await resolveDelegation(ctx, pendingDelegation, plan);
+    if (isSettlement(resolved)) return resolved;
+    resumeDelegation = { callId: pendingDelegation.callId, results: resolved.results };
+  }
+
   // A call in flight when the previous owner died or lost the run: on this host, whatever is left
   // of it is killed first, so the call never has two live executions. (On another host, its
   // watchdog or its lost lock has killed it before this worker could take the run over.)
@@ -113,7 +137,20 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     const left = await killRunLeftovers(runId);
     if (left.cgroups + left.processes > 0) log.warn(left, "killed what an earlier owner's commands left");
   }
-  return { spec, workspace, locale, toolNames, checkpoint, resume, sessionId, events };
+  const crew = await crewLimits(ctx, toolNames, spec);
+  return {
+    tenant,
+    spec,
+    workspace,
+    locale,
+    toolNames,
+    checkpoint,
+    resume,
+    resumeDelegation,
+    crew,
+    sessionId,
+    events,
+  };
 }
 
 /** A session's transcript as a new run's history, windowed to `budget` tokens. */
@@ -129,7 +166,7 @@ export async function sessionHistory(
 }
 
 /** The tool names of a run: its toolsets (default: base, planning, interaction), built-in tools only. */
-export function toolNamesFor(spec: CreateRunBody): string[] {
+export function toolNamesFor(spec: RunSpec): string[] {
   const builtins: readonly string[] = BUILTIN_TOOL_NAMES;
   return getAllToolNames(spec.toolsets ?? [...TOOLSET_DEFAULTS]).filter((name) => builtins.includes(name));
 }

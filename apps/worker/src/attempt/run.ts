@@ -3,15 +3,18 @@ import {
   type Checkpoint,
   countTokens,
   ownMessages,
+  type PendingDelegation,
   resolveProvider,
   runAttempt,
   storedCheckpoint,
   turnEntries,
 } from '@tether/agent';
 import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
+import type { NewRun } from '@tether/queue';
 import { createTools, type Tool } from '@tether/tools';
 import { EventSink } from '../event-sink.js';
 import type { AttemptContext, Settlement } from './context.js';
+import { planChildren } from './crew.js';
 import type { Prepared } from './prepare.js';
 
 /**
@@ -128,6 +131,8 @@ export async function runPrepared(
       interaction: spec.clarify?.mode ?? 'suspend',
       clarifyTimeoutMs: spec.clarify?.timeoutMs ?? config.clarifyTimeoutMs,
       resume: prepared.resume,
+      crew: prepared.crew,
+      resumeDelegation: prepared.resumeDelegation,
       locale,
       // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
       interrupted: () => active.reason === 'shutdown' || active.reason === 'lost',
@@ -152,7 +157,14 @@ export async function runPrepared(
     log.warn({ err: error }, 'events of this attempt could not all be written');
     return [];
   });
-  const settlement = toSettlement(outcome, checkpoint, active.reason);
+  const plan = (delegation: PendingDelegation) =>
+    planChildren(
+      ctx,
+      { tenant: prepared.tenant, spec, sessionId: prepared.sessionId },
+      delegation,
+      ctx.crew.queueOf,
+    );
+  const settlement = toSettlement(outcome, checkpoint, active.reason, plan);
   // A session's run that ends here hands its whole turn to the step that ends it.
   const ends =
     settlement.kind === 'completed' || settlement.kind === 'failed' || settlement.kind === 'cancelled';
@@ -195,10 +207,13 @@ export function toSettlement(
   outcome: AttemptOutcome,
   checkpoint: Checkpoint,
   stopped: StopReason | undefined,
+  plan: (delegation: PendingDelegation) => NewRun[] = () => [],
 ): Settlement {
   switch (outcome.status) {
     case 'completed':
-      return { kind: 'completed', output: outcome.output, checkpoint };
+      return { kind: 'completed', output: outcome.output, checkpoint, escalated: outcome.escalated };
+    case 'delegating':
+      return { kind: 'delegating', delegation: outcome.delegation, children: plan(outcome.delegation) };
     case 'suspended': {
       const { requestId, question, choices, expiresAt } = outcome.clarify;
       return { kind: 'suspended', pending: { requestId, question, choices, expiresAt } };

@@ -1,5 +1,5 @@
 import { storedCheckpoint } from '@tether/agent';
-import type { RunEventInput } from '@tether/protocol';
+import { type RunEventInput, TERMINAL_STATUSES, TetherError } from '@tether/protocol';
 import { baseDelay, promoteJob, RetryLater, retryDelayMs } from '@tether/queue';
 import { DelayedError, WaitingError } from 'bullmq';
 import type { AttemptContext, Settlement } from './context.js';
@@ -18,6 +18,8 @@ import type { AttemptContext, Settlement } from './context.js';
  * | sleep (woken early) | waiting_for_input again | delayed until the deadline (`DelayedError`) |
  * | released (shutdown) | queued | waiting, for another worker (`WaitingError`) |
  * | blocked (a session's run ahead) | nothing | delayed 60 s, woken when the run ahead ends (`DelayedError`) |
+ * | delegating | children created, `child.started` each (waiting_for_children), children queued | delayed until the children's deadline, woken when the last reports (`DelayedError`) |
+ * | awaiting (woken early) | waiting_for_children again | delayed until the children's deadline (`DelayedError`) |
  * | lost, nothing | nothing | completed (another owner, or none, carries on) |
  *
  * Returns the job's result, or throws what tells BullMQ to delay, wait or retry.
@@ -29,20 +31,54 @@ export async function settleOutcome(
   turn: readonly string[] = [],
   sessionId?: string | undefined,
 ): Promise<string | undefined> {
-  const result = await settle(ctx, settlement, events, turn);
-  // A session's run that ended lets the next run of its session go (it waits, delayed, until then).
-  if (
-    sessionId &&
-    (settlement.kind === 'completed' || settlement.kind === 'failed' || settlement.kind === 'cancelled')
-  ) {
-    await ctx
-      .wakeSession(sessionId)
-      .catch((error: unknown) =>
-        ctx.log.warn({ err: error }, "could not wake the session's next run; its own delay will"),
-      );
+  try {
+    return await settle(ctx, settlement, events, turn);
+  } finally {
+    const ended =
+      settlement.kind === 'completed' || settlement.kind === 'failed' || settlement.kind === 'cancelled';
+    // A session's run that ended lets the next run of its session go (it waits, delayed, until then).
+    if (sessionId && ended) {
+      await ctx
+        .wakeSession(sessionId)
+        .catch((error: unknown) =>
+          ctx.log.warn({ err: error }, "could not wake the session's next run; its own delay will"),
+        );
+    }
+    // A crew child's end reaches its parent even when the worker that ended it died before it could
+    // wake the parent (its job, left active, comes back to nothing here), or when the child is gone.
+    if ((settlement.kind === 'nothing' || settlement.kind === 'lost') && ctx.parentRunId) {
+      await repairChild(ctx, ctx.parentRunId);
+    }
+    // A crew parent that ended leaves no child behind (their claims check it too).
+    if (ended && settlement.kind !== 'failed') await cancelLiveChildren(ctx);
+    if (
+      settlement.kind === 'failed' &&
+      !(settlement.retryable && ctx.attempt < (ctx.job.opts.attempts ?? 1))
+    ) {
+      await cancelLiveChildren(ctx);
+    }
   }
-  return result;
 }
+
+async function repairChild(ctx: AttemptContext, parentRunId: string): Promise<void> {
+  try {
+    const record = await ctx.store.get(ctx.runId);
+    if (!record) await ctx.store.reportGone(parentRunId, ctx.runId);
+    else if (TERMINAL_STATUSES.includes(record.status)) await ctx.crew.repairChild(ctx.runId, parentRunId);
+  } catch (error) {
+    ctx.log.warn({ err: error }, "could not make sure the child's end reached its parent");
+  }
+}
+
+async function cancelLiveChildren(ctx: AttemptContext): Promise<void> {
+  if ((await ctx.store.childCount(ctx.runId)) === 0) return;
+  await ctx.crew
+    .cancelChildren(ctx.runId)
+    .catch((error: unknown) => ctx.log.warn({ err: error }, "could not cancel the run's crew children"));
+}
+
+/** A parent wakes this long after its children's deadline, to end the ones still out as timed out. */
+const CHILDREN_GRACE_MS = 1_000;
 
 /** How long a session's run waits for the run ahead of it before it looks again (it is woken when that one ends). */
 export const SESSION_WAIT_MS = 60_000;
@@ -71,10 +107,12 @@ async function settle(
           usage: checkpoint.usage,
           // The final turn was not saved on its own: it is stored with the end.
           checkpoint: { json: storedCheckpoint(checkpoint), todos: checkpoint.todos, step: checkpoint.step },
+          escalated: settlement.escalated,
         },
         fence,
         events,
         turn,
+        ctx.parentRunId,
       );
       if (!ended) {
         log.warn('the run had ended, or another worker owns it: this answer was not recorded');
@@ -93,13 +131,20 @@ async function settle(
         log.warn({ err: error, delayMs }, 'attempt failed; it will be retried');
         throw new RetryLater(`${error.code}: ${error.message}`, delayMs, { cause: settlement.cause });
       }
-      await store.finalize(runId, { status: 'failed', error, usage }, fence, events, turn);
+      await store.finalize(runId, { status: 'failed', error, usage }, fence, events, turn, ctx.parentRunId);
       log.warn({ err: error }, 'run failed');
       return undefined;
     }
     case 'cancelled':
       // Whoever owns the run: a cancel ends it from any attempt.
-      await store.finalize(runId, { status: 'cancelled', reason: 'cancelled by request' }, '', events, turn);
+      await store.finalize(
+        runId,
+        { status: 'cancelled', reason: 'cancelled by request' },
+        '',
+        events,
+        turn,
+        ctx.parentRunId,
+      );
       log.info('run cancelled');
       return undefined;
     case 'suspended': {
@@ -121,6 +166,50 @@ async function settle(
       await job.moveToDelayed(settlement.untilMs, token);
       // An answer or a cancel that came while this attempt looked could not wake it: do it now.
       if ((await store.wakeReason(runId, settlement.requestId)) !== undefined) await promoteJob(job);
+      throw new DelayedError();
+    case 'delegating': {
+      // The children first (idempotent: their ids are in the checkpoint), then the delegation that
+      // makes the run wait for them, then their jobs: a crash anywhere in between is redone by the
+      // worker that takes the run over (see resolveDelegation).
+      const { delegation, children } = settlement;
+      const deadlineMs = Math.max(...children.map((child) => child.crew?.deadlineMs ?? 0));
+      await store.createMany(children);
+      try {
+        await store.delegate(
+          runId,
+          fence,
+          {
+            call: delegation.callId,
+            deadlineMs,
+            maxChildren: ctx.config.crewMaxChildren,
+            children: children.map((child, index) => ({ id: child.id, index, goal: child.spec.input })),
+          },
+          events,
+        );
+      } catch (error) {
+        // The children never start: they end here, before any job of theirs exists.
+        for (const child of children) {
+          await store.finalize(child.id, {
+            status: 'cancelled',
+            reason: 'its parent run could not delegate',
+          });
+        }
+        if (error instanceof TetherError && error.code === 'ERR_RUN_CANCEL_REQUESTED') {
+          return settle(ctx, { kind: 'cancelled' }, events, turn);
+        }
+        throw error;
+      }
+      await ctx.crew.queueChildren(children);
+      await job.moveToDelayed(deadlineMs + CHILDREN_GRACE_MS, token);
+      // Children that ended before the job was delayed could not wake it: look again.
+      if ((await store.delegation(runId))?.pending === 0) await promoteJob(job);
+      log.info({ children: children.length }, 'run waits for its crew children');
+      throw new DelayedError();
+    }
+    case 'awaiting':
+      await store.setStatus(runId, fence, 'waiting_for_children');
+      await job.moveToDelayed(settlement.untilMs + CHILDREN_GRACE_MS, token);
+      if ((await store.delegation(runId))?.pending === 0) await promoteJob(job);
       throw new DelayedError();
     case 'blocked':
       // Another run of the session is ahead: wait, without a slot, until it ends (its end wakes this one).

@@ -7,6 +7,10 @@ export function toRun(record: RunRecord): Run {
     id: record.id,
     status: record.status,
     ...(record.sessionId !== undefined ? { sessionId: record.sessionId } : {}),
+    ...(record.parentRunId !== undefined
+      ? { parentRunId: record.parentRunId, rootRunId: record.rootRunId, depth: record.depth }
+      : {}),
+    ...(record.children !== undefined ? { children: record.children } : {}),
     createdAt: record.createdAt,
     attempts: record.attempts,
     todos: record.todos,

@@ -50,10 +50,12 @@ describe('checkSubmission', () => {
   const replay = { provider: 'replay' as const, script: [{ content: 'ok' }] };
 
   it('names the available toolsets when one is unknown or reserved', () => {
-    expect(() => checkSubmission({ input: 'x', model: replay, toolsets: ['crew'] }, config)).toThrow(
-      /crew; available: base, planning, interaction/,
+    expect(() => checkSubmission({ input: 'x', model: replay, toolsets: ['memory'] }, config)).toThrow(
+      /memory; available: base, planning, interaction, crew/,
     );
-    expect(() => checkSubmission({ input: 'x', model: replay, toolsets: ['base'] }, config)).not.toThrow();
+    expect(() =>
+      checkSubmission({ input: 'x', model: replay, toolsets: ['base', 'crew'] }, config),
+    ).not.toThrow();
   });
 
   it('refuses a run without a model when the server has no default profile', () => {
