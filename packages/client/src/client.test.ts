@@ -1,7 +1,7 @@
 /**
  * TetherClient against the fake API on a real port: submit (idempotency),
- * get, list, wait, cancel and answer with their error mapping, files, tools,
- * retries, and an unreachable server.
+ * get, list, wait, tree, cancel and answer with their error mapping, files,
+ * tools, retries, and an unreachable server.
  */
 import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,10 +11,12 @@ import {
   TetherConflictError,
   TetherConnectionError,
   TetherNotFoundError,
+  TetherProtocolError,
   TetherRateLimitError,
   TetherUnauthorizedError,
 } from './errors.js';
 import { FakeApi } from './testing/fake-api.js';
+import type { RunTree } from './tree.js';
 
 let api: FakeApi;
 let client: TetherClient;
@@ -158,6 +160,33 @@ describe('get, list and wait', () => {
     expect(done).toMatchObject({ status: 'completed', output: 'chose a' });
   });
 
+  it('keeps waiting while the run waits for its crew children, with until: input too', async () => {
+    const parent = api.createRun({ input: 'x' }, 'tenant-a');
+    const id = parent.run.id;
+    api.append(id, 'run.started', { attempt: 1, workerId: 'w1' });
+    const child = api.createChild(id, 0);
+    api.append(id, 'child.started', { childRunId: child.run.id, index: 0, goal: 'Write the parser' });
+    const isGet = (r: { method: string; path: string }) => r.method === 'GET' && r.path === `/v1/runs/${id}`;
+
+    const waiting = client.wait(id, { until: 'input', intervalMs: 5, maxIntervalMs: 20 });
+    await api.waitFor(isGet, 3);
+    expect(parent.run.status).toBe('waiting_for_children');
+    api.append(child.run.id, 'run.completed', { output: 'Parsed.' });
+    api.append(id, 'child.finished', {
+      childRunId: child.run.id,
+      index: 0,
+      status: 'completed',
+      summary: 'Parsed.',
+    });
+    api.append(id, 'run.started', { attempt: 2, workerId: 'w2' });
+    api.append(id, 'run.completed', { output: 'All done.' });
+    const done = await waiting;
+    expect(done).toMatchObject({
+      status: 'completed',
+      children: [{ id: child.run.id, index: 0, status: 'completed' }],
+    });
+  });
+
   it('stops waiting when the signal aborts', async () => {
     const fake = api.createRun({ input: 'x' }, 'tenant-a');
     const controller = new AbortController();
@@ -165,6 +194,126 @@ describe('get, list and wait', () => {
     await api.waitFor((r) => r.path === `/v1/runs/${fake.run.id}`, 2);
     controller.abort(new Error('stop'));
     await expect(waiting).rejects.toThrow('stop');
+  });
+});
+
+describe('tree', () => {
+  /** root ─ [0] a ─ [0] a0, [1] a1; [1] b; [2] c (cancelled, removed once a is read) */
+  function crew() {
+    const root = api.createRun({ input: 'root' }, 'tenant-a');
+    const a = api.createChild(root.run.id, 0);
+    const b = api.createChild(root.run.id, 1);
+    const c = api.createChild(root.run.id, 2);
+    const a0 = api.createChild(a.run.id, 0);
+    const a1 = api.createChild(a.run.id, 1);
+    api.append(a0.run.id, 'run.completed', { output: 'a0 done' });
+    api.append(a1.run.id, 'run.failed', { error: { code: 'ERR_X', message: 'broke' } });
+    api.append(b.run.id, 'run.started', { attempt: 1, workerId: 'w1' });
+    api.append(c.run.id, 'run.cancelled', {});
+    // Retention removes c while the tree is read: after the root listed it, before c's own GET.
+    const removeC = (request: { path: string }) => {
+      if (request.path !== `/v1/runs/${a.run.id}`) return;
+      api.off('request', removeC);
+      api.removeRun(c.run.id);
+    };
+    api.on('request', removeC);
+    return { root, a, b, c, a0, a1 };
+  }
+
+  const shape = (tree: RunTree): unknown => ({
+    id: tree.id,
+    index: tree.index,
+    status: tree.status,
+    read: tree.run !== undefined,
+    ...(tree.unread ? { unread: tree.unread } : {}),
+    children: tree.children.map(shape),
+  });
+
+  it('reads the run and its children depth first, keeping a child gone meanwhile as its parent listed it', async () => {
+    const { root, a, b, c, a0, a1 } = crew();
+    const tree = await client.tree(root.run.id);
+    expect(shape(tree)).toEqual({
+      id: root.run.id,
+      index: undefined,
+      status: 'queued',
+      read: true,
+      children: [
+        {
+          id: a.run.id,
+          index: 0,
+          status: 'queued',
+          read: true,
+          children: [
+            { id: a0.run.id, index: 0, status: 'completed', read: true, children: [] },
+            { id: a1.run.id, index: 1, status: 'failed', read: true, children: [] },
+          ],
+        },
+        { id: b.run.id, index: 1, status: 'running', read: true, children: [] },
+        { id: c.run.id, index: 2, status: 'cancelled', read: false, unread: 'not_found', children: [] },
+      ],
+    });
+    expect(tree.children[0]?.run).toMatchObject({
+      parentRunId: root.run.id,
+      rootRunId: root.run.id,
+      depth: 1,
+    });
+    expect(tree.children[0]?.children[0]?.run).toMatchObject({ output: 'a0 done', depth: 2 });
+    // One GET per run, depth first, with the caller's key.
+    const gets = api.requests.filter((r) => r.method === 'GET');
+    expect(gets.map((r) => r.path.slice('/v1/runs/'.length))).toEqual([
+      root.run.id,
+      a.run.id,
+      a0.run.id,
+      a1.run.id,
+      b.run.id,
+      c.run.id,
+    ]);
+    expect(new Set(gets.map((r) => r.headers.authorization))).toEqual(new Set(['Bearer key-a']));
+  });
+
+  it('stops at maxDepth and maxRuns, marking the children it did not read', async () => {
+    const { root, a, b, c } = crew();
+    const rootOnly = await client.tree(root.run.id, { maxDepth: 0 });
+    expect(rootOnly.children.map((t) => [t.id, t.unread])).toEqual([
+      [a.run.id, 'max_depth'],
+      [b.run.id, 'max_depth'],
+      [c.run.id, 'max_depth'],
+    ]);
+    const shallow = await client.tree(root.run.id, { maxDepth: 1 });
+    expect(shallow.children.map((t) => t.unread)).toEqual([undefined, undefined, 'not_found']);
+    expect(shallow.children[0]?.children.map((t) => [t.unread, t.status, t.run])).toEqual([
+      ['max_depth', 'completed', undefined],
+      ['max_depth', 'failed', undefined],
+    ]);
+
+    // c is gone now: the root no longer lists it.
+    const before = api.requests.length;
+    const few = await client.tree(root.run.id, { maxRuns: 3 });
+    expect(api.requests.length - before).toBe(3);
+    expect(shape(few)).toMatchObject({
+      children: [
+        { id: a.run.id, read: true, children: [{ read: true }, { read: false, unread: 'max_runs' }] },
+        { id: b.run.id, read: false, unread: 'max_runs' },
+      ],
+    });
+    expect(few.children).toHaveLength(2);
+    for (const bad of [{ maxDepth: -1 }, { maxDepth: 1.5 }, { maxRuns: 0 }]) {
+      await expect(client.tree(root.run.id, bad)).rejects.toMatchObject({
+        code: 'ERR_CLIENT_INVALID_OPTION',
+      });
+    }
+  });
+
+  it("throws the root's 404 (another tenant's tree too), and a cycle as a protocol error", async () => {
+    const { root } = crew();
+    const other = new TetherClient({ baseUrl: api.baseUrl, apiKey: 'key-b', retry: false });
+    await expect(other.tree(root.run.id)).rejects.toBeInstanceOf(TetherNotFoundError);
+    await expect(client.tree('run_9999')).rejects.toBeInstanceOf(TetherNotFoundError);
+
+    const loop = api.createRun({ input: 'loop' }, 'tenant-a');
+    const child = api.createChild(loop.run.id, 0);
+    child.children.push({ id: loop.run.id, index: 0, status: 'running' });
+    await expect(client.tree(loop.run.id)).rejects.toBeInstanceOf(TetherProtocolError);
   });
 });
 

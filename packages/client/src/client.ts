@@ -24,6 +24,7 @@ import {
 import { TetherSessions } from './sessions.js';
 import { sleep } from './sleep.js';
 import { followRunEvents, type StreamOptions } from './stream.js';
+import { type RunTree, readRunTree, type TreeOptions } from './tree.js';
 
 /** A page of the event log, its events typed as the discriminated `RunEvent` union. */
 export type RunEventPage = Omit<EventPage, 'data'> & { data: RunEvent[] };
@@ -85,7 +86,11 @@ export interface EventsPageOptions extends RequestOptions {
 }
 
 export interface WaitOptions extends RequestOptions {
-  /** `terminal` (default): until the run finishes. `input`: also stop when it waits for an answer. */
+  /**
+   * `terminal` (default): until the run finishes. `input`: also stop when it
+   * waits for an answer. A run waiting for its crew children
+   * (`waiting_for_children`) is live: the polling goes on.
+   */
   until?: 'terminal' | 'input';
   /** First poll interval, doubled after each unchanged poll (default 500 ms). */
   intervalMs?: number;
@@ -188,6 +193,18 @@ export class TetherClient {
       throw new TetherProtocolError(`GET ${runPath(id)} answered without a run status`);
     }
     return result as unknown as Run;
+  }
+
+  /**
+   * A crew run's tree: `GET /v1/runs/:id` for the run, then for each child it
+   * lists (`children`), depth first, under the same key. A child gone by the
+   * time it is read (404) stays as its parent listed it, marked
+   * `unread: 'not_found'`; the
+   * reading stops at `maxDepth` levels (5) and `maxRuns` runs (200), marking
+   * what it left out.
+   */
+  async tree(id: string, options: TreeOptions = {}): Promise<RunTree & { run: Run }> {
+    return readRunTree((runId, signal) => this.get(runId, signal ? { signal } : {}), id, options);
   }
 
   /** `GET /v1/runs`: the caller's runs, newest first, one page (`nextCursor` is null on the last). */

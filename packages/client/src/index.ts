@@ -1,5 +1,7 @@
 export type {
   CancelRunResponse,
+  ChildResultStatus,
+  ChildRun,
   CreateRunBody,
   CreateRunResponse,
   CreateSessionBody,
@@ -62,3 +64,4 @@ export type { SseMessage, SseParserOptions } from './sse-parser.js';
 export { SseParser } from './sse-parser.js';
 export type { EventFeed, RunEventSource, StreamOptions, StreamReconnectOptions } from './stream.js';
 export { compareEventIds, followEvents, followRunEvents } from './stream.js';
+export type { RunTree, RunTreeUnread, TreeOptions } from './tree.js';

@@ -104,6 +104,41 @@ describe('stream', () => {
     expect(seen).toEqual(['run.queued', 'run.started', 'message.delta', 'run.failed']);
   });
 
+  it("follows a crew parent through its children's events and the wait for them, to its terminal event", async () => {
+    const { run } = api.createRun({ input: 'x' }, 'tenant-a');
+    const child = api.createChild(run.id, 0);
+    api.append(run.id, 'run.started', { attempt: 1, workerId: 'w1' });
+    api.append(run.id, 'child.started', { childRunId: child.run.id, index: 0, goal: 'Write the parser' });
+    api.dropStreamsAfter = [3]; // the connection drops while the parent waits for its child
+    const seen: RunEvent[] = [];
+    const done = (async () => {
+      for await (const event of client.stream(run.id, fast)) seen.push(event);
+    })();
+    await api.waitFor((r) => r.headers.accept === 'text/event-stream', 2);
+    api.append(run.id, 'child.finished', {
+      childRunId: child.run.id,
+      index: 0,
+      status: 'escalated',
+      summary: 'Needs the grammar',
+    });
+    api.append(run.id, 'run.completed', { output: 'done' });
+    await done;
+    expect(seen.map((e) => e.type)).toEqual([
+      'run.queued',
+      'run.started',
+      'child.started',
+      'child.finished',
+      'run.completed',
+    ]);
+    const finished = seen[3];
+    expect(finished?.type === 'child.finished' && finished.data).toEqual({
+      childRunId: child.run.id,
+      index: 0,
+      status: 'escalated',
+      summary: 'Needs the grammar',
+    });
+  });
+
   it('ends after the terminal event even when the server keeps the connection open', async () => {
     const id = finishedRun();
     api.endAfterTerminal = false;

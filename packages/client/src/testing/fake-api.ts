@@ -3,7 +3,8 @@
  * issue 6 as far as the client can see it: bearer auth (401), run ownership
  * (404), idempotent submit (same key and body: same run; other body: 409),
  * pagination, clarify answers (200, 404, 409), cancel (202, 409), files, the
- * tool catalog, 429 with `Retry-After`, and the SSE event stream: `id:`,
+ * tool catalog, crew children (`children` on the parent, each a run with
+ * `parentRunId`, `rootRunId`, `depth`), 429 with `Retry-After`, and the SSE event stream: `id:`,
  * `event:`, `data:` (the whole event), replay after `Last-Event-ID` or
  * `?after=`, then live, heartbeat comments, and the end after the terminal
  * event. `Accept: application/json` on the events route returns a page.
@@ -23,6 +24,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type {
+  ChildRun,
   CreateRunBody,
   Run,
   RunEvent,
@@ -48,6 +50,8 @@ export interface FakeRun {
   tenant: string;
   events: RunEvent[];
   files: Map<string, string>;
+  /** A crew parent's children, in the order it started them, as `GET /v1/runs/:id` lists them. */
+  children: ChildRun[];
 }
 
 interface StreamClient {
@@ -134,10 +138,32 @@ export class FakeApi extends EventEmitter {
       tenant,
       events: [],
       files: new Map(Object.entries(body.files ?? {})),
+      children: [],
     };
     this.runs.set(id, run);
     this.append(id, 'run.queued', {});
     return run;
+  }
+
+  /**
+   * Creates a crew child of `parentId` for task `index` (the tenant's, one level
+   * deeper) and lists it on the parent. Append `child.started` to the parent
+   * yourself when the test follows its stream.
+   */
+  createChild(parentId: string, index: number, body: CreateRunBody = { input: 'subtask' }): FakeRun {
+    const parent = this.mustGet(parentId);
+    const child = this.createRun(body, parent.tenant);
+    child.run.parentRunId = parentId;
+    child.run.rootRunId = parent.run.rootRunId ?? parentId;
+    child.run.depth = (parent.run.depth ?? 0) + 1;
+    parent.children.push({ id: child.run.id, index, status: child.run.status });
+    return child;
+  }
+
+  /** Deletes a run's record, as retention would: it answers 404, and its parent no longer lists it. */
+  removeRun(runId: string): void {
+    this.mustGet(runId);
+    this.runs.delete(runId);
   }
 
   /** Appends an event to the run's log, updates the run as the real system would, and delivers it live. */
@@ -189,6 +215,20 @@ export class FakeApi extends EventEmitter {
     return this.requests.filter(
       (r) => r.path.endsWith('/events') && r.headers.accept === 'text/event-stream',
     );
+  }
+
+  /**
+   * The run as `GET /v1/runs/:id` shows it: a parent lists its children whose
+   * record is kept, with their current status.
+   */
+  private view(fake: FakeRun): Run {
+    if (fake.children.length === 0) return fake.run;
+    const children: ChildRun[] = [];
+    for (const child of fake.children) {
+      const record = this.runs.get(child.id);
+      if (record) children.push({ ...child, status: record.run.status });
+    }
+    return { ...fake.run, children };
   }
 
   private mustGet(runId: string): FakeRun {
@@ -249,7 +289,7 @@ export class FakeApi extends EventEmitter {
     if (!fake || fake.tenant !== tenant)
       return sendError(res, 404, 'ERR_RUN_NOT_FOUND', `Run ${runId} not found`);
 
-    if (parts.length === 3 && req.method === 'GET') return sendJson(res, 200, fake.run);
+    if (parts.length === 3 && req.method === 'GET') return sendJson(res, 200, this.view(fake));
     if (parts[3] === 'cancel' && parts.length === 4 && req.method === 'POST') {
       if (TERMINAL.has(fake.run.status)) {
         return sendError(res, 409, 'ERR_RUN_FINISHED', `Run ${runId} is already ${fake.run.status}`);
@@ -320,7 +360,7 @@ export class FakeApi extends EventEmitter {
     const cursor = url.searchParams.get('cursor');
     let runs = [...this.runs.values()]
       .filter((r) => r.tenant === tenant && (status === null || r.run.status === status))
-      .map((r) => r.run)
+      .map((r) => this.view(r))
       .sort((a, b) => (a.id < b.id ? 1 : -1));
     if (cursor !== null) runs = runs.filter((r) => r.id < cursor);
     const page = runs.slice(0, limit);
@@ -467,6 +507,9 @@ function applyToRun(run: Run, event: RunEvent): void {
       break;
     case 'usage':
       run.usage = event.data;
+      break;
+    case 'child.started':
+      run.status = 'waiting_for_children';
       break;
     case 'run.completed':
       run.status = 'completed';
