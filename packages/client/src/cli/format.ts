@@ -1,5 +1,41 @@
-import type { RunStatus, TodoItem } from '@tether/protocol';
+import type { ChildResultStatus, Run, RunStatus, TodoItem } from '@tether/protocol';
+import { TERMINAL_STATUSES } from '@tether/protocol';
 import type { Colors } from './io.js';
+
+const TERMINAL: ReadonlySet<RunStatus> = new Set(TERMINAL_STATUSES);
+
+/** The few non-ASCII marks the CLI draws, and their plain ASCII stand-ins. */
+export interface Glyphs {
+  /** Marks a crew child's line in a parent's events. */
+  child: string;
+  /** A tree's branch to a child with siblings after it, to the last child, and the continuations below each. */
+  branch: string;
+  lastBranch: string;
+  pipe: string;
+  space: string;
+}
+
+const UNICODE: Glyphs = { child: '↳', branch: '├─ ', lastBranch: '└─ ', pipe: '│  ', space: '   ' };
+const ASCII: Glyphs = { child: '->', branch: '|- ', lastBranch: '`- ', pipe: '|  ', space: '   ' };
+
+/**
+ * Box-drawing marks where colour is on (a terminal without NO_COLOR, see
+ * `colorsFor`), plain ASCII otherwise: a log file or a pipe gets bytes any
+ * tool can read.
+ */
+export function glyphsFor(c: Colors): Glyphs {
+  return c.isColorSupported ? UNICODE : ASCII;
+}
+
+/** How many of a crew parent's children are still live. */
+export function liveChildren(run: Pick<Run, 'children'>): number {
+  return (run.children ?? []).filter((child) => !TERMINAL.has(child.status)).length;
+}
+
+/** `waiting for 3 children`, `waiting for 1 child`. */
+export function waitingFor(count: number): string {
+  return `waiting for ${count} ${count === 1 ? 'child' : 'children'}`;
+}
 
 /** Cuts `text` to `max` characters, ending with `…` when cut. */
 export function truncate(text: string, max: number): string {
@@ -58,10 +94,26 @@ export function colorStatus(status: RunStatus, c: Colors): string {
       return c.yellow(status);
     case 'waiting_for_input':
       return c.magenta(status);
+    case 'waiting_for_children':
+      return c.blue(status);
     case 'running':
       return c.cyan(status);
     default:
       return c.dim(status);
+  }
+}
+
+/** How a crew child ended, as its parent's `child.finished` says. */
+export function colorChildStatus(status: ChildResultStatus, c: Colors): string {
+  switch (status) {
+    case 'completed':
+      return c.green(status);
+    case 'failed':
+      return c.red(status);
+    case 'escalated':
+      return c.magenta(status);
+    default:
+      return c.yellow(status);
   }
 }
 

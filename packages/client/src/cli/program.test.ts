@@ -277,6 +277,81 @@ describe('tether run (human view)', () => {
   });
 });
 
+/** Plays a crew parent: it delegates two tasks, waits, one child completes and one escalates, and it completes. */
+function playCrew(run: FakeRun): void {
+  const id = run.run.id;
+  const goals = ['Write the parser', 'Write the tests'];
+  api.append(id, 'run.started', { attempt: 1, workerId: 'w1' });
+  api.append(id, 'tool.call', {
+    callId: 'c1',
+    name: 'delegate_parallel',
+    arguments: JSON.stringify({ tasks: goals.map((goal) => ({ goal })) }),
+  });
+  const children = goals.map((goal, index) => {
+    const child = api.createChild(id, index, { input: goal });
+    api.append(id, 'child.started', { childRunId: child.run.id, index, goal });
+    return child;
+  });
+  const [parser, tests] = children.map((c) => c.run.id);
+  if (!parser || !tests) throw new Error('no children');
+  api.append(parser, 'run.completed', { output: 'Parser written.' });
+  api.append(id, 'child.finished', {
+    childRunId: parser,
+    index: 0,
+    status: 'completed',
+    summary: 'Parser written.',
+  });
+  api.append(tests, 'run.completed', { output: 'No test runner here.' });
+  api.append(id, 'child.finished', {
+    childRunId: tests,
+    index: 1,
+    status: 'escalated',
+    summary: 'No test runner here.',
+  });
+  api.append(id, 'run.started', { attempt: 2, workerId: 'w2' });
+  api.append(id, 'tool.result', { callId: 'c1', name: 'delegate_parallel', ok: true, content: '[]' });
+  api.append(id, 'run.completed', { output: 'Parser done; tests escalated.' });
+}
+
+describe('crew runs', () => {
+  it("tether run shows the parent's children as they start and end, and the wait between", async () => {
+    api.onSubmit = playCrew;
+    const { io, stdout } = terminal();
+    expect(await runCli(['run', 'Build the parser'], io)).toBe(0);
+    expect(stdout.plain).toContain(
+      [
+        '    -> child 0 started: Write the parser (run_0002)',
+        '    -> child 1 started: Write the tests (run_0003)',
+        '    waiting for 2 children',
+        '    -> child 0 completed: Parser written. (run_0002)',
+        '    -> child 1 escalated: No test runner here. (run_0003)',
+        'started: attempt 2 on w2',
+      ].join('\n'),
+    );
+    expect(stdout.plain).toMatch(/Completed\nParser done; tests escalated\./);
+  });
+
+  it('tether logs prints the same lines from the log, and --json the events', async () => {
+    const run = api.createRun({ input: 'Build the parser' }, 'tenant-a');
+    playCrew(run);
+    const human = terminal();
+    expect(await runCli(['logs', run.run.id], human.io)).toBe(0);
+    expect(human.stdout.plain).toContain('    waiting for 2 children\n    -> child 0 completed');
+    const json = terminal();
+    expect(await runCli(['logs', run.run.id, '--json'], json.io)).toBe(0);
+    const types = json.stdout.plain
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as RunEvent).type);
+    expect(types.filter((t) => t.startsWith('child.'))).toEqual([
+      'child.started',
+      'child.started',
+      'child.finished',
+      'child.finished',
+    ]);
+  });
+});
+
 describe('errors and exit codes', () => {
   it('exits 2 on usage errors: no task, a bad --timeout, a bad --locale, an unknown command', async () => {
     for (const argv of [

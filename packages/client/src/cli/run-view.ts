@@ -1,10 +1,30 @@
 import type { RunEvent, Usage } from '@tether/protocol';
 import { formatCountdown } from './duration.js';
-import { firstLine, formatTodos, summariseArguments, truncate } from './format.js';
+import {
+  colorChildStatus,
+  firstLine,
+  formatTodos,
+  type Glyphs,
+  glyphsFor,
+  summariseArguments,
+  truncate,
+  waitingFor,
+} from './format.js';
 import type { Colors, Output } from './io.js';
 
 /** Lines of a tool's streamed output shown per call before the rest is elided. */
 const TOOL_OUTPUT_LINES = 12;
+
+/** The crew tools whose call starts children (the names of the `crew` toolset in the tool catalog). */
+const DELEGATING_TOOLS: ReadonlySet<string> = new Set(['delegate_task', 'delegate_parallel']);
+
+/** A delegation whose children are being started: how many it asked for, and those started so far. */
+interface Delegation {
+  callId: string;
+  /** Undefined when the call's arguments do not say (not JSON, no task list). */
+  tasks: number | undefined;
+  started: Set<string>;
+}
 
 export interface RunViewOptions {
   /** How to tell the user to answer when they cannot be prompted; omitted when they will be. */
@@ -21,9 +41,10 @@ export interface RunViewOptions {
 /**
  * The human view of a run's events, written as they arrive: a header per model
  * step, streamed text as it streams, each tool call with a short result, the
- * todo list whenever it changes, questions and answers, and the outcome with
- * the final output. Append-only, so it reads the same in a terminal, a log
- * file or a pipe.
+ * todo list whenever it changes, questions and answers, a crew parent's
+ * children as they start and finish (and how many it waits for), and the
+ * outcome with the final output. Append-only, so it reads the same in a
+ * terminal, a log file or a pipe.
  */
 export class RunView {
   /** The usage last reported, for the closing summary. */
@@ -39,11 +60,15 @@ export class RunView {
   /** The last assistant message shown, which a compact view does not repeat as the output. */
   private lastMessage: string | undefined;
   private readonly toolOutput = new Map<string, { lines: number; partial: string }>();
+  private readonly glyphs: Glyphs;
+  /** The delegation last called, until its result: its children's lines end with how many the run waits for. */
+  private delegation: Delegation | undefined;
 
   constructor(out: Output, colors: Colors, options: RunViewOptions = {}) {
     this.out = out;
     this.c = colors;
     this.options = options;
+    this.glyphs = glyphsFor(colors);
   }
 
   render(event: RunEvent): void {
@@ -83,11 +108,19 @@ export class RunView {
         this.line(
           `  ${c.cyan('>')} ${c.bold(event.data.name)} ${c.dim(summariseArguments(event.data.arguments))}`,
         );
+        if (DELEGATING_TOOLS.has(event.data.name)) {
+          this.delegation = {
+            callId: event.data.callId,
+            tasks: delegatedTasks(event.data.name, event.data.arguments),
+            started: new Set(),
+          };
+        }
         break;
       case 'tool.output':
         this.toolChunk(event.data.callId, event.data.chunk, event.data.stream);
         break;
       case 'tool.result': {
+        if (event.data.callId === this.delegation?.callId) this.delegation = undefined;
         if (this.options.compact && event.data.name === 'clarify') break;
         this.flushToolOutput(event.data.callId);
         const { line, more } = firstLine(event.data.content, 100);
@@ -118,6 +151,30 @@ export class RunView {
       case 'clarify.timed_out':
         this.line(c.yellow('  No answer in time: the agent decides on its own and goes on.'));
         break;
+      case 'child.started': {
+        const { childRunId, index, goal } = event.data;
+        const { line } = firstLine(goal, 80);
+        this.line(
+          `    ${c.cyan(this.glyphs.child)} child ${index} started: ${line === '' ? c.dim('(no goal)') : line} ${c.dim(`(${childRunId})`)}`,
+        );
+        const delegation = this.delegation;
+        if (delegation && !delegation.started.has(childRunId)) {
+          delegation.started.add(childRunId);
+          // The parent waits once all its delegation's children have started: no event says so.
+          if (delegation.started.size === delegation.tasks)
+            this.line(c.dim(`    ${waitingFor(delegation.tasks)}`));
+        }
+        break;
+      }
+      case 'child.finished': {
+        const { childRunId, index, status, summary } = event.data;
+        const { line, more } = firstLine(summary, 80);
+        const rest = more > 0 ? c.dim(` (+${more} lines)`) : '';
+        this.line(
+          `    ${c.cyan(this.glyphs.child)} child ${index} ${colorChildStatus(status, c)}: ${line === '' ? c.dim('(no summary)') : line}${rest} ${c.dim(`(${childRunId})`)}`,
+        );
+        break;
+      }
       case 'usage':
         this.usage = event.data;
         break;
@@ -212,5 +269,17 @@ export class RunView {
     const state = this.toolOutput.get(callId);
     if (state && state.partial !== '') this.toolLine(state, state.partial, 'stdout');
     this.toolOutput.delete(callId);
+  }
+}
+
+/** How many children a delegating call asks for: one for `delegate_task`, its task list's length for `delegate_parallel`. */
+function delegatedTasks(name: string, args: string): number | undefined {
+  if (name === 'delegate_task') return 1;
+  try {
+    const parsed: unknown = JSON.parse(args);
+    const tasks = (parsed as { tasks?: unknown } | null)?.tasks;
+    return Array.isArray(tasks) && tasks.length > 0 ? tasks.length : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -1,0 +1,113 @@
+/**
+ * The RunView's crew lines from fixture events: each child as it starts and
+ * finishes, how many children the parent waits for once its delegation's
+ * children have all started, in box-drawing marks on a colour terminal and in
+ * ASCII otherwise.
+ */
+import type { RunEvent, RunEventData, RunEventType } from '@tether/protocol';
+import pc from 'picocolors';
+import { describe, expect, it } from 'vitest';
+import { RecordingOutput } from '../testing/terminal.js';
+import { RunView } from './run-view.js';
+
+let seq = 0;
+function event<T extends RunEventType>(type: T, data: RunEventData<T>): RunEvent {
+  seq++;
+  return { id: `1-${seq}`, runId: 'run_p', type, at: new Date(seq).toISOString(), data } as RunEvent;
+}
+
+function render(events: RunEvent[], color = false): string {
+  const out = new RecordingOutput(color);
+  const view = new RunView(out, pc.createColors(color));
+  for (const e of events) view.render(e);
+  view.endLine();
+  return out.plain;
+}
+
+const parallelCall = (callId: string, goals: string[]) =>
+  event('tool.call', {
+    callId,
+    name: 'delegate_parallel',
+    arguments: JSON.stringify({ tasks: goals.map((goal) => ({ goal })) }),
+  });
+const started = (index: number, goal: string) =>
+  event('child.started', { childRunId: `run_c${index}`, index, goal });
+
+describe('RunView: crew children', () => {
+  it("shows each child's start with its goal's first line, then how many children the parent waits for", () => {
+    const text = render([
+      parallelCall('c1', ['Write the parser', 'Write the tests', 'Update the docs']),
+      started(0, 'Write the parser\nfor the config format'),
+      started(1, 'Write the tests'),
+      started(2, 'Update the docs'),
+    ]);
+    const [call, ...rest] = text.split('\n');
+    expect(call).toMatch(/^ {2}> delegate_parallel tasks=/);
+    expect(rest.join('\n')).toBe(
+      [
+        '    -> child 0 started: Write the parser (run_c0)',
+        '    -> child 1 started: Write the tests (run_c1)',
+        '    -> child 2 started: Update the docs (run_c2)',
+        '    waiting for 3 children',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it("shows each child's end with its status and its summary's first line, and the result after the wait", () => {
+    const text = render([
+      event('tool.call', { callId: 'c1', name: 'delegate_task', arguments: '{"goal":"Fix the bug"}' }),
+      started(0, 'Fix the bug'),
+      event('child.finished', {
+        childRunId: 'run_c0',
+        index: 0,
+        status: 'escalated',
+        summary: 'The bug is in a vendored library.\nI cannot patch it.\nAsk the user.',
+      }),
+      event('tool.result', { callId: 'c1', name: 'delegate_task', ok: true, content: '[{"index":0}]' }),
+      event('child.finished', { childRunId: 'run_c9', index: 4, status: 'timed_out', summary: '' }),
+    ]);
+    expect(text).toContain(
+      '    -> child 0 started: Fix the bug (run_c0)\n    waiting for 1 child\n' +
+        '    -> child 0 escalated: The bug is in a vendored library. (+2 lines) (run_c0)\n' +
+        '    ok [{"index":0}]\n',
+    );
+    expect(text).toContain('    -> child 4 timed_out: (no summary) (run_c9)\n');
+  });
+
+  it('says nothing of waiting until every task of the delegation has started, and counts a child once', () => {
+    const partial = render([parallelCall('c1', ['a', 'b']), started(0, 'a'), started(0, 'a')]);
+    expect(partial).not.toContain('waiting for');
+    // No delegating call seen (or arguments it cannot read): the children show, the count does not.
+    const unknown = render([
+      event('tool.call', { callId: 'c1', name: 'delegate_parallel', arguments: '{"tasks": nope' }),
+      started(0, 'a'),
+      started(1, 'b'),
+    ]);
+    expect(unknown).toContain('-> child 1 started: b (run_c1)');
+    expect(unknown).not.toContain('waiting for');
+    // A refused delegation ends with its result: children of a later one are counted afresh.
+    const refused = render([
+      parallelCall('c1', ['a', 'b', 'c']),
+      event('tool.result', { callId: 'c1', name: 'delegate_parallel', ok: false, content: 'Too many tasks' }),
+      parallelCall('c2', ['a', 'b']),
+      started(0, 'a'),
+      started(1, 'b'),
+    ]);
+    expect(refused.match(/waiting for/g)).toEqual(['waiting for']);
+    expect(refused).toContain('waiting for 2 children');
+  });
+
+  it('draws the child mark with a box-drawing arrow on a colour terminal', () => {
+    const text = render(
+      [
+        started(3, 'Write the parser'),
+        event('child.finished', { childRunId: 'run_c3', index: 3, status: 'completed', summary: 'Done.' }),
+      ],
+      true,
+    );
+    expect(text).toBe(
+      '    ↳ child 3 started: Write the parser (run_c3)\n    ↳ child 3 completed: Done. (run_c3)\n',
+    );
+  });
+});
