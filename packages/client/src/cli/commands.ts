@@ -1,10 +1,12 @@
 import type { Run, RunStatus } from '@tether/protocol';
 import { RUN_STATUSES } from '@tether/protocol';
+import type { RunTree } from '../tree.js';
 import { formatCountdown, formatDuration } from './duration.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { followRun } from './follow.js';
-import { colorStatus, formatTodos, relativeTime, truncate } from './format.js';
+import { colorStatus, formatTodos, liveChildren, relativeTime, truncate, waitingFor } from './format.js';
 import type { CommandContext } from './run-command.js';
+import { formatRunTree } from './run-tree.js';
 import { RunView } from './run-view.js';
 
 export interface RunsCommandOptions {
@@ -51,7 +53,11 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
   io.stdout.write(`${c.dim(`${'ID'.padEnd(idWidth)}  ${'STATUS'.padEnd(statusWidth)}  CREATED`)}\n`);
   for (const run of page.data) {
     const pad = ' '.repeat(statusWidth - run.status.length);
-    const waiting = run.pendingClarify ? c.magenta(`  ? ${truncate(run.pendingClarify.question, 50)}`) : '';
+    const waiting = run.pendingClarify
+      ? c.magenta(`  ? ${truncate(run.pendingClarify.question, 50)}`)
+      : run.status === 'waiting_for_children' && run.children
+        ? c.blue(`  ${waitingFor(liveChildren(run))}`)
+        : '';
     io.stdout.write(
       `${run.id.padEnd(idWidth)}  ${colorStatus(run.status, c)}${pad}  ${relativeTime(run.createdAt, now)}${waiting}\n`,
     );
@@ -60,24 +66,31 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
   return EXIT.ok;
 }
 
-/** `tether show ID`: one run in detail. */
+/** `tether show ID`: one run in detail, and a crew parent's tree of children. */
 export async function showCommand(
   id: string,
   options: { json?: boolean },
   ctx: CommandContext,
 ): Promise<ExitCode> {
   const { client, io } = ctx;
-  const run = await client.get(id, io.signal ? { signal: io.signal } : {});
+  const signal = io.signal ? { signal: io.signal } : {};
   if (options.json) {
+    const run = await client.get(id, signal);
     io.stdout.write(`${JSON.stringify(run)}\n`);
     return EXIT.ok;
   }
-  io.stdout.write(formatRun(run, ctx).join('\n'));
+  const tree = await client.tree(id, signal);
+  io.stdout.write(formatRun(tree.run, ctx, tree).join('\n'));
   io.stdout.write('\n');
   return EXIT.ok;
 }
 
-export function formatRun(run: Run, ctx: Pick<CommandContext, 'colors' | 'now'>): string[] {
+/** A run's fields, its todos, its question, the tree of its children (given `tree`), and its outcome. */
+export function formatRun(
+  run: Run,
+  ctx: Pick<CommandContext, 'colors' | 'now'>,
+  tree?: RunTree | undefined,
+): string[] {
   const c = ctx.colors;
   const now = (ctx.now ?? Date.now)();
   const lines = [`${c.bold(run.id)}  ${colorStatus(run.status, c)}`];
@@ -89,6 +102,10 @@ export function formatRun(run: Run, ctx: Pick<CommandContext, 'colors' | 'now'>)
       ? ` (took ${formatDuration(Date.parse(run.finishedAt) - Date.parse(run.startedAt))})`
       : '';
     field('finished', `${run.finishedAt}${took}`);
+  }
+  if (run.parentRunId) {
+    const root = run.rootRunId && run.rootRunId !== run.parentRunId ? `, root ${run.rootRunId}` : '';
+    field('parent', `${run.parentRunId} (depth ${run.depth ?? 1}${root})`);
   }
   field('attempts', String(run.attempts));
   if (run.usage) field('tokens', `${run.usage.inputTokens} in, ${run.usage.outputTokens} out`);
@@ -107,6 +124,7 @@ export function formatRun(run: Run, ctx: Pick<CommandContext, 'colors' | 'now'>)
     });
     lines.push(c.dim(`  answer with: tether answer ${run.id} ${q.requestId} "your answer"`));
   }
+  if (tree && tree.children.length > 0) lines.push('', ...formatRunTree(tree, c));
   if (run.error) lines.push('', c.red(`${run.error.code}: ${run.error.message}`));
   if (run.output !== undefined) lines.push('', c.bold('Output'), run.output.replace(/\n+$/, ''));
   return lines;

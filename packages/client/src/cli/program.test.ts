@@ -352,6 +352,98 @@ describe('crew runs', () => {
   });
 });
 
+describe('crew runs: tether show and tether runs', () => {
+  it("shows a crew parent's tree of children under its fields, one GET per run", async () => {
+    const parent = api.createRun({ input: 'Build the parser' }, 'tenant-a');
+    playCrew(parent);
+    const before = api.requests.length;
+    const { io, stdout } = terminal();
+    expect(await runCli(['show', parent.run.id], io)).toBe(0);
+    expect(stdout.plain).toContain(
+      [
+        '',
+        'run_0001  completed  Parser done; tests escalated.',
+        '|- [0] run_0002  completed  Parser written.',
+        '`- [1] run_0003  completed  No test runner here.',
+        '',
+        'Output',
+        'Parser done; tests escalated.',
+      ].join('\n'),
+    );
+    expect(api.requests.slice(before).map((r) => r.path)).toEqual([
+      '/v1/runs/run_0001',
+      '/v1/runs/run_0002',
+      '/v1/runs/run_0003',
+    ]);
+    // --json prints the run as the API returned it, children listed, and reads nothing more.
+    const json = terminal();
+    const seen = api.requests.length;
+    expect(await runCli(['show', parent.run.id, '--json'], json.io)).toBe(0);
+    expect(JSON.parse(json.stdout.plain)).toMatchObject({
+      id: 'run_0001',
+      children: [
+        { id: 'run_0002', index: 0, status: 'completed' },
+        { id: 'run_0003', index: 1, status: 'completed' },
+      ],
+    });
+    expect(api.requests.length - seen).toBe(1);
+  });
+
+  it('shows a parent waiting for its children, with the tree, and a child with its parent', async () => {
+    const parent = api.createRun({ input: 'Build' }, 'tenant-a');
+    api.append(parent.run.id, 'run.started', { attempt: 1, workerId: 'w1' });
+    const a = api.createChild(parent.run.id, 0);
+    const b = api.createChild(parent.run.id, 1);
+    const grandchild = api.createChild(a.run.id, 0);
+    api.append(parent.run.id, 'child.started', { childRunId: a.run.id, index: 0, goal: 'a' });
+    api.append(parent.run.id, 'child.started', { childRunId: b.run.id, index: 1, goal: 'b' });
+    api.append(a.run.id, 'child.started', { childRunId: grandchild.run.id, index: 0, goal: 'a0' });
+    api.append(b.run.id, 'run.failed', { error: { code: 'ERR_AGENT_MAX_STEPS', message: 'Too many steps' } });
+
+    const { io, stdout } = terminal();
+    expect(await runCli(['show', parent.run.id], io)).toBe(0);
+    expect(stdout.plain).toMatch(/^run_0001 {2}waiting_for_children\n/);
+    expect(stdout.plain).toContain(
+      [
+        'run_0001  waiting_for_children  waiting for 1 child',
+        '|- [0] run_0002  waiting_for_children  waiting for 1 child',
+        '|  `- [0] run_0004  queued',
+        '`- [1] run_0003  failed                ERR_AGENT_MAX_STEPS: Too many steps',
+      ].join('\n'),
+    );
+
+    const child = terminal();
+    expect(await runCli(['show', grandchild.run.id], child.io)).toBe(0);
+    expect(child.stdout.plain).toContain('parent    run_0002 (depth 2, root run_0001)');
+    expect(child.stdout.plain).not.toContain('|-');
+
+    const list = terminal();
+    expect(await runCli(['runs', '--status', 'waiting_for_children'], list.io)).toBe(0);
+    expect(list.stdout.plain).toMatch(/run_0002\s+waiting_for_children\s+.*waiting for 1 child\n/);
+    expect(list.stdout.plain).toMatch(/run_0001\s+waiting_for_children\s+.*waiting for 1 child\n/);
+  });
+
+  it('keeps a child removed while the tree is read as its parent listed it', async () => {
+    const parent = api.createRun({ input: 'Build' }, 'tenant-a');
+    playCrew(parent);
+    const removeLater = (request: { path: string }) => {
+      if (request.path !== '/v1/runs/run_0002') return;
+      api.off('request', removeLater);
+      api.removeRun('run_0003');
+    };
+    api.on('request', removeLater);
+    const { io, stdout } = terminal();
+    expect(await runCli(['show', parent.run.id], io)).toBe(0);
+    expect(stdout.plain).toContain('`- [1] run_0003  completed  (gone: no longer stored)');
+    // Once gone, the parent no longer lists it.
+    const again = terminal();
+    expect(await runCli(['show', parent.run.id], again.io)).toBe(0);
+    expect(again.stdout.plain).toContain(
+      'run_0001  completed  Parser done; tests escalated.\n`- [0] run_0002',
+    );
+  });
+});
+
 describe('errors and exit codes', () => {
   it('exits 2 on usage errors: no task, a bad --timeout, a bad --locale, an unknown command', async () => {
     for (const argv of [

@@ -157,7 +157,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   program
     .command('show')
-    .description('show one run: status, todos, pending question, output')
+    .description('show one run: status, todos, pending question, the tree of its crew children, output')
     .argument('<id>', 'run id')
     .option('--json', 'print the run as JSON')
     .action(async (id: string, options: { json?: boolean }) => {
