@@ -147,3 +147,67 @@ describe('the tether CLI', () => {
     }
   }, 60_000);
 });
+
+/** Runs the built CLI with output to a pipe (no terminal: ASCII marks, no colour), to its exit. */
+async function cli(args: string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? '', TETHER_URL: stack.baseUrl, TETHER_API_KEY: API_KEY },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, out };
+}
+
+describe('crew runs through the SDK and the CLI', () => {
+  it("reads a parent's tree with client.tree, and shows its children in tether logs and tether show", async () => {
+    const client = new TetherClient({ baseUrl: stack.baseUrl, apiKey: API_KEY });
+    const tasks = [{ goal: 'Write the parser' }, { goal: 'Write the tests' }];
+    const submitted = await client.submit({
+      input: 'Build the parser',
+      toolsets: ['base', 'planning', 'crew'],
+      model: {
+        provider: 'replay',
+        script: [{ toolCalls: [call('delegate_parallel', { tasks })] }, { content: 'Parser done.' }],
+        children: [
+          { match: 'parser', script: [{ content: 'Parser written.' }] },
+          { script: [{ toolCalls: [call('escalate', { reason: 'No test runner here.' })] }] },
+        ],
+      },
+    });
+    const run = await client.wait(submitted.id, { intervalMs: 50 });
+    expect(run).toMatchObject({ status: 'completed', output: 'Parser done.' });
+
+    const tree = await client.tree(submitted.id);
+    expect(tree.children.map((c) => [c.index, c.status, c.run?.parentRunId, c.run?.output])).toEqual([
+      [0, 'completed', submitted.id, 'Parser written.'],
+      [1, 'completed', submitted.id, 'No test runner here.'],
+    ]);
+    const [first, second] = tree.children.map((c) => c.id);
+
+    const logs = await cli(['logs', submitted.id]);
+    expect(logs.code).toBe(0);
+    expect(logs.out).toContain(
+      [
+        `    -> child 0 started: Write the parser (${first})`,
+        `    -> child 1 started: Write the tests (${second})`,
+        '    waiting for 2 children',
+      ].join('\n'),
+    );
+    expect(logs.out).toContain(`    -> child 0 completed: Parser written. (${first})`);
+    expect(logs.out).toContain(`    -> child 1 escalated: No test runner here. (${second})`);
+
+    const show = await cli(['show', submitted.id]);
+    expect(show.code).toBe(0);
+    expect(show.out).toContain(
+      [
+        `${submitted.id}  completed  Parser done.`,
+        `|- [0] ${first}  completed  Parser written.`,
+        `\`- [1] ${second}  completed  No test runner here.`,
+      ].join('\n'),
+    );
+  }, 60_000);
+});
