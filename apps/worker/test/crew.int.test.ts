@@ -130,8 +130,8 @@ describe('crew', () => {
 
     // Children are runs: records with their parent, root and depth; the parent lists them.
     const parent = await d.store.get(parentId);
-    expect(parent?.children?.map((c) => [c.id, c.index, c.status])).toEqual(
-      entries.map((e) => [e.runId, e.index, e.status === 'escalated' ? 'completed' : e.status]),
+    expect(parent?.children?.map((c) => [c.id, c.index, c.status, c.outcome])).toEqual(
+      entries.map((e) => [e.runId, e.index, e.status === 'escalated' ? 'completed' : e.status, e.status]),
     );
     const child = await d.store.get(entries[0]?.runId as string);
     expect(child).toMatchObject({ parentRunId: parentId, rootRunId: parentId, depth: 1, tenant: TENANT });

@@ -16,7 +16,7 @@
  *   `unread: 'max_depth'` or `'max_runs'`, and no children;
  * - a run met twice (a cycle, outside the contract) throws `TetherProtocolError`.
  */
-import type { ChildRun, Run, RunStatus } from '@tether/protocol';
+import type { ChildResultStatus, ChildRun, Run, RunStatus } from '@tether/protocol';
 import { invalidOption, TetherNotFoundError, TetherProtocolError } from './errors.js';
 
 /** Why a run of the tree was not read. */
@@ -29,6 +29,8 @@ export interface RunTree {
   index: number | undefined;
   /** The run's own status when it was read, else the status its parent lists. */
   status: RunStatus;
+  /** A child that has ended: how its parent learned it ended (`escalated` and `timed_out` included). */
+  outcome?: ChildResultStatus;
   /** The run as `GET /v1/runs/:id` returned it; undefined when it was not read (see `unread`). */
   run: Run | undefined;
   /** Set when the run was not read: gone (404), or beyond `maxDepth` or `maxRuns`. */
@@ -66,10 +68,11 @@ export async function readRunTree(
   const seen = new Set<string>([id]);
   let read = 1;
 
-  const node = (run: Run, index: number | undefined): RunTree & { run: Run } => ({
+  const node = (run: Run, child?: ChildRun): RunTree & { run: Run } => ({
     id: run.id,
-    index,
+    index: child?.index,
     status: run.status,
+    ...(child?.outcome ? { outcome: child.outcome } : {}),
     run,
     children: [],
   });
@@ -77,6 +80,7 @@ export async function readRunTree(
     id: child.id,
     index: child.index,
     status: child.status,
+    ...(child.outcome ? { outcome: child.outcome } : {}),
     run: undefined,
     unread: why,
     children: [],
@@ -105,13 +109,13 @@ export async function readRunTree(
         tree.children.push(unread(child, 'not_found'));
         continue;
       }
-      const branch = node(run, child.index);
+      const branch = node(run, child);
       tree.children.push(branch);
       await visit(branch, depth + 1);
     }
   };
 
-  const root = node(await get(id, signal), undefined);
+  const root = node(await get(id, signal));
   await visit(root, 0);
   return root;
 }

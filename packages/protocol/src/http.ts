@@ -1,5 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ErrorBodySchema, RunEventSchema, RunStatusSchema, TodoItemSchema, UsageSchema } from './events.js';
+import {
+  CHILD_RESULT_STATUSES,
+  ErrorBodySchema,
+  RunEventSchema,
+  RunStatusSchema,
+  TodoItemSchema,
+  UsageSchema,
+} from './events.js';
 
 /**
  * Limits on what a client may submit; the API enforces them and documents them
@@ -201,6 +208,8 @@ export const ChildRunSchema = Type.Object({
   /** Its task's position in the delegation that started it. */
   index: Type.Integer({ minimum: 0 }),
   status: RunStatusSchema,
+  /** Once it has ended: how, as its parent learned it (`escalated` and `timed_out` included). */
+  outcome: Type.Optional(Type.Union(CHILD_RESULT_STATUSES.map((s) => Type.Literal(s)))),
 });
 export type ChildRun = Static<typeof ChildRunSchema>;
 

@@ -210,12 +210,19 @@ export async function readChildren(ctx: StoreContext, runId: string): Promise<Ch
   const ids = await ctx.redis.lrange(ctx.keys.run(runId).children, 0, -1);
   if (ids.length === 0) return [];
   const pipeline = ctx.redis.pipeline();
-  for (const id of ids) pipeline.hmget(ctx.keys.run(id).record, 'status', 'index');
+  for (const id of ids) pipeline.hmget(ctx.keys.run(id).record, 'status', 'index', 'escalated', 'error');
   const replies = (await pipeline.exec()) ?? [];
   const children: ChildRun[] = [];
   ids.forEach((id, i) => {
-    const [status, index] = (replies[i]?.[1] ?? []) as (string | null)[];
-    if (status) children.push({ id, index: Number(index ?? 0), status: status as ChildRun['status'] });
+    const [status, index, escalated, error] = (replies[i]?.[1] ?? []) as (string | null)[];
+    if (!status) return;
+    const child: ChildRun = { id, index: Number(index ?? 0), status: status as ChildRun['status'] };
+    if (status === 'completed') child.outcome = escalated ? 'escalated' : 'completed';
+    else if (status === 'cancelled') child.outcome = 'cancelled';
+    else if (status === 'failed') {
+      child.outcome = error?.includes(`"${CHILD_TIMEOUT_CODE}"`) ? 'timed_out' : 'failed';
+    }
+    children.push(child);
   });
   return children;
 }

@@ -138,6 +138,12 @@ describe('crew store', () => {
       'timed_out',
     ]);
     expect(results?.get(gone as string)?.summary).toContain('ERR_CREW_CHILD_GONE');
+    // The parent lists how each child that is still there ended.
+    expect((await store.get(root))?.children?.map((c) => c.outcome)).toEqual([
+      'escalated',
+      'cancelled',
+      'timed_out',
+    ]);
   });
 
   it('a parent that ends drops its delegation: a child that ends later reports nothing', async () => {

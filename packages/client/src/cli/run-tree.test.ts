@@ -90,4 +90,33 @@ describe('formatRunTree', () => {
       '`- [2] run_c  queued     (not read: too many runs in the tree)',
     ]);
   });
+
+  it('shows an escalated or timed-out child by how its parent learned it ended', () => {
+    const escalated: RunTree = {
+      ...read(run('run_a', { status: 'completed', output: 'Which spec version?' }), 0),
+      outcome: 'escalated',
+    };
+    const timedOut: RunTree = {
+      ...read(
+        run('run_b', { status: 'failed', error: { code: 'ERR_CREW_CHILD_TIMEOUT', message: 'too slow' } }),
+        1,
+      ),
+      outcome: 'timed_out',
+    };
+    const done: RunTree = {
+      ...read(run('run_c', { status: 'completed', output: 'ok' }), 2),
+      outcome: 'completed',
+    };
+    const root = read(run('run_root', { status: 'completed', output: '' }), undefined, [
+      escalated,
+      timedOut,
+      done,
+    ]);
+    expect(formatRunTree(root, pc.createColors(false))).toEqual([
+      'run_root  completed',
+      '|- [0] run_a  escalated  Which spec version?',
+      '|- [1] run_b  timed_out  ERR_CREW_CHILD_TIMEOUT: too slow',
+      '`- [2] run_c  completed  ok',
+    ]);
+  });
 });

@@ -1,5 +1,5 @@
 import type { RunTree } from '../tree.js';
-import { colorStatus, firstLine, glyphsFor, liveChildren, waitingFor } from './format.js';
+import { colorChildStatus, colorStatus, firstLine, glyphsFor, liveChildren, waitingFor } from './format.js';
 import type { Colors } from './io.js';
 
 /** Longest note after a run's status, so a line of the tree fits a terminal. */
@@ -22,10 +22,13 @@ export function formatRunTree(tree: RunTree, c: Colors): string[] {
   const width = widestStatus(tree);
   const row = (node: RunTree, head: string): string => {
     const note = noteOf(node, c);
-    const status = colorStatus(node.status, c);
+    // An escalated or timed-out child says so, rather than its run's completed or failed.
+    const outcome = node.outcome !== node.status ? node.outcome : undefined;
+    const shown = outcome ?? node.status;
+    const status = outcome ? colorChildStatus(outcome, c) : colorStatus(node.status, c);
     return note === ''
       ? `${head}  ${status}`
-      : `${head}  ${status}${' '.repeat(width - node.status.length)}  ${note}`;
+      : `${head}  ${status}${' '.repeat(width - shown.length)}  ${note}`;
   };
   const lines = [row(tree, c.bold(tree.id))];
   const walk = (node: RunTree, prefix: string) => {
@@ -41,7 +44,8 @@ export function formatRunTree(tree: RunTree, c: Colors): string[] {
 }
 
 function widestStatus(tree: RunTree): number {
-  return Math.max(tree.status.length, ...tree.children.map(widestStatus));
+  const shown = tree.outcome && tree.outcome !== tree.status ? tree.outcome : tree.status;
+  return Math.max(shown.length, ...tree.children.map(widestStatus));
 }
 
 /** What a run of the tree came to, in a few words. */
