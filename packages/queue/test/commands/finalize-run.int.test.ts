@@ -28,6 +28,11 @@ function finalize(run: RunFixture, end: End = {}) {
       token: end.token ?? '',
       checkpoint: end.checkpoint ?? '',
       sessionTtl: 600,
+      parentId: '',
+      parentChannel: '',
+      childStatus: 'completed',
+      childSummary: 'done',
+      childUsage: '{}',
       turnCount: end.turn?.length ?? 0,
       fieldCount: fields.length / 2,
       pairs: [...fields, ...(end.turn ?? []), ...(end.events ?? [])],
@@ -77,7 +82,8 @@ describe('finalizeRun', () => {
       { type: 'usage', data: { inputTokens: 1, outputTokens: 2, totalTokens: 3 } },
       { type: 'run.completed', data: { output: 'done' } },
     ]);
-    expect(result).toBe(events[2]?.id);
+    // No crew parent: nothing to report.
+    expect(result).toEqual([events[2]?.id, '']);
     expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
     for (const key of [run.keys.record, run.keys.events, run.keys.checkpoint, run.keys.metadata]) {
       expect(await redis.ttl(key)).toBeGreaterThan(RETENTION - 10);
@@ -89,7 +95,7 @@ describe('finalizeRun', () => {
 
   it('ends the run whoever owns it when the token is empty, keeps the stored checkpoint without a new one', async () => {
     const run = await live();
-    expect(await finalize(run, { fields: [] })).toEqual(expect.any(String));
+    expect(await finalize(run, { fields: [] })).toEqual([expect.any(String), '']);
     expect(await run.record()).toEqual({ status: 'completed', finishedAt: REDIS_NOW, todos: '[]' });
     expect(await redis.get(run.keys.checkpoint)).toBe('{"version":1}');
     expect((await run.events()).map((event) => event.type)).toEqual(['run.completed']);
@@ -146,7 +152,7 @@ describe('finalizeRun', () => {
         turn,
         events: ['usage', '{"inputTokens":1,"outputTokens":1,"totalTokens":2}'],
       }),
-    ).toEqual(expect.stringMatching(/^\d+-\d+$/));
+    ).toEqual([expect.stringMatching(/^\d+-\d+$/), '']);
     expect(await redis.lrange(session.transcript, 0, -1)).toEqual([
       '{"role":"user","content":"before"}',
       ...turn,
@@ -167,7 +173,7 @@ describe('finalizeRun', () => {
     await run.seed({ status: 'waiting_for_input', session: run.sessionId as string });
     await redis.rpush(run.keys.session.queue, run.runId);
     await redis.rpush(run.keys.turn, '{"role":"user","content":"saved"}');
-    expect(await finalize(run)).toEqual(expect.stringMatching(/^\d+-\d+$/));
+    expect(await finalize(run)).toEqual([expect.stringMatching(/^\d+-\d+$/), '']);
     expect(await redis.lrange(run.keys.session.transcript, 0, -1)).toEqual([
       '{"role":"user","content":"saved"}',
     ]);

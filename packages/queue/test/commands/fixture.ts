@@ -57,6 +57,10 @@ export class RunFixture {
       sessionRuns: session.runs,
       sessionQueue: session.queue,
       transcript: session.transcript,
+      // No crew parent: keys in the run's slot that nothing writes.
+      parentRecord: this.keys.unused,
+      parentEvents: this.keys.unused,
+      parentDelegation: this.keys.unused,
     };
   }
 
