@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunEvent } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
@@ -225,7 +225,10 @@ describe('worker', () => {
     const runId = await d.submit([
       {
         toolCalls: [
-          call('bash', { command: 'touch started1; sleep 4; echo a >> f.txt' }),
+          // It waits for the test's go, so it is still running when the SIGTERM comes, however slowly B starts.
+          call('bash', {
+            command: 'touch started1; while [ ! -f go ]; do sleep 0.05; done; echo a >> f.txt',
+          }),
           call('bash', { command: 'echo b >> f.txt' }),
         ],
       },
@@ -234,7 +237,10 @@ describe('worker', () => {
     const workspace = join(d.workspaceRoot, runId);
     await until(() => existsSync(join(workspace, 'started1')), 'the first call to start');
     const b = await d.startWorker({ TETHER_WORKER_ID: 'worker-b' });
-    expect(await a.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    const stopped = a.stop('SIGTERM');
+    await until(() => a.output().includes('"msg":"worker shutting down"'), 'worker A to begin its shutdown');
+    await writeFile(join(workspace, 'go'), '');
+    expect(await stopped).toEqual({ code: 0, signal: null });
     expect(a.output()).toContain('run released for another worker');
     await d.waitForEvent(runId, 'run.completed', 30_000);
     await b.waitFor(/"msg":"run completed"/);
