@@ -366,10 +366,21 @@ describe('service routes', () => {
       defaultToolsets: string[];
       tools: { name: string; toolset: string; parameters: { type: string } }[];
     }>();
-    expect(catalog.toolsets).toEqual(['base', 'planning', 'interaction']);
+    expect(catalog.toolsets).toEqual(['base', 'planning', 'interaction', 'crew']);
     expect(catalog.defaultToolsets).toEqual(['base', 'planning', 'interaction']);
     expect(catalog.tools.map((tool) => tool.name).sort()).toEqual(
-      ['bash', 'clarify', 'list_dir', 'patch', 'read_file', 'todo', 'write_file'].sort(),
+      [
+        'bash',
+        'clarify',
+        'list_dir',
+        'patch',
+        'read_file',
+        'todo',
+        'write_file',
+        'delegate_task',
+        'delegate_parallel',
+        'escalate',
+      ].sort(),
     );
     expect(catalog.tools.find((tool) => tool.name === 'read_file')).toMatchObject({
       toolset: 'base',

@@ -206,7 +206,7 @@ describe('crew runs through the SDK and the CLI', () => {
       [
         `${submitted.id}  completed  Parser done.`,
         `|- [0] ${first}  completed  Parser written.`,
-        `\`- [1] ${second}  completed  No test runner here.`,
+        `\`- [1] ${second}  escalated  No test runner here.`,
       ].join('\n'),
     );
   }, 60_000);

@@ -48,10 +48,13 @@ redis.call('DEL', KEYS[3])
 redis.call('HSET', KEYS[3], 'call', ARGV[5], 'size', count, 'pending', count, 'deadline', ARGV[6])
 redis.call('HSET', KEYS[1], 'status', 'waiting_for_children', 'childCount', total)
 for i = childrenEnd + 1, #ARGV, 2 do append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[i], ARGV[i + 1]) end
-for i = 9, childrenEnd, 2 do
-  redis.call('RPUSH', KEYS[4], ARGV[i])
-  redis.call('HSET', KEYS[3], 'c:' .. ARGV[i], cjson.decode(ARGV[i + 1]).index)
-  append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'child.started', ARGV[i + 1])
+local function startChildren(from)
+  for i = from, childrenEnd, 2 do
+    redis.call('RPUSH', KEYS[4], ARGV[i])
+    redis.call('HSET', KEYS[3], 'c:' .. ARGV[i], cjson.decode(ARGV[i + 1]).index)
+    append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'child.started', ARGV[i + 1])
+  end
 end
+startChildren(9)
 compact(KEYS[2])
 return 1
