@@ -87,6 +87,18 @@ export const EventDataSchemas = {
   }),
   'clarify.answered': Type.Object({ requestId: Type.String(), answer: Type.String() }),
   'clarify.timed_out': Type.Object({ requestId: Type.String() }),
+  /** The model called a client tool: the run waits for the client to post its output. */
+  'tool.requested': Type.Object({
+    requestId: Type.String(),
+    callId: Type.String(),
+    name: Type.String(),
+    arguments: Type.Record(Type.String(), Type.Unknown()),
+    expiresAt: Type.String({ format: 'date-time' }),
+  }),
+  /** A client posted a tool's output (the first one wins); the output is the call's `tool.result` on resume. */
+  'tool.output_received': Type.Object({ requestId: Type.String(), isError: Type.Boolean() }),
+  /** No output came before the deadline: the model is told so. */
+  'tool.timed_out': Type.Object({ requestId: Type.String() }),
   usage: UsageSchema,
   /** A session run's history was windowed to its token budget: what was left out of what the model sees. */
   'session.truncated': Type.Object({

@@ -25,6 +25,16 @@ export const RUN_LIMITS = {
   replayMaxTurns: 1_000,
   metadataMaxKeys: 64,
   metadataKeyMaxLength: 128,
+  /** Client-executed tools (`tools`): at most 64 per run, their `parameters` schemas at most 64 KB of JSON together. */
+  maxClientTools: 64,
+  clientToolSchemasMaxBytes: 65_536,
+  clientToolDescriptionMaxLength: 4_000,
+  /** How long a client has to post a tool's output (`toolTimeoutMs`): 1 s to 7 days, 10 minutes by default. */
+  toolTimeoutMinMs: 1_000,
+  toolTimeoutMaxMs: 7 * 24 * 3600 * 1000,
+  toolTimeoutDefaultMs: 10 * 60_000,
+  /** Characters of one tool output a client may post. */
+  toolOutputMaxLength: 100_000,
 } as const;
 
 /**
@@ -44,6 +54,31 @@ export const SessionIdSchema = Type.String({ pattern: SESSION_ID_PATTERN });
 /** A clarify request id: `clr_` and 26 Crockford base-32 characters. */
 export const REQUEST_ID_PATTERN = '^clr_[0-9a-hjkmnp-tv-z]{26}$';
 export const RequestIdSchema = Type.String({ pattern: REQUEST_ID_PATTERN });
+
+/** A client tool call's request id: `tcr_` and 26 Crockford base-32 characters. */
+export const TOOL_REQUEST_ID_PATTERN = '^tcr_[0-9a-hjkmnp-tv-z]{26}$';
+export const ToolRequestIdSchema = Type.String({ pattern: TOOL_REQUEST_ID_PATTERN });
+
+/** The names of client tools, as model APIs accept tool names. */
+export const CLIENT_TOOL_NAME_PATTERN = '^[a-zA-Z0-9_-]{1,64}$';
+
+/**
+ * A client-executed tool, declared at submit: the model may call it beside the
+ * built-in tools, and the run waits for the client to post its output.
+ * `parameters` is a JSON Schema of an object (checked at submit: it must
+ * compile, and its `type` be `"object"`).
+ */
+export const ClientToolSchema = Type.Object(
+  {
+    name: Type.String({ pattern: CLIENT_TOOL_NAME_PATTERN }),
+    description: Type.String({ maxLength: RUN_LIMITS.clientToolDescriptionMaxLength }),
+    parameters: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'A JSON Schema whose type is "object": what the model must pass',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ClientTool = Static<typeof ClientToolSchema>;
 
 export const ReplayToolCallSchema = Type.Object(
   {
@@ -179,6 +214,12 @@ export const CreateRunBodySchema = Type.Object(
         propertyNames: { maxLength: RUN_LIMITS.metadataKeyMaxLength },
       }),
     ),
+    /** Client-executed tools (see {@link ClientToolSchema}). */
+    tools: Type.Optional(Type.Array(ClientToolSchema, { maxItems: RUN_LIMITS.maxClientTools })),
+    /** How long the client has to post each tool output (ms). */
+    toolTimeoutMs: Type.Optional(
+      Type.Integer({ minimum: RUN_LIMITS.toolTimeoutMinMs, maximum: RUN_LIMITS.toolTimeoutMaxMs }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -191,6 +232,18 @@ export const PendingClarifySchema = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
 });
 export type PendingClarify = Static<typeof PendingClarifySchema>;
+
+/** A client tool call the run waits on: its output is posted to `POST /v1/runs/:id/tool-outputs/:requestId`. */
+export const PendingToolCallSchema = Type.Object({
+  requestId: Type.String(),
+  /** The model's tool call id. */
+  callId: Type.String(),
+  name: Type.String(),
+  /** The model's arguments, checked against the tool's `parameters`. */
+  arguments: Type.Record(Type.String(), Type.Unknown()),
+  expiresAt: Type.String({ format: 'date-time' }),
+});
+export type PendingToolCall = Static<typeof PendingToolCallSchema>;
 
 /** `POST /v1/runs` 202 answer. */
 export const CreateRunResponseSchema = Type.Object({
@@ -230,6 +283,8 @@ export const RunSchema = Type.Object({
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
   attempts: Type.Integer({ minimum: 0 }),
   pendingClarify: Type.Optional(PendingClarifySchema),
+  /** The client tool calls the run waits on (those with no output yet). */
+  pendingToolCalls: Type.Optional(Type.Array(PendingToolCallSchema)),
   todos: Type.Array(TodoItemSchema),
   output: Type.Optional(Type.String()),
   error: Type.Optional(ErrorBodySchema),
@@ -259,6 +314,16 @@ export const AnswerBodySchema = Type.Object(
   { additionalProperties: false },
 );
 export type AnswerBody = Static<typeof AnswerBodySchema>;
+
+/** `POST /v1/runs/:id/tool-outputs/:requestId` body: the tool's output, and whether it is an error. */
+export const ToolOutputBodySchema = Type.Object(
+  {
+    output: Type.String({ maxLength: RUN_LIMITS.toolOutputMaxLength }),
+    isError: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type ToolOutputBody = Static<typeof ToolOutputBodySchema>;
 
 /** Every error answer: `{ error: { code, message } }`. */
 export const ErrorResponseSchema = Type.Object({ error: ErrorBodySchema });

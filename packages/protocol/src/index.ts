@@ -35,6 +35,7 @@ export type {
   CancelRunResponse,
   ChildRun,
   ClarifyMode,
+  ClientTool,
   CreateRunBody,
   CreateRunResponse,
   ErrorResponse,
@@ -42,6 +43,7 @@ export type {
   Locale,
   ModelSpec,
   PendingClarify,
+  PendingToolCall,
   ReplayChildren,
   ReplayScript,
   ReplayToolCall,
@@ -52,13 +54,16 @@ export type {
   RunList,
   ToolCatalog,
   ToolInfo,
+  ToolOutputBody,
 } from './http.js';
 export {
   AnswerBodySchema,
   AnswerResponseSchema,
   CancelRunResponseSchema,
   ChildRunSchema,
+  CLIENT_TOOL_NAME_PATTERN,
   ClarifyModeSchema,
+  ClientToolSchema,
   CreateRunBodySchema,
   CreateRunResponseSchema,
   ErrorResponseSchema,
@@ -70,6 +75,7 @@ export {
   LocaleSchema,
   ModelSpecSchema,
   PendingClarifySchema,
+  PendingToolCallSchema,
   REQUEST_ID_PATTERN,
   ReplayChildrenSchema,
   ReplayContentTurnSchema,
@@ -87,8 +93,11 @@ export {
   RunSchema,
   SESSION_ID_PATTERN,
   SessionIdSchema,
+  TOOL_REQUEST_ID_PATTERN,
   ToolCatalogSchema,
   ToolInfoSchema,
+  ToolOutputBodySchema,
+  ToolRequestIdSchema,
 } from './http.js';
 export { newChildRunId, newId, newSessionRunId, runSessionTag, runTreeTag, sessionTag } from './ids.js';
 export { parseRetryAfter } from './retry-after.js';
@@ -146,4 +155,6 @@ export {
   WsServerFrameSchema,
   WsSessionFrameSchema,
   WsSubscribeFrameSchema,
+  WsToolRequestFrameSchema,
+  WsToolResponseFrameSchema,
 } from './ws.js';

@@ -3,9 +3,12 @@ import { RunEventSchema } from './events.js';
 import {
   AnswerBodySchema,
   CreateRunBodySchema,
+  PendingToolCallSchema,
   REQUEST_ID_PATTERN,
   RunIdSchema,
   SessionIdSchema,
+  ToolOutputBodySchema,
+  ToolRequestIdSchema,
 } from './http.js';
 
 /**
@@ -43,6 +46,18 @@ export const WsClarifyResponseFrameSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** `tool_response`: the output of a `tool_request` of the session (as `POST /v1/runs/:id/tool-outputs/:requestId`). */
+export const WsToolResponseFrameSchema = Type.Object(
+  {
+    type: Type.Literal('tool_response'),
+    sessionId: SessionIdSchema,
+    requestId: ToolRequestIdSchema,
+    output: ToolOutputBodySchema.properties.output,
+    isError: ToolOutputBodySchema.properties.isError,
+  },
+  { additionalProperties: false },
+);
+
 /** `subscribe`: follow the session's events after `after` (null: from its first event), then live. */
 export const WsSubscribeFrameSchema = Type.Object(
   {
@@ -65,6 +80,7 @@ export const WsPingFrameSchema = Type.Object({ type: Type.Literal('ping') }, { a
 export const WS_CLIENT_FRAME_SCHEMAS = {
   message: WsMessageFrameSchema,
   clarify_response: WsClarifyResponseFrameSchema,
+  tool_response: WsToolResponseFrameSchema,
   subscribe: WsSubscribeFrameSchema,
   cancel: WsCancelFrameSchema,
   ping: WsPingFrameSchema,
@@ -96,6 +112,14 @@ export const WsClarifyRequestFrameSchema = Type.Object({
     question: Type.String(),
     choices: Type.Optional(Type.Array(Type.String())),
   }),
+});
+
+/** `tool_request`: a run of the session called a client tool; answer with `tool_response`. */
+export const WsToolRequestFrameSchema = Type.Object({
+  type: Type.Literal('tool_request'),
+  sessionId: SessionIdSchema,
+  runId: RunIdSchema,
+  data: PendingToolCallSchema,
 });
 
 export const WS_CLARIFY_OUTCOMES = ['answered', 'timed_out', 'cancelled'] as const;
@@ -139,6 +163,7 @@ export const WsServerFrameSchema = Type.Union([
   WsRunStartedFrameSchema,
   WsClarifyRequestFrameSchema,
   WsClarifyResolvedFrameSchema,
+  WsToolRequestFrameSchema,
   WsEventFrameSchema,
   WsDoneFrameSchema,
   WsPongFrameSchema,
