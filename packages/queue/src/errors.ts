@@ -30,6 +30,27 @@ export const QUEUE_ERRORS = {
     statusCode: 409,
     description: 'The run has ended; its question is no longer waiting for an answer.',
   },
+  ERR_TOOL_OUTPUT_UNKNOWN: {
+    statusCode: 404,
+    description: 'The run has no client tool call with this request id.',
+  },
+  ERR_TOOL_OUTPUT_ALREADY_POSTED: {
+    statusCode: 409,
+    description: "The client tool call's output was posted already; the first output won.",
+  },
+  ERR_TOOL_OUTPUT_TIMED_OUT: {
+    statusCode: 409,
+    description:
+      'The client tool call timed out; the model was told that the client returned no result in time.',
+  },
+  ERR_TOOL_OUTPUT_EXPIRED: {
+    statusCode: 409,
+    description: "The output came after the client tool call's deadline (`toolTimeoutMs`).",
+  },
+  ERR_TOOL_OUTPUT_NOT_PENDING: {
+    statusCode: 409,
+    description: 'The run has ended; its client tool calls no longer wait for outputs.',
+  },
   ERR_IDEMPOTENCY_CONFLICT: {
     statusCode: 409,
     description: 'The Idempotency-Key was used before with a different request body.',

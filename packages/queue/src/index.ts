@@ -48,6 +48,9 @@ export type {
   RunRecord,
   RunSpec,
   RunStoreOptions,
+  ToolCallOutcome,
+  ToolCallsState,
+  ToolOutputResult,
 } from './run-store.js';
 export { DEFAULT_SESSION_TTL_S, RunStore } from './run-store.js';
 export type { SessionEvent, SessionFollowerOptions } from './session-follower.js';

@@ -63,6 +63,16 @@ export interface RunKeys {
    */
   delegation: string;
   /**
+   * Hash: the client tool calls the run waits on (one model turn's): their
+   * deadline (epoch ms), how many have no output yet (`pending`), the request
+   * ids in call order (`order`, space-separated), and per request its call
+   * (`q:<requestId>`, the `tool.requested` data as JSON) and its state
+   * (`s:<requestId>`: `pending`, `received` or `timed_out`).
+   */
+  toolCalls: string;
+  /** Hash: the outputs posted for those calls, by request id (JSON `{ output, isError }`). */
+  toolOutputs: string;
+  /**
    * A key in the run's hash slot that nothing writes: what a script gets for
    * a key it has no use for (the parent of a run that is no crew child).
    */
@@ -191,6 +201,8 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
         turn: `${base}:turn`,
         children: `${base}:children`,
         delegation: `${base}:delegation`,
+        toolCalls: `${base}:tool-calls`,
+        toolOutputs: `${base}:tool-outputs`,
         unused: `${base}:unused`,
         session: tag ? sessionKeys(tag) : sessionKeys('none', `${base}:nosession`),
       };

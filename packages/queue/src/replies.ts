@@ -2,6 +2,7 @@ import type {
   CreateRunBody,
   ErrorBody,
   PendingClarify,
+  PendingToolCall,
   Run,
   RunEvent,
   RunEventType,
@@ -44,7 +45,13 @@ function json<T>(text: string | undefined): T | undefined {
 /** A run record from its hash and the keys beside it. */
 export function parseRecord(
   hash: Record<string, string>,
-  extra: { pending: string | null; metadata: string | null; spec: string | null },
+  extra: {
+    pending: string | null;
+    metadata: string | null;
+    spec: string | null;
+    /** The client tool calls the run waits on, as stored (see `RunKeys.toolCalls`). */
+    toolCalls?: Record<string, string> | null;
+  },
 ): RunRecord {
   const record: RunRecord = {
     id: hash.id as string,
@@ -72,6 +79,10 @@ export function parseRecord(
   if (hash.finishedAt) record.finishedAt = isoTime(hash.finishedAt);
   const pending = json<PendingClarify>(extra.pending ?? undefined);
   if (pending && record.status === 'waiting_for_input') record.pendingClarify = pending;
+  if (extra.toolCalls && record.status === 'waiting_for_input') {
+    const calls = pendingToolCalls(extra.toolCalls);
+    if (calls.length > 0) record.pendingToolCalls = calls;
+  }
   if (hash.output !== undefined) record.output = hash.output;
   const error = json<ErrorBody>(hash.error);
   if (error) record.error = error;
@@ -85,6 +96,15 @@ export function parseRecord(
   if (hash.queue) record.queue = hash.queue;
   if (hash.bodyHash) record.bodyHash = hash.bodyHash;
   return record;
+}
+
+/** The calls still waiting for an output, in call order, from the `toolCalls` hash as read (see `RunKeys.toolCalls`). */
+export function pendingToolCalls(hash: Record<string, string>): PendingToolCall[] {
+  if (!hash.order) return [];
+  return hash.order
+    .split(' ')
+    .filter((requestId) => hash[`s:${requestId}`] === 'pending' && hash[`q:${requestId}`])
+    .map((requestId) => JSON.parse(hash[`q:${requestId}`] as string) as PendingToolCall);
 }
 
 /**

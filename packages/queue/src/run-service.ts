@@ -332,6 +332,52 @@ export class RunService {
   }
 
   /**
+   * Posts the output of a client tool call: the first output wins; the last
+   * of the turn's calls to get one resumes the run on any worker.
+   */
+  async postToolOutput(
+    tenant: string,
+    runId: string,
+    requestId: string,
+    output: string,
+    isError = false,
+  ): Promise<void> {
+    const run = await this.get(tenant, runId);
+    const result = await this.store.postToolOutput(runId, requestId, output, isError);
+    switch (result) {
+      case 'last':
+        await promoteJob(await this.getJob(runId, run));
+        return;
+      case 'ok':
+        return;
+      case 'no_run':
+        throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+      case 'no_request':
+        throw new QueueError('ERR_TOOL_OUTPUT_UNKNOWN', `Run ${runId} has no client tool call ${requestId}.`);
+      case 'received':
+        throw new QueueError(
+          'ERR_TOOL_OUTPUT_ALREADY_POSTED',
+          `The output of client tool call ${requestId} was posted already.`,
+        );
+      case 'timed_out':
+        throw new QueueError(
+          'ERR_TOOL_OUTPUT_TIMED_OUT',
+          `Client tool call ${requestId} timed out; the run went on without its output.`,
+        );
+      case 'expired':
+        throw new QueueError(
+          'ERR_TOOL_OUTPUT_EXPIRED',
+          `The deadline of client tool call ${requestId} has passed.`,
+        );
+      case 'ended':
+        throw new QueueError(
+          'ERR_TOOL_OUTPUT_NOT_PENDING',
+          `Run ${runId} has ended; its tool calls no longer wait.`,
+        );
+    }
+  }
+
+  /**
    * The BullMQ job of a run, in the queue its record names (read here when
    * `record` is not given). Undefined once the job or the run is gone.
    */

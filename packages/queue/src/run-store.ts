@@ -2,6 +2,7 @@ import type {
   CreateRunBody,
   ErrorBody,
   PendingClarify,
+  PendingToolCall,
   RunEvent,
   RunEventInput,
   RunEventType,
@@ -21,8 +22,11 @@ import type { NewRun, RunRecord, RunSpec } from './records.js';
 import * as records from './records.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
+import type { ToolCallsState, ToolOutputResult } from './tool-call-store.js';
+import * as toolCalls from './tool-call-store.js';
 
 export type { AnswerResult, ClarifyState } from './clarify-store.js';
+export type { ToolCallOutcome, ToolCallsState, ToolOutputResult } from './tool-call-store.js';
 
 /** How long a session's keys stay after its last activity: 30 days. */
 export const DEFAULT_SESSION_TTL_S = 30 * 24 * 3600;
@@ -144,6 +148,36 @@ export class RunStore implements StoreContext {
   /** What a resuming worker learns of its question, timing it out once past the deadline. */
   resolveClarify(runId: string, requestId: string, token: string): Promise<ClarifyState> {
     return clarify.resolveClarify(this, runId, requestId, token);
+  }
+
+  /** See {@link toolCalls.requestToolCalls}. */
+  requestToolCalls(
+    runId: string,
+    token: string,
+    calls: readonly PendingToolCall[],
+    events: readonly RunEventInput[] = [],
+  ): Promise<'recorded' | 'again'> {
+    return toolCalls.requestToolCalls(this, runId, token, calls, events);
+  }
+
+  /** The first output wins (see the `postToolOutput` script). */
+  postToolOutput(
+    runId: string,
+    requestId: string,
+    output: string,
+    isError: boolean,
+  ): Promise<ToolOutputResult> {
+    return toolCalls.postToolOutput(this, runId, requestId, output, isError);
+  }
+
+  /** See {@link toolCalls.resolveToolCalls}. */
+  resolveToolCalls(runId: string, requestIds: readonly string[], token: string): Promise<ToolCallsState> {
+    return toolCalls.resolveToolCalls(this, runId, requestIds, token);
+  }
+
+  /** See {@link toolCalls.toolCallsWakeReason}. */
+  toolCallsWakeReason(runId: string): Promise<'received' | 'cancel' | undefined> {
+    return toolCalls.toolCallsWakeReason(this, runId);
   }
 
   /**

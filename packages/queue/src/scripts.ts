@@ -29,6 +29,9 @@ interface Replies {
   resolveClarify: ['answered', string] | ['timed_out'] | ['pending', string] | ['missing'] | ['not_owner'];
   finalizeRun: [string, '' | 'ready' | 'unreported'] | 0 | -1;
   delegateRun: 1 | 2 | 0 | -1 | -2;
+  requestToolCalls: 1 | 2 | 0 | -1;
+  postToolOutput: 'ok' | 'last' | 'no_run' | 'no_request' | 'received' | 'timed_out' | 'expired' | 'ended';
+  resolveToolCalls: ['ready', ...string[]] | ['pending', string] | ['missing'] | ['not_owner'];
   reportChild: 1 | 0;
   retryRun: string | null;
   requestCancel: 'missing' | RunStatus;
@@ -164,6 +167,26 @@ export const reportChild = script('reportChild', {
     'usage',
     'durationMs',
   ],
+});
+
+/** commands/requestToolCalls.lua: the model's client tool calls become pending requests, `tool.requested` each. */
+export const requestToolCalls = script('requestToolCalls', {
+  keys: ['record', 'events', 'toolCalls', 'toolOutputs'],
+  args: ['channel', 'maxlen', 'runId', 'token', 'deadline', 'ttl', 'callCount'],
+  rest: 'rest',
+});
+
+/** commands/postToolOutput.lua: a client's output for a pending call; the first wins, the last queues the run. */
+export const postToolOutput = script('postToolOutput', {
+  keys: ['record', 'events', 'toolCalls', 'toolOutputs'],
+  args: ['channel', 'maxlen', 'runId', 'requestId', 'output', 'isError'],
+});
+
+/** commands/resolveToolCalls.lua: what a resuming worker learns of its calls, timing them out past the deadline. */
+export const resolveToolCalls = script('resolveToolCalls', {
+  keys: ['record', 'events', 'toolCalls', 'toolOutputs'],
+  args: ['channel', 'maxlen', 'runId', 'token'],
+  rest: 'requestIds',
 });
 
 /** commands/retryRun.lua: a retryable failure, back to queued with `run.retrying`. */

@@ -19,6 +19,7 @@ const store = new RunStore({ redis, keys });
 const OWNER = 'w1:t1';
 const STRANGER = 'w9:t9';
 const REQUEST = 'clr_life';
+const TOOL_REQUEST = 'tcr_life';
 const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 
 /** Each step, taken through the store as the API or the worker takes it. */
@@ -38,6 +39,22 @@ const STEPS: Record<string, (runId: string, token: string) => Promise<unknown>> 
   'sleep again (woken early)': (runId, token) => store.setStatus(runId, token, 'waiting_for_input'),
   answer: (runId) => store.answer(runId, REQUEST, 'yes'),
   'time a question out': (runId, token) => store.resolveClarify(runId, REQUEST, token),
+  'request tool outputs': (runId, token) =>
+    store.requestToolCalls(runId, token, [
+      {
+        requestId: 'tcr_new',
+        callId: 'call_new',
+        name: 'lookup',
+        arguments: {},
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      },
+    ]),
+  // Seeded with two calls waiting (see `seed`): one output leaves the other waiting.
+  'post a tool output': (runId) => store.postToolOutput(runId, TOOL_REQUEST, 'out', false),
+  // Seeded with one call waiting (see `seed`).
+  'post the last tool output': (runId) => store.postToolOutput(runId, TOOL_REQUEST, 'out', false),
+  // Seeded past the deadline (see `seed`).
+  'time tool calls out': (runId, token) => store.resolveToolCalls(runId, [TOOL_REQUEST], token),
   delegate: (runId, token) =>
     store.delegate(runId, token, {
       call: 'call_new',
@@ -79,6 +96,20 @@ async function seed(status: RunStatus, t: Transition): Promise<string> {
   await redis.hset(run.clarify(REQUEST), { requestId: REQUEST, status: 'pending', expiresAt });
   await redis.set(run.pending, JSON.stringify({ requestId: REQUEST, question: 'Q?', choices: [] }));
   await redis.hset(run.delegation, { call: 'call_life', size: 1, pending: 1, deadline: Date.now() + 60_000 });
+  // Client tool calls waiting: two (one of them tcr_other) unless the step posts the last output.
+  const toolDeadline = t.step === 'time tool calls out' ? Date.now() - 1_000 : Date.now() + 60_000;
+  const waiting = t.step === 'post the last tool output' ? [TOOL_REQUEST] : [TOOL_REQUEST, 'tcr_other'];
+  await redis.hset(run.toolCalls, {
+    deadline: toolDeadline,
+    pending: waiting.length,
+    order: waiting.join(' '),
+    ...Object.fromEntries(
+      waiting.flatMap((id) => [
+        [`s:${id}`, 'pending'],
+        [`q:${id}`, '{}'],
+      ]),
+    ),
+  });
   return runId;
 }
 
@@ -88,6 +119,8 @@ async function snapshot(runId: string) {
     record: await redis.hgetall(run.record),
     events: await redis.xlen(run.events),
     question: await redis.hgetall(run.clarify(REQUEST)),
+    toolCalls: await redis.hgetall(run.toolCalls),
+    toolOutputs: await redis.hgetall(run.toolOutputs),
   };
 }
 
