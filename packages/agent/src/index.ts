@@ -22,6 +22,7 @@ export type {
   ClarifyResolution,
   CrewOptions,
   CrewResultEntry,
+  ToolCallResolution,
 } from './attempt/run-attempt.js';
 export {
   crewResultContent,
@@ -45,6 +46,7 @@ export {
   PROMPT_PACKS,
   TOOL_BEHAVIOR,
   TOOL_BEHAVIOR_BY_LOCALE,
+  toolTimeoutMessage,
 } from './prompt/system-prompt.js';
 export type { EnvModelProfiles, ModelProfile, ModelProfileInput } from './providers/model-profiles.js';
 export {

@@ -1,4 +1,4 @@
-import type { TodoItem, Usage } from '@tether/protocol';
+import type { PendingToolCall, TodoItem, Usage } from '@tether/protocol';
 import { AgentError } from '../errors.js';
 import type { ChatMessage } from '../providers/model-provider.js';
 
@@ -45,6 +45,11 @@ export interface Checkpoint {
   pendingClarify?: PendingClarifyState | undefined;
   /** The delegation whose children the run waits on (see {@link PendingDelegation}). */
   pendingDelegation?: PendingDelegation | undefined;
+  /**
+   * The client tool calls of the last model turn that the run waits on, in
+   * call order: the client posts their outputs; each becomes its call's result.
+   */
+  pendingToolCalls?: PendingToolCall[] | undefined;
   /**
    * A session run's history: how many messages after the system prompt are
    * the session's earlier turns (the run's own start with its input after them).

@@ -913,6 +913,112 @@ describe('runAttempt with crew tools', () => {
   });
 });
 
+const weather = {
+  name: 'get_weather',
+  description: 'The weather in a city',
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  },
+};
+
+describe('runAttempt with client tools', () => {
+  it('offers the client tools beside the built-in ones', async () => {
+    const seen: string[][] = [];
+    const provider: ModelProvider = {
+      name: 'tools',
+      async complete(request) {
+        seen.push(request.tools.map((tool) => tool.name));
+        return {
+          content: 'no call',
+          toolCalls: [],
+          finishReason: 'stop',
+          usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+        };
+      },
+    };
+    const h = harness(provider, { toolNames: ['read_file'] });
+    await h.attempt(h.checkpoint, { clientTools: [weather] });
+    expect(seen).toEqual([['read_file', 'get_weather']]);
+  });
+
+  it("runs the turn's built-in calls first, then requests every valid client call at once; invalid ones go back to the model", async () => {
+    const script: ReplayScript = [
+      {
+        toolCalls: [
+          call('get_weather', { city: 'Oslo' }),
+          call('get_weather', { town: 'Bergen' }),
+          call('write_file', { path: 'a.txt', content: 'a' }),
+          call('get_weather', { city: 'Rome' }),
+        ],
+      },
+      { content: 'finished' },
+    ];
+    const h = harness(createReplayProvider(script));
+    const started = Date.now();
+    const first = await h.attempt(h.checkpoint, { clientTools: [weather], toolTimeoutMs: 60_000 });
+    if (first.status !== 'tool_calls') throw new Error(`expected tool_calls, got ${first.status}`);
+    expect(first.calls.map(({ callId, name, arguments: args }) => ({ callId, name, args }))).toEqual([
+      { callId: 'call_0_0', name: 'get_weather', args: { city: 'Oslo' } },
+      { callId: 'call_0_3', name: 'get_weather', args: { city: 'Rome' } },
+    ]);
+    for (const pending of first.calls) {
+      expect(pending.requestId).toMatch(/^tcr_[0-9a-z]{26}$/);
+      expect(Date.parse(pending.expiresAt) - started).toBeGreaterThanOrEqual(60_000);
+      expect(Date.parse(pending.expiresAt) - started).toBeLessThan(65_000);
+    }
+    expect(await readFile(join(workspace, 'a.txt'), 'utf8')).toBe('a');
+    const results = h.events.filter((e) => e.type === 'tool.result').map((e) => e.data);
+    expect(results).toEqual([
+      expect.objectContaining({
+        callId: 'call_0_1',
+        ok: false,
+        content: expect.stringContaining('missing required field `city`'),
+      }),
+      expect.objectContaining({ callId: 'call_0_2', ok: true }),
+    ]);
+    const stored = parseCheckpoint(h.saves.at(-1) as string);
+    expect(stored.pendingToolCalls).toEqual(first.calls);
+
+    // Resumed with one output (an error) and one timeout: each call gets its result, in call order.
+    const [oslo, rome] = first.calls as [(typeof first.calls)[0], (typeof first.calls)[0]];
+    const resumed = await h.attempt(stored, {
+      clientTools: [weather],
+      resumeToolCalls: [
+        { requestId: rome.requestId, timedOut: true },
+        { requestId: oslo.requestId, output: 'no such city', isError: true },
+      ],
+    });
+    expect(resumed).toEqual({ status: 'completed', output: 'finished' });
+    expect(stored.pendingToolCalls).toBeUndefined();
+    const after = h.events
+      .filter((e) => e.type === 'tool.result')
+      .slice(2)
+      .map((e) => e.data);
+    expect(after).toEqual([
+      { callId: 'call_0_0', name: 'get_weather', ok: false, content: 'no such city' },
+      {
+        callId: 'call_0_3',
+        name: 'get_weather',
+        ok: false,
+        content: expect.stringContaining('The client returned no result in time'),
+      },
+    ]);
+  });
+
+  it('refuses to resume without the fate of every call it waits on', async () => {
+    const h = harness(
+      createReplayProvider([{ toolCalls: [call('get_weather', { city: 'Oslo' })] }, { content: 'x' }]),
+    );
+    const first = await h.attempt(h.checkpoint, { clientTools: [weather] });
+    expect(first.status).toBe('tool_calls');
+    const again = await h.attempt(h.checkpoint, { clientTools: [weather], resumeToolCalls: [] });
+    expect(again).toMatchObject({ status: 'failed', error: { code: 'ERR_AGENT_INTERNAL' } });
+  });
+});
+
 describe('crewResultContent', () => {
   const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
   const make = (summaries: string[]): CrewResultEntry[] =>

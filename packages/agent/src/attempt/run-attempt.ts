@@ -1,8 +1,9 @@
 /**
  * The attempt loop: model turn, then its tool calls in order, then the next
  * turn, until the model answers without tool calls, a limit is reached, the
- * attempt is cancelled, `clarify` suspends it, a delegation hands its tasks to
- * child runs, or `escalate` ends it. With `onClarifyRequest`, `clarify` never
+ * attempt is cancelled, `clarify` suspends it, the model calls client tools
+ * (the attempt ends waiting for their outputs), a delegation hands its tasks
+ * to child runs, or `escalate` ends it. With `onClarifyRequest`, `clarify` never
  * suspends: the host answers in process and the loop goes on. Without `crew`,
  * the delegate tools run as ordinary tools (their handlers say the host cannot
  * delegate).
@@ -16,11 +17,24 @@
  * Redis: the worker maps the outcome onto the queue.
  */
 import { Value } from '@sinclair/typebox/value';
-import type { ChildResultStatus, Locale } from '@tether/protocol';
-import { type EmitEvent, newId, TetherError, type ToolCall, type Usage } from '@tether/protocol';
-import { type CrewTask, executeTool, parseToolArguments, type Tool, type ToolResult } from '@tether/tools';
+import type { ChildResultStatus, ClientTool, Locale, PendingToolCall } from '@tether/protocol';
+import { type EmitEvent, newId, RUN_LIMITS, TetherError, type ToolCall, type Usage } from '@tether/protocol';
+import {
+  type CompiledClientTool,
+  type CrewTask,
+  compileClientTools,
+  executeTool,
+  parseToolArguments,
+  type Tool,
+  type ToolResult,
+} from '@tether/tools';
 import { AgentError } from '../errors.js';
-import { clarifyFailedMessage, clarifyTimeoutMessage, escalatedToolResult } from '../prompt/system-prompt.js';
+import {
+  clarifyFailedMessage,
+  clarifyTimeoutMessage,
+  escalatedToolResult,
+  toolTimeoutMessage,
+} from '../prompt/system-prompt.js';
 import type { ModelProvider, ModelTool } from '../providers/model-provider.js';
 import { askInProcess, type ClarifyRequestHandler } from './ask-in-process.js';
 import {
@@ -77,6 +91,11 @@ export interface CrewOptions {
   refuse?: (tasks: CrewTask[]) => string | undefined;
 }
 
+/** How a resumed attempt learns the fate of one client tool call it waited on. */
+export type ToolCallResolution =
+  | { requestId: string; output: string; isError: boolean }
+  | { requestId: string; timedOut: true };
+
 /** How a resumed attempt learns the fate of the question it suspended on. */
 export type ClarifyResolution = { requestId: string; answer: string } | { requestId: string; timedOut: true };
 
@@ -122,6 +141,18 @@ export interface AttemptParams {
   crew?: CrewOptions | undefined;
   /** The results of the delegation this attempt resumes from (checkpoint.pendingDelegation). */
   resumeDelegation?: { callId: string; results: CrewResultEntry[] } | undefined;
+  /**
+   * Client-executed tools (the run's `tools`), offered to the model beside
+   * `tools`. A call's arguments are checked against its schema (invalid: a
+   * tool error for the model, the client never asked); the valid calls of one
+   * model turn end the attempt with a `tool_calls` outcome, all of them at
+   * once, once the turn's other calls have run.
+   */
+  clientTools?: readonly ClientTool[] | undefined;
+  /** How long the client has to post a tool output (ms). Default 10 minutes. */
+  toolTimeoutMs?: number | undefined;
+  /** The fate of every client tool call this attempt resumes from (checkpoint.pendingToolCalls). */
+  resumeToolCalls?: readonly ToolCallResolution[] | undefined;
   locale?: Locale;
   /**
    * Whether the attempt was stopped by its host rather than by the user (the
@@ -140,6 +171,8 @@ export type AttemptOutcome =
   /** `escalated`: a crew child ended with `escalate`, its reason as the output. */
   | { status: 'completed'; output: string; escalated?: true }
   | { status: 'suspended'; clarify: PendingClarifyState }
+  /** The turn's client tool calls, saved in `checkpoint.pendingToolCalls`: the host waits for their outputs. */
+  | { status: 'tool_calls'; calls: PendingToolCall[] }
   /** The tasks are saved in the checkpoint; the host starts a child run per task and resumes with their results. */
   | { status: 'delegating'; delegation: PendingDelegation }
   | { status: 'failed'; error: TetherError }
@@ -168,6 +201,7 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
     await params.saveCheckpoint(checkpoint);
   };
   const tools = new Map(params.tools.map((tool) => [tool.name, tool]));
+  const clientTools = new Map<string, CompiledClientTool>();
   const modelTools: ModelTool[] = params.tools.map((tool) => ({
     name: tool.schema.name,
     description: tool.schema.description,
@@ -175,6 +209,33 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
   }));
 
   try {
+    // Checked at submit, compiled here (in the try: a schema that no longer compiles fails the run).
+    for (const tool of compileClientTools(params.clientTools ?? [])) {
+      if (tools.has(tool.name)) continue;
+      clientTools.set(tool.name, tool);
+      modelTools.push({ name: tool.name, description: tool.description, parameters: tool.parameters });
+    }
+    if (checkpoint.pendingToolCalls) {
+      const pending = checkpoint.pendingToolCalls;
+      const fates = new Map((params.resumeToolCalls ?? []).map((fate) => [fate.requestId, fate]));
+      const missing = pending.filter((call) => !fates.has(call.requestId)).map((call) => call.requestId);
+      if (missing.length > 0) {
+        throw new AgentError(
+          'ERR_AGENT_INTERNAL',
+          `The run is waiting for client tool calls ${missing.join(', ')}, but the attempt was resumed without their outputs or timeouts.`,
+        );
+      }
+      for (const call of pending) {
+        const fate = fates.get(call.requestId) as ToolCallResolution;
+        const result =
+          'timedOut' in fate
+            ? { ok: false, content: toolTimeoutMessage(locale, call.name) }
+            : { ok: !fate.isError, content: fate.output };
+        recordToolResult(params, checkpoint, call.callId, call.name, result, limits);
+      }
+      checkpoint.pendingToolCalls = undefined;
+      await save();
+    }
     if (checkpoint.pendingClarify) {
       const pending = checkpoint.pendingClarify;
       const resume = params.resume;
@@ -213,10 +274,25 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
       if (signal.aborted) return { status: 'cancelled' };
 
       // The calls of the last turn that have no result yet: all of them after a model
-      // turn, the rest of them after a resume.
+      // turn, the rest of them after a resume. Valid client tool calls wait until the
+      // turn's other calls have run, then are requested together.
+      const clientCalls: { call: ToolCall; args: Record<string, unknown> }[] = [];
       for (const call of unansweredToolCalls(checkpoint)) {
         if (signal.aborted) return { status: 'cancelled' };
         const tool = tools.get(call.name);
+        const client = tool ? undefined : clientTools.get(call.name);
+        if (client) {
+          const parsed = client.parse(call.arguments);
+          if (parsed.ok) {
+            clientCalls.push({ call, args: parsed.args });
+            continue;
+          }
+          // Invalid arguments: the model is told, the client never bothered.
+          emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
+          recordToolResult(params, checkpoint, call.id, call.name, parsed.result, limits);
+          await save();
+          continue;
+        }
         if (tool && params.crew && DELEGATES.has(call.name)) {
           emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
           const planned = planDelegation(params.crew, tool, call);
@@ -318,6 +394,25 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
         await save();
       }
       if (signal.aborted) return { status: 'cancelled' };
+      if (clientCalls.length > 0) {
+        const expiresAt = new Date(
+          now() + (params.toolTimeoutMs ?? RUN_LIMITS.toolTimeoutDefaultMs),
+        ).toISOString();
+        const calls: PendingToolCall[] = clientCalls.map(({ call, args }) => ({
+          requestId: newId('tcr'),
+          callId: call.id,
+          name: call.name,
+          arguments: args,
+          expiresAt,
+        }));
+        for (const { call } of clientCalls) {
+          emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
+        }
+        checkpoint.pendingToolCalls = calls;
+        await save();
+        // The host records the requests and appends `tool.requested` for each in one step.
+        return { status: 'tool_calls', calls };
+      }
 
       tick();
       if (checkpoint.step >= limits.maxSteps) {

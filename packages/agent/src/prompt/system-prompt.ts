@@ -177,6 +177,11 @@ export function clarifyFailedMessage(locale: Locale, reason: string): string {
   return PROMPT_PACKS[locale].clarifyFailed(reason);
 }
 
+/** The tool result (an error) of a client tool call that got no output before its deadline. */
+export function toolTimeoutMessage(locale: Locale, name: string): string {
+  return PROMPT_PACKS[locale].toolTimeout(name);
+}
+
 /**
  * The tool result `escalate` gets in the transcript: the run ends there, and
  * its reason (the run's output) goes to the run that delegated it.

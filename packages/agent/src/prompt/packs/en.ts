@@ -104,5 +104,7 @@ Give old_string enough context to match exactly one place. Indentation and white
     'The user did not answer within the time allowed. Decide for yourself based on the information you have, and continue.',
   clarifyFailed: (reason) =>
     `The question could not be answered (${reason}). Decide for yourself based on the information you have, and continue.`,
+  toolTimeout: (name) =>
+    `The client returned no result in time: the ${name} call got no output before its deadline. Do not assume what it would have returned; go on without it, or call it again if you still need it.`,
   escalated: 'Escalated: the reason goes to the run that delegated this task, and this run ends here.',
 };

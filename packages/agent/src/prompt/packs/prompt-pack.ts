@@ -59,6 +59,8 @@ export interface PromptPack {
   clarifyTimeout: string;
   /** The tool result clarify gets when the host's in-process answer failed (`reason` says why). */
   clarifyFailed: (reason: string) => string;
+  /** The tool result (an error) of a client tool call whose output did not come before its deadline. */
+  toolTimeout: (name: string) => string;
   /** A crew child's framing: a sub-agent on a delegated goal (see `buildSystemPrompt`'s `crew`). */
   crew: {
     /** Replaces `identity` for a child. Names no tool. */
