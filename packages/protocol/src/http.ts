@@ -25,16 +25,22 @@ export const RUN_LIMITS = {
   replayMaxTurns: 1_000,
   metadataMaxKeys: 64,
   metadataKeyMaxLength: 128,
-  /** Client-executed tools (`tools`): at most 64 per run, their `parameters` schemas at most 64 KB of JSON together. */
+  /** Client-executed tools (`tools`): at most 64 per run. */
   maxClientTools: 64,
-  clientToolSchemasMaxBytes: 65_536,
   clientToolDescriptionMaxLength: 4_000,
-  /** How long a client has to post a tool's output (`toolTimeoutMs`): 1 s to 7 days, 10 minutes by default. */
+  /** How long a client has to post a tool's output (`toolTimeoutMs`): 1 s to 7 days. */
   toolTimeoutMinMs: 1_000,
   toolTimeoutMaxMs: 7 * 24 * 3600 * 1000,
-  toolTimeoutDefaultMs: 10 * 60_000,
+} as const;
+
+/** The other bounds of client-executed tools (see {@link ClientToolSchema}). */
+export const CLIENT_TOOL_LIMITS = {
+  /** The `parameters` schemas of a run's tools, as JSON, together (checked at submit). */
+  schemasMaxBytes: 65_536,
+  /** `toolTimeoutMs` when a run gives none: 10 minutes. */
+  timeoutDefaultMs: 10 * 60_000,
   /** Characters of one tool output a client may post. */
-  toolOutputMaxLength: 100_000,
+  outputMaxLength: 100_000,
 } as const;
 
 /**
@@ -318,7 +324,7 @@ export type AnswerBody = Static<typeof AnswerBodySchema>;
 /** `POST /v1/runs/:id/tool-outputs/:requestId` body: the tool's output, and whether it is an error. */
 export const ToolOutputBodySchema = Type.Object(
   {
-    output: Type.String({ maxLength: RUN_LIMITS.toolOutputMaxLength }),
+    output: Type.String({ maxLength: CLIENT_TOOL_LIMITS.outputMaxLength }),
     isError: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },

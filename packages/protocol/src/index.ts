@@ -61,6 +61,7 @@ export {
   AnswerResponseSchema,
   CancelRunResponseSchema,
   ChildRunSchema,
+  CLIENT_TOOL_LIMITS,
   CLIENT_TOOL_NAME_PATTERN,
   ClarifyModeSchema,
   ClientToolSchema,

@@ -9,7 +9,7 @@
  * well formed, and formats are ajv-formats'.
  */
 import type { ClientTool } from '@tether/protocol';
-import { CLIENT_TOOL_NAME_PATTERN, RUN_LIMITS } from '@tether/protocol';
+import { CLIENT_TOOL_LIMITS, CLIENT_TOOL_NAME_PATTERN, RUN_LIMITS } from '@tether/protocol';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { ToolResult } from './types.js';
@@ -30,7 +30,7 @@ function newAjv(): Ajv {
  * the rule, or undefined when they are fine: a name that does not match
  * {@link CLIENT_TOOL_NAME_PATTERN}, is given twice or is a built-in tool of
  * the run (`builtinNames`); more than {@link RUN_LIMITS.maxClientTools}
- * tools; `parameters` of more than {@link RUN_LIMITS.clientToolSchemasMaxBytes}
+ * tools; `parameters` of more than {@link CLIENT_TOOL_LIMITS.schemasMaxBytes}
  * bytes of JSON together; a schema whose `type` is not `"object"`, or that
  * does not compile.
  */
@@ -42,8 +42,8 @@ export function checkClientTools(
     return `tools: ${tools.length} tools, but a run may declare at most ${RUN_LIMITS.maxClientTools}.`;
   }
   const bytes = tools.reduce((sum, tool) => sum + Buffer.byteLength(JSON.stringify(tool.parameters)), 0);
-  if (bytes > RUN_LIMITS.clientToolSchemasMaxBytes) {
-    return `tools: the parameters schemas take ${bytes} bytes of JSON together, more than the ${RUN_LIMITS.clientToolSchemasMaxBytes} allowed.`;
+  if (bytes > CLIENT_TOOL_LIMITS.schemasMaxBytes) {
+    return `tools: the parameters schemas take ${bytes} bytes of JSON together, more than the ${CLIENT_TOOL_LIMITS.schemasMaxBytes} allowed.`;
   }
   const seen = new Set<string>();
   const ajv = newAjv();

@@ -18,7 +18,14 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import type { ChildResultStatus, ClientTool, Locale, PendingToolCall } from '@tether/protocol';
-import { type EmitEvent, newId, RUN_LIMITS, TetherError, type ToolCall, type Usage } from '@tether/protocol';
+import {
+  CLIENT_TOOL_LIMITS,
+  type EmitEvent,
+  newId,
+  TetherError,
+  type ToolCall,
+  type Usage,
+} from '@tether/protocol';
 import {
   type CompiledClientTool,
   type CrewTask,
@@ -396,7 +403,7 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
       if (signal.aborted) return { status: 'cancelled' };
       if (clientCalls.length > 0) {
         const expiresAt = new Date(
-          now() + (params.toolTimeoutMs ?? RUN_LIMITS.toolTimeoutDefaultMs),
+          now() + (params.toolTimeoutMs ?? CLIENT_TOOL_LIMITS.timeoutDefaultMs),
         ).toISOString();
         const calls: PendingToolCall[] = clientCalls.map(({ call, args }) => ({
           requestId: newId('tcr'),
