@@ -1,5 +1,5 @@
 import type { Checkpoint, PendingDelegation } from '@tether/agent';
-import type { ErrorBody, PendingClarify, Usage } from '@tether/protocol';
+import type { ErrorBody, PendingClarify, PendingToolCall, Usage } from '@tether/protocol';
 import type { NewRun, RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
@@ -66,6 +66,10 @@ export type Settlement =
   | { kind: 'awaiting'; untilMs: number; call: string }
   /** Woken before its question was answered or timed out: back to sleep until the deadline (epoch ms). */
   | { kind: 'sleep'; untilMs: number; requestId: string }
+  /** Waits for the outputs of the model's client tool calls (recorded at settle), until their deadline. */
+  | { kind: 'tool_calls'; calls: PendingToolCall[] }
+  /** Woken while some client tool calls still wait for an output: back to sleep until their deadline (epoch ms). */
+  | { kind: 'tools_sleep'; untilMs: number }
   /** Stopped by the worker's shutdown: back to the queue for another worker. */
   | { kind: 'released' }
   /** This worker lost its lock on the run: it stops and writes nothing more. */

@@ -8,6 +8,7 @@ import {
   initialCheckpoint,
   parseCheckpoint,
   restoreHistory,
+  type ToolCallResolution,
   type TranscriptEntry,
   unansweredToolCalls,
 } from '@tether/agent';
@@ -40,6 +41,8 @@ export interface Prepared {
   resume: ClarifyResolution | undefined;
   /** The results of the delegation the run resumes from, if it waited on its children. */
   resumeDelegation: { callId: string; results: CrewResultEntry[] } | undefined;
+  /** The fate of each client tool call the run resumes from, if it waited on some. */
+  resumeToolCalls: ToolCallResolution[] | undefined;
   /** What the run may delegate, if it has the crew's delegate tools. */
   crew: Awaited<ReturnType<typeof crewLimits>>;
   /** The session the run belongs to, if any. */
@@ -119,6 +122,20 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     resume = state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true };
   }
 
+  // A run woken while it waits on client tool calls: every output in (or the deadline past), or
+  // back to sleep. Calls the checkpoint has but Redis does not (the previous owner died between
+  // the save and the request) are requested again, as they were.
+  let resumeToolCalls: ToolCallResolution[] | undefined;
+  const pendingToolCalls = checkpoint.pendingToolCalls;
+  if (pendingToolCalls) {
+    const ids = pendingToolCalls.map((call) => call.requestId);
+    const state = await store.resolveToolCalls(runId, ids, fence);
+    if (state.state === 'not_owner') return { kind: 'nothing', why: 'another worker owns the run' };
+    if (state.state === 'pending') return { kind: 'tools_sleep', untilMs: state.deadlineMs };
+    if (state.state === 'missing') return { kind: 'tool_calls', calls: pendingToolCalls };
+    resumeToolCalls = state.outcomes;
+  }
+
   // A parent woken while it waits on its children: every result in, or back to waiting.
   let resumeDelegation: Prepared['resumeDelegation'];
   const pendingDelegation = checkpoint.pendingDelegation;
@@ -147,6 +164,7 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     checkpoint,
     resume,
     resumeDelegation,
+    resumeToolCalls,
     crew,
     sessionId,
     events,

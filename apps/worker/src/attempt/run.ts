@@ -133,6 +133,9 @@ export async function runPrepared(
       resume: prepared.resume,
       crew: prepared.crew,
       resumeDelegation: prepared.resumeDelegation,
+      clientTools: spec.tools,
+      toolTimeoutMs: spec.toolTimeoutMs,
+      resumeToolCalls: prepared.resumeToolCalls,
       locale,
       // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
       interrupted: () => active.reason === 'shutdown' || active.reason === 'lost',
@@ -218,6 +221,8 @@ export function toSettlement(
       const { requestId, question, choices, expiresAt } = outcome.clarify;
       return { kind: 'suspended', pending: { requestId, question, choices, expiresAt } };
     }
+    case 'tool_calls':
+      return { kind: 'tool_calls', calls: outcome.calls };
     case 'cancelled':
       return stoppedBy(stopped ?? 'cancel');
     case 'failed': {

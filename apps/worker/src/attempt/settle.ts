@@ -16,6 +16,8 @@ import type { AttemptContext, Settlement } from './context.js';
  * | cancelled | `run.cancelled` | completed |
  * | suspended | `clarify.requested` (waiting_for_input) | delayed until the deadline (`DelayedError`) |
  * | sleep (woken early) | waiting_for_input again | delayed until the deadline (`DelayedError`) |
+ * | tool_calls | `tool.requested` each (waiting_for_input) | delayed until their deadline, woken when the last output comes (`DelayedError`) |
+ * | tools_sleep (woken early) | waiting_for_input again | delayed until their deadline (`DelayedError`) |
  * | released (shutdown) | queued | waiting, for another worker (`WaitingError`) |
  * | blocked (a session's run ahead) | nothing | delayed 60 s, woken when the run ahead ends (`DelayedError`) |
  * | delegating | children created, `child.started` each (waiting_for_children), children queued | delayed until the children's deadline, woken when the last reports (`DelayedError`) |
@@ -166,6 +168,25 @@ async function settle(
       await job.moveToDelayed(settlement.untilMs, token);
       // An answer or a cancel that came while this attempt looked could not wake it: do it now.
       if ((await store.wakeReason(runId, settlement.requestId)) !== undefined) await promoteJob(job);
+      throw new DelayedError();
+    case 'tool_calls': {
+      const { calls } = settlement;
+      const untilMs = Math.min(...calls.map((call) => Date.parse(call.expiresAt)));
+      await store.requestToolCalls(runId, fence, calls, events);
+      await job.moveToDelayed(untilMs, token);
+      // Outputs (or a cancel) that arrived before the job was delayed could not wake it: do it now.
+      if ((await store.toolCallsWakeReason(runId)) !== undefined) await promoteJob(job);
+      log.info(
+        { calls: calls.length, expiresAt: new Date(untilMs).toISOString() },
+        'run waits for client tool outputs',
+      );
+      throw new DelayedError();
+    }
+    case 'tools_sleep':
+      // Woken while some calls still wait: back to sleep until their deadline.
+      await store.setStatus(runId, fence, 'waiting_for_input');
+      await job.moveToDelayed(settlement.untilMs, token);
+      if ((await store.toolCallsWakeReason(runId)) !== undefined) await promoteJob(job);
       throw new DelayedError();
     case 'delegating': {
       // The children first (idempotent: their ids are in the checkpoint), then the delegation that
