@@ -16,6 +16,11 @@ export function availableToolsets(): string[] {
   return TOOLSETS.filter((toolset) => toolsOf(toolset).length > 0);
 }
 
+/** The built-in tool names a run of `toolsets` gets (its client tools may not take them). */
+export function builtinToolNames(toolsets: readonly string[] = TOOLSET_DEFAULTS): string[] {
+  return [...new Set(toolsets.flatMap((toolset) => toolsOf(toolset).map((schema) => schema.name)))];
+}
+
 /** `GET /v1/tools`: toolsets, defaults, and every available tool with its JSON Schema. */
 export function toolCatalog(): ToolCatalog {
   const toolsets = availableToolsets();

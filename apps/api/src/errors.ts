@@ -32,6 +32,11 @@ export const API_ERRORS = {
     description:
       'A run asked for a toolset that does not exist or has no tools yet; the message lists the available ones.',
   },
+  ERR_CLIENT_TOOLS_INVALID: {
+    statusCode: 400,
+    description:
+      "A run's client tools (`tools`) are refused: a name taken by a built-in tool of the run's toolsets or given twice, a `parameters` schema that is not an object schema or does not compile, more than 64 tools or 64 KB of schemas; the message names the tool and the rule.",
+  },
   ERR_FILES_INVALID: {
     statusCode: 400,
     description:

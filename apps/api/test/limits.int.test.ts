@@ -93,6 +93,40 @@ const CASES: Record<Limit, LimitCase> = {
     past: above,
     documented: (value) => `metadata keys of up to ${n(value)} characters`,
   },
+  maxClientTools: {
+    field: 'body.tools',
+    body: (value) =>
+      replayRun(undefined, {
+        tools: Array.from({ length: value }, (_, i) => ({
+          name: `t${i}`,
+          description: '',
+          parameters: { type: 'object' },
+        })),
+      }),
+    past: above,
+    documented: (value) => `${n(value)} client tools`,
+  },
+  clientToolDescriptionMaxLength: {
+    field: 'body.tools.0.description',
+    body: (value) =>
+      replayRun(undefined, {
+        tools: [{ name: 't', description: 'd'.repeat(value), parameters: { type: 'object' } }],
+      }),
+    past: above,
+    documented: (value) => `tool descriptions of up to ${n(value)} characters`,
+  },
+  toolTimeoutMinMs: {
+    field: 'body.toolTimeoutMs',
+    body: (value) => replayRun(undefined, { toolTimeoutMs: value }),
+    past: (value) => value - 1,
+    documented: (value) => `\`toolTimeoutMs\` ${value / 1_000} s to`,
+  },
+  toolTimeoutMaxMs: {
+    field: 'body.toolTimeoutMs',
+    body: (value) => replayRun(undefined, { toolTimeoutMs: value }),
+    past: above,
+    documented: (value) => `to ${value / 86_400_000} days (default 10 minutes)`,
+  },
 };
 
 const limits = Object.entries(RUN_LIMITS) as [Limit, number][];

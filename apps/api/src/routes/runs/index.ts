@@ -16,6 +16,7 @@ import eventRoutes from './events/index.js';
 import fileRoutes from './files/index.js';
 import { runLinks, toRun } from './run-view.js';
 import { checkSubmission } from './submission.js';
+import toolOutputRoutes from './tool-outputs/index.js';
 
 /** `Idempotency-Key`: printable ASCII, as Stripe and the IETF draft use it. */
 const IdempotencyHeadersSchema = Type.Object({
@@ -128,6 +129,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   await app.register(eventRoutes);
   await app.register(clarifyRoutes);
+  await app.register(toolOutputRoutes);
   await app.register(fileRoutes);
 };
 

@@ -18,6 +18,7 @@ export function toRun(record: RunRecord): Run {
   if (record.startedAt !== undefined) run.startedAt = record.startedAt;
   if (record.finishedAt !== undefined) run.finishedAt = record.finishedAt;
   if (record.pendingClarify !== undefined) run.pendingClarify = record.pendingClarify;
+  if (record.pendingToolCalls !== undefined) run.pendingToolCalls = record.pendingToolCalls;
   if (record.output !== undefined) run.output = record.output;
   if (record.error !== undefined) run.error = record.error;
   if (record.usage !== undefined) run.usage = record.usage;

@@ -1,7 +1,7 @@
 import { checkModelSpec } from '@tether/agent/spec';
 import type { CreateRunBody } from '@tether/protocol';
-import { confinePath } from '@tether/tools';
-import { availableToolsets } from '../../catalog.js';
+import { checkClientTools, confinePath } from '@tether/tools';
+import { availableToolsets, builtinToolNames } from '../../catalog.js';
 import type { ApiConfig } from '../../config.js';
 import { ApiError } from '../../errors.js';
 
@@ -10,7 +10,8 @@ import { ApiError } from '../../errors.js';
  * the client hears it now (400) rather than from a failed run later: the
  * toolsets exist and have tools, the model spec names a configured profile (or
  * replay, when the server allows it), and the files stay inside the workspace
- * with names the file system can hold.
+ * with names the file system can hold, and the client tools are well formed
+ * (names free of the run's built-in tools, schemas that compile, the limits).
  * Model errors are `@tether/agent`'s own (`ERR_MODEL_*`, status 400).
  */
 export function checkSubmission(
@@ -35,6 +36,10 @@ export function checkSubmission(
       defaultProfile: config.defaultProfile,
       allowReplay: config.allowReplay,
     });
+  if (body.tools) {
+    const problem = checkClientTools(body.tools, builtinToolNames(body.toolsets));
+    if (problem) throw new ApiError('ERR_CLIENT_TOOLS_INVALID', problem);
+  }
   for (const path of Object.keys(body.files ?? {})) {
     // From a client on any system: `\` separates names too, and each path must name a file.
     const confined = confinePath(path, { portable: true, file: true });
