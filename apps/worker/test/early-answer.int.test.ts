@@ -1,4 +1,4 @@
-import type { PendingClarify } from '@tether/protocol';
+import type { PendingClarify, PendingToolCall, RunEventInput } from '@tether/protocol';
 import { QUEUE_NAME, type RunJobData, RunStore } from '@tether/queue';
 import { testRedisUrl } from '@tether/testing';
 import { Worker } from 'bullmq';
@@ -26,6 +26,11 @@ async function racingDeployment(
   name: string,
   onSuspended: (d: Deployment, runId: string, pending: PendingClarify) => Promise<void>,
   onSleep: (d: Deployment, runId: string) => Promise<void> = async () => {},
+  onToolCalls: (
+    d: Deployment,
+    runId: string,
+    calls: readonly PendingToolCall[],
+  ) => Promise<void> = async () => {},
 ): Promise<Deployment> {
   const d = await createDeployment(name);
   deployment = d;
@@ -41,6 +46,16 @@ async function racingDeployment(
       const id = await super.suspend(runId, token, pending);
       await onSuspended(d, runId, pending);
       return id;
+    }
+    override async requestToolCalls(
+      runId: string,
+      token: string,
+      calls: readonly PendingToolCall[],
+      events: readonly RunEventInput[] = [],
+    ): Promise<'recorded' | 'again'> {
+      const recorded = await super.requestToolCalls(runId, token, calls, events);
+      await onToolCalls(d, runId, calls);
+      return recorded;
     }
     // Going back to sleep on a question (woken early): what races it comes right after the status.
     override async setStatus(
@@ -135,5 +150,36 @@ describe('an answer that arrives before the suspension is complete', () => {
     await d.waitForEvent(runId, 'run.cancelled', 10_000);
     // The job was still active (locked): the cancel only set the flag, and the worker's look after delaying it ended the run.
     expect(cancels).toEqual(['waiting_for_input']);
+  });
+
+  it('tool outputs posted before the suspension is complete are not stranded either', async () => {
+    const jobStates: string[] = [];
+    const d = await racingDeployment(
+      'early-tools',
+      async () => {},
+      async () => {},
+      async (d, runId, calls) => {
+        jobStates.push(String(await (await d.service.getJob(runId))?.getState()));
+        for (const request of calls)
+          await d.service.postToolOutput(TENANT, runId, request.requestId, 'early');
+      },
+    );
+    const tool = { name: 'lookup', description: 'Looks up', parameters: { type: 'object' } };
+    const runId = await d.submit(
+      [
+        { toolCalls: [call('lookup', { q: 1 }), call('lookup', { q: 2 })] },
+        { content: 'resumed without waiting' },
+      ],
+      { tools: [tool], toolTimeoutMs: 120_000 },
+    );
+    const started = Date.now();
+    await d.waitForEvent(runId, 'run.completed', 10_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(jobStates).toEqual(['active']);
+    const results = (await d.store.readEvents(runId)).filter((e) => e.type === 'tool.result');
+    expect(results.map((e) => e.data)).toEqual([
+      expect.objectContaining({ callId: 'call_0_0', content: 'early' }),
+      expect.objectContaining({ callId: 'call_0_1', content: 'early' }),
+    ]);
   });
 });
