@@ -448,6 +448,7 @@ describe('service routes', () => {
         'post /v1/runs/{id}/cancel',
         'get /v1/runs/{id}/events',
         'post /v1/runs/{id}/clarify/{requestId}',
+        'post /v1/runs/{id}/tool-outputs/{requestId}',
         'get /v1/runs/{id}/files',
         'get /v1/runs/{id}/files/{*}',
         'get /v1/sessions',
