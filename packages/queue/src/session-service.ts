@@ -7,6 +7,7 @@ import {
   TERMINAL_STATUSES,
   type TranscriptEntryView,
 } from '@tether/protocol';
+import type { ChainableCommander } from 'ioredis';
 import { QueueError } from './errors.js';
 import type { RunRecord } from './records.js';
 import type { RunService } from './run-service.js';
@@ -132,20 +133,9 @@ export class SessionService {
    */
   async answer(tenant: string, sessionId: string, requestId: string, answer: string): Promise<string> {
     await this.record(tenant, sessionId);
-    const runIds = (
-      await this.#store.redis.lrange(this.#store.keys.session(sessionId).runs, 0, -1)
-    ).reverse();
-    let runId: string | undefined;
-    if (runIds.length > 0) {
-      const pipeline = this.#store.redis.pipeline();
-      for (const id of runIds) pipeline.exists(this.#store.keys.run(id).clarify(requestId));
-      const replies = (await pipeline.exec()) ?? [];
-      const at = replies.findIndex(([error, found]) => {
-        if (error) throw error;
-        return found === 1;
-      });
-      runId = at >= 0 ? runIds[at] : undefined;
-    }
+    const runId = await this.#runThatHas(sessionId, (pipeline, run) =>
+      pipeline.exists(this.#store.keys.run(run).clarify(requestId)),
+    );
     if (runId === undefined) {
       throw new QueueError(
         'ERR_CLARIFY_UNKNOWN',
@@ -154,6 +144,28 @@ export class SessionService {
     }
     await this.#runs.answer(tenant, runId, requestId, answer);
     return runId;
+  }
+
+  /**
+   * The session's newest run for which `probe` (queued on a pipeline) answers
+   * 1, found in one round trip: the session's runs share its slot.
+   */
+  async #runThatHas(
+    sessionId: string,
+    probe: (pipeline: ChainableCommander, runId: string) => void,
+  ): Promise<string | undefined> {
+    const runIds = (
+      await this.#store.redis.lrange(this.#store.keys.session(sessionId).runs, 0, -1)
+    ).reverse();
+    if (runIds.length === 0) return undefined;
+    const pipeline = this.#store.redis.pipeline();
+    for (const id of runIds) probe(pipeline, id);
+    const replies = (await pipeline.exec()) ?? [];
+    const at = replies.findIndex(([error, found]) => {
+      if (error) throw error;
+      return found === 1;
+    });
+    return at >= 0 ? runIds[at] : undefined;
   }
 
   /** Cancels the session's live runs (the active one and those queued behind it); returns their ids. */
