@@ -287,6 +287,60 @@ describe('the WebSocket gateway', () => {
     expect(timed.outcome).toBe('timed_out');
   });
 
+  it('pushes tool_request for a client tool call and takes its output from tool_response: first output wins, other tenants and sessions refused', async () => {
+    const env = await setup();
+    const [api] = await Promise.all([startApi(env, API_KEYS), startWorker(env)]);
+    const client = await socket(api.base);
+    const lookup = { name: 'lookup', description: 'Looks a word up', parameters: { type: 'object' } };
+    client.send({
+      type: 'message',
+      sessionId: null,
+      content: 'Look it up',
+      options: {
+        model: replay(
+          { toolCalls: [{ name: 'lookup', arguments: { word: 'tether' } }] },
+          { content: 'looked up' },
+        ),
+        tools: [lookup],
+      },
+    });
+    const request = await client.waitFor<Extract<WsServerFrame, { type: 'tool_request' }>>(
+      ofType('tool_request'),
+    );
+    const { sessionId, runId } = request;
+    expect(request.data).toMatchObject({ name: 'lookup', arguments: { word: 'tether' }, callId: 'call_0_0' });
+    const run = await call<Run>(api.base, 'GET', `/v1/runs/${runId}`);
+    expect(run.body.pendingToolCalls).toEqual([request.data]);
+
+    // Another tenant, and a token of another session: refused, nothing changed.
+    const beta = await socket(api.base, BETA);
+    beta.send({ type: 'tool_response', sessionId, requestId: request.data.requestId, output: 'x' });
+    await beta.roundTrip();
+    expect(beta.frames.map((frame) => (frame.type === 'error' ? frame.code : frame.type))).toEqual([
+      'ERR_SESSION_NOT_FOUND',
+      'pong',
+    ]);
+    const { token: otherToken } = (await call<{ token: string }>(api.base, 'POST', '/v1/sessions')).body;
+    const scoped = await socket(api.base, {}, `?token=${encodeURIComponent(otherToken)}`);
+    scoped.send({ type: 'tool_response', sessionId, requestId: request.data.requestId, output: 'x' });
+    await scoped.roundTrip();
+    expect(scoped.frames.map((frame) => (frame.type === 'error' ? frame.code : frame.type))).toEqual([
+      'ERR_WS_SCOPE',
+      'pong',
+    ]);
+    expect((await call<Run>(api.base, 'GET', `/v1/runs/${runId}`)).body.status).toBe('waiting_for_input');
+
+    client.send({ type: 'tool_response', sessionId, requestId: request.data.requestId, output: 'a rope' });
+    client.send({ type: 'tool_response', sessionId, requestId: request.data.requestId, output: 'again' });
+    const done = await client.waitFor<Extract<WsServerFrame, { type: 'done' }>>(ofType('done'));
+    expect(done).toMatchObject({ runId, status: 'completed', output: 'looked up' });
+    expect(client.ofType('error').map((frame) => frame.type === 'error' && frame.code)).toEqual([
+      'ERR_TOOL_OUTPUT_ALREADY_POSTED',
+    ]);
+    const result = (await runEvents(api.base, runId)).find((event) => event.type === 'tool.result');
+    expect(result?.data).toMatchObject({ name: 'lookup', ok: true, content: 'a rope' });
+  });
+
   it('keeps tenants apart: another tenant, or a token of another session, gets error frames and nothing else', async () => {
     const env = await setup();
     const [api] = await Promise.all([startApi(env, API_KEYS), startWorker(env)]);
@@ -364,7 +418,7 @@ describe('the WebSocket gateway', () => {
       [
         { type: 'shout' },
         'ERR_WS_FRAME',
-        /frame\.type must be one of message, clarify_response, subscribe, cancel, ping/,
+        /frame\.type must be one of message, clarify_response, tool_response, subscribe, cancel, ping/,
       ],
       [{ sessionId }, 'ERR_WS_FRAME', /frame\.type/],
       [{ type: 'subscribe', sessionId }, 'ERR_WS_FRAME', /frame\.after is required/],

@@ -147,6 +147,34 @@ export class SessionService {
   }
 
   /**
+   * Posts the output of a client tool call of one of the session's runs,
+   * knowing only its request id (as the gateway's `tool_response` does): the
+   * run that asked is found as for {@link answer}, then as
+   * `RunService.postToolOutput`, first output wins.
+   * `ERR_TOOL_OUTPUT_UNKNOWN` when no run of the session asked it.
+   */
+  async postToolOutput(
+    tenant: string,
+    sessionId: string,
+    requestId: string,
+    output: string,
+    isError = false,
+  ): Promise<string> {
+    await this.record(tenant, sessionId);
+    const runId = await this.#runThatHas(sessionId, (pipeline, run) =>
+      pipeline.hexists(this.#store.keys.run(run).toolCalls, `s:${requestId}`),
+    );
+    if (runId === undefined) {
+      throw new QueueError(
+        'ERR_TOOL_OUTPUT_UNKNOWN',
+        `Session ${sessionId} has no client tool call ${requestId}.`,
+      );
+    }
+    await this.#runs.postToolOutput(tenant, runId, requestId, output, isError);
+    return runId;
+  }
+
+  /**
    * The session's newest run for which `probe` (queued on a pipeline) answers
    * 1, found in one round trip: the session's runs share its slot.
    */

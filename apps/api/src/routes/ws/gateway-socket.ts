@@ -40,7 +40,8 @@ interface Following {
  * by sending it a `message`) has its own `SessionFollower`; every event it
  * reads goes out as an `event` frame, followed by what it means for the
  * client: `clarify_request`, `clarify_resolved` (answered, timed out, or
- * cancelled: the run ended while the question was open) and `done`.
+ * cancelled: the run ended while the question was open), `tool_request` (a
+ * client tool call to answer with `tool_response`) and `done`.
  *
  * A client that reads too slowly (more than `TETHER_SSE_MAX_BUFFER_BYTES`
  * unsent) is dropped with 1013, like a slow SSE client: it reconnects and
@@ -157,6 +158,16 @@ export class GatewaySocket {
       case 'clarify_response':
         this.#checkScope(frame.sessionId);
         await app.sessions.answer(this.tenant, frame.sessionId, frame.requestId, frame.answer);
+        return;
+      case 'tool_response':
+        this.#checkScope(frame.sessionId);
+        await app.sessions.postToolOutput(
+          this.tenant,
+          frame.sessionId,
+          frame.requestId,
+          frame.output,
+          frame.isError ?? false,
+        );
         return;
       case 'cancel':
         this.#checkScope(frame.sessionId);
@@ -293,6 +304,9 @@ export class GatewaySocket {
         sessionId,
         data: choices.length > 0 ? { requestId, question, choices } : { requestId, question },
       });
+    }
+    if (event.type === 'tool.requested') {
+      this.#send({ type: 'tool_request', sessionId, runId: event.runId, data: event.data });
     }
     for (const [requestId, outcome] of this.#track(following, event)) {
       this.#send({ type: 'clarify_resolved', sessionId, requestId, outcome });
