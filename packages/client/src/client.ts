@@ -21,6 +21,7 @@ import {
   TetherRateLimitError,
   TetherTimeoutError,
 } from './errors.js';
+import { type RunToCompletionOptions, runToCompletion } from './run-to-completion.js';
 import { TetherSessions } from './sessions.js';
 import { sleep } from './sleep.js';
 import { followRunEvents, type StreamOptions } from './stream.js';
@@ -135,6 +136,15 @@ export class TetherClient {
   readonly baseUrl: string;
   /** Sessions: conversations of runs (`/v1/sessions`). */
   readonly sessions: TetherSessions;
+  /** Runs driven from here to their end. */
+  readonly runs: {
+    /**
+     * Submits `body`, answers each client tool call through `onToolCall`
+     * (`tool.requested` → `POST /v1/runs/:id/tool-outputs/:requestId`), and
+     * resolves with the run once it has ended.
+     */
+    runToCompletion(body: CreateRunBody, options?: RunToCompletionOptions): Promise<Run>;
+  };
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
@@ -162,6 +172,7 @@ export class TetherClient {
       send: (spec, read) => this.send(spec, read),
       idempotencyKey: (given) => given ?? (this.retry.limit > 0 ? globalThis.crypto.randomUUID() : undefined),
     });
+    this.runs = { runToCompletion: (body, options) => runToCompletion(this, body, options) };
   }
 
   /** `POST /v1/runs`: queues a run. */
@@ -283,6 +294,27 @@ export class TetherClient {
       method: 'POST',
       path: `${runPath(id)}/clarify/${encodeURIComponent(requestId)}`,
       body: { answer },
+      signal: options.signal,
+      idempotent: false,
+    });
+  }
+
+  /**
+   * `POST /v1/runs/:id/tool-outputs/:requestId`: the output of a client tool
+   * call (`isError`: the call failed). Already posted, timed out or the run
+   * ended: `TetherConflictError`; unknown run or request: `TetherNotFoundError`.
+   */
+  async postToolOutput(
+    id: string,
+    requestId: string,
+    output: string,
+    options: RequestOptions & { isError?: boolean } = {},
+  ): Promise<void> {
+    if (typeof output !== 'string') throw invalidOption('output must be a string');
+    await this.json({
+      method: 'POST',
+      path: `${runPath(id)}/tool-outputs/${encodeURIComponent(requestId)}`,
+      body: { output, isError: options.isError === true },
       signal: options.signal,
       idempotent: false,
     });

@@ -2,6 +2,7 @@ export type {
   CancelRunResponse,
   ChildResultStatus,
   ChildRun,
+  ClientTool,
   CreateRunBody,
   CreateRunResponse,
   CreateSessionBody,
@@ -12,6 +13,7 @@ export type {
   MessagePage,
   Multitask,
   PendingClarify,
+  PendingToolCall,
   ReplayTurn,
   Run,
   RunEvent,
@@ -52,6 +54,7 @@ export {
   TetherTimeoutError,
   TetherUnauthorizedError,
 } from './errors.js';
+export type { RunToCompletionOptions, ToolCallHandler, ToolCallRequest } from './run-to-completion.js';
 export type {
   MessagesOptions,
   SessionDeleteOptions,

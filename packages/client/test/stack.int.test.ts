@@ -33,6 +33,49 @@ async function allEvents(client: TetherClient, id: string): Promise<RunEvent[]> 
 }
 
 describe('the SDK against the real API and a worker', () => {
+  it('runs.runToCompletion answers every client tool call through onToolCall and resolves with the ended run', async () => {
+    const client = new TetherClient({ baseUrl: stack.baseUrl, apiKey: API_KEY });
+    const weather = {
+      name: 'get_weather',
+      description: 'The weather in a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    };
+    const asked: string[] = [];
+    const run = await client.runs.runToCompletion(
+      {
+        input: 'weather in two cities',
+        model: {
+          provider: 'replay',
+          script: [
+            { toolCalls: [call('get_weather', { city: 'Oslo' }), call('get_weather', { city: 'Atlantis' })] },
+            { toolCalls: [call('get_weather', { city: 'Rome' })] },
+            { content: 'reported' },
+          ],
+        },
+        tools: [weather],
+      },
+      {
+        onToolCall: async ({ name, arguments: args }) => {
+          asked.push(`${name}(${String(args.city)})`);
+          if (args.city === 'Atlantis') throw new Error('no such city');
+          return `sunny in ${String(args.city)}`;
+        },
+      },
+    );
+    expect(run.status).toBe('completed');
+    expect(run.output).toBe('reported');
+    expect(asked.sort()).toEqual(['get_weather(Atlantis)', 'get_weather(Oslo)', 'get_weather(Rome)']);
+    const results = (await allEvents(client, run.id))
+      .filter((event) => event.type === 'tool.result')
+      .map((event) => event.data);
+    expect(results).toEqual([
+      { callId: 'call_0_0', name: 'get_weather', ok: true, content: 'sunny in Oslo' },
+      { callId: 'call_0_1', name: 'get_weather', ok: false, content: 'no such city' },
+      { callId: 'call_1_0', name: 'get_weather', ok: true, content: 'sunny in Rome' },
+    ]);
+    await expect(client.runs.runToCompletion({ input: 'x', tools: [weather] })).rejects.toThrow(/onToolCall/);
+  });
+
   it('submits, streams through a forced disconnect without losing or repeating an event, answers, waits, and reads files', async () => {
     const proxy = await startCuttableProxy(stack.port);
     try {
