@@ -4,7 +4,15 @@ import type { RunTree } from '../tree.js';
 import { formatCountdown, formatDuration } from './duration.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { followRun } from './follow.js';
-import { colorStatus, formatTodos, liveChildren, relativeTime, truncate, waitingFor } from './format.js';
+import {
+  colorStatus,
+  formatTodos,
+  liveChildren,
+  relativeTime,
+  summariseArguments,
+  truncate,
+  waitingFor,
+} from './format.js';
 import type { CommandContext } from './run-command.js';
 import { formatRunTree } from './run-tree.js';
 import { RunView } from './run-view.js';
@@ -53,11 +61,14 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
   io.stdout.write(`${c.dim(`${'ID'.padEnd(idWidth)}  ${'STATUS'.padEnd(statusWidth)}  CREATED`)}\n`);
   for (const run of page.data) {
     const pad = ' '.repeat(statusWidth - run.status.length);
+    const calls = run.pendingToolCalls ?? [];
     const waiting = run.pendingClarify
       ? c.magenta(`  ? ${truncate(run.pendingClarify.question, 50)}`)
-      : run.status === 'waiting_for_children' && run.children
-        ? c.blue(`  ${waitingFor(liveChildren(run))}`)
-        : '';
+      : calls.length > 0
+        ? c.magenta(`  waiting for tool output: ${truncate(calls.map((call) => call.name).join(', '), 50)}`)
+        : run.status === 'waiting_for_children' && run.children
+          ? c.blue(`  ${waitingFor(liveChildren(run))}`)
+          : '';
     io.stdout.write(
       `${run.id.padEnd(idWidth)}  ${colorStatus(run.status, c)}${pad}  ${relativeTime(run.createdAt, now)}${waiting}\n`,
     );
@@ -123,6 +134,17 @@ export function formatRun(
       lines.push(`    ${c.dim(`${i + 1}.`)} ${choice}`);
     });
     lines.push(c.dim(`  answer with: tether answer ${run.id} ${q.requestId} "your answer"`));
+  }
+  if (run.pendingToolCalls && run.pendingToolCalls.length > 0) {
+    const [first] = run.pendingToolCalls;
+    const left = first ? formatCountdown(Date.parse(first.expiresAt) - now) : '';
+    lines.push('', `${c.magenta('Waiting for client tool outputs')} ${c.dim(`(${left} left)`)}`);
+    for (const call of run.pendingToolCalls) {
+      lines.push(
+        `  ${c.cyan('>')} ${c.bold(call.name)} ${c.dim(summariseArguments(JSON.stringify(call.arguments)))}`,
+        c.dim(`    request ${call.requestId}: POST /v1/runs/${run.id}/tool-outputs/${call.requestId}`),
+      );
+    }
   }
   if (tree && tree.children.length > 0) lines.push('', ...formatRunTree(tree, c));
   if (run.error) lines.push('', c.red(`${run.error.code}: ${run.error.message}`));

@@ -536,6 +536,37 @@ describe('tether runs, show, logs, answer, cancel', () => {
     expect(missing.stderr.plain).toContain('Run run_9999 not found (ERR_RUN_NOT_FOUND, HTTP 404)');
   });
 
+  it('shows the client tool calls a run waits on, in the list, in show and in its logs', async () => {
+    const run = api.createRun({ input: 'a' }, 'tenant-a');
+    const expiresAt = new Date(Date.now() + 600_000).toISOString();
+    for (const [i, city] of ['Oslo', 'Rome'].entries()) {
+      api.append(run.run.id, 'tool.requested', {
+        requestId: `tcr_${i}`,
+        callId: `c${i}`,
+        name: 'get_weather',
+        arguments: { city },
+        expiresAt,
+      });
+    }
+    const list = terminal();
+    expect(await runCli(['runs'], list.io)).toBe(0);
+    expect(list.stdout.plain).toMatch(
+      /run_0001\s+waiting_for_input\s+.*waiting for tool output: get_weather, get_weather/,
+    );
+    const show = terminal();
+    expect(await runCli(['show', run.run.id], show.io)).toBe(0);
+    expect(show.stdout.plain).toContain('Waiting for client tool outputs');
+    expect(show.stdout.plain).toContain('> get_weather city=Rome');
+    expect(show.stdout.plain).toContain('request tcr_0: POST /v1/runs/run_0001/tool-outputs/tcr_0');
+    api.append(run.run.id, 'tool.output_received', { requestId: 'tcr_0', isError: false });
+    api.append(run.run.id, 'tool.timed_out', { requestId: 'tcr_1' });
+    const logs = terminal();
+    expect(await runCli(['logs', run.run.id], logs.io)).toBe(0);
+    expect(logs.stdout.plain).toMatch(/get_weather waits for the client's output \(request tcr_1, .+ left\)/);
+    expect(logs.stdout.plain).toContain('client output received for tcr_0');
+    expect(logs.stdout.plain).toContain('No client output in time for tcr_1');
+  });
+
   it('prints the events so far, and follows with --follow', async () => {
     const run = api.createRun({ input: 'a' }, 'tenant-a');
     api.append(run.run.id, 'run.started', { attempt: 1, workerId: 'w1' });

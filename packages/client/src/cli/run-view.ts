@@ -175,6 +175,25 @@ export class RunView {
         );
         break;
       }
+      case 'tool.requested': {
+        const left = formatCountdown(Date.parse(event.data.expiresAt) - (this.options.now ?? Date.now)());
+        this.line(
+          `  ${c.magenta('…')} ${c.bold(event.data.name)} ${c.dim(`waits for the client's output (request ${event.data.requestId}, ${left} left)`)}`,
+        );
+        break;
+      }
+      case 'tool.output_received':
+        this.line(
+          c.dim(
+            `  client output received for ${event.data.requestId}${event.data.isError ? ' (an error)' : ''}`,
+          ),
+        );
+        break;
+      case 'tool.timed_out':
+        this.line(
+          c.yellow(`  No client output in time for ${event.data.requestId}: the agent goes on without it.`),
+        );
+        break;
       case 'usage':
         this.usage = event.data;
         break;

@@ -505,6 +505,20 @@ function applyToRun(run: Run, event: RunEvent): void {
       delete run.pendingClarify;
       run.status = 'running';
       break;
+    case 'tool.requested':
+      run.status = 'waiting_for_input';
+      run.pendingToolCalls = [...(run.pendingToolCalls ?? []), { ...event.data }];
+      break;
+    case 'tool.output_received':
+    case 'tool.timed_out': {
+      const left = (run.pendingToolCalls ?? []).filter((call) => call.requestId !== event.data.requestId);
+      if (left.length > 0) run.pendingToolCalls = left;
+      else {
+        delete run.pendingToolCalls;
+        run.status = 'queued';
+      }
+      break;
+    }
     case 'usage':
       run.usage = event.data;
       break;
