@@ -1,6 +1,7 @@
 // pnpm bench:clarify — the clarify round trip: from the answer call returning to the
-// resumed attempt's next event (`attempt.started`), through a real worker process.
-// One JSON line: p50/p99 over many suspensions. Needs `pnpm build`.
+// resumed attempt's next event (`attempt.started`), through a real worker process; then the
+// client-tool round trip: from the output posted (the turn's only call) to the same event.
+// Two JSON lines: p50/p99 over many suspensions each. Needs `pnpm build`.
 import { createKeys, EventHub, RunService, RunStore } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
 import { startStack } from '../packages/testing/dist/scripts.js';
@@ -34,60 +35,90 @@ const worker = await startStack({
   listedWorkers: listedIn(redis, keys),
 });
 
-// One run that asks ROUNDS + WARMUP questions in a row.
 const turns = WARMUP + ROUNDS;
-const script = [
-  ...Array.from({ length: turns }, (_, i) => ({
-    toolCalls: [{ name: 'clarify', arguments: { question: `q${i}` } }],
-  })),
-  { content: 'done' },
-];
-const { run } = await service.submit('bench', {
-  input: 'round trips',
-  model: { provider: 'replay', script },
-  clarify: { timeoutMs: 600_000 },
-  limits: { maxSteps: turns + 1 },
-});
 
-const waiters = [];
-const unsubscribe = await hub.subscribe(run.id, (event) => {
-  const now = performance.now();
-  for (const waiter of [...waiters]) {
-    if (waiter.type === event.type) {
-      waiters.splice(waiters.indexOf(waiter), 1);
-      waiter.resolve({ event, at: now });
+/**
+ * One run of `turns` suspensions in a row: `ask(i)` is the turn's tool call, `requestedType` the
+ * event that says the run waits, `release(event, i)` the answer. The time from `release` returning
+ * to the resumed attempt's `attempt.started`, for the turns after the warm-up.
+ */
+async function roundTrips(extra, ask, requestedType, release) {
+  const script = [...Array.from({ length: turns }, (_, i) => ({ toolCalls: [ask(i)] })), { content: 'done' }];
+  const { run } = await service.submit('bench', {
+    input: 'round trips',
+    model: { provider: 'replay', script },
+    limits: { maxSteps: turns + 1 },
+    ...extra,
+  });
+  const waiters = [];
+  const unsubscribe = await hub.subscribe(run.id, (event) => {
+    const now = performance.now();
+    for (const waiter of [...waiters]) {
+      if (waiter.type === event.type) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve({ event, at: now });
+      }
     }
+  });
+  const next = (type) => new Promise((resolve) => waiters.push({ type, resolve }));
+  const samples = [];
+  let requested = next(requestedType);
+  for (let i = 0; i < turns; i++) {
+    const { event } = await requested;
+    requested = next(requestedType);
+    const resumed = next('attempt.started');
+    await release(run.id, event, i);
+    const releasedAt = performance.now();
+    const { at } = await resumed;
+    if (i >= WARMUP) samples.push(at - releasedAt);
   }
-});
-const next = (type) => new Promise((resolve) => waiters.push({ type, resolve }));
-
-const samples = [];
-let requested = next('clarify.requested');
-for (let i = 0; i < turns; i++) {
-  const { event } = await requested;
-  requested = next('clarify.requested');
-  const resumed = next('attempt.started');
-  await service.answer('bench', run.id, event.data.requestId, `a${i}`);
-  const answeredAt = performance.now();
-  const { at } = await resumed;
-  if (i >= WARMUP) samples.push(at - answeredAt);
+  await unsubscribe();
+  return samples;
 }
 
-console.log(
-  JSON.stringify({
-    bench: 'clarify-roundtrip',
-    rounds: samples.length,
-    p50_ms: Number(percentile(samples, 50).toFixed(3)),
-    p90_ms: Number(percentile(samples, 90).toFixed(3)),
-    p99_ms: Number(percentile(samples, 99).toFixed(3)),
-    max_ms: Number(Math.max(...samples).toFixed(3)),
-    target_p50_ms: 5,
-    target_p99_ms: 25,
-    pass: percentile(samples, 50) <= 5 && percentile(samples, 99) <= 25,
-  }),
+function report(bench, samples, targets) {
+  const p50 = percentile(samples, 50);
+  const p99 = percentile(samples, 99);
+  console.log(
+    JSON.stringify({
+      bench,
+      rounds: samples.length,
+      p50_ms: Number(p50.toFixed(3)),
+      p90_ms: Number(percentile(samples, 90).toFixed(3)),
+      p99_ms: Number(p99.toFixed(3)),
+      max_ms: Number(Math.max(...samples).toFixed(3)),
+      target_p50_ms: targets.p50,
+      target_p99_ms: targets.p99,
+      pass: p50 <= targets.p50 && p99 <= targets.p99,
+    }),
+  );
+}
+
+// One run that asks ROUNDS + WARMUP questions in a row.
+report(
+  'clarify-roundtrip',
+  await roundTrips(
+    { clarify: { timeoutMs: 600_000 } },
+    (i) => ({ name: 'clarify', arguments: { question: `q${i}` } }),
+    'clarify.requested',
+    (runId, event, i) => service.answer('bench', runId, event.data.requestId, `a${i}`),
+  ),
+  { p50: 5, p99: 25 },
 );
 
-await unsubscribe();
+// One run that calls a client tool ROUNDS + WARMUP times in a row: the output posted → resumed.
+const lookup = { name: 'lookup', description: 'Looks a key up', parameters: { type: 'object' } };
+report(
+  'client-tool-roundtrip',
+  await roundTrips(
+    { tools: [lookup], toolTimeoutMs: 600_000 },
+    (i) => ({ name: 'lookup', arguments: { key: `k${i}` } }),
+    'tool.requested',
+    (runId, event, i) => service.postToolOutput('bench', runId, event.data.requestId, `v${i}`),
+  ),
+  { p50: 1, p99: 5 },
+);
+
 await worker.stop();
 await service.close();
 redis.disconnect();
