@@ -31,7 +31,7 @@ export {
   RetryLater,
   retryDelayMs,
 } from './jobs.js';
-export type { RunKeys, SessionKeys, TetherKeys } from './keys.js';
+export type { RunKeys, SessionKeys, TenantSlotKeys, TetherKeys } from './keys.js';
 export { createKeys, MAX_SHARDS, QUEUE_NAME } from './keys.js';
 export type { BreakerState, RedisBreakerOptions, RedisOutage, WatchedConnection } from './redis-breaker.js';
 export { RedisBreaker } from './redis-breaker.js';
@@ -65,3 +65,5 @@ export type { SessionRecord, SessionServiceOptions } from './session-service.js'
 export { SessionService } from './session-service.js';
 export type { PipelineReply } from './slot-pipelines.js';
 export { keySlot, SlotPipelines } from './slot-pipelines.js';
+export type { SlotTaken, TenantSlotsOptions } from './tenant-slots.js';
+export { TenantSlots } from './tenant-slots.js';

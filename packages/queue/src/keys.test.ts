@@ -81,3 +81,15 @@ describe('session keys', () => {
     expect(tag(keys.run(newChildRunId(sessionChild)).record)).toBe(`s_${sessionId.slice(-16)}`);
   });
 });
+
+describe('tenant slot keys', () => {
+  it("are three keys under the tenant's hash tag, the tag of its runs' index", () => {
+    const keys = createKeys('{tether}');
+    const slots = keys.tenantSlots('acme');
+    const tag = (key: string) => /\{([^}]*)\}/.exec(key)?.[1];
+    expect(new Set(Object.values(slots)).size).toBe(3);
+    for (const key of Object.values(slots)) expect(tag(key)).toBe('acme');
+    expect(tag(keys.tenantRuns('acme'))).toBe('acme');
+    expect(slots.running).toBe('tether:tenant:{acme}:running');
+  });
+});

@@ -95,6 +95,19 @@ export interface SessionKeys {
   runsChannel: string;
 }
 
+/**
+ * The keys of a tenant's cap on runs executing at once (`TETHER_TENANT_MAX_RUNNING`), all under
+ * the tenant's hash tag, so one script takes, renews or releases a slot on a cluster too.
+ */
+export interface TenantSlotKeys {
+  /** Sorted set: run id → its slot's lease expiry (epoch ms, Redis's clock). Its size is the slots taken. */
+  running: string;
+  /** Hash: run id → the fencing token of the attempt holding its slot (`''` while handed to a waiting run). */
+  holders: string;
+  /** Sorted set: run id → when it first waited for a slot (epoch ms): the runs over the cap, oldest first. */
+  parked: string;
+}
+
 export interface TetherKeys {
   /** The BullMQ prefix, a hash tag such as `{tether}`: the prefix of the only shard when there is one. */
   queuePrefix: string;
@@ -116,6 +129,8 @@ export interface TetherKeys {
   tenantSessions(tenant: string): string;
   /** Sorted set (all scores 0, members ordered by id): a tenant's runs. */
   tenantRuns(tenant: string): string;
+  /** The slots of a tenant's cap on runs executing at once (`TETHER_TENANT_MAX_RUNNING`). */
+  tenantSlots(tenant: string): TenantSlotKeys;
   /** String: idempotency key of a tenant → `runId hash`. */
   idempotency(tenant: string, key: string): string;
   /** Pub/sub channel: cancel requests (the run id), heard by every worker. */
@@ -210,6 +225,10 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     session: (sessionId) => sessionKeys(sessionTag(sessionId)),
     tenantSessions: (tenant) => `${namespace}:tenant:{${tenant}}:sessions`,
     tenantRuns: (tenant) => `${namespace}:tenant:{${tenant}}:runs`,
+    tenantSlots: (tenant) => {
+      const base = `${namespace}:tenant:{${tenant}}`;
+      return { running: `${base}:running`, holders: `${base}:running:holders`, parked: `${base}:parked` };
+    },
     idempotency: (tenant, key) => `${namespace}:tenant:{${tenant}}:idem:${key}`,
     cancelChannel: `${namespace}:cancel`,
     eventsPattern: `${namespace}:events:*`,

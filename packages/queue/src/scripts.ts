@@ -37,6 +37,9 @@ interface Replies {
   requestCancel: 'missing' | RunStatus;
   setStatus: 1 | 0;
   deleteSession: 'ok' | 'missing' | 'busy' | 'changed';
+  acquireTenantSlot: [1] | [0, number];
+  releaseTenantSlot: string[];
+  renewTenantSlots: string[];
 }
 
 function script<N extends keyof Replies, K extends string, A extends string, R extends string = never>(
@@ -211,4 +214,23 @@ export const setStatus = script('setStatus', {
 export const deleteSession = script('deleteSession', {
   keys: ['sessionRecord', 'sessionRuns', 'sessionQueue', 'transcript', 'files'],
   args: ['sessionId', 'runCount'],
+});
+
+/** commands/acquireTenantSlot.lua: one of a tenant's slots for a run about to be claimed, or its place in the line. */
+export const acquireTenantSlot = script('acquireTenantSlot', {
+  keys: ['running', 'holders', 'parked'],
+  args: ['runId', 'holder', 'cap', 'leaseMs', 'ttlMs'],
+});
+
+/** commands/releaseTenantSlot.lua: a tenant's slot back at an attempt's end, and free slots handed to the runs waiting longest. */
+export const releaseTenantSlot = script('releaseTenantSlot', {
+  keys: ['running', 'holders', 'parked'],
+  args: ['runId', 'holder', 'cap', 'reserveMs', 'ttlMs'],
+});
+
+/** commands/renewTenantSlots.lua: the leases of a worker's slots of one tenant, while their attempts hold them. */
+export const renewTenantSlots = script('renewTenantSlots', {
+  keys: ['running', 'holders'],
+  args: ['leaseMs', 'ttlMs'],
+  rest: 'held',
 });
