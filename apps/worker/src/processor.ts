@@ -91,6 +91,12 @@ export function createProcessor(deps: ProcessorDeps) {
       parentRunId: job.data.parentRunId,
       crew: deps.crew,
     };
+    return attemptJob(ctx);
+  }
+
+  /** One attempt of a run: claim → prepare → run → settle. */
+  async function attemptJob(ctx: AttemptContext): Promise<string | undefined> {
+    const { runId } = ctx;
     const claimed = await claimAttempt(ctx);
     if (isSettlement(claimed)) return settleOutcome(ctx, claimed, [], [], await sessionOf(runId, claimed));
     const prepared = await prepareAttempt(ctx, claimed);
