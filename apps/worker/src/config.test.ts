@@ -26,3 +26,19 @@ describe('the shards a worker takes', () => {
     expect([0, 1, 2].map((i) => shardConcurrency(1, 3, i))).toEqual([1, 1, 1]);
   });
 });
+
+describe("a tenant's cap on running runs", () => {
+  it('is none by default (0), or the number TETHER_TENANT_MAX_RUNNING gives', () => {
+    expect(loadWorkerConfig({}).tenantMaxRunning).toBe(0);
+    expect(loadWorkerConfig({ TETHER_TENANT_MAX_RUNNING: '0' }).tenantMaxRunning).toBe(0);
+    expect(loadWorkerConfig({ TETHER_TENANT_MAX_RUNNING: '2' }).tenantMaxRunning).toBe(2);
+  });
+
+  it('refuses what is not a whole number from 0 to 1,000,000, naming the variable', () => {
+    for (const bad of ['-1', '1.5', 'two', '1000001']) {
+      expect(() => loadWorkerConfig({ TETHER_TENANT_MAX_RUNNING: bad })).toThrow(
+        /TETHER_TENANT_MAX_RUNNING must be an integer from 0 to 1000000/,
+      );
+    }
+  });
+});

@@ -37,6 +37,11 @@ export interface WorkerConfig extends SharedConfig {
   crewMaxDepth: number;
   /** How long a child may take, from its creation, before its parent ends it as timed out (ms). */
   crewChildTimeoutMs: number;
+  /**
+   * Runs of one tenant that may execute at once across every worker
+   * (`TETHER_TENANT_MAX_RUNNING`); 0 for no cap. The others wait in the queue.
+   */
+  tenantMaxRunning: number;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
 }
@@ -81,6 +86,7 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
       1_000,
       7 * 24 * 3600 * 1000,
     ),
+    tenantMaxRunning: reader.integer('TETHER_TENANT_MAX_RUNNING', 0, 0, 1_000_000),
     profiles,
     defaultProfile,
   };

@@ -6,6 +6,7 @@ import { type AttemptContext, type CrewQueue, isSettlement, type Settlement } fr
 import { prepareAttempt } from './attempt/prepare.js';
 import { type ActiveAttempt, runPrepared, type StopReason } from './attempt/run.js';
 import { settleOutcome } from './attempt/settle.js';
+import type { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 
 export type { StopReason } from './attempt/run.js';
@@ -26,6 +27,8 @@ export interface ProcessorDeps {
   wakeSession: (sessionId: string) => Promise<void>;
   /** The crew's steps that touch the queue. */
   crew: CrewQueue;
+  /** The tenants' cap on running runs (`TETHER_TENANT_MAX_RUNNING`); undefined when there is none. */
+  tenantSlots?: TenantSlotKeeper | undefined;
 }
 
 /**
@@ -33,7 +36,9 @@ export interface ProcessorDeps {
  * checkpoint and events are in its own keys. One attempt is four steps, each
  * in attempt/: claim → prepare → run → settle. The first three either hand on
  * what the next needs or end early with a settlement; `settleOutcome` records
- * every ending in the run and maps it to BullMQ.
+ * every ending in the run and maps it to BullMQ. With a tenants' cap, the
+ * attempt holds a slot of its run's tenant from before the claim until it
+ * ends, or waits for one (attempt/tenant-slot.ts).
  */
 export function createProcessor(deps: ProcessorDeps) {
   const { config, store, logger } = deps;
@@ -90,8 +95,16 @@ export function createProcessor(deps: ProcessorDeps) {
       wakeSession: deps.wakeSession,
       parentRunId: job.data.parentRunId,
       crew: deps.crew,
+      tenantSlots: deps.tenantSlots,
     };
-    return attemptJob(ctx);
+    // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged.
+    const slot = await ctx.tenantSlots?.take(ctx);
+    if (slot?.kind === 'capped') return settleOutcome(ctx, slot);
+    try {
+      return await attemptJob(ctx);
+    } finally {
+      await slot?.release();
+    }
   }
 
   /** One attempt of a run: claim → prepare → run → settle. */

@@ -10,10 +10,12 @@ import {
   type RunJobData,
   RunService,
   RunStore,
+  TenantSlots,
 } from '@tether/queue';
 import { type Job, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { crewQueue } from './attempt/crew.js';
+import { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import { createProcessor } from './processor.js';
 import { checkSandbox, logSandboxReport } from './sandbox-report.js';
@@ -77,6 +79,21 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   // parent whose last child has reported, and to queue, time out and cancel crew children.
   const runs = new RunService({ redis, keys, store });
   const wakeSession = (sessionId: string) => runs.promoteSessionHead(sessionId);
+  // The tenants' cap on running runs: a slot's lease is the lock's, so a dead worker's slots free with its locks.
+  const tenantSlots =
+    config.tenantMaxRunning > 0
+      ? new TenantSlotKeeper({
+          slots: new TenantSlots({
+            redis,
+            keys,
+            cap: config.tenantMaxRunning,
+            leaseMs: config.lockDurationMs,
+          }),
+          runs,
+          store,
+          logger,
+        })
+      : undefined;
   const processor = createProcessor({
     config,
     store,
@@ -84,6 +101,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     shuttingDown: () => shuttingDown,
     wakeSession,
     crew: crewQueue(runs, keys),
+    tenantSlots,
   });
 
   // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).
@@ -110,7 +128,10 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     // A run whose lock is lost (or not renewed in time, when Redis does not answer) stops at once,
     // commands included: by the time its lock expires and another worker may take the run over,
     // nothing of this attempt runs any more.
-    worker.on('locksRenewed', ({ jobIds }) => processor.activeRuns.locksRenewed(jobIds));
+    worker.on('locksRenewed', ({ jobIds }) => {
+      processor.activeRuns.locksRenewed(jobIds);
+      tenantSlots?.renew(jobIds);
+    });
     worker.on('lockRenewalFailed', (jobIds) => {
       for (const runId of jobIds) processor.activeRuns.stop(runId, 'lost');
     });
@@ -172,6 +193,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
         shards: config.shards,
         queueShards: keys.shards,
         tokenizerLoadMs,
+        tenantMaxRunning: config.tenantMaxRunning || null,
       },
       'worker ready',
     );

@@ -4,6 +4,7 @@ import type { NewRun, RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
+import type { TenantSlotKeeper } from './tenant-slot.js';
 
 /** What every step of one attempt works with. */
 export interface AttemptContext {
@@ -24,6 +25,8 @@ export interface AttemptContext {
   parentRunId: string | undefined;
   /** The crew's steps that touch the queue (the worker's RunService). */
   crew: CrewQueue;
+  /** The tenants' cap on running runs (`TETHER_TENANT_MAX_RUNNING`); undefined when there is none. */
+  tenantSlots?: TenantSlotKeeper | undefined;
 }
 
 /** What the crew needs of the queue: children queued, ended, cancelled. */
@@ -56,6 +59,11 @@ export type Settlement =
     }
   /** Cancelled by request. */
   | { kind: 'cancelled' }
+  /**
+   * Over its tenant's cap on running runs, before its claim: waits, the run unchanged, until a
+   * release hands it a slot (or `untilMs`, epoch ms, to look again); `ahead` runs wait before it.
+   */
+  | { kind: 'capped'; tenant: string; ahead: number; untilMs: number }
   /** A session's run with another of its runs ahead (`ahead`): waits until that one ends. */
   | { kind: 'blocked'; ahead: string }
   /** Waits for the answer to a question, until its deadline. */

@@ -22,6 +22,7 @@ import type { AttemptContext, Settlement } from './context.js';
  * | blocked (a session's run ahead) | nothing | delayed 60 s, woken when the run ahead ends (`DelayedError`) |
  * | delegating | children created, `child.started` each (waiting_for_children), children queued | delayed until the children's deadline, woken when the last reports (`DelayedError`) |
  * | awaiting (woken early) | waiting_for_children again | delayed until the children's deadline (`DelayedError`) |
+ * | capped (over its tenant's cap) | nothing | delayed a few seconds, woken when a slot is handed to it (`DelayedError`) |
  * | lost, nothing | nothing | completed (another owner, or none, carries on) |
  *
  * Returns the job's result, or throws what tells BullMQ to delay, wait or retry.
@@ -238,6 +239,16 @@ async function settle(
       // The run ahead may have ended before this job was delayed, and could not wake it: look again.
       if ((await store.sessionHead(runId)) === runId) await promoteJob(job);
       log.info({ ahead: settlement.ahead }, "waiting for the session's run ahead");
+      throw new DelayedError();
+    case 'capped':
+      // Over its tenant's cap on running runs: wait, without a slot, until a release hands it one and wakes it.
+      await job.moveToDelayed(settlement.untilMs, token);
+      // A slot handed over before the job was delayed could not wake it: look again.
+      if (await ctx.tenantSlots?.hasSlot(settlement.tenant, runId)) await promoteJob(job);
+      log.debug(
+        { tenant: settlement.tenant, ahead: settlement.ahead },
+        "waiting for a slot of the run's tenant",
+      );
       throw new DelayedError();
     case 'released':
       // Shutdown: hand the run back to the queue; another worker continues from the checkpoint.

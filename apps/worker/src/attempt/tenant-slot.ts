@@ -1,0 +1,149 @@
+import { TERMINAL_STATUSES } from '@tether/protocol';
+import { promoteJob, type RunService, type RunStore, type TenantSlots } from '@tether/queue';
+import type { Logger } from 'pino';
+import type { AttemptContext, Settlement } from './context.js';
+
+/**
+ * A tenant's cap on runs executing at once (`TETHER_TENANT_MAX_RUNNING`), as
+ * the worker keeps it around each attempt:
+ *
+ * 1. Before the claim, the attempt takes one of its tenant's slots
+ *    (`TenantSlots.take`). Over the cap it takes none and its job waits,
+ *    delayed and holding no worker slot (the `capped` settlement), with the
+ *    run unchanged.
+ * 2. While the attempt runs, its slot's lease is renewed each time BullMQ
+ *    renews the job's lock (`renew`), so a worker killed with -9 loses its
+ *    slots when it loses its locks.
+ * 3. When the attempt ends, whatever the end (a throw included), the slot is
+ *    given back, and the runs the release hands a free slot to are woken
+ *    (their delayed jobs promoted); one that is gone or has ended gives its
+ *    slot back in turn.
+ *
+ * A run waiting for an answer or for its children is between attempts: it
+ * holds no slot.
+ */
+export class TenantSlotKeeper {
+  readonly #slots: TenantSlots;
+  readonly #runs: RunService;
+  readonly #store: RunStore;
+  readonly #log: Logger;
+  /** The slots this process holds: run id → its tenant and the fencing token of the attempt. */
+  readonly #held = new Map<string, { tenant: string; holder: string }>();
+
+  constructor(options: { slots: TenantSlots; runs: RunService; store: RunStore; logger: Logger }) {
+    this.#slots = options.slots;
+    this.#runs = options.runs;
+    this.#store = options.store;
+    this.#log = options.logger;
+  }
+
+  /** The cap: slots of one tenant. */
+  get cap(): number {
+    return this.#slots.cap;
+  }
+
+  /**
+   * Takes a slot of the run's tenant for this attempt: the slot held, to be
+   * released when the attempt ends; or the `capped` settlement, for the job to
+   * wait. Undefined when the run is gone (its claim finds nothing to do).
+   */
+  async take(ctx: AttemptContext): Promise<HeldSlot | Capped | undefined> {
+    const { runId, fence } = ctx;
+    const tenant = await this.#slots.tenantOf(runId);
+    if (tenant === undefined) return undefined;
+    const taken = await this.#slots.take(tenant, runId, fence);
+    if (!taken.held) {
+      return {
+        kind: 'capped',
+        tenant,
+        ahead: taken.ahead,
+        untilMs: Date.now() + slotWaitMs(taken.ahead, this.cap),
+      };
+    }
+    this.#held.set(runId, { tenant, holder: fence });
+    return { kind: 'held', release: () => this.#release(tenant, runId, fence, ctx.log) };
+  }
+
+  /** Whether the run has a slot now (one handed to it while its job was being delayed). */
+  hasSlot(tenant: string, runId: string): Promise<boolean> {
+    return this.#slots.hasSlot(tenant, runId);
+  }
+
+  /** Renews the leases of the slots this process holds for `runIds` (whose locks BullMQ just renewed). */
+  renew(runIds: readonly string[]): void {
+    const byTenant = new Map<string, { runId: string; holder: string }[]>();
+    for (const runId of runIds) {
+      const held = this.#held.get(runId);
+      if (!held) continue;
+      const list = byTenant.get(held.tenant) ?? [];
+      list.push({ runId, holder: held.holder });
+      byTenant.set(held.tenant, list);
+    }
+    for (const [tenant, held] of byTenant) {
+      this.#slots.renew(tenant, held).then(
+        (lost) => {
+          // Only after an outage longer than the lease, which stops the attempt anyway (its lock is lost too).
+          for (const runId of lost) this.#log.warn({ runId, tenant }, "the run's tenant slot was lost");
+        },
+        (error: unknown) => this.#log.warn({ err: error, tenant }, 'could not renew tenant slots'),
+      );
+    }
+  }
+
+  async #release(tenant: string, runId: string, holder: string, log: Logger): Promise<void> {
+    if (this.#held.get(runId)?.holder === holder) this.#held.delete(runId);
+    try {
+      let handed = await this.#slots.release(tenant, runId, holder);
+      // Each run gone or ended gives its slot back, which may hand it on: at most one pass per run waiting.
+      while (handed.length > 0) {
+        const next: string[] = [];
+        for (const waiting of handed) {
+          if (await this.#wake(waiting)) continue;
+          next.push(...(await this.#slots.release(tenant, waiting, '')));
+        }
+        handed = next;
+      }
+    } catch (error) {
+      // The lease runs out by itself, and the runs waiting look again after their own delay.
+      log.warn({ err: error, tenant }, 'could not give the tenant slot back; its lease will run out');
+    }
+  }
+
+  /** Wakes a run handed a slot (its delayed job to waiting); false when the run is gone or has ended. */
+  async #wake(runId: string): Promise<boolean> {
+    const run = await this.#store.get(runId);
+    if (!run || TERMINAL_STATUSES.includes(run.status)) return false;
+    const job = await this.#runs.getJob(runId, run);
+    if (!job) return false;
+    await promoteJob(job);
+    return true;
+  }
+}
+
+/** A slot this attempt holds: release it when the attempt ends. */
+export interface HeldSlot {
+  kind: 'held';
+  release(): Promise<void>;
+}
+
+/** The settlement of a run over its tenant's cap. */
+export type Capped = Extract<Settlement, { kind: 'capped' }>;
+
+/** How long a run over the cap waits before it looks again by itself, if no release wakes it (ms). */
+export const SLOT_WAIT_MS = 5_000;
+/** The longest such wait (ms). */
+export const SLOT_WAIT_MAX_MS = 60_000;
+
+/**
+ * The delay of a run over its tenant's cap with `ahead` runs waiting before it:
+ * a release wakes the runs in line in order, so this only matters when a wake
+ * is lost (the releasing worker died) or a dead worker's leases ran out. A run
+ * near the front looks again after about {@link SLOT_WAIT_MS}; one further back
+ * less often (a round more per `cap` runs ahead, up to {@link SLOT_WAIT_MAX_MS}),
+ * so a long line costs few wasted claims. Jittered by ±20%, so runs parked
+ * together do not all wake together.
+ */
+export function slotWaitMs(ahead: number, cap: number, random = Math.random()): number {
+  const rounds = Math.min(SLOT_WAIT_MAX_MS / SLOT_WAIT_MS, 1 + Math.floor(ahead / cap));
+  return Math.round(SLOT_WAIT_MS * rounds * (0.8 + 0.4 * random));
+}
