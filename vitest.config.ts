@@ -68,6 +68,8 @@ export default defineConfig({
             'apps/api/test/e2e.int.test.ts',
             // Sharded queues: each shard's own hash tag, so on a cluster the queues are on several masters.
             'apps/worker/test/shards.int.test.ts',
+            // A tenant's cap on running runs: its slots under the tenant's hash tag, its runs' keys in theirs.
+            'apps/worker/test/tenant-cap.int.test.ts',
             // Sessions: a session's runs keep their keys in the session's hash slot.
             'apps/api/test/sessions.int.test.ts',
             // The WebSocket gateway: two APIs and two workers, reconnects, tenancy, limits.
