@@ -11,6 +11,10 @@
 // window, every run of the pass is read back and must be `completed`.
 // Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
 //
+// BENCH_TENANT_CAP=N: the workers run with TETHER_TENANT_MAX_RUNNING=N (every run is the one bench
+// tenant's): above the workers' concurrency it never binds, and measures what taking and giving back a
+// tenant slot costs per run; below it, runs past the cap wait and are woken as slots free.
+//
 // BENCH_CLUSTER=1: on a local Redis Cluster of three masters (REDIS_CLUSTER_NODES for the API and
 // the workers; BENCH_SHARDS defaults to 3 there), and each line also gives the commands each master
 // served during the timed Tether passes (INFO commandstats), and their spread around the mean.
@@ -41,6 +45,10 @@ const CLUSTER = process.env.BENCH_CLUSTER === '1';
 const SHARDS = Number(process.env.BENCH_SHARDS ?? (CLUSTER ? 3 : 1));
 if (!Number.isInteger(SHARDS) || SHARDS < 1 || SHARDS > 64) {
   throw new Error(`BENCH_SHARDS must be an integer from 1 to 64, got ${process.env.BENCH_SHARDS}`);
+}
+const TENANT_CAP = Number(process.env.BENCH_TENANT_CAP ?? 0);
+if (!Number.isInteger(TENANT_CAP) || TENANT_CAP < 0) {
+  throw new Error(`BENCH_TENANT_CAP must be a whole number, got ${process.env.BENCH_TENANT_CAP}`);
 }
 const WORKER_IDS = Array.from({ length: WORKERS }, (_, i) => `bench-w${i + 1}`);
 const GOAL = 0.34;
@@ -127,7 +135,11 @@ const stack = await startStack({
     TETHER_RATE_LIMIT_MAX: '1000000',
     HOST: '127.0.0.1',
   },
-  workerEnv: { TETHER_WORKER_CONCURRENCY: String(CONCURRENCY), TETHER_SANDBOX: 'none' },
+  workerEnv: {
+    TETHER_WORKER_CONCURRENCY: String(CONCURRENCY),
+    TETHER_SANDBOX: 'none',
+    TETHER_TENANT_MAX_RUNNING: String(TENANT_CAP),
+  },
   maxOutputChars: 100_000,
 });
 // However the benchmark ends, its processes end with it.
@@ -334,6 +346,7 @@ try {
         workers: WORKERS,
         queue_shards: SHARDS,
         concurrency_per_worker: CONCURRENCY,
+        tenant_max_running: TENANT_CAP || null,
         http_in_flight: IN_FLIGHT,
         http_client: CLIENT,
         tether_runs_per_s: Math.round(runsPerSecond),
