@@ -103,6 +103,37 @@ describe('TETHER_TENANT_MAX_RUNNING', () => {
     expect(await d.redis.exists(keys.running, keys.holders, keys.parked)).toBe(0);
   });
 
+  it("crew children count toward their tenant's cap; the parent waiting for them holds no slot", async () => {
+    const d = await deploy('tenant-cap-crew');
+    const env = { TETHER_TENANT_MAX_RUNNING: '2', TETHER_WORKER_CONCURRENCY: '4' };
+    await Promise.all([d.startWorker(env), d.startWorker(env)]);
+    const tasks = ['one', 'two', 'three', 'four', 'five'].map((goal) => ({ goal }));
+    const { run } = await d.service.submit(TENANT, {
+      input: 'lead the crew',
+      toolsets: ['base', 'crew'],
+      model: {
+        provider: 'replay',
+        script: [{ toolCalls: [call('delegate_parallel', { tasks })] }, { content: 'all reported' }],
+        children: [{ script: slowScript(3) }],
+      } as never,
+    });
+    let most = 0;
+    await until(
+      async () => {
+        const tree = [run.id, ...(await d.store.childIds(run.id))];
+        most = Math.max(most, count(await statuses(d, tree), 'running'));
+        return (await d.store.get(run.id))?.status === 'completed';
+      },
+      'the parent to complete',
+      45_000,
+    );
+    const children = await d.store.childIds(run.id);
+    expect(children).toHaveLength(5);
+    expect(await statuses(d, children)).toEqual(Array(5).fill('completed'));
+    // Two children ran at once: the parent, waiting for them, held no slot.
+    expect(most).toBe(2);
+  });
+
   it('a run waiting for an answer holds no slot: with a cap of 1, another run of the tenant completes meanwhile', async () => {
     const d = await deploy('tenant-cap-clarify');
     await d.startWorker({ TETHER_TENANT_MAX_RUNNING: '1' });
