@@ -18,14 +18,13 @@
 // BENCH_CLUSTER=1: on a local Redis Cluster of three masters (REDIS_CLUSTER_NODES for the API and
 // the workers; BENCH_SHARDS defaults to 3 there), and each line also gives the commands each master
 // served during the timed Tether passes (INFO commandstats), and their spread around the mean.
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { createKeys, QUEUE_NAME } from '../packages/queue/dist/index.js';
 import { Cluster, Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
 import { freePort, startRedisCluster, startStack } from '../packages/testing/dist/scripts.js';
 import { LeanConnection, postRequest } from './lib/http-client.mjs';
-import { benchRedis, tempDir } from './lib/stack.mjs';
+import { benchRedis, cpuMicros, tempDir } from './lib/stack.mjs';
 
 // BullMQ as @tether/queue resolves it (the same version the workers run).
 const { Queue, Worker } = createRequire(new URL('../packages/queue/package.json', import.meta.url))('bullmq');
@@ -257,16 +256,7 @@ async function verify(ids) {
   }
 }
 
-// CPU time per process (Linux /proc; clock ticks of 10 ms), to show where a run's cost goes.
-const CLOCK_TICK_US = 10_000;
-function cpuMicros(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
-  } catch {
-    return Number.NaN;
-  }
-}
+// CPU time per process, to show where a run's cost goes.
 let processes = {};
 function cpuSnapshot() {
   return Object.fromEntries(

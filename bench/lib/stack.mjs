@@ -1,5 +1,6 @@
 // Helpers for benchmarks that need Redis and Tether's processes (startStack, from @tether/testing).
 // Needs `pnpm build`.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +37,17 @@ export async function rssBytes(pid) {
  */
 export function listedIn(redis, keys) {
   return async () => Object.keys(await redis.hgetall(keys.workers));
+}
+
+const CLOCK_TICK_US = 10_000;
+/** The CPU time process `pid` has used so far, in µs (Linux /proc, clock ticks of 10 ms); NaN once it is gone. */
+export function cpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 export function percentile(values, p) {
