@@ -22,18 +22,13 @@ import {
 import { createKeys, RunService, RunStore, SessionService } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
 import { rng } from './lib/source-gen.mjs';
-import { benchRedis, percentile, tempDir } from './lib/stack.mjs';
+import { benchRedis, median, percentile, tempDir } from './lib/stack.mjs';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 50);
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
 const WARMUP = 10;
 const TARGET_ADDED_MS = 10;
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 const ms = (value) => Number(value.toFixed(3));
 
 // The encoding's load, paid by the first count in a process (here, before anything else counts).

@@ -24,7 +24,7 @@ import { createKeys, QUEUE_NAME } from '../packages/queue/dist/index.js';
 import { Cluster, Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
 import { freePort, startRedisCluster, startStack } from '../packages/testing/dist/scripts.js';
 import { LeanConnection, postRequest } from './lib/http-client.mjs';
-import { benchRedis, cpuMicros, tempDir } from './lib/stack.mjs';
+import { benchRedis, cpuMicros, median, tempDir } from './lib/stack.mjs';
 
 // BullMQ as @tether/queue resolves it (the same version the workers run).
 const { Queue, Worker } = createRequire(new URL('../packages/queue/package.json', import.meta.url))('bullmq');
@@ -69,12 +69,6 @@ const workspaces = await tempDir('throughput');
 const prefix = `{bench-tp-${process.pid}}`;
 const keys = createKeys(prefix, SHARDS);
 const redis = connect();
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 /** Raw BullMQ: `count` no-op jobs through one Worker of concurrency 50; jobs per second. */
 async function rawBullmq(count) {
