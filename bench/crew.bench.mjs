@@ -14,7 +14,9 @@
 // `child.finished` (event ids are Redis's ms), over 100; standalone, from the first submit to the last
 // `run.completed`, over 100. Crew and standalone passes alternate, BENCH_ROUNDS rounds (default 5) after
 // a warm-up round; the line gives each round's figures, the medians and the ratio of the medians (goal
-// ≤ 1.5), and the CPU µs per child of the workers, Redis and this process (from /proc).
+// ≤ 1.5), the CPU µs per child of the workers, Redis and this process (from /proc), and for `batches`
+// the time between calls (a call's last child.finished to the next call's first child.started: the
+// parent's wake, claim, turn and delegation, while no child runs) and its share of the crew's window.
 //
 // Checks (the bench fails with a message naming the check): every child and standalone run ends
 // `completed` with its file written; the parent completes; its delegate_parallel results list 100
@@ -283,8 +285,20 @@ async function crewPass(d, variant, label) {
       throw new CheckFailed(`${where}${fileOf(k)} is not in the parent's workspace`);
     });
   }
-  const msPerChild = (msOf(finished.at(-1).id) - msOf(started[0].id)) / CHILDREN;
-  return { msPerChild, entries: entries.length, ...measured };
+  const windowMs = msOf(finished.at(-1).id) - msOf(started[0].id);
+  // Between two calls no child runs: from the last report of a call to the next call's first child.
+  const gaps = [];
+  for (let first = variant.perCall; first < CHILDREN; first += variant.perCall) {
+    gaps.push(msOf(started[first].id) - msOf(finished[first - 1].id));
+  }
+  const gapsMs = gaps.reduce((sum, gap) => sum + gap, 0);
+  return {
+    msPerChild: windowMs / CHILDREN,
+    gaps,
+    gapsShare: gapsMs / windowMs,
+    entries: entries.length,
+    ...measured,
+  };
 }
 
 /** A standalone pass: the 100 runs submitted at once; ms per run from the first submit to the last end. */
@@ -353,6 +367,15 @@ async function measure(variant) {
         // Median CPU µs per child (per run, standalone) of the workers together, Redis and this process.
         cpu_us_per_child: { crew: cpu('crew'), standalone: cpu('standalone') },
         parent_result_entries: rounds.crew[0].entries,
+        // The time between one call's last report and the next call's first child (the parent's
+        // wake, claim, turn and delegation), median of every gap of every round, and their share of
+        // the crew's window (median of the rounds).
+        ...(variant.perCall < CHILDREN
+          ? {
+              crew_ms_between_calls: round1(median(rounds.crew.flatMap((r) => r.gaps))),
+              crew_share_between_calls: round3(median(rounds.crew.map((r) => r.gapsShare))),
+            }
+          : {}),
         max_active_jobs: { crew: maxActive('crew'), standalone: maxActive('standalone') },
         slots: SLOTS,
         active_samples_per_pass: round1(median([...rounds.crew, ...rounds.standalone].map((r) => r.samples))),
