@@ -42,6 +42,8 @@ import { errnoCode, ToolError } from './errors.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = fsConstants;
 
+/** What a lookup answers when another writer created a name it was resolving (look again). */
+const RACED = Symbol('raced');
 /** A path the model gave, resolved inside the workspace. */
 export interface ResolvedPath {
   /** The path as the model wrote it. */
@@ -171,6 +173,21 @@ export class Workspace {
    * but does not resolve is a dangling or looping symlink and is refused.
    */
   async #resolveMissing(input: string, realRoot: string, parts: string[]): Promise<string> {
+    // Another writer may create a missing directory between the realpath and the lstat below (crew
+    // children share a workspace): a component that appears as a real directory or file is looked up
+    // again, a few times, rather than taken for a dangling link.
+    for (let round = 0; round < 5; round++) {
+      const resolved = await this.#resolveMissingOnce(input, realRoot, parts);
+      if (resolved !== RACED) return resolved;
+    }
+    throw new ToolError('ERR_TOOL_PATH_SYMLINK', `The path ${quote(input)} could not be resolved.`);
+  }
+
+  async #resolveMissingOnce(
+    input: string,
+    realRoot: string,
+    parts: string[],
+  ): Promise<string | typeof RACED> {
     for (let i = parts.length - 1; i >= 0; i--) {
       const ancestor = path.join(realRoot, ...parts.slice(0, i));
       let realAncestor: string;
@@ -186,12 +203,12 @@ export class Workspace {
       const next = path.join(ancestor, parts[i] as string);
       try {
         const st = await lstat(next);
-        // It exists, yet realpath failed on it: a symlink that leads nowhere.
+        // It exists now, yet realpath failed on it: a symlink that leads nowhere, or a name another
+        // writer created in between (then look again).
+        if (!st.isSymbolicLink()) return RACED;
         throw new ToolError(
           'ERR_TOOL_PATH_SYMLINK',
-          st.isSymbolicLink()
-            ? `The path ${quote(input)} goes through a symbolic link whose target does not exist. File tools do not follow dangling links; use the real path of the file.`
-            : `The path ${quote(input)} could not be resolved.`,
+          `The path ${quote(input)} goes through a symbolic link whose target does not exist. File tools do not follow dangling links; use the real path of the file.`,
         );
       } catch (error) {
         if (error instanceof ToolError) throw error;

@@ -18,6 +18,19 @@ afterEach(async () => {
 const at = (...parts: string[]) => path.join(fx.workspace, ...parts);
 
 describe('write_file', () => {
+  it('writes from several callers at once into a folder none of them found (crew children share a workspace)', async () => {
+    const tool = fx.tool('write_file');
+    for (let round = 0; round < 40; round++) {
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          invoke(tool, { path: `r${round}/deep/part-${i}.md`, content: `${round} ${i}` }),
+        ),
+      );
+      for (const result of results) expect(result, JSON.stringify(result)).toMatchObject({ ok: true });
+    }
+    expect(await readdir(at('r39', 'deep'))).toHaveLength(8);
+  });
+
   it('creates the file and its parents, reporting bytes and lines', async () => {
     const result = await invoke(fx.tool('write_file'), { path: 'a/b/c.txt', content: 'héllo\nworld\n' });
     expect(result).toEqual({ ok: true, content: 'Created "a/b/c.txt": wrote 13 bytes (2 lines).' });
