@@ -114,6 +114,8 @@ export function createProcessor(deps: ProcessorDeps) {
     if (isSettlement(claimed)) return settleOutcome(ctx, claimed, [], [], await sessionOf(runId, claimed));
     const prepared = await prepareAttempt(ctx, claimed);
     if (isSettlement(prepared)) return settleOutcome(ctx, prepared, [], [], claimed.sessionId);
+    // A run without the delegate tools has no children to look for when it ends.
+    ctx.delegates = prepared.crew !== undefined;
     // The lock was taken (or renewed) when BullMQ handed the job over, a moment ago.
     const entry: ActiveAttempt = { controller: new AbortController(), renewedAt: Date.now() };
     active.set(runId, entry);

@@ -382,9 +382,9 @@ export class RunService {
    * `record` is not given). Undefined once the job or the run is gone.
    */
   async getJob(runId: string, record?: RunRecord): Promise<Job<RunJobData> | undefined> {
-    const run = record ?? (await this.store.get(runId));
-    if (!run) return undefined;
-    return (await this.#queue(run.queue ?? this.#keys.queuePrefix).getJob(runId)) ?? undefined;
+    const queue = record ? (record.queue ?? this.#keys.queuePrefix) : await this.store.queueOf(runId);
+    if (queue === undefined) return undefined;
+    return (await this.#queue(queue).getJob(runId)) ?? undefined;
   }
 
   /** The queue of a BullMQ prefix: a current shard's, or one a run was queued on before a resize. */
@@ -503,30 +503,34 @@ export class RunService {
    * claim, which checks that its parent waits for it.)
    */
   async cancelChildren(runId: string): Promise<void> {
-    for (const childId of await this.store.childIds(runId)) {
-      const before = await this.store.requestCancel(childId);
-      if (before === 'missing' || TERMINAL_STATUSES.includes(before)) continue;
-      if (before !== 'running') {
-        const job = await this.getJob(childId);
-        let removed = true;
-        try {
-          await job?.remove();
-        } catch {
-          removed = false; // Locked: its worker ends it.
-        }
-        if (removed) {
-          await this.store.finalize(
-            childId,
-            { status: 'cancelled', reason: 'its parent run ended' },
-            '',
-            [],
-            [],
-            runId,
-          );
-        }
-      }
-      await this.cancelChildren(childId);
+    const ids = await this.store.childIds(runId);
+    // One read of every child first: a parent that ends normally has none live, and costs no more.
+    const children = await this.store.getMany(ids);
+    for (const [i, child] of children.entries()) {
+      if (!child) continue;
+      const childId = ids[i] as string;
+      if (!TERMINAL_STATUSES.includes(child.status)) await this.#cancelChild(childId, runId);
+      if (child.childCount) await this.cancelChildren(childId);
     }
+  }
+
+  async #cancelChild(childId: string, parentRunId: string): Promise<void> {
+    const before = await this.store.requestCancel(childId);
+    if (before === 'missing' || TERMINAL_STATUSES.includes(before) || before === 'running') return;
+    const job = await this.getJob(childId);
+    try {
+      await job?.remove();
+    } catch {
+      return; // Locked: a worker took it just now; it sees the cancel flag and ends it itself.
+    }
+    await this.store.finalize(
+      childId,
+      { status: 'cancelled', reason: 'its parent run ended' },
+      '',
+      [],
+      [],
+      parentRunId,
+    );
   }
 
   /**

@@ -88,6 +88,17 @@ export class RunStore implements StoreContext {
     return record;
   }
 
+  /**
+   * The BullMQ prefix of the queue the run's job is in (its record's, or the
+   * default prefix for a record of an earlier version); undefined once the run
+   * is gone. One read of two fields, for the steps that only need to find the job.
+   */
+  async queueOf(runId: string): Promise<string | undefined> {
+    const [id, queue] = await this.redis.hmget(this.keys.run(runId).record, 'id', 'queue');
+    if (!id) return undefined;
+    return queue ?? this.keys.queuePrefix;
+  }
+
   /** Several records at once, in order (undefined where a run is gone), without their specs. */
   getMany(runIds: string[]): Promise<(RunRecord | undefined)[]> {
     return records.readRecords(this, runIds, false);

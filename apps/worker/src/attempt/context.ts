@@ -25,6 +25,8 @@ export interface AttemptContext {
   parentRunId: string | undefined;
   /** The crew's steps that touch the queue (the worker's RunService). */
   crew: CrewQueue;
+  /** Whether the run has the delegate tools (known once prepared; undefined before). */
+  delegates?: boolean | undefined;
   /** The tenants' cap on running runs (`TETHER_TENANT_MAX_RUNNING`); undefined when there is none. */
   tenantSlots?: TenantSlotKeeper | undefined;
 }

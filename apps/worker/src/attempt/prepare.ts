@@ -150,7 +150,14 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
   // A call in flight when the previous owner died or lost the run: on this host, whatever is left
   // of it is killed first, so the call never has two live executions. (On another host, its
   // watchdog or its lost lock has killed it before this worker could take the run over.)
-  if (claimed.checkpoint && unansweredToolCalls(checkpoint).length > 0) {
+  // The calls the run waits on (a question, its children, a client's outputs) never ran here.
+  const waitedOn = new Set([
+    checkpoint.pendingClarify?.callId,
+    checkpoint.pendingDelegation?.callId,
+    ...(checkpoint.pendingToolCalls ?? []).map((call) => call.callId),
+  ]);
+  const inFlight = unansweredToolCalls(checkpoint).filter((call) => !waitedOn.has(call.id));
+  if (claimed.checkpoint && inFlight.length > 0) {
     const left = await killRunLeftovers(runId);
     if (left.cgroups + left.processes > 0) log.warn(left, "killed what an earlier owner's commands left");
   }

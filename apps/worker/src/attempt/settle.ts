@@ -74,7 +74,7 @@ async function repairChild(ctx: AttemptContext, parentRunId: string): Promise<vo
 }
 
 async function cancelLiveChildren(ctx: AttemptContext): Promise<void> {
-  if ((await ctx.store.childCount(ctx.runId)) === 0) return;
+  if (ctx.delegates === false || (await ctx.store.childCount(ctx.runId)) === 0) return;
   await ctx.crew
     .cancelChildren(ctx.runId)
     .catch((error: unknown) => ctx.log.warn({ err: error }, "could not cancel the run's crew children"));
