@@ -7,6 +7,7 @@ import {
   TodoItemSchema,
   UsageSchema,
 } from './events.js';
+import { RunMemorySchema } from './memory.js';
 
 /**
  * Limits on what a client may submit; the API enforces them and documents them
@@ -226,6 +227,8 @@ export const CreateRunBodySchema = Type.Object(
     toolTimeoutMs: Type.Optional(
       Type.Integer({ minimum: RUN_LIMITS.toolTimeoutMinMs, maximum: RUN_LIMITS.toolTimeoutMaxMs }),
     ),
+    /** The memory scope the run reads and writes (toolset `memory`): default its session's id, else `default`. */
+    memory: Type.Optional(RunMemorySchema),
   },
   { additionalProperties: false },
 );

@@ -101,6 +101,32 @@ export {
   ToolRequestIdSchema,
 } from './http.js';
 export { newChildRunId, newId, newSessionRunId, runSessionTag, runTreeTag, sessionTag } from './ids.js';
+export type {
+  ClearMemoryResponse,
+  CreateMemoryBody,
+  MemoryDraft,
+  MemoryEntry,
+  MemoryOldest,
+  MemoryPage,
+  MemoryRecord,
+  MemorySaveOutcome,
+  RunMemory,
+} from './memory.js';
+export {
+  ClearMemoryResponseSchema,
+  CreateMemoryBodySchema,
+  DEFAULT_MEMORY_SCOPE,
+  MEMORY_ID_PATTERN,
+  MEMORY_LIMITS,
+  MEMORY_SCOPE_PATTERN,
+  MemoryEntrySchema,
+  MemoryIdSchema,
+  MemoryPageSchema,
+  MemoryScopeSchema,
+  MemoryTagsSchema,
+  memoryScopeOf,
+  RunMemorySchema,
+} from './memory.js';
 export { parseRetryAfter } from './retry-after.js';
 export type {
   CreateSessionBody,

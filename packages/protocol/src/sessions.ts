@@ -26,6 +26,7 @@ export const SessionDefaultsSchema = Type.Object(
     locale: CreateRunBodySchema.properties.locale,
     clarify: CreateRunBodySchema.properties.clarify,
     limits: CreateRunBodySchema.properties.limits,
+    memory: CreateRunBodySchema.properties.memory,
   },
   { additionalProperties: false },
 );
