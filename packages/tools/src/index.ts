@@ -33,6 +33,8 @@ export type { ToolErrorCode } from './errors.js';
 export { isToolError, TOOL_ERROR_CODES, ToolError } from './errors.js';
 export type { ParsedArguments } from './execute-tool.js';
 export { executeTool, parseToolArguments } from './execute-tool.js';
+export type { GuardKind, GuardPattern, GuardResult } from './guard.js';
+export { GUARD_PATTERNS, guardContent, INSTRUCTION_PATTERNS, SECRET_PATTERNS } from './guard.js';
 export type { ToolLimits } from './limits.js';
 export { DEFAULT_TOOL_LIMITS } from './limits.js';
 export { killRunLeftovers } from './run-command.js';
