@@ -6,6 +6,7 @@ import {
   getAllToolNames,
   getSchema,
   getSchemasByToolset,
+  MEMORY_TOOL_NAMES,
   registerSchema,
   TOOLSET_DEFAULTS,
   TOOLSETS,
@@ -34,11 +35,12 @@ describe('catalog', () => {
     ]);
   });
 
-  it('puts the crew tools in crew, reserves memory and skill (empty for now), returns nothing for unknown toolsets', () => {
+  it('puts the crew tools in crew, the memory tools in memory, reserves skill (empty for now), returns nothing for unknown toolsets', () => {
     expect(TOOLSETS).toEqual(['base', 'planning', 'interaction', 'memory', 'skill', 'crew']);
     expect(getSchemasByToolset('crew').map((s) => s.name)).toEqual([...CREW_TOOL_NAMES]);
     expect(CREW_TOOL_NAMES).toEqual(['delegate_task', 'delegate_parallel', 'escalate']);
-    for (const toolset of ['memory', 'skill', 'no-such-toolset']) {
+    expect(getSchemasByToolset('memory').map((s) => s.name)).toEqual([...MEMORY_TOOL_NAMES]);
+    for (const toolset of ['skill', 'no-such-toolset']) {
       expect(getSchemasByToolset(toolset)).toEqual([]);
     }
     expect(getAllToolNames(['base', 'crew'])).toEqual([

@@ -8,6 +8,7 @@ import { bashSchema } from './builtin/bash.js';
 import { clarifySchema } from './builtin/clarify.js';
 import { delegateParallelSchema, delegateTaskSchema, escalateSchema } from './builtin/crew.js';
 import { listDirSchema } from './builtin/list-dir.js';
+import { memoryRecallSchema, memorySaveSchema } from './builtin/memory.js';
 import { patchSchema } from './builtin/patch.js';
 import { readFileSchema } from './builtin/read-file.js';
 import { todoSchema } from './builtin/todo.js';
@@ -22,8 +23,9 @@ export const TOOLSET_DEFAULTS = ['base', 'planning', 'interaction'] as const;
  * Every known toolset: `base` (bash, read_file, write_file, list_dir, patch),
  * `planning` (todo), `interaction` (clarify), the conditional `crew`
  * (delegate_task, delegate_parallel, escalate: a run gets it only when asked,
- * and the worker decides which of them a child may have), and `memory` and
- * `skill`, whose names are reserved for later tools.
+ * and the worker decides which of them a child may have), the conditional
+ * `memory` (memory_save, memory_recall: a run's memory scope, only when asked),
+ * and `skill`, whose name is reserved for later tools.
  */
 export const TOOLSETS = ['base', 'planning', 'interaction', 'memory', 'skill', 'crew'] as const;
 
@@ -100,6 +102,8 @@ for (const schema of [
   delegateTaskSchema,
   delegateParallelSchema,
   escalateSchema,
+  memorySaveSchema,
+  memoryRecallSchema,
 ]) {
   registerSchema(schema);
 }

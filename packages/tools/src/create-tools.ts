@@ -2,6 +2,7 @@ import { createBashTool } from './builtin/bash.js';
 import { createClarifyTool } from './builtin/clarify.js';
 import { createDelegateParallelTool, createDelegateTaskTool, createEscalateTool } from './builtin/crew.js';
 import { createListDirTool } from './builtin/list-dir.js';
+import { createMemoryRecallTool, createMemorySaveTool } from './builtin/memory.js';
 import { createPatchTool } from './builtin/patch.js';
 import { createReadFileTool } from './builtin/read-file.js';
 import { createTodoTool } from './builtin/todo.js';
@@ -19,6 +20,8 @@ export const BUILTIN_TOOL_NAMES = [
   'patch',
   'todo',
   'clarify',
+  'memory_save',
+  'memory_recall',
   'delegate_task',
   'delegate_parallel',
   'escalate',
@@ -38,6 +41,8 @@ const FACTORIES: Record<BuiltinToolName, (environment: ToolEnvironment) => Tool>
   delegate_task: createDelegateTaskTool,
   delegate_parallel: createDelegateParallelTool,
   escalate: createEscalateTool,
+  memory_save: createMemorySaveTool,
+  memory_recall: createMemoryRecallTool,
 };
 
 function isBuiltin(name: string): name is BuiltinToolName {

@@ -40,6 +40,14 @@ export const TOOL_ERROR_CODES = {
   ERR_TOOL_BASH_TIMEOUT: 'The command ran past its timeout and was killed with all its processes.',
   ERR_TOOL_SANDBOX_UNAVAILABLE: 'The sandbox mode is bwrap but bubblewrap does not work on this host.',
   ERR_TOOL_SPAWN_FAILED: 'The command could not be started.',
+  ERR_TOOL_MEMORY_UNAVAILABLE: 'A memory tool ran in a host that keeps no memory for the run.',
+  ERR_TOOL_MEMORY_REFUSED:
+    'memory_save was given content (or a tag) that reads as an instruction to a model or holds a secret (the content guard).',
+  ERR_TOOL_MEMORY_DUPLICATE:
+    'memory_save was given content that the scope holds already, as the entry named.',
+  ERR_TOOL_MEMORY_NOT_FOUND: 'memory_save was asked to replace an entry the scope does not hold.',
+  ERR_TOOL_MEMORY_FULL:
+    'memory_save would take the scope past its entries or bytes (TETHER_MEMORY_MAX_ENTRIES, TETHER_MEMORY_MAX_BYTES); the message lists the oldest entries.',
 } as const;
 
 /** A stable code of this package. */

@@ -1,5 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { GUARD_PATTERNS, guardContent } from './guard.js';
+import { GUARD_PATTERNS, guardContent, INSTRUCTION_PATTERNS, SECRET_PATTERNS } from './guard.js';
 
 // Secrets are assembled at run time so that this file holds none a scanner would flag.
 const rand = (length: number, alphabet = 'abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789') =>
@@ -112,5 +113,16 @@ describe('guardContent', () => {
     const kinds = GUARD_PATTERNS.map((rule) => rule.kind);
     expect(kinds.indexOf('secret')).toBeGreaterThan(kinds.lastIndexOf('instruction'));
     for (const rule of GUARD_PATTERNS) expect(rule.name.length).toBeGreaterThan(5);
+  });
+
+  it('is listed in docs/tools.md, pattern by pattern, in order', async () => {
+    const docs = await readFile(new URL('../../../docs/tools.md', import.meta.url), 'utf8');
+    const listed = (part: string) =>
+      (docs.split(`<!-- guard-${part}:start -->`)[1]?.split(`<!-- guard-${part}:end -->`)[0] ?? '')
+        .trim()
+        .split('\n')
+        .map((line) => line.replace(/^- /, ''));
+    expect(listed('instructions')).toEqual(INSTRUCTION_PATTERNS.map((rule) => rule.name));
+    expect(listed('secrets')).toEqual(SECRET_PATTERNS.map((rule) => rule.name));
   });
 });

@@ -64,7 +64,7 @@ export const INSTRUCTION_PATTERNS: readonly GuardPattern[] = [
   },
   {
     kind: 'instruction',
-    name: 'a new system prompt ("new instructions:", "system prompt:" opening a line)',
+    name: 'a new prompt opening a line ("New instructions:", "Updated system prompt:")',
     pattern: /^[\t >*-]*(?:new|updated|real|actual)\s+(?:system\s+)?(?:instructions|prompt)\s*:/im,
   },
   {

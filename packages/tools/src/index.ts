@@ -10,6 +10,16 @@ export {
   EscalateParams,
   escalateSchema,
 } from './builtin/crew.js';
+export type { MemoryRecallArgs, MemorySaveArgs } from './builtin/memory.js';
+export {
+  DEFAULT_RECALL_LIMIT,
+  MEMORY_TOOL_NAMES,
+  MemoryRecallParams,
+  MemorySaveParams,
+  memoryRecallSchema,
+  memorySaveSchema,
+  recallView,
+} from './builtin/memory.js';
 export type { Toolset } from './catalog.js';
 export {
   getAllToolNames,
@@ -43,6 +53,7 @@ export { DEFAULT_SANDBOX_USER, probeBwrap, sandboxUserFor, unreachableBy } from 
 export { DEFAULT_COMMAND_LEASE_MS } from './tool-environment.js';
 export type {
   Locale,
+  MemoryAccess,
   RunContext,
   SandboxMode,
   TodoStore,

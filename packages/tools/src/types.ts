@@ -1,5 +1,12 @@
 import type { TSchema } from '@sinclair/typebox';
-import type { EmitEvent, Locale, TodoItem } from '@tether/protocol';
+import type {
+  EmitEvent,
+  Locale,
+  MemoryDraft,
+  MemoryRecord,
+  MemorySaveOutcome,
+  TodoItem,
+} from '@tether/protocol';
 import type { ToolLimits } from './limits.js';
 
 /**
@@ -37,6 +44,20 @@ export interface ToolLogger {
 export interface TodoStore {
   get(): TodoItem[];
   set(items: TodoItem[]): void;
+}
+
+/**
+ * The run's memory scope, for `memory_save` and `memory_recall`: the worker
+ * builds it on Redis (`@tether/queue`'s `MemoryStore`), bound to the run's
+ * tenant and scope, so the tools reach no other.
+ */
+export interface MemoryAccess {
+  /** The scope's name (for messages). */
+  readonly scope: string;
+  /** Saves an entry, or replaces `draft.replaces`; the content has passed the guard. */
+  save(draft: MemoryDraft): Promise<MemorySaveOutcome>;
+  /** The best `limit` entries for `query`, or the most recent for an empty one. */
+  recall(query: string, limit: number): Promise<MemoryRecord[]>;
 }
 
 /**
@@ -87,6 +108,8 @@ export interface RunContext {
    */
   env?: Readonly<Record<string, string>>;
   logger?: ToolLogger;
+  /** The run's memory scope (toolset `memory`); without it the memory tools answer that there is none. */
+  memory?: MemoryAccess | undefined;
 }
 
 /** Per call: the model's tool-call id and the call's own abort signal. */
