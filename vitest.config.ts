@@ -76,6 +76,8 @@ export default defineConfig({
             'apps/api/test/ws.int.test.ts',
             // The crew: a tree of runs in its root's hash slot, children reporting in the step that ends them.
             'apps/api/test/crew.int.test.ts',
+            // Memory: a scope's keys in one hash slot, its scripts and the copies other processes keep.
+            'packages/queue/test/memory-store.int.test.ts',
           ],
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['packages/testing/src/cluster-global-setup.ts'],

@@ -84,6 +84,24 @@ export const QUEUE_ERRORS = {
     description:
       'The session has a live run: a message with `multitask: "reject"` is refused, and a session is deleted only with `?cancel=true`.',
   },
+  ERR_MEMORY_NOT_FOUND: {
+    statusCode: 404,
+    description: "The memory scope holds no entry with this id (another tenant's scopes are never seen).",
+  },
+  ERR_MEMORY_REFUSED: {
+    statusCode: 422,
+    description:
+      'A memory entry reads as an instruction to a model or holds a secret (the content guard, docs/tools.md), or is blank; the message says what was found.',
+  },
+  ERR_MEMORY_DUPLICATE: {
+    statusCode: 409,
+    description: 'The memory scope holds the same content already; the message names the entry.',
+  },
+  ERR_MEMORY_FULL: {
+    statusCode: 409,
+    description:
+      'The memory scope holds `TETHER_MEMORY_MAX_ENTRIES` entries or `TETHER_MEMORY_MAX_BYTES` bytes already; the message lists the oldest entries.',
+  },
   ERR_QUEUE_ENQUEUE: {
     statusCode: 503,
     description: 'The run was created but could not be queued; it is marked failed.',

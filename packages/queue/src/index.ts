@@ -31,8 +31,19 @@ export {
   RetryLater,
   retryDelayMs,
 } from './jobs.js';
-export type { RunKeys, SessionKeys, TenantSlotKeys, TetherKeys } from './keys.js';
+export type { MemoryKeys, RunKeys, SessionKeys, TenantSlotKeys, TetherKeys } from './keys.js';
 export { createKeys, MAX_SHARDS, QUEUE_NAME } from './keys.js';
+export { MemoryIndex, tokenize } from './memory-index.js';
+export type { MemoryServiceOptions } from './memory-service.js';
+export { MemoryService, memoryEntry } from './memory-service.js';
+export type { MemoryListing, MemoryStoreOptions } from './memory-store.js';
+export {
+  DEFAULT_MEMORY_MAX_BYTES,
+  DEFAULT_MEMORY_MAX_ENTRIES,
+  FULL_SCOPE_OLDEST,
+  MemoryStore,
+  preview,
+} from './memory-store.js';
 export type { BreakerState, RedisBreakerOptions, RedisOutage, WatchedConnection } from './redis-breaker.js';
 export { RedisBreaker } from './redis-breaker.js';
 export { parsePublishedEvent } from './replies.js';

@@ -1,6 +1,7 @@
 import { newChildRunId, newId, newSessionRunId, RUN_ID_PATTERN } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
 import { createKeys } from './keys.js';
+import { keySlot } from './slot-pipelines.js';
 
 describe('queue shards', () => {
   it('keeps the one queue under the prefix itself, and gives each of several a hash tag of its own', () => {
@@ -91,5 +92,18 @@ describe('tenant slot keys', () => {
     for (const key of Object.values(slots)) expect(tag(key)).toBe('acme');
     expect(tag(keys.tenantRuns('acme'))).toBe('acme');
     expect(slots.running).toBe('tether:tenant:{acme}:running');
+  });
+});
+
+describe('memory keys', () => {
+  it('puts every key of a scope in one hash slot, tagged by tenant and scope', () => {
+    const keys = createKeys('{tether}');
+    const scope = keys.memory('acme', 'user-42');
+    expect(scope.entries).toBe('tether:mem:{m_acme:user-42}:entries');
+    const slots = new Set(Object.values(scope).map((key) => keySlot(key)));
+    expect(slots.size).toBe(1);
+    // Another tenant's scope of the same name, and another scope, are other keys.
+    expect(keys.memory('beta', 'user-42').entries).not.toBe(scope.entries);
+    expect(keys.memory('acme', 'user-43').entries).not.toBe(scope.entries);
   });
 });

@@ -19,6 +19,8 @@ import { runSessionTag, runTreeTag, sessionTag } from '@tether/protocol';
  *   every run's keys in its root's hash slot: a child's id ends with the
  *   root's tag (see `newChildRunId`), so the step that ends a child records
  *   its result in its parent's delegation.
+ * - Per memory scope, hash-tagged by tenant and scope (`tether:mem:{m_…}:…`):
+ *   a scope's entries, order, digests, version and change log share a slot.
  */
 export interface RunKeys {
   /**
@@ -108,6 +110,23 @@ export interface TenantSlotKeys {
   parked: string;
 }
 
+/**
+ * The keys of one memory scope of a tenant, all under the scope's hash tag
+ * (`{m_<tenant>:<scope>}`), so every script on a scope touches one slot.
+ */
+export interface MemoryKeys {
+  /** Hash: entry id → the entry (JSON: id, content, tags, createdAt, updatedAt in epoch ms). */
+  entries: string;
+  /** Sorted set: entry ids scored by the time of their last save (epoch ms), for recency. */
+  order: string;
+  /** Hash: SHA-1 of an entry's content → its id, to refuse exact duplicates. */
+  digests: string;
+  /** Hash: `version` (one more per change, never reset), `bytes` (the entries' JSON) and `last` (the latest save's time: saves get later times, strictly). */
+  meta: string;
+  /** List: the ids changed, newest first (`*`: every entry), the last 256: what a cache at an older version lacks. */
+  log: string;
+}
+
 export interface TetherKeys {
   /** The BullMQ prefix, a hash tag such as `{tether}`: the prefix of the only shard when there is one. */
   queuePrefix: string;
@@ -125,6 +144,8 @@ export interface TetherKeys {
   namespace: string;
   run(runId: string): RunKeys;
   session(sessionId: string): SessionKeys;
+  /** The keys of a tenant's memory scope. */
+  memory(tenant: string, scope: string): MemoryKeys;
   /** Sorted set (all scores 0, members ordered by id): a tenant's sessions. */
   tenantSessions(tenant: string): string;
   /** Sorted set (all scores 0, members ordered by id): a tenant's runs. */
@@ -223,6 +244,16 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
       };
     },
     session: (sessionId) => sessionKeys(sessionTag(sessionId)),
+    memory(tenant, scope) {
+      const base = `${namespace}:mem:{m_${tenant}:${scope}}`;
+      return {
+        entries: `${base}:entries`,
+        order: `${base}:order`,
+        digests: `${base}:digests`,
+        meta: `${base}:meta`,
+        log: `${base}:log`,
+      };
+    },
     tenantSessions: (tenant) => `${namespace}:tenant:{${tenant}}:sessions`,
     tenantRuns: (tenant) => `${namespace}:tenant:{${tenant}}:runs`,
     tenantSlots: (tenant) => {

@@ -40,6 +40,13 @@ interface Replies {
   acquireTenantSlot: [1] | [0, number];
   releaseTenantSlot: string[];
   renewTenantSlots: string[];
+  memorySave:
+    | ['saved', string, string, string, number]
+    | ['duplicate' | 'missing', string]
+    | ['full', 'entries' | 'bytes', ...string[]];
+  memoryDelete: 1 | 0;
+  memoryClear: number;
+  memoryChanges: [number] | [number, 'changes' | 'all', ...string[]];
 }
 
 function script<N extends keyof Replies, K extends string, A extends string, R extends string = never>(
@@ -233,4 +240,28 @@ export const renewTenantSlots = script('renewTenantSlots', {
   keys: ['running', 'holders'],
   args: ['leaseMs', 'ttlMs'],
   rest: 'held',
+});
+
+/** commands/memorySave.lua: a memory entry saved or replaced, unless a duplicate, gone or past the scope's limits. */
+export const memorySave = script('memorySave', {
+  keys: ['entries', 'order', 'digests', 'meta', 'log'],
+  args: ['id', 'replaces', 'content', 'body', 'maxEntries', 'maxBytes', 'oldest'],
+});
+
+/** commands/memoryDelete.lua: one memory entry deleted. */
+export const memoryDelete = script('memoryDelete', {
+  keys: ['entries', 'order', 'digests', 'meta', 'log'],
+  args: ['id'],
+});
+
+/** commands/memoryClear.lua: every entry of a memory scope deleted (its version goes on counting). */
+export const memoryClear = script('memoryClear', {
+  keys: ['entries', 'order', 'digests', 'meta', 'log'],
+  args: [],
+});
+
+/** commands/memoryChanges.lua: what a reader's copy of a memory scope lacks since its version. */
+export const memoryChanges = script('memoryChanges', {
+  keys: ['entries', 'meta', 'log'],
+  args: ['since'],
 });
