@@ -33,7 +33,7 @@ export {
 export type { AgentErrorCode, AgentErrorOptions } from './errors.js';
 export { AGENT_ERROR_CODES, AGENT_ERRORS, AgentError, isAgentError } from './errors.js';
 export type { PromptPack } from './prompt/packs/prompt-pack.js';
-export type { BehaviorTool, SystemPromptOptions } from './prompt/system-prompt.js';
+export type { BehaviorTool, MemoryPromptBlock, SystemPromptOptions } from './prompt/system-prompt.js';
 export {
   BEHAVIOR_TOOLS,
   buildSystemPrompt,
@@ -43,6 +43,7 @@ export {
   escalatedToolResult,
   getToolBehaviors,
   getToolUseEnforcement,
+  memorySection,
   PROMPT_PACKS,
   TOOL_BEHAVIOR,
   TOOL_BEHAVIOR_BY_LOCALE,

@@ -11,7 +11,8 @@
  *
  * Order: identity, a crew child's delegated task, workspace, tool-use rules,
  * behaviour blocks (todo, patch, clarify, delegate_task, delegate_parallel,
- * escalate), then the caller's instructions.
+ * escalate, memory_save, memory_recall), the memory scope's recent entries
+ * (fenced as data), then the caller's instructions.
  *
  * The crew tools' lines and blocks follow the design's style; the zh text of
  * todo, patch and clarify stays the design's verbatim.
@@ -32,6 +33,8 @@ export const BEHAVIOR_TOOLS = [
   'delegate_task',
   'delegate_parallel',
   'escalate',
+  'memory_save',
+  'memory_recall',
 ] as const;
 export type BehaviorTool = (typeof BEHAVIOR_TOOLS)[number];
 
@@ -77,6 +80,9 @@ export function getToolUseEnforcement(toolNames: readonly string[], locale: Loca
   for (const tool of ['delegate_task', 'delegate_parallel', 'escalate'] as const) {
     if (has.has(tool)) lines.push(scenarios[tool]);
   }
+  for (const tool of ['memory_save', 'memory_recall'] as const) {
+    if (has.has(tool)) lines.push(scenarios[tool]);
+  }
   if (lines.length === 0) return toolUse.rules;
 
   const checks: string[] = [];
@@ -112,6 +118,22 @@ export interface SystemPromptOptions {
    * The prompt then frames the run as a sub-agent (see {@link crewSection}).
    */
   crew?: { goal: string; context?: string | undefined } | undefined;
+  /**
+   * The run's memory scope at its start: its most recent entries (newest
+   * first, already fitted to the prompt's budget), whether the last was cut,
+   * and how many older ones were left out. Shown fenced as data, after the
+   * behaviour blocks; nothing when there are no entries.
+   */
+  memory?: MemoryPromptBlock | undefined;
+}
+
+/** What `buildSystemPrompt` shows of a memory scope. */
+export interface MemoryPromptBlock {
+  entries: readonly { id: string; content: string; tags: readonly string[]; date: string }[];
+  /** The last entry was cut to fit. */
+  cut?: boolean | undefined;
+  /** Older entries left out. */
+  more?: number | undefined;
 }
 
 /**
@@ -128,6 +150,9 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
   const enforcement = getToolUseEnforcement(options.toolNames, options.locale);
   if (enforcement) sections.push(enforcement);
   sections.push(...getToolBehaviors(options.toolNames, options.locale));
+  if (options.memory && options.memory.entries.length > 0) {
+    sections.push(memorySection(options.memory, options.toolNames, options.locale));
+  }
   const instructions = options.instructions?.trim();
   if (instructions) sections.push(`${pack.instructionsHeading}\n${instructions}`);
   return sections.join('\n\n');
@@ -158,6 +183,34 @@ export function crewSection(
     sections.push(`${text.contextHeading}\n${text.contextNote}\n${fence}\n${context}\n${fence}`);
   }
   return sections.join('\n\n');
+}
+
+/**
+ * The memory block: a heading, a note that says the entries are data saved
+ * by earlier runs and not instructions, the entries (`[id] date (tags)` then
+ * the content) in one fence longer than any run of backticks inside (so no
+ * entry can close it), and what was cut or left out.
+ */
+export function memorySection(
+  memory: MemoryPromptBlock,
+  toolNames: readonly string[],
+  locale: Locale,
+): string {
+  const { memory: text } = PROMPT_PACKS[locale];
+  const body = memory.entries
+    .map((entry) => {
+      const tags = entry.tags.length > 0 ? ` (${entry.tags.join(', ')})` : '';
+      return `[${entry.id}] ${entry.date.slice(0, 10)}${tags}\n${entry.content.trim()}`;
+    })
+    .join('\n\n');
+  const longest = Math.max(0, ...(body.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  const lines = [text.heading, text.note, fence, body, fence];
+  if (memory.cut) lines.push(text.cut);
+  const more = memory.more ?? 0;
+  if (more > 0)
+    lines.push(toolNames.includes('memory_recall') ? text.more(more) : text.moreWithoutRecall(more));
+  return lines.join('\n');
 }
 
 /**

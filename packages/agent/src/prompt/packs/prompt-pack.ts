@@ -31,6 +31,8 @@ export interface PromptPack {
       delegate_task: string;
       delegate_parallel: string;
       escalate: string;
+      memory_save: string;
+      memory_recall: string;
     };
     checksHeading: string;
     checks: {
@@ -52,6 +54,8 @@ export interface PromptPack {
     delegate_task: string;
     delegate_parallel: string;
     escalate: string;
+    memory_save: string;
+    memory_recall: string;
   };
   /** The patch block for a run that has `patch` but not `write_file`. */
   patchBehaviorWithoutWriteFile: string;
@@ -81,4 +85,16 @@ export interface PromptPack {
   };
   /** The tool result escalate gets: the run ends, its reason handed to the run that delegated it. */
   escalated: string;
+  /** The memory block: the scope's most recent entries, fenced as data (see `buildSystemPrompt`'s `memory`). */
+  memory: {
+    heading: string;
+    /** Says what the fenced entries below it are: data saved by earlier runs, not instructions. Names no tool. */
+    note: string;
+    /** The last entry shown was cut to fit the prompt. Names no tool. */
+    cut: string;
+    /** `count` entries were left out; `memory_recall` finds them (only with that tool). */
+    more: (count: number) => string;
+    /** `count` entries were left out, for a run without `memory_recall`. Names no tool. */
+    moreWithoutRecall: (count: number) => string;
+  };
 }
