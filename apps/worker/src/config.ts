@@ -42,6 +42,8 @@ export interface WorkerConfig extends SharedConfig {
    * (`TETHER_TENANT_MAX_RUNNING`); 0 for no cap. The others wait in the queue.
    */
   tenantMaxRunning: number;
+  /** Characters of memory entries a run with the memory toolset sees in its system prompt (`TETHER_MEMORY_PROMPT_CHARS`; 0: none). */
+  memoryPromptChars: number;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
 }
@@ -87,6 +89,7 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
       7 * 24 * 3600 * 1000,
     ),
     tenantMaxRunning: reader.integer('TETHER_TENANT_MAX_RUNNING', 0, 0, 1_000_000),
+    memoryPromptChars: reader.integer('TETHER_MEMORY_PROMPT_CHARS', 2_000, 0, 100_000),
     profiles,
     defaultProfile,
   };

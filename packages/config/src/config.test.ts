@@ -76,6 +76,8 @@ describe('readSharedConfig', () => {
       backoffMs: 2_000,
       allowReplay: false,
       clarifyTimeoutMs: 20_000,
+      memoryMaxEntries: 1_000,
+      memoryMaxBytes: 262_144,
       logLevel: 'info',
     });
   });

@@ -108,6 +108,10 @@ export interface SharedConfig {
   allowReplay: boolean;
   /** Default clarify timeout (ms) when a run sets none. */
   clarifyTimeoutMs: number;
+  /** The most entries one memory scope holds (`TETHER_MEMORY_MAX_ENTRIES`). */
+  memoryMaxEntries: number;
+  /** The most bytes of entries (stored JSON) one memory scope holds (`TETHER_MEMORY_MAX_BYTES`). */
+  memoryMaxBytes: number;
   /** pino level. */
   logLevel: LogLevel;
 }
@@ -147,6 +151,8 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     backoffMs: reader.integer('TETHER_RETRY_BACKOFF_MS', 2_000, 1, 3_600_000),
     allowReplay: reader.boolean('TETHER_ALLOW_REPLAY', false),
     clarifyTimeoutMs: reader.integer('TETHER_CLARIFY_TIMEOUT_MS', 20_000, 1_000, 7 * 24 * 3600 * 1000),
+    memoryMaxEntries: reader.integer('TETHER_MEMORY_MAX_ENTRIES', 1_000, 1, 100_000),
+    memoryMaxBytes: reader.integer('TETHER_MEMORY_MAX_BYTES', 256 * 1024, 4_096, 64 * 1024 * 1024),
     logLevel: reader.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
   };
 }
