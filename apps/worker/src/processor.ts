@@ -1,4 +1,4 @@
-import type { RunJobData, RunStore } from '@tether/queue';
+import type { MemoryStore, RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { claimAttempt } from './attempt/claim.js';
@@ -29,6 +29,8 @@ export interface ProcessorDeps {
   crew: CrewQueue;
   /** The tenants' cap on running runs (`TETHER_TENANT_MAX_RUNNING`); undefined when there is none. */
   tenantSlots?: TenantSlotKeeper | undefined;
+  /** Memory scopes, for runs with the memory toolset. */
+  memory?: MemoryStore | undefined;
 }
 
 /**
@@ -96,6 +98,7 @@ export function createProcessor(deps: ProcessorDeps) {
       parentRunId: job.data.parentRunId,
       crew: deps.crew,
       tenantSlots: deps.tenantSlots,
+      memory: deps.memory,
     };
     // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged.
     const slot = await ctx.tenantSlots?.take(ctx);

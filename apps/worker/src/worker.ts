@@ -5,6 +5,7 @@ import {
   createKeys,
   createRedisConnection,
   isRedisConnectionError,
+  MemoryStore,
   QUEUE_NAME,
   RedisBreaker,
   type RunJobData,
@@ -102,6 +103,12 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     wakeSession,
     crew: crewQueue(runs, keys),
     tenantSlots,
+    memory: new MemoryStore({
+      redis,
+      keys,
+      maxEntries: config.memoryMaxEntries,
+      maxBytes: config.memoryMaxBytes,
+    }),
   });
 
   // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).

@@ -1,6 +1,6 @@
 import type { Checkpoint, PendingDelegation } from '@tether/agent';
 import type { ErrorBody, PendingClarify, PendingToolCall, Usage } from '@tether/protocol';
-import type { NewRun, RunJobData, RunStore } from '@tether/queue';
+import type { MemoryStore, NewRun, RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
@@ -29,6 +29,8 @@ export interface AttemptContext {
   delegates?: boolean | undefined;
   /** The tenants' cap on running runs (`TETHER_TENANT_MAX_RUNNING`); undefined when there is none. */
   tenantSlots?: TenantSlotKeeper | undefined;
+  /** Memory scopes (toolset `memory`); without it a run's memory tools answer that there is none. */
+  memory?: MemoryStore | undefined;
 }
 
 /** What the crew needs of the queue: children queued, ended, cancelled. */

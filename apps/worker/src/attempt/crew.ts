@@ -1,5 +1,5 @@
 import { type CrewResultEntry, childModelSpec, type PendingDelegation } from '@tether/agent';
-import { newChildRunId, TERMINAL_STATUSES } from '@tether/protocol';
+import { memoryScopeOf, newChildRunId, TERMINAL_STATUSES } from '@tether/protocol';
 import type { NewRun, RunService, RunSpec, TetherKeys } from '@tether/queue';
 import { type CrewTask, TOOLSET_DEFAULTS } from '@tether/tools';
 import type { AttemptContext, CrewQueue, Settlement } from './context.js';
@@ -93,6 +93,7 @@ export function planChildren(
     if (model) childSpec.model = model;
     if (spec.locale) childSpec.locale = spec.locale;
     if (spec.limits) childSpec.limits = spec.limits;
+    childSpec.memory = { scope: memoryScopeOf(spec, run.sessionId) };
     return {
       id: task.childRunId,
       tenant: run.tenant,

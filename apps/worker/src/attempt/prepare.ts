@@ -27,6 +27,7 @@ import {
 import type { Claimed } from './claim.js';
 import { type AttemptContext, isSettlement, type Settlement } from './context.js';
 import { crewLimits, planChildren, resolveDelegation, withCrewTools } from './crew.js';
+import { memoryPrompt, memoryScopeFor } from './memory.js';
 
 /** Everything the attempt loop needs, ready. */
 export interface Prepared {
@@ -47,6 +48,8 @@ export interface Prepared {
   crew: Awaited<ReturnType<typeof crewLimits>>;
   /** The session the run belongs to, if any. */
   sessionId: string | undefined;
+  /** The memory scope the run reads and writes, when it has the memory toolset. */
+  memoryScope: string | undefined;
   /** Events of the preparation (`session.truncated`), written with the attempt's first ones. */
   events: RunEventInput[];
 }
@@ -86,6 +89,7 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
   const locale = spec.locale ?? 'en';
   const toolNames = withCrewTools(toolNamesFor(spec), spec, config.crewMaxDepth);
   const events: RunEventInput[] = [];
+  const memoryScope = memoryScopeFor(ctx, spec, sessionId, toolNames);
   let checkpoint: Checkpoint;
   if (claimed.checkpoint) {
     checkpoint = parseCheckpoint(claimed.checkpoint);
@@ -106,6 +110,8 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
         locale,
         workspace,
         crew: spec.crew && { goal: spec.crew.goal, context: spec.crew.context },
+        // Read once, at the run's start: the block stays in the checkpoint as it was.
+        memory: memoryScope === undefined ? undefined : await memoryPrompt(ctx, tenant, memoryScope),
       }),
       input: spec.input,
       history: window?.messages,
@@ -174,6 +180,7 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     resumeToolCalls,
     crew,
     sessionId,
+    memoryScope,
     events,
   };
 }

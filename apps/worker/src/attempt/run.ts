@@ -15,6 +15,7 @@ import { createTools, type Tool } from '@tether/tools';
 import { EventSink } from '../event-sink.js';
 import type { AttemptContext, Settlement } from './context.js';
 import { planChildren } from './crew.js';
+import { memoryAccess } from './memory.js';
 import type { Prepared } from './prepare.js';
 
 /**
@@ -100,6 +101,7 @@ export async function runPrepared(
         },
         locale,
         logger: log,
+        memory: memoryAccess(ctx, prepared),
       },
       prepared.toolNames,
     );
