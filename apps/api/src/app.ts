@@ -30,6 +30,7 @@ import swaggerPlugin from './plugins/swagger.js';
 import validationPlugin from './plugins/validation.js';
 import { requestIdOf } from './request-id.js';
 import healthRoutes from './routes/health/index.js';
+import memoryRoutes from './routes/memory/index.js';
 import runRoutes from './routes/runs/index.js';
 import sessionRoutes from './routes/sessions/index.js';
 import toolRoutes from './routes/tools/index.js';
@@ -67,6 +68,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
   await app.register(requiresRedis(sessionRoutes), { prefix: '/v1/sessions' });
   await app.register(toolRoutes, { prefix: '/v1/tools' });
   await app.register(requiresRedis(wsRoutes), { prefix: '/v1/ws' });
+  await app.register(requiresRedis(memoryRoutes), { prefix: '/v1/memory' });
 };
 
 /** `?token=` never reaches a log line. */

@@ -10,7 +10,7 @@ function toolsOf(toolset: string) {
 
 /**
  * The toolsets a run may ask for: the known ones that have tools today
- * (`memory` and `skill` are reserved and refused until they do).
+ * (`skill` is reserved and refused until it does).
  */
 export function availableToolsets(): string[] {
   return TOOLSETS.filter((toolset) => toolsOf(toolset).length > 0);

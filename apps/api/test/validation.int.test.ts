@@ -394,7 +394,7 @@ describe('request validation', () => {
     });
     const cases: [object, string, string][] = [
       [
-        replayRun(undefined, { toolsets: ['base', 'memory'] }),
+        replayRun(undefined, { toolsets: ['base', 'skill'] }),
         'ERR_TOOLSET_UNKNOWN',
         'base, planning, interaction',
       ],

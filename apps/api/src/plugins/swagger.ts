@@ -38,6 +38,7 @@ const swaggerPlugin: FastifyPluginAsync = async (app) => {
         },
         { name: 'clarify', description: 'Answers to the questions runs ask' },
         { name: 'files', description: 'What a run left in its workspace' },
+        { name: 'memory', description: 'What runs saved for later runs, per scope' },
         { name: 'tools', description: 'The tool catalog' },
         { name: 'health', description: 'Liveness and readiness' },
       ],

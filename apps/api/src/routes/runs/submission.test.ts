@@ -50,11 +50,11 @@ describe('checkSubmission', () => {
   const replay = { provider: 'replay' as const, script: [{ content: 'ok' }] };
 
   it('names the available toolsets when one is unknown or reserved', () => {
-    expect(() => checkSubmission({ input: 'x', model: replay, toolsets: ['memory'] }, config)).toThrow(
-      /memory; available: base, planning, interaction, crew/,
+    expect(() => checkSubmission({ input: 'x', model: replay, toolsets: ['skill'] }, config)).toThrow(
+      /skill; available: base, planning, interaction, memory, crew/,
     );
     expect(() =>
-      checkSubmission({ input: 'x', model: replay, toolsets: ['base', 'crew'] }, config),
+      checkSubmission({ input: 'x', model: replay, toolsets: ['base', 'crew', 'memory'] }, config),
     ).not.toThrow();
   });
 
