@@ -21,8 +21,11 @@ export const MEMORY_LIMITS = {
   pageMaxLimit: 200,
 } as const;
 
-/** A scope name: 1 to 128 letters, digits and `_ . : -` (a session id is one). */
-export const MEMORY_SCOPE_PATTERN = '^[A-Za-z0-9_.:-]{1,128}$';
+/**
+ * A scope name: 1 to 100 letters, digits and `_ . : -` (a session id is one).
+ * 100 is the longest path parameter the API's router takes.
+ */
+export const MEMORY_SCOPE_PATTERN = '^[A-Za-z0-9_.:-]{1,100}$';
 export const MemoryScopeSchema = Type.String({ pattern: MEMORY_SCOPE_PATTERN });
 
 /** The scope of a run with no scope of its own and no session. */
