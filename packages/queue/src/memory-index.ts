@@ -3,9 +3,9 @@ import MiniSearch from 'minisearch';
 
 /**
  * One memory scope held in a process: its entries, a MiniSearch full-text
- * index of them, and their recency order, at a version of the scope (see
- * memory-store.ts). Changes are applied entry by entry, so keeping it current
- * costs what changed, never a rebuild.
+ * index of them (built at the first search), and their recency order, at a
+ * version of the scope (see memory-store.ts). Changes are applied entry by
+ * entry, so keeping it current costs what changed, never a rebuild.
  *
  * Ranking: BM25 over the content and the tags (tags weigh double), with prefix
  * matches for terms of 3 characters or more and typos within a fifth of a
@@ -49,16 +49,11 @@ interface IndexedEntry {
 export class MemoryIndex {
   version: number;
   readonly #records = new Map<string, MemoryRecord>();
-  readonly #search = new MiniSearch<IndexedEntry>({
-    fields: ['content', 'tags'],
-    tokenize,
-    searchOptions: {
-      boost: { tags: 2 },
-      prefix: (term) => term.length >= 3,
-      fuzzy: (term) => (term.length >= 4 ? 0.2 : false),
-      combineWith: 'OR',
-    },
-  });
+  /**
+   * The full-text index, built at the first search (a run's start needs only
+   * the most recent entries), then kept current entry by entry.
+   */
+  #search: MiniSearch<IndexedEntry> | undefined;
   /** The records, newest save first; rebuilt after a change, when next asked for. */
   #recent: MemoryRecord[] | undefined;
 
@@ -74,9 +69,10 @@ export class MemoryIndex {
   upsert(record: MemoryRecord): void {
     const old = this.#records.get(record.id);
     if (old && old.updatedAt === record.updatedAt && old.content === record.content) return;
-    const doc = { id: record.id, content: record.content, tags: record.tags.join(' ') };
-    if (old) this.#search.replace(doc);
-    else this.#search.add(doc);
+    if (this.#search) {
+      if (old) this.#search.replace(indexed(record));
+      else this.#search.add(indexed(record));
+    }
     this.#records.set(record.id, record);
     this.#recent = undefined;
   }
@@ -84,21 +80,16 @@ export class MemoryIndex {
   /** Takes an entry out; nothing when it is not there. */
   remove(id: string): void {
     if (!this.#records.delete(id)) return;
-    this.#search.discard(id);
+    this.#search?.discard(id);
     this.#recent = undefined;
   }
 
-  /** Replaces every entry. */
+  /** Replaces every entry (the index is built again at the next search). */
   reset(records: Iterable<MemoryRecord>): void {
     this.#records.clear();
-    this.#search.removeAll();
+    for (const record of records) this.#records.set(record.id, record);
+    this.#search = undefined;
     this.#recent = undefined;
-    const docs: IndexedEntry[] = [];
-    for (const record of records) {
-      this.#records.set(record.id, record);
-      docs.push({ id: record.id, content: record.content, tags: record.tags.join(' ') });
-    }
-    this.#search.addAll(docs);
   }
 
   /** Every entry, newest save first (ties: the later id first). */
@@ -111,13 +102,32 @@ export class MemoryIndex {
 
   /** The entries that match `query`, best first, then the newest first among equal scores. */
   search(query: string): MemoryRecord[] {
-    const results = this.#search.search(query);
+    this.#search ??= buildIndex(this.#records.values());
     const scored: { record: MemoryRecord; score: number }[] = [];
-    for (const result of results) {
+    for (const result of this.#search.search(query)) {
       const record = this.#records.get(result.id as string);
       if (record) scored.push({ record, score: result.score });
     }
     scored.sort((a, b) => b.score - a.score || b.record.updatedAt - a.record.updatedAt);
     return scored.map((entry) => entry.record);
   }
+}
+
+function indexed(record: MemoryRecord): IndexedEntry {
+  return { id: record.id, content: record.content, tags: record.tags.join(' ') };
+}
+
+function buildIndex(records: Iterable<MemoryRecord>): MiniSearch<IndexedEntry> {
+  const search = new MiniSearch<IndexedEntry>({
+    fields: ['content', 'tags'],
+    tokenize,
+    searchOptions: {
+      boost: { tags: 2 },
+      prefix: (term) => term.length >= 3,
+      fuzzy: (term) => (term.length >= 4 ? 0.2 : false),
+      combineWith: 'OR',
+    },
+  });
+  search.addAll([...records].map(indexed));
+  return search;
 }
