@@ -21,6 +21,7 @@ import {
   TetherRateLimitError,
   TetherTimeoutError,
 } from './errors.js';
+import { TetherMemory } from './memory.js';
 import { type RunToCompletionOptions, runToCompletion } from './run-to-completion.js';
 import { TetherSessions } from './sessions.js';
 import { sleep } from './sleep.js';
@@ -145,6 +146,8 @@ export class TetherClient {
      */
     runToCompletion(body: CreateRunBody, options?: RunToCompletionOptions): Promise<Run>;
   };
+  /** Memory: what runs saved for later runs, per scope (`/v1/memory`). */
+  readonly memory: TetherMemory;
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
@@ -173,6 +176,7 @@ export class TetherClient {
       idempotencyKey: (given) => given ?? (this.retry.limit > 0 ? globalThis.crypto.randomUUID() : undefined),
     });
     this.runs = { runToCompletion: (body, options) => runToCompletion(this, body, options) };
+    this.memory = new TetherMemory({ json: (spec) => this.json(spec) });
   }
 
   /** `POST /v1/runs`: queues a run. */

@@ -2,7 +2,9 @@ export type {
   CancelRunResponse,
   ChildResultStatus,
   ChildRun,
+  ClearMemoryResponse,
   ClientTool,
+  CreateMemoryBody,
   CreateRunBody,
   CreateRunResponse,
   CreateSessionBody,
@@ -10,6 +12,8 @@ export type {
   CreateSessionRunBody,
   CreateSessionRunResponse,
   EventPage,
+  MemoryEntry,
+  MemoryPage,
   MessagePage,
   Multitask,
   PendingClarify,
@@ -54,6 +58,8 @@ export {
   TetherTimeoutError,
   TetherUnauthorizedError,
 } from './errors.js';
+export type { MemoryListOptions, MemoryTransport } from './memory.js';
+export { TetherMemory } from './memory.js';
 export type { RunToCompletionOptions, ToolCallHandler, ToolCallRequest } from './run-to-completion.js';
 export type {
   MessagesOptions,

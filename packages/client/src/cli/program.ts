@@ -11,6 +11,7 @@ import { type ChatCommandOptions, chatCommand } from './chat-command.js';
 import { answerCommand, cancelCommand, logsCommand, runsCommand, showCommand } from './commands.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type CliIo, colorsFor } from './io.js';
+import { memoryAddCommand, memoryListCommand, memoryRemoveCommand } from './memory-commands.js';
 import { type CommandContext, type RunCommandOptions, runCommand } from './run-command.js';
 import {
   sessionMessagesCommand,
@@ -142,6 +143,43 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option('--cancel', 'cancel its live run first (otherwise a live run refuses)')
     .action(async (id: string, options: { cancel?: boolean }) => {
       exitCode = await sessionRemoveCommand(id, options, context());
+    });
+
+  const memory = program
+    .command('memory')
+    .description('read and fix what runs saved for later runs (a scope per user, session or project)');
+  memory
+    .command('ls')
+    .description("list a scope's entries, newest first, or best first with --query")
+    .argument('[scope]', 'the scope (default: default)')
+    .option('-q, --query <words>', 'words to look for')
+    .option('--limit <n>', 'entries per page')
+    .option('--cursor <cursor>', 'the page after this cursor')
+    .option('--json', 'print the page as JSON')
+    .action(async (scope: string | undefined, options) => {
+      exitCode = await memoryListCommand(scope, options, context());
+    });
+  memory
+    .command('add')
+    .description('add an entry to a scope; prints its id')
+    .argument('<scope>', 'the scope')
+    .argument('<text>', 'the entry (at most 2,000 characters)')
+    .option('-t, --tag <tag>', 'a tag (repeat for more)', (tag: string, tags: string[] = []) => [
+      ...tags,
+      tag,
+    ])
+    .option('--json', 'print the entry as JSON')
+    .action(async (scope: string, text: string, options: { tag?: string[]; json?: boolean }) => {
+      exitCode = await memoryAddCommand(scope, text, options, context());
+    });
+  memory
+    .command('rm')
+    .description('delete an entry, or every entry of the scope with --all')
+    .argument('<scope>', 'the scope')
+    .argument('[id]', 'the entry id (mem_…)')
+    .option('--all', 'delete every entry of the scope')
+    .action(async (scope: string, id: string | undefined, options: { all?: boolean }) => {
+      exitCode = await memoryRemoveCommand(scope, id, options, context());
     });
 
   program

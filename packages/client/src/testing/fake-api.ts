@@ -14,6 +14,7 @@
  * `rateLimitNext`, `overlapReplay`), and await what the client did
  * (`waitFor`), never a sleep. Test-only: excluded from the build.
  */
+
 import { EventEmitter } from 'node:events';
 import {
   createServer,
@@ -35,6 +36,7 @@ import type {
   ToolInfo,
 } from '@tether/protocol';
 import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@tether/protocol';
+import { FakeMemory } from './fake-memory.js';
 
 export interface RecordedRequest {
   method: string;
@@ -72,6 +74,8 @@ export class FakeApi extends EventEmitter {
   /** Bearer key → tenant. Empty: no auth, every caller is tenant `default`. */
   readonly keys = new Map<string, string>();
   tools: ToolInfo[] = [];
+  /** The memory routes' entries. */
+  readonly memory = new FakeMemory();
   /** Called after a run is created (append events, set status). */
   onSubmit: ((run: FakeRun) => void) | undefined;
   /** Called after an answer is accepted and `clarify.answered` appended. */
@@ -278,6 +282,12 @@ export class FakeApi extends EventEmitter {
         defaultToolsets: ['base'],
         tools: this.tools,
       });
+    }
+    if (
+      parts[1] === 'memory' &&
+      this.memory.handle(req.method ?? 'GET', parts.slice(2), url, record.body, tenant, res)
+    ) {
+      return;
     }
     if (parts[1] !== 'runs') return sendError(res, 404, 'ERR_NOT_FOUND', `No route ${url.pathname}`);
 

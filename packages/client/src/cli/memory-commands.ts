@@ -1,0 +1,92 @@
+import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
+import { firstLine, relativeTime } from './format.js';
+import type { CommandContext } from './run-command.js';
+
+/** The scope `tether memory ls` lists when none is given: a run's scope when it has no session and names none. */
+export const DEFAULT_SCOPE = 'default';
+
+/** `tether memory ls [scope]`: a scope's entries, newest first (best first with --query), one page. */
+export async function memoryListCommand(
+  scope: string | undefined,
+  options: { query?: string; limit?: string; cursor?: string; json?: boolean },
+  ctx: CommandContext,
+): Promise<ExitCode> {
+  const { client, io, colors: c } = ctx;
+  let limit: number | undefined;
+  if (options.limit !== undefined) {
+    limit = Number(options.limit);
+    if (!(Number.isInteger(limit) && limit > 0)) {
+      throw new UsageError(`--limit must be a whole number above 0 (got "${options.limit}")`);
+    }
+  }
+  const name = scope ?? DEFAULT_SCOPE;
+  const page = await client.memory.list(name, {
+    ...(options.query ? { query: options.query } : {}),
+    ...(limit ? { limit } : {}),
+    ...(options.cursor ? { cursor: options.cursor } : {}),
+    ...(io.signal ? { signal: io.signal } : {}),
+  });
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify(page)}\n`);
+    return EXIT.ok;
+  }
+  if (page.data.length === 0) {
+    const why = page.total === 0 ? `Scope ${name} holds no memory.` : `Nothing in scope ${name} matches.`;
+    io.stdout.write(`${c.dim(why)}\n`);
+    return EXIT.ok;
+  }
+  const now = (ctx.now ?? Date.now)();
+  for (const entry of page.data) {
+    const { line, more } = firstLine(entry.content, 100);
+    const tags = entry.tags.length > 0 ? ` ${c.cyan(`[${entry.tags.join(', ')}]`)}` : '';
+    const rest = more > 0 ? c.dim(` (+${more} lines)`) : '';
+    io.stdout.write(
+      `${c.dim(entry.id)}  ${c.dim(relativeTime(entry.updatedAt, now))}${tags}\n  ${line}${rest}\n`,
+    );
+  }
+  const shown = `${page.data.length} of ${page.total} ${page.total === 1 ? 'entry' : 'entries'} in ${name}`;
+  const more = page.nextCursor
+    ? `; more: tether memory ls ${name}${options.query ? ` --query ${JSON.stringify(options.query)}` : ''} --cursor ${page.nextCursor}`
+    : '';
+  io.stdout.write(`${c.dim(shown + more)}\n`);
+  return EXIT.ok;
+}
+
+/** `tether memory add <scope> <text> [--tag t]…`: a new entry; prints its id. */
+export async function memoryAddCommand(
+  scope: string,
+  text: string,
+  options: { tag?: string[]; json?: boolean },
+  ctx: CommandContext,
+): Promise<ExitCode> {
+  const { client, io } = ctx;
+  const entry = await client.memory.add(
+    scope,
+    { content: text, ...(options.tag && options.tag.length > 0 ? { tags: options.tag } : {}) },
+    io.signal ? { signal: io.signal } : {},
+  );
+  io.stdout.write(options.json ? `${JSON.stringify(entry)}\n` : `${entry.id}\n`);
+  return EXIT.ok;
+}
+
+/** `tether memory rm <scope> <id>` or `tether memory rm <scope> --all`. */
+export async function memoryRemoveCommand(
+  scope: string,
+  id: string | undefined,
+  options: { all?: boolean },
+  ctx: CommandContext,
+): Promise<ExitCode> {
+  const { client, io, colors: c } = ctx;
+  if ((id === undefined) === (options.all !== true)) {
+    throw new UsageError('give either an entry id or --all (every entry of the scope), not both');
+  }
+  const signal = io.signal ? { signal: io.signal } : {};
+  if (id !== undefined) {
+    await client.memory.delete(scope, id, signal);
+    io.stdout.write(`${c.dim(`Deleted ${id} from ${scope}.`)}\n`);
+    return EXIT.ok;
+  }
+  const { deleted } = await client.memory.clear(scope, signal);
+  io.stdout.write(`${c.dim(`Deleted ${deleted} ${deleted === 1 ? 'entry' : 'entries'} from ${scope}.`)}\n`);
+  return EXIT.ok;
+}
