@@ -366,7 +366,7 @@ describe('service routes', () => {
       defaultToolsets: string[];
       tools: { name: string; toolset: string; parameters: { type: string } }[];
     }>();
-    expect(catalog.toolsets).toEqual(['base', 'planning', 'interaction', 'crew']);
+    expect(catalog.toolsets).toEqual(['base', 'planning', 'interaction', 'memory', 'crew']);
     expect(catalog.defaultToolsets).toEqual(['base', 'planning', 'interaction']);
     expect(catalog.tools.map((tool) => tool.name).sort()).toEqual(
       [
@@ -377,6 +377,8 @@ describe('service routes', () => {
         'read_file',
         'todo',
         'write_file',
+        'memory_save',
+        'memory_recall',
         'delegate_task',
         'delegate_parallel',
         'escalate',
@@ -459,6 +461,10 @@ describe('service routes', () => {
         'get /v1/sessions/{id}/messages',
         'get /v1/sessions/{id}/events',
         'get /v1/tools',
+        'get /v1/memory/{scope}',
+        'post /v1/memory/{scope}',
+        'delete /v1/memory/{scope}',
+        'delete /v1/memory/{scope}/{id}',
       ].sort(),
     );
     expect(Object.keys(spec.paths['/v1/runs']?.post?.responses ?? {})).toEqual(
