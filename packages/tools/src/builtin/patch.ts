@@ -125,6 +125,77 @@ function insertionAlreadyApplied(
   return start >= 0 && content.startsWith(newString, start);
 }
 
+/** The arguments of a patch, as `patch` takes them. */
+export interface TextPatchArgs {
+  old_string: string;
+  new_string: string;
+  replace_all?: boolean | undefined;
+}
+
+/**
+ * What a patch makes of a text: `changed` with the new content, or not (it was
+ * applied already); `report` is the result for the model (the strategy, a
+ * warning for an approximate match, a short diff; or why nothing changed).
+ */
+export type PatchedText =
+  | { changed: true; content: string; report: string }
+  | { changed: false; report: string };
+
+/**
+ * The rules of `patch` on a text, with no file: `fuzzyReplace` from
+ * `@tether/fuzzy-match`, the refusals in the run's language (thrown as
+ * `ToolError`s naming `display`, the file as the model knows it), and the
+ * two cases that count as already applied. `patch` and the skill tools share
+ * it.
+ * @throws ToolError `ERR_TOOL_PATCH_*` when the patch is refused
+ */
+export function patchText(
+  content: string,
+  args: TextPatchArgs,
+  display: string,
+  locale: Locale,
+  diffMaxLines: number,
+): PatchedText {
+  const file = JSON.stringify(display);
+  const result = fuzzyReplace(content, args.old_string, args.new_string, {
+    replaceAll: args.replace_all ?? false,
+  });
+  if (!result.ok) {
+    if (result.code === 'NO_MATCH' && alreadyApplied(content, args.new_string)) {
+      return {
+        changed: false,
+        report: `Already applied: ${file} has new_string and no longer has old_string, so nothing was written. Read the file if you need to check it.`,
+      };
+    }
+    // The matcher's message names the lines (where a search comes closest, where matches start).
+    throw new ToolError(
+      FUZZY_CODES[result.code],
+      `${refusal(result.code, file, result.count, locale)}\n${result.message}`,
+    );
+  }
+  const first = result.matches[0];
+  if (
+    result.count === 1 &&
+    first !== undefined &&
+    insertionAlreadyApplied(content, args.old_string, args.new_string, first)
+  ) {
+    return {
+      changed: false,
+      report: `Already applied: ${file} already has new_string around old_string, so nothing was written. If you really mean to insert it again, include more surrounding lines in old_string.`,
+    };
+  }
+  const replacements = `${result.count} replacement${result.count === 1 ? '' : 's'}`;
+  const lines = [`Patched ${file}: ${replacements} (strategy: ${result.strategy}).`];
+  if (result.strategy !== 'exact') {
+    const similarity = first?.similarity === undefined ? '' : `, similarity ${first.similarity.toFixed(2)}`;
+    lines.push(
+      `old_string matched approximately (${result.strategy}${similarity}); check that the diff changed what you meant.`,
+    );
+  }
+  lines.push(shortDiff(display, content, result.content, diffMaxLines));
+  return { changed: true, content: result.content, report: lines.join('\n') };
+}
+
 // ignoreBOM keeps a BOM in the text (by default the decoder drops it), so it can be put back.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -168,46 +239,14 @@ export function createPatchTool(environment: ToolEnvironment): Tool {
     const bom = text.startsWith(BOM);
     const content = bom ? text.slice(BOM.length) : text;
 
-    const result = fuzzyReplace(content, args.old_string, args.new_string, {
-      replaceAll: args.replace_all ?? false,
-    });
-    if (!result.ok) {
-      if (result.code === 'NO_MATCH' && alreadyApplied(content, args.new_string)) {
-        return {
-          ok: true,
-          content: `Already applied: ${file} has new_string and no longer has old_string, so nothing was written. Read the file if you need to check it.`,
-        };
-      }
-      // The matcher's message names the lines (where a search comes closest, where matches start).
-      throw new ToolError(
-        FUZZY_CODES[result.code],
-        `${refusal(result.code, file, result.count, locale)}\n${result.message}`,
-      );
-    }
-    const first = result.matches[0];
-    if (
-      result.count === 1 &&
-      first !== undefined &&
-      insertionAlreadyApplied(content, args.old_string, args.new_string, first)
-    ) {
-      return {
-        ok: true,
-        content: `Already applied: ${file} already has new_string around old_string, so nothing was written. If you really mean to insert it again, include more surrounding lines in old_string.`,
-      };
-    }
+    const patched = patchText(content, args, target.display, locale, limits.patchDiffMaxLines);
+    if (!patched.changed) return { ok: true, content: patched.report };
 
     throwIfCancelled(signal, 'patch');
-    await workspace.writeFileAtomic(target, Buffer.from(bom ? BOM + result.content : result.content, 'utf8'));
-
-    const replacements = `${result.count} replacement${result.count === 1 ? '' : 's'}`;
-    const lines = [`Patched ${file}: ${replacements} (strategy: ${result.strategy}).`];
-    if (result.strategy !== 'exact') {
-      const similarity = first?.similarity === undefined ? '' : `, similarity ${first.similarity.toFixed(2)}`;
-      lines.push(
-        `old_string matched approximately (${result.strategy}${similarity}); check that the diff changed what you meant.`,
-      );
-    }
-    lines.push(shortDiff(target.display, content, result.content, limits.patchDiffMaxLines));
-    return { ok: true, content: lines.join('\n') };
+    await workspace.writeFileAtomic(
+      target,
+      Buffer.from(bom ? BOM + patched.content : patched.content, 'utf8'),
+    );
+    return { ok: true, content: patched.report };
   });
 }
