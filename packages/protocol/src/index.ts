@@ -156,6 +156,18 @@ export {
   SessionStatusSchema,
   TranscriptEntrySchema,
 } from './sessions.js';
+export type { PutSkillBody, Skill, SkillList, SkillSummary } from './skills.js';
+export {
+  PutSkillBodySchema,
+  SKILL_DEFAULTS,
+  SKILL_LIMITS,
+  SKILL_NAME_PATTERN,
+  SkillFilesSchema,
+  SkillListSchema,
+  SkillNameSchema,
+  SkillSchema,
+  SkillSummarySchema,
+} from './skills.js';
 export type {
   WsClarifyOutcome,
   WsClientFrame,

@@ -1,0 +1,93 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+/**
+ * Limits of the Agent Skills format as Tether applies it; the API, the
+ * `skill_manage` tool and docs/tools.md all follow them. The tenant's limits
+ * (how many skills, how many bytes) are settings: see {@link SKILL_DEFAULTS}.
+ */
+export const SKILL_LIMITS = {
+  /** `name`: 1 to 64 characters of a-z, 0-9 and `-` (see {@link SKILL_NAME_PATTERN}). */
+  nameMaxChars: 64,
+  /** `description`: 1 to 1,024 characters, no `<` or `>`. */
+  descriptionMaxChars: 1_024,
+  /** `compatibility`, when given: 1 to 500 characters. */
+  compatibilityMaxChars: 500,
+  /** `SKILL.md`, frontmatter included, in characters. */
+  skillMdMaxChars: 100_000,
+  /** Any other file of a skill, in bytes (UTF-8). */
+  fileMaxBytes: 1_048_576,
+  /** Files of one skill, `SKILL.md` included. */
+  filesMax: 100,
+  /** A file's path inside its skill, in characters. */
+  pathMaxChars: 1_024,
+  /** The body of `PUT /v1/skills/:name`, in bytes (above the API's general body limit). */
+  bodyMaxBytes: 8 * 1_048_576,
+} as const;
+
+/** The tenant's limits unless configured otherwise (`TETHER_SKILLS_MAX_COUNT`, `TETHER_SKILLS_MAX_BYTES`, `TETHER_SKILLS_PROMPT_CHARS`). */
+export const SKILL_DEFAULTS = {
+  maxCount: 200,
+  /** 50 MiB: every file of every skill of the tenant, in bytes. */
+  maxBytes: 50 * 1_048_576,
+  /** The skills index in a run's system prompt, in characters. */
+  promptChars: 4_000,
+} as const;
+
+/** A skill's name: lowercase letters, digits and single hyphens inside, 1 to 64 characters. */
+export const SKILL_NAME_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
+export const SkillNameSchema = Type.String({
+  minLength: 1,
+  maxLength: SKILL_LIMITS.nameMaxChars,
+  pattern: SKILL_NAME_PATTERN,
+  description: 'The skill name: 1 to 64 characters of a-z, 0-9 and -, no leading, trailing or doubled hyphen',
+});
+
+/** A skill as listed: its frontmatter's name and description, and what Tether keeps of it. */
+export const SkillSummarySchema = Type.Object({
+  name: SkillNameSchema,
+  description: Type.String(),
+  /** Set through the API: the agent cannot change or delete a pinned skill. */
+  pinned: Type.Boolean(),
+  /** Changes with every write of the skill (the tenant's version counter at that write). */
+  version: Type.Integer({ minimum: 1 }),
+  /** Every file of the skill, in bytes (UTF-8). */
+  bytes: Type.Integer({ minimum: 0 }),
+  /** How many files, `SKILL.md` included. */
+  files: Type.Integer({ minimum: 1 }),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+});
+export type SkillSummary = Static<typeof SkillSummarySchema>;
+
+/** `GET /v1/skills`: every skill of the tenant, by name, and the tenant's totals and limits. */
+export const SkillListSchema = Type.Object({
+  data: Type.Array(SkillSummarySchema),
+  count: Type.Integer({ minimum: 0 }),
+  bytes: Type.Integer({ minimum: 0 }),
+  maxCount: Type.Integer({ minimum: 1 }),
+  maxBytes: Type.Integer({ minimum: 1 }),
+});
+export type SkillList = Static<typeof SkillListSchema>;
+
+/** A skill's files: path inside the skill → UTF-8 content; `SKILL.md` is required. */
+export const SkillFilesSchema = Type.Record(Type.String(), Type.String(), {
+  minProperties: 1,
+  maxProperties: SKILL_LIMITS.filesMax,
+  propertyNames: { minLength: 1, maxLength: SKILL_LIMITS.pathMaxChars },
+  description: 'Path inside the skill → UTF-8 content. SKILL.md is required.',
+});
+
+/** `GET /v1/skills/:name`: the skill and every file of it. */
+export const SkillSchema = Type.Intersect([SkillSummarySchema, Type.Object({ files: SkillFilesSchema })]);
+export type Skill = Static<typeof SkillSchema>;
+
+/** `PUT /v1/skills/:name` body: the whole skill (it replaces every file), and whether it is pinned. */
+export const PutSkillBodySchema = Type.Object(
+  {
+    files: SkillFilesSchema,
+    /** Omitted: a new skill is not pinned, an existing one keeps its setting. */
+    pinned: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type PutSkillBody = Static<typeof PutSkillBodySchema>;
