@@ -50,6 +50,16 @@ export { DEFAULT_TOOL_LIMITS } from './limits.js';
 export { killRunLeftovers } from './run-command.js';
 export type { BwrapProbe, SandboxUser } from './sandbox.js';
 export { DEFAULT_SANDBOX_USER, probeBwrap, sandboxUserFor, unreachableBy } from './sandbox.js';
+export type { Checked, SkillDocument, SkillFrontmatter } from './skill/skill-format.js';
+export {
+  checkSkill,
+  fileSizeProblem,
+  parseSkillMd,
+  SKILL_FILE,
+  SKILL_KEYS,
+  skillNameProblem,
+  skillPathProblem,
+} from './skill/skill-format.js';
 export { DEFAULT_COMMAND_LEASE_MS } from './tool-environment.js';
 export type {
   Locale,
