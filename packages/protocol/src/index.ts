@@ -156,7 +156,15 @@ export {
   SessionStatusSchema,
   TranscriptEntrySchema,
 } from './sessions.js';
-export type { PutSkillBody, Skill, SkillList, SkillSummary } from './skills.js';
+export type {
+  PutSkillBody,
+  Skill,
+  SkillList,
+  SkillSummary,
+  SkillView,
+  SkillWrite,
+  SkillWriteResult,
+} from './skills.js';
 export {
   PutSkillBodySchema,
   SKILL_DEFAULTS,

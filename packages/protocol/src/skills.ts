@@ -53,7 +53,7 @@ export const SkillSummarySchema = Type.Object({
   /** Every file of the skill, in bytes (UTF-8). */
   bytes: Type.Integer({ minimum: 0 }),
   /** How many files, `SKILL.md` included. */
-  files: Type.Integer({ minimum: 1 }),
+  fileCount: Type.Integer({ minimum: 1 }),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
 });
@@ -91,3 +91,45 @@ export const PutSkillBodySchema = Type.Object(
   { additionalProperties: false },
 );
 export type PutSkillBody = Static<typeof PutSkillBodySchema>;
+
+/**
+ * A write of a skill, as the store takes it from the API (`PUT`) and the
+ * agent (`skill_manage`), once the format is checked.
+ */
+export interface SkillWrite {
+  name: string;
+  /**
+   * `create`: refused when the skill exists; `replace`: every file, the skill
+   * created or not; `update`: only the files in `set` and `remove`, and the
+   * skill must exist.
+   */
+  mode: 'create' | 'replace' | 'update';
+  /** Files written: path → content. */
+  set: Readonly<Record<string, string>>;
+  /** Paths removed (`update`). */
+  remove?: readonly string[] | undefined;
+  /** The description of the `SKILL.md` in `set`; required when `set` holds one. */
+  description?: string | undefined;
+  /** The agent writes: a pinned skill is refused. */
+  byAgent?: boolean | undefined;
+  /** Pin or unpin (the API); left out, a skill keeps its setting (a new one is not pinned). */
+  pinned?: boolean | undefined;
+  /** The skill's version the writer read and changed: refused (`changed`) if it has changed since. */
+  ifVersion?: number | undefined;
+}
+
+/** What became of a {@link SkillWrite}: written, or refused with nothing changed. */
+export type SkillWriteResult =
+  | { ok: true; skill: SkillSummary; created: boolean }
+  | { ok: false; refusal: 'exists' | 'missing' | 'pinned' }
+  | { ok: false; refusal: 'changed'; version: number }
+  /** A limit: skills of the tenant, bytes of the tenant, files of the skill (`value`: what it would be). */
+  | { ok: false; refusal: 'count' | 'bytes' | 'files'; value: number; max: number }
+  | { ok: false; refusal: 'no_file'; path: string };
+
+/** What `read_skill` shows of a skill: its summary, its `SKILL.md`, and every file's path and size. */
+export interface SkillView {
+  skill: SkillSummary;
+  skillMd: string;
+  files: { path: string; bytes: number }[];
+}

@@ -74,6 +74,8 @@ export {
 } from './session-follower.js';
 export type { SessionRecord, SessionServiceOptions } from './session-service.js';
 export { SessionService } from './session-service.js';
+export type { SkillIndex, SkillLimits, SkillSnapshot, SkillStoreOptions } from './skill-store.js';
+export { SkillStore } from './skill-store.js';
 export type { PipelineReply } from './slot-pipelines.js';
 export { keySlot, SlotPipelines } from './slot-pipelines.js';
 export type { SlotTaken, TenantSlotsOptions } from './tenant-slots.js';

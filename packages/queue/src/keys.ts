@@ -127,6 +127,16 @@ export interface MemoryKeys {
   log: string;
 }
 
+/** The keys of one tenant's skills, all under the tenant's hash tag `{k_<tenant>}`. */
+export interface SkillKeys {
+  /** Hash: skill name → its summary (JSON: description, pinned, version, bytes, files, createdAt, updatedAt). */
+  index: string;
+  /** Hash: `version` (INCRed by every change of any skill of the tenant) and `bytes` (of every file). */
+  totals: string;
+  /** Hash per skill: path inside the skill → content. */
+  files(name: string): string;
+}
+
 export interface TetherKeys {
   /** The BullMQ prefix, a hash tag such as `{tether}`: the prefix of the only shard when there is one. */
   queuePrefix: string;
@@ -171,6 +181,12 @@ export interface TetherKeys {
    * in one pipeline, on a cluster too.
    */
   rateLimit(key: string, windowMs: number, window: number): string;
+  /**
+   * A tenant's skills (`tether:skills:{k_<tenant>}:…`): one hash slot per
+   * tenant, so a write checks the tenant's limits and keeps its index and
+   * totals in one script, on a cluster too.
+   */
+  skills(tenant: string): SkillKeys;
 }
 
 /** The queue's name inside the prefix. */
@@ -265,6 +281,10 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     eventsPattern: `${namespace}:events:*`,
     workers: `${namespace}:{workers}`,
     rateLimit: (key, windowMs, window) => `${namespace}:{ratelimit}:${key}:${windowMs}:${window}`,
+    skills(tenant) {
+      const base = `${namespace}:skills:{k_${tenant}}`;
+      return { index: `${base}:index`, totals: `${base}:totals`, files: (name) => `${base}:files:${name}` };
+    },
   };
 }
 

@@ -47,6 +47,14 @@ interface Replies {
   memoryDelete: 1 | 0;
   memoryClear: number;
   memoryChanges: [number] | [number, 'changes' | 'all', ...string[]];
+  saveSkill:
+    | ['ok', string, 0 | 1]
+    | ['exists' | 'missing' | 'pinned']
+    | ['changed', number]
+    | ['count' | 'bytes' | 'files', number, number]
+    | ['no_file', string];
+  deleteSkill: 'ok' | 'missing' | 'pinned';
+  readSkill: [string, string, ...(string | number)[]] | null;
 }
 
 function script<N extends keyof Replies, K extends string, A extends string, R extends string = never>(
@@ -264,4 +272,34 @@ export const memoryClear = script('memoryClear', {
 export const memoryChanges = script('memoryChanges', {
   keys: ['entries', 'meta', 'log'],
   args: ['since'],
+});
+
+/** commands/saveSkill.lua: a tenant's skill created, replaced or changed, within the tenant's limits. */
+export const saveSkill = script('saveSkill', {
+  keys: ['index', 'files', 'totals'],
+  args: [
+    'name',
+    'mode',
+    'description',
+    'byAgent',
+    'pinned',
+    'ifVersion',
+    'maxCount',
+    'maxBytes',
+    'maxFiles',
+    'setCount',
+  ],
+  rest: 'rest',
+});
+
+/** commands/deleteSkill.lua: a tenant's skill deleted (not a pinned one, for the agent). */
+export const deleteSkill = script('deleteSkill', {
+  keys: ['index', 'files', 'totals'],
+  args: ['name', 'byAgent'],
+});
+
+/** commands/readSkill.lua: a skill's summary, SKILL.md, and its files' paths and sizes. */
+export const readSkill = script('readSkill', {
+  keys: ['index', 'files'],
+  args: ['name'],
 });
