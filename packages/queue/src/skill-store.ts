@@ -135,13 +135,21 @@ export class SkillStore {
     return { skill: summaryOf(name, json), skillMd, files };
   }
 
-  /** One file of a skill: its content, `null` when the skill has no such file, undefined when there is no skill. */
-  async readFile(tenant: string, name: string, path: string): Promise<string | null | undefined> {
+  /**
+   * One file of a skill, with the skill's summary (its version, to change
+   * the file with `ifVersion`): the content is `null` when the skill has no
+   * such file; undefined when there is no skill.
+   */
+  async readFile(
+    tenant: string,
+    name: string,
+    path: string,
+  ): Promise<{ skill: SkillSummary; content: string | null } | undefined> {
     const keys = this.#keys.skills(tenant);
-    const [exists, content] = check<unknown>(
-      await this.#redis.multi().hexists(keys.index, name).hget(keys.files(name), path).exec(),
-    ) as [number, string | null];
-    return exists === 0 ? undefined : content;
+    const [json, content] = check<unknown>(
+      await this.#redis.multi().hget(keys.index, name).hget(keys.files(name), path).exec(),
+    ) as [string | null, string | null];
+    return json === null ? undefined : { skill: summaryOf(name, json), content };
   }
 
   /**

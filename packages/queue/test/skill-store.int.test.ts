@@ -189,8 +189,11 @@ describe('skill store', () => {
       { path: 'scripts/run.sh', bytes: Buffer.byteLength('échо') },
     ]);
     expect(await store.view(t, 'nope')).toBeUndefined();
-    expect(await store.readFile(t, 'alpha', 'scripts/run.sh')).toBe('échо');
-    expect(await store.readFile(t, 'alpha', 'nope.txt')).toBeNull();
+    expect(await store.readFile(t, 'alpha', 'scripts/run.sh')).toEqual({
+      skill: view?.skill,
+      content: 'échо',
+    });
+    expect((await store.readFile(t, 'alpha', 'nope.txt'))?.content).toBeNull();
     expect(await store.readFile(t, 'nope', 'SKILL.md')).toBeUndefined();
   });
 
