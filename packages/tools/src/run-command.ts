@@ -85,6 +85,8 @@ export interface CommandSandbox {
   workspaceRoot?: string | undefined;
   /** Absolute paths of the programs; `bwrap` is needed only for the bwrap sandbox. */
   programs: { bash: string; sh: string; bwrap?: string | undefined };
+  /** Under bwrap: host directories the command sees read-only (targets under `/run`). */
+  readOnlyBinds?: readonly { source: string; target: string; hide?: string | undefined }[] | undefined;
   /** Under bwrap: give the command a user namespace of its own (default true). */
   userNamespace?: boolean | undefined;
   /** The host user the command runs as (a root worker's commands run unprivileged); default: the worker's. */
@@ -186,6 +188,7 @@ async function launch(options: CommandSandbox, command: string | undefined): Pro
         allowNetwork: options.allowNetwork,
         tmpBytes: options.tmpBytes,
         userNamespace: options.userNamespace ?? true,
+        readOnlyBinds: options.readOnlyBinds,
       }),
       '--',
       ...inner,

@@ -38,6 +38,19 @@ describe('buildBwrapArgs', () => {
     ).not.toContain('/b');
   });
 
+  it('binds read-only directories under /run before it is made read-only, and hides what holds them', () => {
+    const joined = buildBwrapArgs({
+      workspace: '/srv/ws/run_1',
+      workspaceRoot: '/srv/ws',
+      allowNetwork: false,
+      tmpBytes: 1,
+      readOnlyBinds: [{ source: '/var/cache/skills/acme/v3', target: '/run/skills', hide: '/var/cache/skills' }],
+    }).join(' ');
+    expect(joined).toContain(
+      '--tmpfs /run --ro-bind /var/cache/skills/acme/v3 /run/skills --remount-ro /run --tmpfs /var/cache/skills --remount-ro /var/cache/skills --tmpfs /srv/ws',
+    );
+  });
+
   it('keeps the network namespace only when the network is allowed', () => {
     expect(buildBwrapArgs({ workspace: '/w', allowNetwork: true, tmpBytes: 1 })).not.toContain(
       '--unshare-net',

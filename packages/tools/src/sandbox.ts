@@ -289,6 +289,12 @@ export interface BwrapSpec {
    * kernel allows one: see {@link BwrapProbe.userNamespace}). Default true.
    */
   userNamespace?: boolean;
+  /**
+   * Host directories seen read-only at their targets, each under `/run`
+   * (its tmpfs is where their mount points can be made; the host's root is
+   * read-only): the tenant's skills at `/run/skills`.
+   */
+  readOnlyBinds?: readonly { source: string; target: string; hide?: string | undefined }[] | undefined;
 }
 
 /**
@@ -300,7 +306,8 @@ export interface BwrapSpec {
  *   tty and friends only) and a `/proc` of the sandbox's own PID namespace (the
  *   worker's processes and their environments are not visible);
  * - a private, size-limited tmpfs on `/tmp`, an empty read-only tmpfs on
- *   `/run` (host unix sockets such as `/run/docker.sock` are hidden), an empty
+ *   `/run` (host unix sockets such as `/run/docker.sock` are hidden) but for
+ *   the read-only binds asked for (`/run/skills`), an empty
  *   tmpfs over the workspace root (other runs' workspaces are hidden), then
  *   the workspace bound read-write at its real path and used as the working
  *   directory;
@@ -334,7 +341,12 @@ export function buildBwrapArgs(spec: BwrapSpec): string[] {
       // No resolv.conf: nothing to keep.
     }
   }
+  for (const bind of spec.readOnlyBinds ?? []) args.push('--ro-bind', bind.source, bind.target);
   args.push('--remount-ro', '/run');
+  // What holds a bind's source (other tenants' skills) is hidden at its host path.
+  for (const bind of spec.readOnlyBinds ?? []) {
+    if (bind.hide !== undefined) args.push('--tmpfs', bind.hide, '--remount-ro', bind.hide);
+  }
   if (spec.workspaceRoot !== undefined && relativeInside(spec.workspaceRoot, spec.workspace) !== undefined) {
     args.push('--tmpfs', spec.workspaceRoot);
   }

@@ -1,9 +1,17 @@
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { relativeInside } from './confine-path.js';
 import { ToolError } from './errors.js';
 import { resolveLimits, type ToolLimits } from './limits.js';
 import { type SandboxUser, sandboxUserFor } from './sandbox.js';
-import { type Locale, type RunContext, SANDBOX_MODES, type SandboxMode, type ToolLogger } from './types.js';
+import {
+  type Locale,
+  type ReadOnlyBind,
+  type RunContext,
+  SANDBOX_MODES,
+  type SandboxMode,
+  type ToolLogger,
+} from './types.js';
 import { Workspace } from './workspace.js';
 
 /** What every built-in tool factory receives: the run context, validated and with defaults merged once. */
@@ -19,6 +27,8 @@ export interface ToolEnvironment {
   /** The host user commands run as under bwrap (a root worker's), or undefined: the worker's own. */
   readonly sandboxUser: SandboxUser | undefined;
   readonly commandLeaseMs: number;
+  /** Host directories `bash` sees read-only under bwrap. */
+  readonly readOnlyBinds: readonly ReadOnlyBind[];
   /** Real path of the directory of every run's workspace (hidden from commands but for this run's). */
   workspaceRoot(): Promise<string>;
 }
@@ -68,6 +78,25 @@ export function createToolEnvironment(ctx: RunContext): ToolEnvironment {
   if (!Number.isSafeInteger(commandLeaseMs) || commandLeaseMs < 100) {
     throw invalid(`commandLeaseMs must be an integer >= 100 (got ${String(ctx.commandLeaseMs)})`);
   }
+  const readOnlyBinds = [...(ctx.readOnlyBinds ?? [])];
+  for (const [index, bind] of readOnlyBinds.entries()) {
+    if (typeof bind.source !== 'string' || !path.isAbsolute(bind.source)) {
+      throw invalid(`readOnlyBinds[${index}].source must be an absolute path`);
+    }
+    const under =
+      typeof bind.target === 'string' ? relativeInside('/run', path.posix.normalize(bind.target)) : '';
+    if (!under || !path.posix.isAbsolute(bind.target)) {
+      throw invalid(
+        `readOnlyBinds[${index}].target must be an absolute path under /run (got ${JSON.stringify(bind.target)})`,
+      );
+    }
+    if (
+      bind.hide !== undefined &&
+      (!path.isAbsolute(bind.hide) || !relativeInside(path.resolve(bind.hide), path.resolve(bind.source)))
+    ) {
+      throw invalid(`readOnlyBinds[${index}].hide must be an absolute directory that holds the source`);
+    }
+  }
   const sandboxUser = sandboxUserFor(ctx.sandboxUser);
   const workspaceRoot = path.resolve(ctx.workspaceRoot ?? path.dirname(path.resolve(ctx.workspace)));
   let realWorkspaceRoot: Promise<string> | undefined;
@@ -77,6 +106,7 @@ export function createToolEnvironment(ctx: RunContext): ToolEnvironment {
     workspace: new Workspace(ctx.workspace, sandboxUser === undefined ? {} : { owner: sandboxUser }),
     sandboxUser,
     commandLeaseMs,
+    readOnlyBinds,
     workspaceRoot() {
       realWorkspaceRoot ??= realpath(workspaceRoot).catch(() => workspaceRoot);
       return realWorkspaceRoot;

@@ -5,6 +5,10 @@ import type {
   MemoryDraft,
   MemoryRecord,
   MemorySaveOutcome,
+  SkillSummary,
+  SkillView,
+  SkillWrite,
+  SkillWriteResult,
   TodoItem,
 } from '@tether/protocol';
 import type { ToolLimits } from './limits.js';
@@ -61,6 +65,43 @@ export interface MemoryAccess {
 }
 
 /**
+ * The tenant's skills, as the `skill` tools reach them: the worker builds it
+ * on `@tether/queue`'s store for the run's tenant, so this package stays free
+ * of Redis. Every write it makes is the agent's: a pinned skill is refused.
+ */
+export interface SkillsAccess {
+  /** Every skill of the tenant, by name. */
+  list(): Promise<SkillSummary[]>;
+  /** A skill's summary, `SKILL.md` and files, or undefined. */
+  view(name: string): Promise<SkillView | undefined>;
+  /** One file of a skill and the skill's summary; content `null`: no such file; undefined: no such skill. */
+  readFile(name: string, path: string): Promise<{ skill: SkillSummary; content: string | null } | undefined>;
+  /** Writes a skill (its format already checked by the tool). */
+  save(write: SkillWrite): Promise<SkillWriteResult>;
+  /** Deletes a skill, unless it is pinned. */
+  delete(name: string): Promise<'ok' | 'missing' | 'pinned'>;
+  /**
+   * Where `bash` finds the skills (`<mountPath>/<name>/…`), when the run has
+   * them mounted; the skill tools name it in their results.
+   */
+  mountPath?: string | undefined;
+}
+
+/** A host directory `bash` sees read-only inside its sandbox, at `target`. */
+export interface ReadOnlyBind {
+  /** Absolute path on the host. */
+  source: string;
+  /** Absolute path inside the sandbox, under `/run` (the host's root is read-only: no mount point can be made there). */
+  target: string;
+  /**
+   * A host directory that holds `source` (and others not for this run, such as
+   * other tenants' skills): covered by an empty read-only tmpfs in the
+   * sandbox, so nothing of it shows at its host path.
+   */
+  hide?: string | undefined;
+}
+
+/**
  * Everything the tools of one run (one attempt) need, built by the worker.
  * Libraries never read `process.env`: the worker passes `TETHER_SANDBOX`
  * through `sandbox`.
@@ -110,6 +151,13 @@ export interface RunContext {
   logger?: ToolLogger;
   /** The run's memory scope (toolset `memory`); without it the memory tools answer that there is none. */
   memory?: MemoryAccess | undefined;
+  /** The tenant's skills, for the `skill` toolset; without it, the skill tools say skills are not available here. */
+  skills?: SkillsAccess;
+  /**
+   * Host directories `bash` sees read-only under bwrap (the tenant's skills at
+   * `/run/skills`); each target must lie under `/run`. Ignored without a sandbox.
+   */
+  readOnlyBinds?: readonly ReadOnlyBind[];
 }
 
 /** Per call: the model's tool-call id and the call's own abort signal. */

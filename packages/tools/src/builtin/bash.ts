@@ -296,6 +296,7 @@ export function createBashTool(environment: ToolEnvironment): Tool {
       programs: { bash: programs.bash, sh: programs.sh, bwrap: programs.bwrap },
       user: effective.mode === 'bwrap' ? environment.sandboxUser : undefined,
       userNamespace: effective.userNamespace,
+      readOnlyBinds: environment.readOnlyBinds,
       leaseMs: environment.commandLeaseMs,
       allowNetwork: environment.allowNetwork,
       env: environment.env,
