@@ -8,6 +8,7 @@ import {
   getSchemasByToolset,
   MEMORY_TOOL_NAMES,
   registerSchema,
+  SKILL_TOOL_NAMES,
   TOOLSET_DEFAULTS,
   TOOLSETS,
 } from './index.js';
@@ -35,14 +36,14 @@ describe('catalog', () => {
     ]);
   });
 
-  it('puts the crew tools in crew, the memory tools in memory, reserves skill (empty for now), returns nothing for unknown toolsets', () => {
+  it('puts the crew tools in crew, the memory tools in memory, the skill tools in skill, returns nothing for unknown toolsets', () => {
     expect(TOOLSETS).toEqual(['base', 'planning', 'interaction', 'memory', 'skill', 'crew']);
     expect(getSchemasByToolset('crew').map((s) => s.name)).toEqual([...CREW_TOOL_NAMES]);
     expect(CREW_TOOL_NAMES).toEqual(['delegate_task', 'delegate_parallel', 'escalate']);
     expect(getSchemasByToolset('memory').map((s) => s.name)).toEqual([...MEMORY_TOOL_NAMES]);
-    for (const toolset of ['skill', 'no-such-toolset']) {
-      expect(getSchemasByToolset(toolset)).toEqual([]);
-    }
+    expect(getSchemasByToolset('skill').map((s) => s.name)).toEqual([...SKILL_TOOL_NAMES]);
+    expect(SKILL_TOOL_NAMES).toEqual(['read_skill', 'read_skill_file', 'skill_manage']);
+    expect(getSchemasByToolset('no-such-toolset')).toEqual([]);
     expect(getAllToolNames(['base', 'crew'])).toEqual([
       'bash',
       'read_file',

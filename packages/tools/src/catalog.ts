@@ -11,6 +11,7 @@ import { listDirSchema } from './builtin/list-dir.js';
 import { memoryRecallSchema, memorySaveSchema } from './builtin/memory.js';
 import { patchSchema } from './builtin/patch.js';
 import { readFileSchema } from './builtin/read-file.js';
+import { readSkillFileSchema, readSkillSchema, skillManageSchema } from './builtin/skill.js';
 import { todoSchema } from './builtin/todo.js';
 import { writeFileSchema } from './builtin/write-file.js';
 import { ToolError } from './errors.js';
@@ -25,7 +26,7 @@ export const TOOLSET_DEFAULTS = ['base', 'planning', 'interaction'] as const;
  * (delegate_task, delegate_parallel, escalate: a run gets it only when asked,
  * and the worker decides which of them a child may have), the conditional
  * `memory` (memory_save, memory_recall: a run's memory scope, only when asked),
- * and `skill`, whose name is reserved for later tools.
+ * and `skill` (read_skill, read_skill_file, skill_manage: the tenant's skills).
  */
 export const TOOLSETS = ['base', 'planning', 'interaction', 'memory', 'skill', 'crew'] as const;
 
@@ -104,6 +105,9 @@ for (const schema of [
   escalateSchema,
   memorySaveSchema,
   memoryRecallSchema,
+  readSkillSchema,
+  readSkillFileSchema,
+  skillManageSchema,
 ]) {
   registerSchema(schema);
 }

@@ -5,6 +5,7 @@ import { createListDirTool } from './builtin/list-dir.js';
 import { createMemoryRecallTool, createMemorySaveTool } from './builtin/memory.js';
 import { createPatchTool } from './builtin/patch.js';
 import { createReadFileTool } from './builtin/read-file.js';
+import { createReadSkillFileTool, createReadSkillTool, createSkillManageTool } from './builtin/skill.js';
 import { createTodoTool } from './builtin/todo.js';
 import { createWriteFileTool } from './builtin/write-file.js';
 import { ToolError } from './errors.js';
@@ -22,6 +23,9 @@ export const BUILTIN_TOOL_NAMES = [
   'clarify',
   'memory_save',
   'memory_recall',
+  'read_skill',
+  'read_skill_file',
+  'skill_manage',
   'delegate_task',
   'delegate_parallel',
   'escalate',
@@ -43,6 +47,9 @@ const FACTORIES: Record<BuiltinToolName, (environment: ToolEnvironment) => Tool>
   escalate: createEscalateTool,
   memory_save: createMemorySaveTool,
   memory_recall: createMemoryRecallTool,
+  read_skill: createReadSkillTool,
+  read_skill_file: createReadSkillFileTool,
+  skill_manage: createSkillManageTool,
 };
 
 function isBuiltin(name: string): name is BuiltinToolName {

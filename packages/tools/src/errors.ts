@@ -48,6 +48,18 @@ export const TOOL_ERROR_CODES = {
   ERR_TOOL_MEMORY_NOT_FOUND: 'memory_save was asked to replace an entry the scope does not hold.',
   ERR_TOOL_MEMORY_FULL:
     'memory_save would take the scope past its entries or bytes (TETHER_MEMORY_MAX_ENTRIES, TETHER_MEMORY_MAX_BYTES); the message lists the oldest entries.',
+  ERR_TOOL_SKILLS_UNAVAILABLE: 'A skill tool ran in a host that has no skill store.',
+  ERR_TOOL_SKILL_NOT_FOUND:
+    'No skill of that name, or the skill has no file at that path (the result lists what there is).',
+  ERR_TOOL_SKILL_INVALID:
+    'What skill_manage would write breaks the Agent Skills format (the name, a path, SKILL.md, a size); the result lists every problem.',
+  ERR_TOOL_SKILL_REFUSED:
+    'What skill_manage would write tries to instruct the model or holds a secret (the content guard).',
+  ERR_TOOL_SKILL_EXISTS: 'skill_manage create named a skill that exists.',
+  ERR_TOOL_SKILL_PINNED: 'skill_manage tried to change or delete a pinned skill.',
+  ERR_TOOL_SKILL_CHANGED:
+    'The skill changed between the read and the write of a skill_manage patch; nothing was written.',
+  ERR_TOOL_SKILL_LIMIT: "The write would pass the tenant's skill count or bytes, or a skill's file count.",
 } as const;
 
 /** A stable code of this package. */

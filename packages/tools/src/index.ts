@@ -20,6 +20,18 @@ export {
   memorySaveSchema,
   recallView,
 } from './builtin/memory.js';
+export type { SkillAction, SkillManageArgs } from './builtin/skill.js';
+export {
+  formatSkillList,
+  ReadSkillFileParams,
+  ReadSkillParams,
+  readSkillFileSchema,
+  readSkillSchema,
+  SKILL_ACTIONS,
+  SKILL_TOOL_NAMES,
+  SkillManageParams,
+  skillManageSchema,
+} from './builtin/skill.js';
 export type { Toolset } from './catalog.js';
 export {
   getAllToolNames,
@@ -64,8 +76,10 @@ export { DEFAULT_COMMAND_LEASE_MS } from './tool-environment.js';
 export type {
   Locale,
   MemoryAccess,
+  ReadOnlyBind,
   RunContext,
   SandboxMode,
+  SkillsAccess,
   TodoStore,
   Tool,
   ToolCallContext,

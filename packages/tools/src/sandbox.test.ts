@@ -44,7 +44,9 @@ describe('buildBwrapArgs', () => {
       workspaceRoot: '/srv/ws',
       allowNetwork: false,
       tmpBytes: 1,
-      readOnlyBinds: [{ source: '/var/cache/skills/acme/v3', target: '/run/skills', hide: '/var/cache/skills' }],
+      readOnlyBinds: [
+        { source: '/var/cache/skills/acme/v3', target: '/run/skills', hide: '/var/cache/skills' },
+      ],
     }).join(' ');
     expect(joined).toContain(
       '--tmpfs /run --ro-bind /var/cache/skills/acme/v3 /run/skills --remount-ro /run --tmpfs /var/cache/skills --remount-ro /var/cache/skills --tmpfs /srv/ws',
