@@ -1,0 +1,200 @@
+/**
+ * The tenant's skills on this worker: what the skill tools reach (the store,
+ * for the run's tenant, every write the agent's), and the read-only folders
+ * `bash` sees them in.
+ *
+ * The skills live in Redis; a script of a skill runs from a folder on this
+ * host. Each tenant's skills are written out once per version (the tenant's
+ * counter every write INCRs) into `<root>/<tenant>/v<version>`, built under a
+ * temporary name and renamed into place, so no run ever sees half a folder.
+ * A run starts with one round trip (the index and the version, which the
+ * prompt needs anyway); only a version this process has not built yet costs
+ * a snapshot and the writes. Superseded folders stay while a command may still
+ * use them (`retainMs`), then go. `root` is this process's own (a temporary
+ * folder under the configured one, removed at close), searchable but not
+ * listable by the sandbox user, and hidden from commands under bwrap.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { SkillStore } from '@tether/queue';
+import { type SkillsAccess, skillNameProblem, skillPathProblem } from '@tether/tools';
+import type { Logger } from 'pino';
+
+/** Where `bash` finds the skills inside its bwrap sandbox. */
+export const SKILLS_MOUNT = '/run/skills';
+
+/** The skill tools' access to a tenant's skills: every write is the agent's (pinned skills refused). */
+export function skillsAccess(store: SkillStore, tenant: string, mountPath?: string): SkillsAccess {
+  return {
+    list: async () => (await store.list(tenant)).skills,
+    view: (name) => store.view(tenant, name),
+    readFile: (name, file) => store.readFile(tenant, name, file),
+    save: (write) => store.save(tenant, { ...write, byAgent: true }),
+    delete: (name) => store.delete(tenant, name, { byAgent: true }),
+    mountPath,
+  };
+}
+
+export interface SkillFoldersOptions {
+  store: SkillStore;
+  /** The folder this process makes its own folder in (`TETHER_SKILLS_CACHE_DIR`). */
+  base: string;
+  logger: Pick<Logger, 'warn' | 'debug'>;
+  /** How long a superseded version's folder stays (ms): longer than a command may run. */
+  retainMs?: number;
+}
+
+interface Built {
+  version: number;
+  dir: string;
+}
+
+/** The folders of tenants' skills on this host, one per tenant and version. */
+export class SkillFolders {
+  readonly #store: SkillStore;
+  readonly #base: string;
+  readonly #logger: Pick<Logger, 'warn' | 'debug'>;
+  readonly #retainMs: number;
+  #root: Promise<string> | undefined;
+  readonly #current = new Map<string, Built>();
+  readonly #building = new Map<string, Promise<Built>>();
+  /** Superseded folders and when they were superseded (epoch ms). */
+  readonly #old: { dir: string; since: number }[] = [];
+
+  constructor(options: SkillFoldersOptions) {
+    this.#store = options.store;
+    this.#base = path.resolve(options.base);
+    this.#logger = options.logger;
+    this.#retainMs = options.retainMs ?? 2 * 3600_000;
+  }
+
+  /** This process's folder of every tenant's skills (made on first use); commands must not see it. */
+  root(): Promise<string> {
+    this.#root ??= (async () => {
+      await mkdir(this.#base, { recursive: true, mode: 0o711 });
+      const root = await mkdtemp(path.join(this.#base, 'w-'));
+      // Searchable, not listable: the sandbox user reaches a folder it is given, never lists tenants.
+      await chmod(root, 0o711);
+      return root;
+    })();
+    return this.#root;
+  }
+
+  /**
+   * The folder of the tenant's skills as of `version` (or later), read-only:
+   * the one built already, or built now from a snapshot of the store.
+   */
+  async folder(tenant: string, version: number): Promise<string> {
+    const current = this.#current.get(tenant);
+    if (current !== undefined && current.version >= version) return current.dir;
+    let building = this.#building.get(tenant);
+    if (building === undefined) {
+      building = this.#build(tenant).finally(() => this.#building.delete(tenant));
+      this.#building.set(tenant, building);
+    }
+    const built = await building;
+    // A build that started before this version was written: once more.
+    return built.version >= version ? built.dir : this.folder(tenant, version);
+  }
+
+  async #build(tenant: string): Promise<Built> {
+    const root = await this.root();
+    const snapshot = await this.#store.snapshot(tenant);
+    const current = this.#current.get(tenant);
+    if (current !== undefined && current.version >= snapshot.version) return current;
+    const tenantDir = path.join(root, tenant);
+    await mkdir(tenantDir, { recursive: true, mode: 0o711 });
+    const dir = path.join(tenantDir, `v${snapshot.version}`);
+    const temp = path.join(tenantDir, `.build-${randomBytes(6).toString('hex')}`);
+    try {
+      await mkdir(temp, { mode: 0o755 });
+      for (const skill of snapshot.skills) await this.#writeSkill(temp, skill.name, skill.files);
+      await chmod(temp, 0o555);
+      await rm(dir, { recursive: true, force: true });
+      await rename(temp, dir);
+    } catch (error) {
+      await rm(temp, { recursive: true, force: true }).catch(() => undefined);
+      throw error;
+    }
+    const built = { version: snapshot.version, dir };
+    if (current !== undefined) this.#old.push({ dir: current.dir, since: Date.now() });
+    this.#current.set(tenant, built);
+    this.#logger.debug(
+      { tenant, version: snapshot.version, skills: snapshot.skills.length },
+      'skills written out',
+    );
+    await this.#prune();
+    return built;
+  }
+
+  /** One skill's files, read-only; a name or path the format would refuse is skipped (never written outside). */
+  async #writeSkill(into: string, name: string, files: Record<string, string>): Promise<void> {
+    if (skillNameProblem(name) !== undefined) {
+      this.#logger.warn({ skill: name }, 'a stored skill has a name the format refuses; skipped');
+      return;
+    }
+    const skillDir = path.join(into, name);
+    const dirs = new Set<string>([skillDir]);
+    const writes: [string, string][] = [];
+    for (const [file, content] of Object.entries(files)) {
+      if (skillPathProblem(file) !== undefined) {
+        this.#logger.warn(
+          { skill: name, file },
+          'a stored skill file has a path the format refuses; skipped',
+        );
+        continue;
+      }
+      const target = path.join(skillDir, file);
+      for (let dir = path.dirname(target); dir !== into && !dirs.has(dir); dir = path.dirname(dir))
+        dirs.add(dir);
+      writes.push([target, content]);
+    }
+    const ordered = [...dirs].sort((a, b) => a.length - b.length);
+    for (const dir of ordered) await mkdir(dir, { recursive: true, mode: 0o755 });
+    await Promise.all(
+      writes.map(([target, content]) =>
+        // Scripts (a #! line, or anything under scripts/) can be run directly.
+        writeFile(target, content, {
+          mode:
+            content.startsWith('#!') || target.startsWith(path.join(skillDir, 'scripts') + path.sep)
+              ? 0o555
+              : 0o444,
+        }),
+      ),
+    );
+    for (const dir of ordered.reverse()) await chmod(dir, 0o555);
+  }
+
+  /** Removes superseded folders older than the retention. */
+  async #prune(): Promise<void> {
+    const now = Date.now();
+    for (let i = this.#old.length - 1; i >= 0; i--) {
+      const old = this.#old[i] as { dir: string; since: number };
+      if (now - old.since < this.#retainMs) continue;
+      this.#old.splice(i, 1);
+      await removeReadOnly(old.dir).catch((error: unknown) =>
+        this.#logger.warn({ err: error, dir: old.dir }, 'could not remove an old skills folder'),
+      );
+    }
+  }
+
+  /** Removes this process's folder. */
+  async close(): Promise<void> {
+    if (this.#root === undefined) return;
+    const root = await this.#root.catch(() => undefined);
+    if (root !== undefined) await removeReadOnly(root).catch(() => undefined);
+  }
+}
+
+/** `rm -r` of a tree whose folders are read-only (0555): made writable first. */
+async function removeReadOnly(dir: string): Promise<void> {
+  const open = async (at: string): Promise<void> => {
+    await chmod(at, 0o755).catch(() => undefined);
+    for (const entry of await readdir(at, { withFileTypes: true }).catch(() => [])) {
+      if (entry.isDirectory()) await open(path.join(at, entry.name));
+    }
+  };
+  await open(dir);
+  await rm(dir, { recursive: true, force: true });
+}
