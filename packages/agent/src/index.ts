@@ -33,7 +33,12 @@ export {
 export type { AgentErrorCode, AgentErrorOptions } from './errors.js';
 export { AGENT_ERROR_CODES, AGENT_ERRORS, AgentError, isAgentError } from './errors.js';
 export type { PromptPack } from './prompt/packs/prompt-pack.js';
-export type { BehaviorTool, MemoryPromptBlock, SystemPromptOptions } from './prompt/system-prompt.js';
+export type {
+  BehaviorTool,
+  MemoryPromptBlock,
+  SkillsIndex,
+  SystemPromptOptions,
+} from './prompt/system-prompt.js';
 export {
   BEHAVIOR_TOOLS,
   buildSystemPrompt,
@@ -45,6 +50,7 @@ export {
   getToolUseEnforcement,
   memorySection,
   PROMPT_PACKS,
+  skillsSection,
   TOOL_BEHAVIOR,
   TOOL_BEHAVIOR_BY_LOCALE,
   toolTimeoutMessage,

@@ -11,8 +11,9 @@
  *
  * Order: identity, a crew child's delegated task, workspace, tool-use rules,
  * behaviour blocks (todo, patch, clarify, delegate_task, delegate_parallel,
- * escalate, memory_save, memory_recall), the memory scope's recent entries
- * (fenced as data), then the caller's instructions.
+ * escalate, memory_save, memory_recall, read_skill, skill_manage), the memory
+ * scope's recent entries (fenced as data), then the caller's instructions. A
+ * run with read_skill gets the skills index after the workspace.
  *
  * The crew tools' lines and blocks follow the design's style; the zh text of
  * todo, patch and clarify stays the design's verbatim.
@@ -35,6 +36,8 @@ export const BEHAVIOR_TOOLS = [
   'escalate',
   'memory_save',
   'memory_recall',
+  'read_skill',
+  'skill_manage',
 ] as const;
 export type BehaviorTool = (typeof BEHAVIOR_TOOLS)[number];
 
@@ -77,6 +80,9 @@ export function getToolUseEnforcement(toolNames: readonly string[], locale: Loca
   if (has.has('bash')) lines.push(scenarios.bash);
   if (has.has('clarify')) lines.push(scenarios.clarify);
   if (has.has('todo')) lines.push(scenarios.todo);
+  for (const tool of ['read_skill', 'read_skill_file', 'skill_manage'] as const) {
+    if (has.has(tool)) lines.push(scenarios[tool]);
+  }
   for (const tool of ['delegate_task', 'delegate_parallel', 'escalate'] as const) {
     if (has.has(tool)) lines.push(scenarios[tool]);
   }
@@ -125,6 +131,11 @@ export interface SystemPromptOptions {
    * behaviour blocks; nothing when there are no entries.
    */
   memory?: MemoryPromptBlock | undefined;
+  /**
+   * The tenant's skills, listed (`name: description`) when the run has
+   * read_skill: see {@link skillsSection}.
+   */
+  skills?: SkillsIndex | undefined;
 }
 
 /** What `buildSystemPrompt` shows of a memory scope. */
@@ -134,6 +145,16 @@ export interface MemoryPromptBlock {
   cut?: boolean | undefined;
   /** Older entries left out. */
   more?: number | undefined;
+}
+
+/** The skills index of a system prompt. */
+export interface SkillsIndex {
+  /** The tenant's skills, in the order to list them. */
+  entries: readonly { name: string; description: string }[];
+  /** The most characters the list may take (`TETHER_SKILLS_PROMPT_CHARS`); the rest is counted, not listed. */
+  maxChars: number;
+  /** Where bash finds the skills' files, read-only (`/run/skills` under bwrap), when it does. */
+  mountPath?: string | undefined;
 }
 
 /**
@@ -147,6 +168,9 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     ? [pack.crew.identity, crewSection(options.crew, options.toolNames, options.locale)]
     : [pack.identity];
   if (options.workspace) sections.push(pack.workspace(options.workspace));
+  if (options.skills && options.toolNames.includes('read_skill')) {
+    sections.push(skillsSection(options.skills, options.toolNames, options.locale));
+  }
   const enforcement = getToolUseEnforcement(options.toolNames, options.locale);
   if (enforcement) sections.push(enforcement);
   sections.push(...getToolBehaviors(options.toolNames, options.locale));
@@ -211,6 +235,35 @@ export function memorySection(
   if (more > 0)
     lines.push(toolNames.includes('memory_recall') ? text.more(more) : text.moreWithoutRecall(more));
   return lines.join('\n');
+}
+
+/**
+ * The skills index (progressive disclosure): load a matching skill with
+ * read_skill before acting; where bash finds their files (with bash only);
+ * then `name: description` per skill, fenced as data, as many as fit in
+ * `maxChars`, and how many more there are and how to list them.
+ */
+export function skillsSection(skills: SkillsIndex, toolNames: readonly string[], locale: Locale): string {
+  const { skills: text } = PROMPT_PACKS[locale];
+  const head = [text.intro];
+  if (skills.mountPath && toolNames.includes('bash')) head.push(text.mount(skills.mountPath));
+  if (skills.entries.length === 0) return `${text.heading}\n${head.join('\n')}\n${text.none}`;
+  const lines: string[] = [];
+  let used = 0;
+  for (const entry of skills.entries) {
+    const line = `- ${entry.name}: ${entry.description.replace(/\s+/g, ' ').trim()}`;
+    if (used + line.length + 1 > skills.maxChars) break;
+    lines.push(line);
+    used += line.length + 1;
+  }
+  const list = lines.join('\n');
+  const longest = Math.max(0, ...(list.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  const sections = [`${text.heading}\n${head.join('\n')}`];
+  if (lines.length > 0) sections.push(`${text.dataNote}\n${fence}\n${list}\n${fence}`);
+  const more = skills.entries.length - lines.length;
+  if (more > 0) sections.push(text.more(more));
+  return sections.join('\n');
 }
 
 /**

@@ -33,6 +33,9 @@ export interface PromptPack {
       escalate: string;
       memory_save: string;
       memory_recall: string;
+      read_skill: string;
+      read_skill_file: string;
+      skill_manage: string;
     };
     checksHeading: string;
     checks: {
@@ -56,6 +59,27 @@ export interface PromptPack {
     escalate: string;
     memory_save: string;
     memory_recall: string;
+    /** When to load a skill (names only read_skill). */
+    read_skill: string;
+    /** When to write a skill: a procedure that worked and will recur (names only skill_manage). */
+    skill_manage: string;
+  };
+  /**
+   * The skills index (see `buildSystemPrompt`'s `skills`): shown when the run
+   * has read_skill; only `mount` names bash (left out without it).
+   */
+  skills: {
+    heading: string;
+    /** Load a matching skill with read_skill before acting. */
+    intro: string;
+    /** Where bash finds the skills' files, read-only. */
+    mount: (path: string) => string;
+    /** Says what the fenced list below it is: names and descriptions, data. */
+    dataNote: string;
+    /** The tenant has no skills. */
+    none: string;
+    /** `count` skills did not fit: read_skill with a name that is none lists them all. */
+    more: (count: number) => string;
   };
   /** The patch block for a run that has `patch` but not `write_file`. */
   patchBehaviorWithoutWriteFile: string;
