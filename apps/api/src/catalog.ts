@@ -9,8 +9,8 @@ function toolsOf(toolset: string) {
 }
 
 /**
- * The toolsets a run may ask for: the known ones that have tools today
- * (`skill` is reserved and refused until it does).
+ * The toolsets a run may ask for: the known ones that have tools today (a
+ * toolset reserved without tools yet is refused).
  */
 export function availableToolsets(): string[] {
   return TOOLSETS.filter((toolset) => toolsOf(toolset).length > 0);

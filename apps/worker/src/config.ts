@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { DEFAULT_SESSION_HISTORY_TOKENS, type ModelProfile, readProfilesFromEnv } from '@tether/agent';
 import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/config';
+import { SKILL_DEFAULTS } from '@tether/protocol';
 import { SANDBOX_MODES, type SandboxMode } from '@tether/tools';
 
 /** Everything the worker reads from its environment, parsed once and frozen. */
@@ -44,6 +47,10 @@ export interface WorkerConfig extends SharedConfig {
   tenantMaxRunning: number;
   /** Characters of memory entries a run with the memory toolset sees in its system prompt (`TETHER_MEMORY_PROMPT_CHARS`; 0: none). */
   memoryPromptChars: number;
+  /** Characters of the skills index in a run's system prompt (`TETHER_SKILLS_PROMPT_CHARS`). */
+  skillsPromptChars: number;
+  /** Where this worker writes out tenants' skills for bash (`TETHER_SKILLS_CACHE_DIR`): local, not shared. */
+  skillsCacheDir: string;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
 }
@@ -90,6 +97,10 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
     ),
     tenantMaxRunning: reader.integer('TETHER_TENANT_MAX_RUNNING', 0, 0, 1_000_000),
     memoryPromptChars: reader.integer('TETHER_MEMORY_PROMPT_CHARS', 2_000, 0, 100_000),
+    skillsPromptChars: reader.integer('TETHER_SKILLS_PROMPT_CHARS', SKILL_DEFAULTS.promptChars, 0, 100_000),
+    skillsCacheDir: path.resolve(
+      reader.string('TETHER_SKILLS_CACHE_DIR', path.join(tmpdir(), 'tether-skills')),
+    ),
     profiles,
     defaultProfile,
   };

@@ -8,6 +8,7 @@ import { type ActiveAttempt, runPrepared, type StopReason } from './attempt/run.
 import { settleOutcome } from './attempt/settle.js';
 import type { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
+import type { WorkerSkills } from './skills.js';
 
 export type { StopReason } from './attempt/run.js';
 
@@ -31,6 +32,8 @@ export interface ProcessorDeps {
   tenantSlots?: TenantSlotKeeper | undefined;
   /** Memory scopes, for runs with the memory toolset. */
   memory?: MemoryStore | undefined;
+  /** The tenants' skills. */
+  skills?: WorkerSkills | undefined;
 }
 
 /**
@@ -99,6 +102,7 @@ export function createProcessor(deps: ProcessorDeps) {
       crew: deps.crew,
       tenantSlots: deps.tenantSlots,
       memory: deps.memory,
+      skills: deps.skills,
     };
     // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged.
     const slot = await ctx.tenantSlots?.take(ctx);

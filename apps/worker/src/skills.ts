@@ -17,8 +17,17 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { SkillSummary } from '@tether/protocol';
 import type { SkillStore } from '@tether/queue';
-import { type SkillsAccess, skillNameProblem, skillPathProblem } from '@tether/tools';
+import {
+  probeBwrap,
+  type ReadOnlyBind,
+  type SandboxMode,
+  type SkillsAccess,
+  sandboxUserFor,
+  skillNameProblem,
+  skillPathProblem,
+} from '@tether/tools';
 import type { Logger } from 'pino';
 
 /** Where `bash` finds the skills inside its bwrap sandbox. */
@@ -33,6 +42,53 @@ export function skillsAccess(store: SkillStore, tenant: string, mountPath?: stri
     save: (write) => store.save(tenant, { ...write, byAgent: true }),
     delete: (name) => store.delete(tenant, name, { byAgent: true }),
     mountPath,
+  };
+}
+
+/** What a worker has for skills: the store, and the folders bash sees them in. */
+export interface WorkerSkills {
+  store: SkillStore;
+  folders: SkillFolders;
+}
+
+/** A run's skills, as its attempt starts. */
+export interface RunSkills {
+  /** The tenant's skills, for the prompt's index. */
+  entries: SkillSummary[];
+  /** The folder of the tenant's skills as of now, on this host. */
+  folder: string;
+  /** Where bash finds them: `/run/skills` under bwrap, else `folder` itself. */
+  mountPath: string;
+  /** What bash's sandbox binds (under bwrap): the folder at `/run/skills`, the folder of every tenant's hidden. */
+  binds: ReadOnlyBind[];
+}
+
+/**
+ * The skills of a run that has the skill tools: the tenant's index and the
+ * folder of its current version (one round trip when it is built already),
+ * and where bash finds it: `/run/skills` when commands run under bwrap, the
+ * folder's host path without a sandbox (read-only by its permissions only).
+ */
+export async function runSkills(
+  skills: WorkerSkills,
+  tenant: string,
+  config: { sandbox: SandboxMode; sandboxUser: { uid: number; gid: number } },
+): Promise<RunSkills> {
+  const [index, bwrap] = await Promise.all([
+    skills.store.list(tenant),
+    config.sandbox === 'none'
+      ? false
+      : probeBwrap(sandboxUserFor(config.sandboxUser)).then((probe) => probe.ok),
+  ]);
+  const [folder, root] = await Promise.all([
+    skills.folders.folder(tenant, index.version),
+    skills.folders.root(),
+  ]);
+  return {
+    entries: index.skills,
+    folder,
+    mountPath: bwrap ? SKILLS_MOUNT : folder,
+    binds: bwrap ? [{ source: folder, target: SKILLS_MOUNT, hide: root }] : [],
   };
 }
 

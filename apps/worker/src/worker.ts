@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { countTokens } from '@tether/agent';
+import { SKILL_LIMITS } from '@tether/protocol';
 import {
   backoffStrategy,
   createKeys,
@@ -11,6 +12,7 @@ import {
   type RunJobData,
   RunService,
   RunStore,
+  SkillStore,
   TenantSlots,
 } from '@tether/queue';
 import { type Job, Worker } from 'bullmq';
@@ -20,6 +22,7 @@ import { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import { createProcessor } from './processor.js';
 import { checkSandbox, logSandboxReport } from './sandbox-report.js';
+import { SkillFolders } from './skills.js';
 
 /** How often a worker refreshes its entry in the workers hash (read by the API's /readyz). */
 const REPORT_INTERVAL_MS = 10_000;
@@ -95,6 +98,16 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
           logger,
         })
       : undefined;
+  const skillStore = new SkillStore({
+    redis,
+    keys,
+    limits: {
+      maxCount: config.skillsMaxCount,
+      maxBytes: config.skillsMaxBytes,
+      maxFiles: SKILL_LIMITS.filesMax,
+    },
+  });
+  const skillFolders = new SkillFolders({ store: skillStore, base: config.skillsCacheDir, logger });
   const processor = createProcessor({
     config,
     store,
@@ -109,6 +122,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       maxEntries: config.memoryMaxEntries,
       maxBytes: config.memoryMaxBytes,
     }),
+    skills: { store: skillStore, folders: skillFolders },
   });
 
   // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).
@@ -223,6 +237,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       }
       await redis.hdel(keys.workers, config.workerId).catch(() => undefined);
       await runs.close().catch(() => undefined);
+      await skillFolders.close().catch(() => undefined);
       for (const connection of [subscriber, redis, workerConnection]) {
         await connection.quit().catch(() => connection.disconnect());
       }

@@ -72,6 +72,8 @@ describe('readSharedConfig', () => {
       retentionSeconds: 604_800,
       sessionTtlSeconds: 2_592_000,
       eventMaxLength: 10_000,
+      skillsMaxCount: 200,
+      skillsMaxBytes: 52_428_800,
       maxAttempts: 3,
       backoffMs: 2_000,
       allowReplay: false,

@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { SKILL_DEFAULTS } from '@tether/protocol';
 import { ConfigError } from './errors.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -103,6 +104,10 @@ export interface SharedConfig {
   /** How long a session lives after its last activity (a run added or ended), in seconds. */
   sessionTtlSeconds: number;
   eventMaxLength: number;
+  /** Skills a tenant may have (`TETHER_SKILLS_MAX_COUNT`): the API's PUT and the agent's skill_manage check it. */
+  skillsMaxCount: number;
+  /** Bytes of every file of every skill of a tenant (`TETHER_SKILLS_MAX_BYTES`). */
+  skillsMaxBytes: number;
   maxAttempts: number;
   backoffMs: number;
   allowReplay: boolean;
@@ -147,6 +152,8 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     retentionSeconds: reader.integer('TETHER_RUN_RETENTION_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
     sessionTtlSeconds: reader.integer('TETHER_SESSION_TTL_S', 30 * 24 * 3600, 60, 365 * 24 * 3600),
     eventMaxLength: reader.integer('TETHER_EVENT_MAX_LEN', 10_000, 100, 1_000_000),
+    skillsMaxCount: reader.integer('TETHER_SKILLS_MAX_COUNT', SKILL_DEFAULTS.maxCount, 1, 10_000),
+    skillsMaxBytes: reader.integer('TETHER_SKILLS_MAX_BYTES', SKILL_DEFAULTS.maxBytes, 1_024, 1_073_741_824),
     maxAttempts: reader.integer('TETHER_MAX_ATTEMPTS', 3, 1, 100),
     backoffMs: reader.integer('TETHER_RETRY_BACKOFF_MS', 2_000, 1, 3_600_000),
     allowReplay: reader.boolean('TETHER_ALLOW_REPLAY', false),

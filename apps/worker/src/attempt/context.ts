@@ -4,6 +4,7 @@ import type { MemoryStore, NewRun, RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
+import type { WorkerSkills } from '../skills.js';
 import type { TenantSlotKeeper } from './tenant-slot.js';
 
 /** What every step of one attempt works with. */
@@ -31,6 +32,8 @@ export interface AttemptContext {
   tenantSlots?: TenantSlotKeeper | undefined;
   /** Memory scopes (toolset `memory`); without it a run's memory tools answer that there is none. */
   memory?: MemoryStore | undefined;
+  /** The tenants' skills (the store, and their folders on this host); without it, runs get no skills. */
+  skills?: WorkerSkills | undefined;
 }
 
 /** What the crew needs of the queue: children queued, ended, cancelled. */

@@ -24,6 +24,7 @@ import {
   Workspace,
   workspaceDir,
 } from '@tether/tools';
+import { type RunSkills, runSkills } from '../skills.js';
 import type { Claimed } from './claim.js';
 import { type AttemptContext, isSettlement, type Settlement } from './context.js';
 import { crewLimits, planChildren, resolveDelegation, withCrewTools } from './crew.js';
@@ -52,6 +53,8 @@ export interface Prepared {
   memoryScope: string | undefined;
   /** Events of the preparation (`session.truncated`), written with the attempt's first ones. */
   events: RunEventInput[];
+  /** The tenant's skills, when the run has the skill tools. */
+  skills: RunSkills | undefined;
 }
 
 /**
@@ -88,6 +91,9 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
 
   const locale = spec.locale ?? 'en';
   const toolNames = withCrewTools(toolNamesFor(spec), spec, config.crewMaxDepth);
+  // The tenant's skills: the prompt's index at the start, their folder for bash at every attempt.
+  const skills =
+    ctx.skills && toolNames.includes('read_skill') ? await runSkills(ctx.skills, tenant, config) : undefined;
   const events: RunEventInput[] = [];
   const memoryScope = memoryScopeFor(ctx, spec, sessionId, toolNames);
   let checkpoint: Checkpoint;
@@ -112,6 +118,11 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
         crew: spec.crew && { goal: spec.crew.goal, context: spec.crew.context },
         // Read once, at the run's start: the block stays in the checkpoint as it was.
         memory: memoryScope === undefined ? undefined : await memoryPrompt(ctx, tenant, memoryScope),
+        skills: skills && {
+          entries: skills.entries,
+          maxChars: config.skillsPromptChars,
+          mountPath: skills.mountPath,
+        },
       }),
       input: spec.input,
       history: window?.messages,
@@ -182,6 +193,7 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     sessionId,
     memoryScope,
     events,
+    skills,
   };
 }
 

@@ -13,6 +13,7 @@ import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
 import type { NewRun } from '@tether/queue';
 import { createTools, type Tool } from '@tether/tools';
 import { EventSink } from '../event-sink.js';
+import { skillsAccess } from '../skills.js';
 import type { AttemptContext, Settlement } from './context.js';
 import { planChildren } from './crew.js';
 import { memoryAccess } from './memory.js';
@@ -102,6 +103,14 @@ export async function runPrepared(
         locale,
         logger: log,
         memory: memoryAccess(ctx, prepared),
+        // The tenant's skills: the store for the skill tools, their folder read-only for bash.
+        ...(prepared.skills && ctx.skills
+          ? {
+              skills: skillsAccess(ctx.skills.store, prepared.tenant, prepared.skills.mountPath),
+              readOnlyBinds: prepared.skills.binds,
+              env: { TETHER_SKILLS_DIR: prepared.skills.mountPath },
+            }
+          : {}),
       },
       prepared.toolNames,
     );
