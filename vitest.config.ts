@@ -59,6 +59,7 @@ export default defineConfig({
             'packages/queue/test/crew-store.int.test.ts',
             // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.
             'packages/queue/test/skill-store.int.test.ts',
+            'apps/api/test/skills.int.test.ts',
             'apps/api/test/rate-limit-store.int.test.ts',
             // The API in process: submit, list, read, answer, cancel; SSE replay and resync.
             'apps/api/test/runs.int.test.ts',

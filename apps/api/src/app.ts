@@ -33,6 +33,7 @@ import healthRoutes from './routes/health/index.js';
 import memoryRoutes from './routes/memory/index.js';
 import runRoutes from './routes/runs/index.js';
 import sessionRoutes from './routes/sessions/index.js';
+import skillRoutes from './routes/skills/index.js';
 import toolRoutes from './routes/tools/index.js';
 import wsRoutes from './routes/ws/index.js';
 
@@ -66,6 +67,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
   await app.register(healthRoutes);
   await app.register(requiresRedis(runRoutes), { prefix: '/v1/runs' });
   await app.register(requiresRedis(sessionRoutes), { prefix: '/v1/sessions' });
+  await app.register(requiresRedis(skillRoutes), { prefix: '/v1/skills' });
   await app.register(toolRoutes, { prefix: '/v1/tools' });
   await app.register(requiresRedis(wsRoutes), { prefix: '/v1/ws' });
   await app.register(requiresRedis(memoryRoutes), { prefix: '/v1/memory' });

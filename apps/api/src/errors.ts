@@ -47,6 +47,11 @@ export const API_ERRORS = {
     description:
       'A download path is empty, absolute, leads outside the run workspace, or is too long for the file system (a name over 255 bytes, a path over 4,096 bytes).',
   },
+  ERR_SKILL_INVALID: {
+    statusCode: 400,
+    description:
+      'A skill sent to `PUT /v1/skills/:name` breaks the Agent Skills format (its name, a path, a size, `SKILL.md`); the message lists every problem.',
+  },
   ERR_WS_FRAME: {
     statusCode: 400,
     description:
@@ -61,6 +66,12 @@ export const API_ERRORS = {
   ERR_FILE_NOT_FOUND: {
     statusCode: 404,
     description: 'The run workspace has no regular file at this path.',
+  },
+  ERR_SKILL_NOT_FOUND: { statusCode: 404, description: 'The tenant has no skill of this name.' },
+  ERR_SKILLS_LIMIT: {
+    statusCode: 409,
+    description:
+      'The skill would pass a limit: the skills of a tenant (`TETHER_SKILLS_MAX_COUNT`), their bytes (`TETHER_SKILLS_MAX_BYTES`), or the files of a skill; the message names it.',
   },
   ERR_REQUEST_TIMEOUT: {
     statusCode: 408,

@@ -1,4 +1,13 @@
-import { createKeys, EventHub, RunService, RunStore, SessionService, type TetherKeys } from '@tether/queue';
+import { SKILL_LIMITS } from '@tether/protocol';
+import {
+  createKeys,
+  EventHub,
+  RunService,
+  RunStore,
+  SessionService,
+  SkillStore,
+  type TetherKeys,
+} from '@tether/queue';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';
@@ -13,6 +22,8 @@ declare module 'fastify' {
     sessions: SessionService;
     /** Live events of runs, through the one subscriber connection. */
     hub: EventHub;
+    /** The tenants' skills. */
+    skills: SkillStore;
   }
 }
 
@@ -44,6 +55,18 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   app.decorate('runs', runs);
   app.decorate('sessions', new SessionService({ runs }));
   app.decorate('hub', new EventHub(app.subscriber, keys));
+  app.decorate(
+    'skills',
+    new SkillStore({
+      redis: app.redis,
+      keys,
+      limits: {
+        maxCount: config.skillsMaxCount,
+        maxBytes: config.skillsMaxBytes,
+        maxFiles: SKILL_LIMITS.filesMax,
+      },
+    }),
+  );
   // Registered after the Redis plugin, so this runs before its connections close.
   app.addHook('onClose', async () => {
     await runs.close();

@@ -37,6 +37,10 @@ const swaggerPlugin: FastifyPluginAsync = async (app) => {
           description: 'Conversations: runs one after another, with the transcript as history',
         },
         { name: 'clarify', description: 'Answers to the questions runs ask' },
+        {
+          name: 'skills',
+          description: "The tenant's skills (Agent Skills format), for runs with the skill toolset",
+        },
         { name: 'files', description: 'What a run left in its workspace' },
         { name: 'memory', description: 'What runs saved for later runs, per scope' },
         { name: 'tools', description: 'The tool catalog' },

@@ -49,12 +49,12 @@ describe('checkSubmission', () => {
   const config = { profiles: [], defaultProfile: undefined, allowReplay: true };
   const replay = { provider: 'replay' as const, script: [{ content: 'ok' }] };
 
-  it('names the available toolsets when one is unknown or reserved', () => {
-    expect(() => checkSubmission({ input: 'x', model: replay, toolsets: ['skill'] }, config)).toThrow(
-      /skill; available: base, planning, interaction, memory, crew/,
+  it('names the available toolsets when one is unknown', () => {
+    expect(() => checkSubmission({ input: 'x', model: replay, toolsets: ['browser'] }, config)).toThrow(
+      /browser; available: base, planning, interaction, memory, skill, crew/,
     );
     expect(() =>
-      checkSubmission({ input: 'x', model: replay, toolsets: ['base', 'crew', 'memory'] }, config),
+      checkSubmission({ input: 'x', model: replay, toolsets: ['base', 'crew', 'memory', 'skill'] }, config),
     ).not.toThrow();
   });
 
