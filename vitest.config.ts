@@ -60,6 +60,8 @@ export default defineConfig({
             // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.
             'packages/queue/test/skill-store.int.test.ts',
             'apps/api/test/skills.int.test.ts',
+            // Skills end to end: the index in the prompt, a script under bubblewrap, a skill written by a run.
+            'apps/api/test/skills-run.int.test.ts',
             'apps/api/test/rate-limit-store.int.test.ts',
             // The API in process: submit, list, read, answer, cancel; SSE replay and resync.
             'apps/api/test/runs.int.test.ts',
