@@ -24,6 +24,7 @@ import {
 import { TetherMemory } from './memory.js';
 import { type RunToCompletionOptions, runToCompletion } from './run-to-completion.js';
 import { TetherSessions } from './sessions.js';
+import { TetherSkills } from './skills.js';
 import { sleep } from './sleep.js';
 import { followRunEvents, type StreamOptions } from './stream.js';
 import { type RunTree, readRunTree, type TreeOptions } from './tree.js';
@@ -109,7 +110,7 @@ interface ResolvedRetry {
 
 /** One request as the client sends it (internal: `sessions.ts` sends through it). */
 export interface RequestSpec {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string | number | undefined> | undefined;
   body?: unknown;
@@ -148,6 +149,8 @@ export class TetherClient {
   };
   /** Memory: what runs saved for later runs, per scope (`/v1/memory`). */
   readonly memory: TetherMemory;
+  /** The tenant's skills (`/v1/skills`). */
+  readonly skills: TetherSkills;
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
@@ -177,6 +180,7 @@ export class TetherClient {
     });
     this.runs = { runToCompletion: (body, options) => runToCompletion(this, body, options) };
     this.memory = new TetherMemory({ json: (spec) => this.json(spec) });
+    this.skills = new TetherSkills({ json: (spec) => this.json(spec) });
   }
 
   /** `POST /v1/runs`: queues a run. */

@@ -18,6 +18,7 @@ export type {
   Multitask,
   PendingClarify,
   PendingToolCall,
+  PutSkillBody,
   ReplayTurn,
   Run,
   RunEvent,
@@ -29,6 +30,9 @@ export type {
   SessionDefaults,
   SessionList,
   SessionStatus,
+  Skill,
+  SkillList,
+  SkillSummary,
   ToolCatalog,
   ToolInfo,
   TranscriptEntryView,
@@ -69,6 +73,8 @@ export type {
   SessionListOptions,
 } from './sessions.js';
 export { TetherSessions } from './sessions.js';
+export type { SkillTransport } from './skills.js';
+export { TetherSkills } from './skills.js';
 export type { SseMessage, SseParserOptions } from './sse-parser.js';
 export { SseParser } from './sse-parser.js';
 export type { EventFeed, RunEventSource, StreamOptions, StreamReconnectOptions } from './stream.js';

@@ -19,6 +19,7 @@ import {
   sessionShowCommand,
   sessionsListCommand,
 } from './session-commands.js';
+import { skillsListCommand, skillsPushCommand, skillsRemoveCommand } from './skill-commands.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
 
@@ -180,6 +181,33 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option('--all', 'delete every entry of the scope')
     .action(async (scope: string, id: string | undefined, options: { all?: boolean }) => {
       exitCode = await memoryRemoveCommand(scope, id, options, context());
+    });
+
+  const skills = program.command('skills').description("send, list and delete your tenant's skills");
+  skills
+    .command('push')
+    .description('create or replace a skill from a folder (SKILL.md and its other text files)')
+    .argument('<folder>', 'the skill folder; its name is the skill name')
+    .option('--name <name>', 'the skill name, when it is not the folder name')
+    .option('--pinned', 'pin it: runs cannot change or delete it')
+    .option('--no-pinned', 'unpin it')
+    .option('--json', 'print the summary as JSON')
+    .action(async (folder: string, options: { name?: string; pinned?: boolean; json?: boolean }) => {
+      exitCode = await skillsPushCommand(folder, options, context());
+    });
+  skills
+    .command('ls')
+    .description('list your skills, by name')
+    .option('--json', 'print the list as JSON')
+    .action(async (options: { json?: boolean }) => {
+      exitCode = await skillsListCommand(options, context());
+    });
+  skills
+    .command('rm')
+    .description('delete a skill')
+    .argument('<name>', 'skill name')
+    .action(async (name: string) => {
+      exitCode = await skillsRemoveCommand(name, context());
     });
 
   program
