@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SkillSummary } from '@tether/protocol';
-import type { SkillStore } from '@tether/queue';
+import type { SkillIndex, SkillStore } from '@tether/queue';
 import {
   probeBwrap,
   type ReadOnlyBind,
@@ -45,10 +45,40 @@ export function skillsAccess(store: SkillStore, tenant: string, mountPath?: stri
   };
 }
 
-/** What a worker has for skills: the store, and the folders bash sees them in. */
+/** What a worker has for skills: the store, the tenants' indexes, and the folders bash sees them in. */
 export interface WorkerSkills {
   store: SkillStore;
+  indexes: SkillIndexes;
   folders: SkillFolders;
+}
+
+/** How many tenants' indexes a worker keeps. */
+const INDEXES_KEPT = 1_000;
+
+/**
+ * The tenants' skill indexes, kept by version: a run's start asks Redis only
+ * for the tenant's version (a few bytes), and reads the index again only when
+ * a write has changed it.
+ */
+export class SkillIndexes {
+  readonly #store: SkillStore;
+  readonly #kept = new Map<string, SkillIndex>();
+
+  constructor(store: SkillStore) {
+    this.#store = store;
+  }
+
+  /** The tenant's index as of now. */
+  async current(tenant: string): Promise<SkillIndex> {
+    const kept = this.#kept.get(tenant);
+    if (kept !== undefined && kept.version === (await this.#store.version(tenant))) return kept;
+    const index = await this.#store.list(tenant);
+    this.#kept.delete(tenant);
+    this.#kept.set(tenant, index);
+    // The longest unused goes first (a Map keeps insertion order).
+    if (this.#kept.size > INDEXES_KEPT) this.#kept.delete(this.#kept.keys().next().value as string);
+    return index;
+  }
 }
 
 /** A run's skills, as its attempt starts. */
@@ -65,7 +95,8 @@ export interface RunSkills {
 
 /**
  * The skills of a run that has the skill tools: the tenant's index and the
- * folder of its current version (one round trip when it is built already),
+ * folder of its current version (one round trip for the version when both
+ * are this process's already),
  * and where bash finds it: `/run/skills` when commands run under bwrap, the
  * folder's host path without a sandbox (read-only by its permissions only).
  */
@@ -75,7 +106,7 @@ export async function runSkills(
   config: { sandbox: SandboxMode; sandboxUser: { uid: number; gid: number } },
 ): Promise<RunSkills> {
   const [index, bwrap] = await Promise.all([
-    skills.store.list(tenant),
+    skills.indexes.current(tenant),
     config.sandbox === 'none'
       ? false
       : probeBwrap(sandboxUserFor(config.sandboxUser)).then((probe) => probe.ok),

@@ -22,7 +22,7 @@ import { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import { createProcessor } from './processor.js';
 import { checkSandbox, logSandboxReport } from './sandbox-report.js';
-import { SkillFolders } from './skills.js';
+import { SkillFolders, SkillIndexes } from './skills.js';
 
 /** How often a worker refreshes its entry in the workers hash (read by the API's /readyz). */
 const REPORT_INTERVAL_MS = 10_000;
@@ -122,7 +122,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       maxEntries: config.memoryMaxEntries,
       maxBytes: config.memoryMaxBytes,
     }),
-    skills: { store: skillStore, folders: skillFolders },
+    skills: { store: skillStore, indexes: new SkillIndexes(skillStore), folders: skillFolders },
   });
 
   // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).

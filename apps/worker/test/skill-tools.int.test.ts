@@ -12,7 +12,7 @@ import { createKeys, createRedisConnection, SkillStore } from '@tether/queue';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { createTools, executeTool, type Tool, type ToolResult } from '@tether/tools';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SkillFolders, skillsAccess } from '../src/skills.js';
+import { SkillFolders, SkillIndexes, skillsAccess } from '../src/skills.js';
 
 const redis = createRedisConnection({
   ...testRedisTarget(),
@@ -381,6 +381,32 @@ describe('read_skill and read_skill_file', () => {
       ['read_skill'],
     );
     expect(await call(read, { name: 'x' })).toMatchObject({ ok: false, code: 'ERR_TOOL_SKILLS_UNAVAILABLE' });
+  });
+});
+
+describe('skill indexes', () => {
+  it('keeps a tenant index until a write changes the version, then reads it again', async () => {
+    const t = tenant();
+    const indexes = new SkillIndexes(store);
+    expect(await indexes.current(t)).toEqual({ skills: [], version: 0, bytes: 0 });
+    await store.save(t, {
+      name: 'one',
+      mode: 'create',
+      set: { 'SKILL.md': skillMd('one') },
+      description: 'd',
+    });
+    const first = await indexes.current(t);
+    expect(first.skills.map((s) => s.name)).toEqual(['one']);
+    expect(await indexes.current(t)).toBe(first);
+    await store.save(t, {
+      name: 'two',
+      mode: 'create',
+      set: { 'SKILL.md': skillMd('two') },
+      description: 'd',
+    });
+    expect((await indexes.current(t)).skills.map((s) => s.name)).toEqual(['one', 'two']);
+    await store.delete(t, 'one');
+    expect((await indexes.current(t)).skills.map((s) => s.name)).toEqual(['two']);
   });
 });
 
