@@ -363,6 +363,23 @@ describe('read_skill and read_skill_file', () => {
       code: 'ERR_TOOL_SKILL_NOT_FOUND',
       content: 'The skill "alpha" has no file "nope.md". Its files: SKILL.md.',
     });
+    // Nor can skill_manage reach it: every action answers as for a skill that does not exist.
+    const { skill_manage: manage } = toolsOf(mine);
+    for (const args of [
+      { action: 'edit', content: skillMd('secret') },
+      { action: 'patch', old_string: 'Deploy', new_string: 'Drop' },
+      { action: 'write_file', file_path: 'x.md', file_content: 'x' },
+      { action: 'remove_file', file_path: 'SKILL.md.bak' },
+      { action: 'delete' },
+    ]) {
+      const result = await call(manage, { name: 'secret', ...args });
+      expect(result.code, args.action).toBe('ERR_TOOL_SKILL_NOT_FOUND');
+      expect(result.content).toMatch(/^No skill named "secret"\./);
+    }
+    expect(await store.get(theirs, 'secret')).toMatchObject({
+      version: 1,
+      files: { 'SKILL.md': skillMd('secret') },
+    });
     expect(await call(readFile_, { name: 'alpha', path: '../beta/SKILL.md' })).toMatchObject({
       code: 'ERR_TOOL_ARGS_INVALID',
       content: 'The path "../beta/SKILL.md" leads outside the skill folder.',
