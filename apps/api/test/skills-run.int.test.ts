@@ -75,10 +75,15 @@ async function stack(sandbox: 'bwrap' | 'none', workers = 2) {
   return { api, fake };
 }
 
-const system = (fake: FakeOpenAIServer, index: number) =>
-  ((fake.requests[index]?.body as ModelRequest).messages[0]?.content ?? '') as string;
+/** The body of model request `index` (one that was made: a missing one fails the test). */
+function request(fake: FakeOpenAIServer, index: number): ModelRequest {
+  const made = fake.requests[index];
+  if (made === undefined) throw new Error(`no model request ${index} (${fake.requests.length} made)`);
+  return made.body as ModelRequest;
+}
+const system = (fake: FakeOpenAIServer, index: number) => request(fake, index).messages[0]?.content ?? '';
 const toolResult = (fake: FakeOpenAIServer, index: number) =>
-  ((fake.requests[index]?.body as ModelRequest).messages.at(-1)?.content ?? '') as string;
+  request(fake, index).messages.at(-1)?.content ?? '';
 
 describe.skipIf(!bwrap.ok)('a run with the skill toolset, under bubblewrap', () => {
   it('sees the index, runs a script from the read-only /run/skills, and writes a skill the next run sees', async () => {
@@ -129,7 +134,7 @@ describe.skipIf(!bwrap.ok)('a run with the skill toolset, under bubblewrap', () 
     expect(prompt).toContain('`/run/skills/<name>/` (read-only)');
     expect(prompt).toContain('- hello: Greets someone by running scripts/hi.sh NAME.');
     expect(prompt).not.toContain('beta-secret');
-    const offered = ((fake.requests[0]?.body as ModelRequest).tools ?? []).map((tool) => tool.function.name);
+    const offered = (request(fake, 0).tools ?? []).map((tool) => tool.function.name);
     expect(offered).toEqual(
       expect.arrayContaining(['bash', 'read_skill', 'read_skill_file', 'skill_manage']),
     );
