@@ -45,12 +45,10 @@ async function stack(sandbox: 'bwrap' | 'none', workers = 2) {
   const fake = await new FakeOpenAIServer().start();
   cleanups.push(() => fake.close());
   const model = { TETHER_MODEL: 'fake-model', OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'sk-fake' };
-  const [api] = await Promise.all([
-    startApi(env, API_KEYS, 'api', model),
-    ...Array.from({ length: workers }, (_, i) =>
-      startWorker(env, `worker-${i + 1}`, 2, { ...model, TETHER_SANDBOX: sandbox }),
-    ),
-  ]);
+  // One after another: each process gets the machine to itself while it starts.
+  const api = await startApi(env, API_KEYS, 'api', model);
+  for (let i = 1; i <= workers; i++)
+    await startWorker(env, `worker-${i}`, 2, { ...model, TETHER_SANDBOX: sandbox });
   // acme's skill with a script, and one of beta's that acme's runs must never see.
   const hello = await call(api.base, 'PUT', '/v1/skills/hello', {
     files: {
