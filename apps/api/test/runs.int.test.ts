@@ -366,7 +366,7 @@ describe('service routes', () => {
       defaultToolsets: string[];
       tools: { name: string; toolset: string; parameters: { type: string } }[];
     }>();
-    expect(catalog.toolsets).toEqual(['base', 'planning', 'interaction', 'memory', 'crew']);
+    expect(catalog.toolsets).toEqual(['base', 'planning', 'interaction', 'memory', 'skill', 'crew']);
     expect(catalog.defaultToolsets).toEqual(['base', 'planning', 'interaction']);
     expect(catalog.tools.map((tool) => tool.name).sort()).toEqual(
       [
@@ -379,6 +379,9 @@ describe('service routes', () => {
         'write_file',
         'memory_save',
         'memory_recall',
+        'read_skill',
+        'read_skill_file',
+        'skill_manage',
         'delegate_task',
         'delegate_parallel',
         'escalate',
