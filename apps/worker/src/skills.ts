@@ -186,6 +186,9 @@ export class SkillFolders {
   }
 
   async #build(tenant: string): Promise<Built> {
+    // A tenant name is a folder name here (the API allows letters, digits, _ and -).
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(tenant))
+      throw new Error(`no skills folder for tenant ${JSON.stringify(tenant)}`);
     const root = await this.root();
     const snapshot = await this.#store.snapshot(tenant);
     const current = this.#current.get(tenant);
