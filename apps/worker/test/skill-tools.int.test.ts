@@ -224,7 +224,7 @@ describe('skill_manage', () => {
     });
     expect(injected.code).toBe('ERR_TOOL_SKILL_REFUSED');
     expect(injected.content).toMatch(
-      /^evil\/SKILL\.md was not written\. The text was refused because it tells the model to ignore its instructions/,
+      /^evil\/SKILL\.md was not written\. The content reads as an instruction to a model \("ignore \/ disregard \/ forget \(all\) previous instructions"\)/,
     );
     await call(manage, { action: 'create', name: 'deploy', content: skillMd('deploy') });
     const secret = await call(manage, {

@@ -72,6 +72,11 @@ const prose: string[] = [
   '用户偏好中文回答，代码注释用英文。',
   'A token of 12 characters: abcdefabcdef',
   'Skip the previous step if the cache is warm.',
+  // A skill's steps.
+  'Follow the instructions in references/setup.md before running the script.',
+  'If the previous step failed, ignore the cache and rebuild.',
+  'The header is Authorization: Bearer $TOKEN.',
+  'You are now ready to run scripts/fill.sh.',
 ];
 
 describe('guardContent', () => {

@@ -4,15 +4,17 @@
  * Skills are the tenant's, in the store the run context reaches
  * (`ctx.skills`: the worker's, on Redis), not files of the workspace. What
  * the agent writes passes the format check (`skill/skill-format.ts`) and the
- * content guard before it is stored, and a pinned skill (set through the
- * API) is never changed by the agent: the store refuses it in the step that
- * writes. A patch follows the rules of the `patch` tool (`patchText`) and is
- * stored only if the skill did not change since it was read.
+ * content guard (`guard.ts`, memory's too) before it is stored, and a pinned
+ * skill (set through the API) is never changed by the agent: the store
+ * refuses it in the step that writes. A patch follows the rules of the
+ * `patch` tool (`patchText`) and is stored only if the skill did not change
+ * since it was read.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { SKILL_LIMITS, type SkillSummary, type SkillWrite, type SkillWriteResult } from '@tether/protocol';
 import { defineTool } from '../define-tool.js';
 import { ToolError } from '../errors.js';
+import { guardContent } from '../guard.js';
 import {
   fileSizeProblem,
   parseSkillMd,
@@ -20,7 +22,6 @@ import {
   skillNameProblem,
   skillPathProblem,
 } from '../skill/skill-format.js';
-import { guardContent } from '../skill/skill-guard.js';
 import type { ToolEnvironment } from '../tool-environment.js';
 import type { SkillsAccess, Tool, ToolSchema } from '../types.js';
 import { patchText } from './patch.js';
