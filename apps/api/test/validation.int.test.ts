@@ -394,9 +394,9 @@ describe('request validation', () => {
     });
     const cases: [object, string, string][] = [
       [
-        replayRun(undefined, { toolsets: ['base', 'skill'] }),
+        replayRun(undefined, { toolsets: ['base', 'browser'] }),
         'ERR_TOOLSET_UNKNOWN',
-        'base, planning, interaction',
+        'base, planning, interaction, memory, skill, crew',
       ],
       [replayRun(undefined, { toolsets: ['wizardry'] }), 'ERR_TOOLSET_UNKNOWN', 'wizardry'],
       [{ input: 'x', model: { profile: 'slow' } }, 'ERR_MODEL_PROFILE_UNKNOWN', 'fast'],
