@@ -7,6 +7,7 @@ import { WORKER_ERRORS } from '../apps/worker/dist/index.js';
 import { AGENT_ERRORS } from '../packages/agent/dist/index.js';
 import { CLIENT_ERROR_CODES } from '../packages/client/dist/index.js';
 import { CONFIG_ERRORS } from '../packages/config/dist/index.js';
+import { OUTBOUND_ERRORS } from '../packages/outbound/dist/index.js';
 import { QUEUE_ERRORS } from '../packages/queue/dist/index.js';
 import { TOOL_ERROR_CODES } from '../packages/tools/dist/index.js';
 
@@ -38,6 +39,11 @@ const sections = [
     'Configuration (packages/config)',
     'Raised at start by the API and the workers when their environment is invalid; see [operations.md](operations.md).',
     Object.entries(CONFIG_ERRORS).map(([code, e]) => row(code, e.statusCode, e.description)),
+  ),
+  section(
+    'Calls to tenant-given URLs (packages/outbound)',
+    'Webhook endpoints and MCP servers: the rules against SSRF, timeouts and size caps. See [operations.md](operations.md).',
+    Object.entries(OUTBOUND_ERRORS).map(([code, e]) => row(code, e.statusCode, e.description)),
   ),
   section(
     'Models and the attempt loop (packages/agent)',
