@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { QUEUE_NAME } from '@tether/queue';
 import { probeBwrap } from '@tether/tools';
 import { describe, expect, it } from 'vitest';
 import { call, until, useDeployments } from './harness.js';
@@ -103,4 +104,28 @@ describe(`worker faults (sandbox ${sandbox})`, () => {
     expect((await d.store.get(runId))?.output).toBe('done by b');
     expect(b.output()).toContain('run completed');
   }, 90_000);
+
+  it('a worker paused for less than its lock (a busy host) stops the attempt, and the run goes on to the end', async () => {
+    const d = await deploy('pause');
+    const lockMs = 2_000;
+    const a = await d.startWorker({ TETHER_LOCK_DURATION_MS: String(lockMs), TETHER_SANDBOX: sandbox });
+    const runId = await d.submit([
+      { toolCalls: [call('bash', { command: 'sleep 4' })] },
+      { content: 'done after the pause' },
+    ]);
+    await d.waitForEvent(runId, 'tool.call');
+    // Right after the worker renews its lock, pause it for 80% of the lock: past the 75% after which
+    // the worker stops an attempt whose lock it could not renew, but with the lock still its own.
+    const lock = `${d.keys.shardPrefix(0)}:${QUEUE_NAME}:${runId}:lock`;
+    await until(async () => Number(await d.redis.pttl(lock)) > lockMs * 0.92, 'a fresh renewal', 10_000);
+    a.child.kill('SIGSTOP');
+    await delay(lockMs * 0.8);
+    a.child.kill('SIGCONT');
+    await d.waitForEvent(runId, 'run.completed', 30_000);
+    expect((await d.store.get(runId))?.output).toBe('done after the pause');
+    expect(a.output()).toContain('this worker lost its lock on the run');
+    // The run was taken over by a new attempt, not left running with no job.
+    const started = (await d.store.readEvents(runId)).filter((e) => e.type === 'attempt.started');
+    expect(started.length).toBeGreaterThanOrEqual(2);
+  });
 });

@@ -23,7 +23,9 @@ import type { AttemptContext, Settlement } from './context.js';
  * | delegating | children created, `child.started` each (waiting_for_children), children queued | delayed until the children's deadline, woken when the last reports (`DelayedError`) |
  * | awaiting (woken early) | waiting_for_children again | delayed until the children's deadline (`DelayedError`) |
  * | capped (over its tenant's cap) | nothing | delayed a few seconds, woken when a slot is handed to it (`DelayedError`) |
- * | lost, nothing | nothing | completed (another owner, or none, carries on) |
+ * | lost, the lock still held (not renewed in time) | nothing | waiting, for a new attempt to take the run over (`WaitingError`) |
+ * | lost, the lock gone | nothing | left to BullMQ, whose stalled check hands it on (another owner carries on) |
+ * | nothing | nothing | completed (another owner, or none, carries on) |
  *
  * Returns the job's result, or throws what tells BullMQ to delay, wait or retry.
  */
@@ -99,7 +101,17 @@ async function settle(
       return undefined;
     case 'lost':
       log.warn('this worker lost its lock on the run; it stopped without writing anything more');
-      return undefined;
+      // Stopped because the lock could not be renewed in time (a busy host, a slow Redis), the lock
+      // may still be this worker's: completing the job would strand the run, running with no job.
+      // Back to waiting instead, where the next attempt takes the run over. When the lock is gone,
+      // this fails (the lock is checked), and whoever holds the job now carries on.
+      try {
+        await job.moveToWait(token);
+      } catch (error) {
+        log.debug({ err: error }, 'the job is no longer held by this worker');
+        return undefined;
+      }
+      throw new WaitingError();
     case 'completed': {
       const { output, checkpoint } = settlement;
       const ended = await store.finalize(
