@@ -5,6 +5,49 @@ import { defineConfig } from 'vitest/config';
 // processes (workers, API servers) run the built `dist/` entry points instead.
 const resolve = { conditions: ['source'] };
 
+/**
+ * The integration files that run again on a local Redis Cluster of three masters (the `cluster`
+ * project). Those of them that start API and worker processes ({@link CLUSTER_ONLY}) run there only:
+ * a cluster is the stricter of the two set-ups (it refuses a script or a pipeline that crosses hash
+ * slots), the single Redis is the one every other integration file runs on, and running the longest
+ * files twice made the suite half again as long. The stores' scripts run on both.
+ */
+const CLUSTER_FILES = [
+  'packages/queue/test/slot-pipelines.int.test.ts',
+  'packages/queue/test/run-store.int.test.ts',
+  // The crew's scripts: a crew tree keeps its keys in its root's hash slot.
+  'packages/queue/test/crew-store.int.test.ts',
+  // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.
+  'packages/queue/test/skill-store.int.test.ts',
+  'apps/api/test/skills.int.test.ts',
+  // Skills end to end: the index in the prompt, a script under bubblewrap, a skill written by a run.
+  'apps/api/test/skills-run.int.test.ts',
+  'apps/api/test/rate-limit-store.int.test.ts',
+  // The API in process: submit, list, read, answer, cancel; SSE replay and resync.
+  'apps/api/test/runs.int.test.ts',
+  'apps/api/test/events.int.test.ts',
+  // Worker processes: submit to completion, clarify (suspend, answer, time out), cancel in
+  // each state, kill -9 recovery, SIGTERM hand-over, a resumed event stream.
+  'apps/worker/test/worker.int.test.ts',
+  // API and worker processes: SSE across reconnects, two APIs and two workers.
+  'apps/api/test/e2e.int.test.ts',
+  // Sharded queues: each shard's own hash tag, so on a cluster the queues are on several masters.
+  'apps/worker/test/shards.int.test.ts',
+  // A tenant's cap on running runs: its slots under the tenant's hash tag, its runs' keys in theirs.
+  'apps/worker/test/tenant-cap.int.test.ts',
+  // Sessions: a session's runs keep their keys in the session's hash slot.
+  'apps/api/test/sessions.int.test.ts',
+  // The WebSocket gateway: two APIs and two workers, reconnects, tenancy, limits.
+  'apps/api/test/ws.int.test.ts',
+  // The crew: a tree of runs in its root's hash slot, children reporting in the step that ends them.
+  'apps/api/test/crew.int.test.ts',
+  // Memory: a scope's keys in one hash slot, its scripts and the copies other processes keep.
+  'packages/queue/test/memory-store.int.test.ts',
+];
+
+/** The files of {@link CLUSTER_FILES} that start processes or a whole API: on the cluster only. */
+const CLUSTER_ONLY = CLUSTER_FILES.filter((file) => file.startsWith('apps/'));
+
 export default defineConfig({
   resolve,
   ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
@@ -39,7 +82,7 @@ export default defineConfig({
             'packages/*/test/**/*.int.test.ts',
             'test/**/*.int.test.ts',
           ],
-          exclude: ['**/node_modules/**', '**/dist/**'],
+          exclude: ['**/node_modules/**', '**/dist/**', ...CLUSTER_ONLY],
           globalSetup: ['packages/testing/src/global-setup.ts'],
           fileParallelism: false,
           testTimeout: 60_000,
@@ -52,38 +95,7 @@ export default defineConfig({
           // Suites run again on a local Redis Cluster of three masters (REDIS_CLUSTER_NODES), which
           // the global setup starts: their helpers take it from testRedisEnv() and testRedisTarget().
           name: 'cluster',
-          include: [
-            'packages/queue/test/slot-pipelines.int.test.ts',
-            'packages/queue/test/run-store.int.test.ts',
-            // The crew's scripts: a crew tree keeps its keys in its root's hash slot.
-            'packages/queue/test/crew-store.int.test.ts',
-            // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.
-            'packages/queue/test/skill-store.int.test.ts',
-            'apps/api/test/skills.int.test.ts',
-            // Skills end to end: the index in the prompt, a script under bubblewrap, a skill written by a run.
-            'apps/api/test/skills-run.int.test.ts',
-            'apps/api/test/rate-limit-store.int.test.ts',
-            // The API in process: submit, list, read, answer, cancel; SSE replay and resync.
-            'apps/api/test/runs.int.test.ts',
-            'apps/api/test/events.int.test.ts',
-            // Worker processes: submit to completion, clarify (suspend, answer, time out), cancel in
-            // each state, kill -9 recovery, SIGTERM hand-over, a resumed event stream.
-            'apps/worker/test/worker.int.test.ts',
-            // API and worker processes: SSE across reconnects, two APIs and two workers.
-            'apps/api/test/e2e.int.test.ts',
-            // Sharded queues: each shard's own hash tag, so on a cluster the queues are on several masters.
-            'apps/worker/test/shards.int.test.ts',
-            // A tenant's cap on running runs: its slots under the tenant's hash tag, its runs' keys in theirs.
-            'apps/worker/test/tenant-cap.int.test.ts',
-            // Sessions: a session's runs keep their keys in the session's hash slot.
-            'apps/api/test/sessions.int.test.ts',
-            // The WebSocket gateway: two APIs and two workers, reconnects, tenancy, limits.
-            'apps/api/test/ws.int.test.ts',
-            // The crew: a tree of runs in its root's hash slot, children reporting in the step that ends them.
-            'apps/api/test/crew.int.test.ts',
-            // Memory: a scope's keys in one hash slot, its scripts and the copies other processes keep.
-            'packages/queue/test/memory-store.int.test.ts',
-          ],
+          include: CLUSTER_FILES,
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['packages/testing/src/cluster-global-setup.ts'],
           fileParallelism: false,
