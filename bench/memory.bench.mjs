@@ -9,13 +9,12 @@
 // scope, interleaved, STARTS of each. One JSON line; goals ≤ 5 ms at the median for the warm recall
 // and for the start-up added. Needs `pnpm build`.
 
-import { claimAttempt } from '../apps/worker/dist/attempt/claim.js';
-import { prepareAttempt } from '../apps/worker/dist/attempt/prepare.js';
 import { loadWorkerConfig } from '../apps/worker/dist/config.js';
 import { createKeys, MemoryStore, RunService, RunStore } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
 import { rng } from './lib/source-gen.mjs';
-import { benchRedis, percentile, tempDir } from './lib/stack.mjs';
+import { benchRedis, median, percentile, tempDir } from './lib/stack.mjs';
+import { interleaved, silent, timedStart } from './lib/startup.mjs';
 
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 1_000);
 const RECALLS = Number(process.env.BENCH_RECALLS ?? 500);
@@ -28,11 +27,6 @@ const TARGET_ADDED_MS = 5;
 const TENANT = 'bench';
 const SCOPE = 'user-42';
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 const ms = (value) => Number(value.toFixed(3));
 
 // Words of the kind memory entries hold: people, tools, files, conventions, decisions.
@@ -140,7 +134,6 @@ const config = loadWorkerConfig({
   TETHER_SANDBOX: 'none',
 });
 const memory = new MemoryStore({ redis, keys });
-const silent = { warn() {}, info() {}, debug() {}, error() {}, child: () => silent };
 const bodies = {
   none: { input: 'How do I deploy?', model: { provider: 'replay' } },
   memory: {
@@ -155,11 +148,7 @@ let promptChars = 0;
 async function start(kind) {
   const { run } = await runs.submit(TENANT, bodies[kind]);
   const ctx = { runId: run.id, attempt: 1, fence: `bench:${++attempt}`, config, store, log: silent, memory };
-  const begin = performance.now();
-  const claimed = await claimAttempt(ctx);
-  const prepared = await prepareAttempt(ctx, claimed);
-  const startMs = performance.now() - begin;
-  if (!prepared.checkpoint) throw new Error(`the ${kind} run did not start: ${JSON.stringify(prepared)}`);
+  const { startMs, prepared } = await timedStart(ctx, kind);
   if (kind === 'memory') {
     const system = prepared.checkpoint.messages[0].content;
     if (!system.includes('# Memory\n')) throw new Error('the memory run has no memory block');
@@ -182,18 +171,10 @@ for (let i = 0; i < COLD; i++) {
     log: silent,
     memory: fresh,
   };
-  const begin = performance.now();
-  await prepareAttempt(ctx, await claimAttempt(ctx));
-  coldStarts.push(performance.now() - begin);
+  coldStarts.push((await timedStart(ctx, 'memory')).startMs);
   await store.finalize(run.id, { status: 'cancelled' }, ctx.fence);
 }
-const starts = { none: [], memory: [] };
-for (let i = 0; i < WARMUP + STARTS; i++) {
-  for (const kind of i % 2 ? ['memory', 'none'] : ['none', 'memory']) {
-    const startMs = await start(kind);
-    if (i >= WARMUP) starts[kind].push(startMs);
-  }
-}
+const starts = await interleaved(['none', 'memory'], STARTS, WARMUP, start);
 
 const warmMs = median(warm);
 const added = median(starts.memory) - median(starts.none);

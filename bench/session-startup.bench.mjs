@@ -7,8 +7,7 @@
 // tokenizer's encoding load (once per process) is timed first, on its own, and kept out of the figures.
 // Needs `pnpm build`.
 
-import { claimAttempt } from '../apps/worker/dist/attempt/claim.js';
-import { prepareAttempt, sessionHistory, toolNamesFor } from '../apps/worker/dist/attempt/prepare.js';
+import { sessionHistory, toolNamesFor } from '../apps/worker/dist/attempt/prepare.js';
 import { sessionTurn } from '../apps/worker/dist/attempt/run.js';
 import { loadWorkerConfig } from '../apps/worker/dist/config.js';
 import {
@@ -23,6 +22,7 @@ import { createKeys, RunService, RunStore, SessionService } from '../packages/qu
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
 import { rng } from './lib/source-gen.mjs';
 import { benchRedis, median, percentile, tempDir } from './lib/stack.mjs';
+import { interleaved, silent, timedStart } from './lib/startup.mjs';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 50);
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
@@ -51,7 +51,6 @@ const config = loadWorkerConfig({
   TETHER_WORKER_ID: 'bench-session-startup',
   TETHER_SANDBOX: 'none',
 });
-const silent = { warn() {}, info() {}, debug() {}, error() {}, child: () => silent };
 const body = { input: 'What changed in the config loader since yesterday?', model: { provider: 'replay' } };
 
 const WORDS =
@@ -117,11 +116,7 @@ async function start(kind) {
   const { run } =
     kind === 'session' ? await sessions.submit('bench', session.id, body) : await runs.submit('bench', body);
   const ctx = contextFor(run.id);
-  const begin = performance.now();
-  const claimed = await claimAttempt(ctx);
-  const prepared = await prepareAttempt(ctx, claimed);
-  const startMs = performance.now() - begin;
-  if (!prepared.checkpoint) throw new Error(`the ${kind} run did not start: ${JSON.stringify(prepared)}`);
+  const { startMs, prepared } = await timedStart(ctx, kind);
   const { checkpoint } = prepared;
   checkpoint.messages.push({ role: 'assistant', content: 'Looking at the loader.' });
   checkpoint.step = 1;
@@ -142,19 +137,12 @@ async function start(kind) {
   return { startMs, saveMs, prepared };
 }
 
-const times = { none: [], session: [] };
-const saves = { none: [], session: [] };
-let lastSession;
-for (let i = 0; i < WARMUP + STARTS; i++) {
-  // Interleaved, each kind first every other time.
-  for (const kind of i % 2 ? ['session', 'none'] : ['none', 'session']) {
-    const { startMs, saveMs, prepared } = await start(kind);
-    if (i < WARMUP) continue;
-    times[kind].push(startMs);
-    saves[kind].push(saveMs);
-    if (kind === 'session') lastSession = prepared;
-  }
-}
+const results = await interleaved(['none', 'session'], STARTS, WARMUP, start);
+const pick = (field) =>
+  Object.fromEntries(Object.entries(results).map(([kind, list]) => [kind, list.map((r) => r[field])]));
+const times = pick('startMs');
+const saves = pick('saveMs');
+const lastSession = results.session.at(-1).prepared;
 
 // Where a session start's time goes: its parts, each timed on its own (median of STARTS), and the
 // JSON of its checkpoint, which every save of the run writes.
