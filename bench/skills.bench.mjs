@@ -6,21 +6,23 @@
 // (warm-up): a start then asks Redis for the tenant's version only. One JSON
 // line with both medians and their difference (the goal: ≤ 5 ms added at the median), where a skills
 // start's time goes (its parts timed on their own), and what a change costs the next start: the folder
-// of the new version written out (200 skills), timed on its own.
+// of the new version written out (200 skills), timed on its own. A third kind of run has both the
+// memory and the skill toolsets, its scope holding 1,000 entries (bench:memory's full scope): the
+// added start-up with both on (the goal: ≤ 5 ms at the median too).
 // Needs `pnpm build`.
 
-import { claimAttempt } from '../apps/worker/dist/attempt/claim.js';
-import { prepareAttempt } from '../apps/worker/dist/attempt/prepare.js';
 import { loadWorkerConfig } from '../apps/worker/dist/config.js';
 import { SkillFolders, SkillIndexes } from '../apps/worker/dist/skills.js';
 import { buildSystemPrompt } from '../packages/agent/dist/index.js';
-import { createKeys, RunService, RunStore, SkillStore } from '../packages/queue/dist/index.js';
+import { createKeys, MemoryStore, RunService, RunStore, SkillStore } from '../packages/queue/dist/index.js';
 import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
 import { rng } from './lib/source-gen.mjs';
 import { benchRedis, median, percentile, tempDir } from './lib/stack.mjs';
+import { interleaved, silent, timedStart } from './lib/startup.mjs';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 50);
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 200);
+const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 1_000);
 const WARMUP = 10;
 const TARGET_ADDED_MS = 5;
 
@@ -42,7 +44,6 @@ const config = loadWorkerConfig({
   TETHER_SANDBOX: 'none',
   TETHER_SKILLS_CACHE_DIR: cache.dir,
 });
-const silent = { warn() {}, info() {}, debug() {}, error() {}, child: () => silent };
 const skillStore = new SkillStore({
   redis,
   keys,
@@ -82,38 +83,57 @@ for (let i = 0; i < SKILLS; i++) {
   if (!saved.ok) throw new Error(`could not write ${name}: ${JSON.stringify(saved)}`);
 }
 
+// Memory, for a run with both toolsets: a scope of ENTRIES entries (bench:memory's full scope).
+const memory = new MemoryStore({ redis, keys });
+const SCOPE = 'user-42';
+for (let i = 0; i < ENTRIES; i++) {
+  const outcome = await memory.save('bench', SCOPE, {
+    content: `${text(random, 40 + Math.floor(random() * 180))} (${i})`,
+  });
+  if (outcome.status !== 'saved')
+    throw new Error(`the scope filled before ${ENTRIES} entries: ${outcome.status}`);
+}
+
 const base = { input: 'Deploy the release to staging.', model: { provider: 'replay' } };
-const bodies = { none: { ...base, toolsets: ['base'] }, skill: { ...base, toolsets: ['base', 'skill'] } };
+const bodies = {
+  none: { ...base, toolsets: ['base'] },
+  skill: { ...base, toolsets: ['base', 'skill'] },
+  both: { ...base, toolsets: ['base', 'memory', 'skill'], memory: { scope: SCOPE } },
+};
 
 let attempt = 0;
 function contextFor(runId) {
   const fence = `${config.workerId}:lock-${++attempt}`;
-  return { runId, attempt: 1, fence, config, store, log: silent, wakeSession: async () => {}, skills };
+  return {
+    runId,
+    attempt: 1,
+    fence,
+    config,
+    store,
+    log: silent,
+    wakeSession: async () => {},
+    skills,
+    memory,
+  };
 }
 
 /** One start, timed: claim and prepare of a new run (submitted, untimed); then the run is ended, untimed. */
 async function start(kind) {
   const { run } = await runs.submit('bench', bodies[kind]);
   const ctx = contextFor(run.id);
-  const begin = performance.now();
-  const claimed = await claimAttempt(ctx);
-  const prepared = await prepareAttempt(ctx, claimed);
-  const startMs = performance.now() - begin;
-  if (!prepared.checkpoint) throw new Error(`the ${kind} run did not start: ${JSON.stringify(prepared)}`);
+  const started = await timedStart(ctx, kind);
   await store.finalize(run.id, { status: 'cancelled' }, ctx.fence);
-  return { startMs, prepared };
+  return started;
 }
 
-const times = { none: [], skill: [] };
-let lastSkill;
-for (let i = 0; i < WARMUP + STARTS; i++) {
-  for (const kind of i % 2 ? ['skill', 'none'] : ['none', 'skill']) {
-    const { startMs, prepared } = await start(kind);
-    if (i < WARMUP) continue;
-    times[kind].push(startMs);
-    if (kind === 'skill') lastSkill = prepared;
-  }
-}
+const results = await interleaved(['none', 'skill', 'both'], STARTS, WARMUP, start);
+const times = Object.fromEntries(
+  Object.entries(results).map(([kind, list]) => [kind, list.map((r) => r.startMs)]),
+);
+const lastSkill = results.skill.at(-1).prepared;
+const lastBoth = results.both.at(-1).prepared.checkpoint.messages[0].content;
+if (!lastBoth.includes('# Memory\n') || !/^- skill-\d+: /m.test(lastBoth))
+  throw new Error('the run with both toolsets has no memory block or no skills index');
 if (!lastSkill.skills || lastSkill.skills.entries.length !== SKILLS)
   throw new Error('the skill run had no skills');
 const systemPrompt = lastSkill.checkpoint.messages[0].content;
@@ -163,6 +183,7 @@ for (let i = 0; i < 5; i++) {
 const noneMs = median(times.none);
 const skillMs = median(times.skill);
 const added = skillMs - noneMs;
+const bothAdded = median(times.both) - noneMs;
 console.log(
   JSON.stringify({
     bench: 'skills',
@@ -174,6 +195,9 @@ console.log(
     no_skills_median_ms: ms(noneMs),
     skills_median_ms: ms(skillMs),
     added_median_ms: ms(added),
+    memory_entries: ENTRIES,
+    both_toolsets_median_ms: ms(median(times.both)),
+    both_toolsets_added_median_ms: ms(bothAdded),
     no_skills_p90_ms: ms(percentile(times.none, 90)),
     skills_p90_ms: ms(percentile(times.skill, 90)),
     parts_median_ms: {
@@ -184,10 +208,10 @@ console.log(
     },
     folder_rebuild_median_ms: ms(median(rebuilds)),
     target_added_ms: TARGET_ADDED_MS,
-    pass: added <= TARGET_ADDED_MS,
+    pass: added <= TARGET_ADDED_MS && bothAdded <= TARGET_ADDED_MS,
   }),
 );
-if (added > TARGET_ADDED_MS) process.exitCode = 1;
+if (added > TARGET_ADDED_MS || bothAdded > TARGET_ADDED_MS) process.exitCode = 1;
 
 await folders.close();
 await runs.close();
