@@ -13,6 +13,7 @@ import {
   truncate,
   waitingFor,
 } from './format.js';
+import { pageOptions } from './paging.js';
 import type { CommandContext } from './run-command.js';
 import { formatRunTree } from './run-tree.js';
 import { RunView } from './run-view.js';
@@ -34,18 +35,9 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
     }
     status = options.status as RunStatus;
   }
-  let limit: number | undefined;
-  if (options.limit !== undefined) {
-    limit = Number(options.limit);
-    if (!(Number.isInteger(limit) && limit > 0)) {
-      throw new UsageError(`--limit must be a whole number above 0 (got "${options.limit}")`);
-    }
-  }
   const page = await client.list({
     ...(status ? { status } : {}),
-    ...(limit ? { limit } : {}),
-    ...(options.cursor ? { cursor: options.cursor } : {}),
-    ...(io.signal ? { signal: io.signal } : {}),
+    ...pageOptions(options, io),
   });
   if (options.json) {
     io.stdout.write(`${JSON.stringify(page)}\n`);

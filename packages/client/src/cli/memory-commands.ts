@@ -1,5 +1,6 @@
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { firstLine, relativeTime } from './format.js';
+import { pageOptions } from './paging.js';
 import type { CommandContext } from './run-command.js';
 
 /** The scope `tether memory ls` lists when none is given: a run's scope when it has no session and names none. */
@@ -12,19 +13,10 @@ export async function memoryListCommand(
   ctx: CommandContext,
 ): Promise<ExitCode> {
   const { client, io, colors: c } = ctx;
-  let limit: number | undefined;
-  if (options.limit !== undefined) {
-    limit = Number(options.limit);
-    if (!(Number.isInteger(limit) && limit > 0)) {
-      throw new UsageError(`--limit must be a whole number above 0 (got "${options.limit}")`);
-    }
-  }
   const name = scope ?? DEFAULT_SCOPE;
   const page = await client.memory.list(name, {
     ...(options.query ? { query: options.query } : {}),
-    ...(limit ? { limit } : {}),
-    ...(options.cursor ? { cursor: options.cursor } : {}),
-    ...(io.signal ? { signal: io.signal } : {}),
+    ...pageOptions(options, io),
   });
   if (options.json) {
     io.stdout.write(`${JSON.stringify(page)}\n`);

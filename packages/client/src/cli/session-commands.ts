@@ -1,8 +1,9 @@
 import type { Session, TranscriptEntryView } from '@tether/protocol';
 import { formatCountdown } from './duration.js';
-import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
+import { EXIT, type ExitCode } from './exit-codes.js';
 import { relativeTime, summariseArguments, truncate } from './format.js';
 import type { Colors } from './io.js';
+import { pageOptions } from './paging.js';
 import type { CommandContext } from './run-command.js';
 
 /** `tether sessions ls`: the caller's sessions, newest first, one page. */
@@ -11,17 +12,8 @@ export async function sessionsListCommand(
   ctx: CommandContext,
 ): Promise<ExitCode> {
   const { client, io, colors: c } = ctx;
-  let limit: number | undefined;
-  if (options.limit !== undefined) {
-    limit = Number(options.limit);
-    if (!(Number.isInteger(limit) && limit > 0)) {
-      throw new UsageError(`--limit must be a whole number above 0 (got "${options.limit}")`);
-    }
-  }
   const page = await client.sessions.list({
-    ...(limit ? { limit } : {}),
-    ...(options.cursor ? { cursor: options.cursor } : {}),
-    ...(io.signal ? { signal: io.signal } : {}),
+    ...pageOptions(options, io),
   });
   if (options.json) {
     io.stdout.write(`${JSON.stringify(page)}\n`);
