@@ -12,6 +12,7 @@ import type { ClientTool } from '@tether/protocol';
 import { CLIENT_TOOL_LIMITS, CLIENT_TOOL_NAME_PATTERN, RUN_LIMITS } from '@tether/protocol';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { parseArgumentsObject } from './execute-tool.js';
 import type { ToolResult } from './types.js';
 import { fieldName } from './validate.js';
 
@@ -104,33 +105,9 @@ function parseArguments(
   raw: string,
 ): { ok: true; args: Record<string, unknown> } | { ok: false; result: ToolResult } {
   const fields = describeFields(tool.parameters);
-  const text = raw.trim();
-  let args: unknown = {};
-  if (text !== '') {
-    try {
-      args = JSON.parse(text);
-    } catch (error) {
-      const detail = error instanceof Error ? error.message : String(error);
-      return {
-        ok: false,
-        result: {
-          ok: false,
-          content: `The arguments for ${tool.name} are not valid JSON (${detail}). Send one JSON object with these fields: ${fields}.`,
-          code: 'ERR_TOOL_ARGS_JSON',
-        },
-      };
-    }
-  }
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    return {
-      ok: false,
-      result: {
-        ok: false,
-        content: `The arguments for ${tool.name} must be a JSON object, not ${args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`}. Fields: ${fields}.`,
-        code: 'ERR_TOOL_ARGS_JSON',
-      },
-    };
-  }
+  const parsed = parseArgumentsObject(tool.name, raw, fields);
+  if (!parsed.ok) return parsed;
+  const { args } = parsed;
   if (validate(args)) return { ok: true, args: args as Record<string, unknown> };
   const problems = describeErrors(validate.errors ?? []);
   return {

@@ -15,6 +15,22 @@ export type ParsedArguments = { ok: true; args: Record<string, unknown> } | { ok
  * messages.
  */
 export function parseToolArguments(schema: ToolSchema, rawArguments: string): ParsedArguments {
+  const parsed = parseArgumentsObject(schema.name, rawArguments, describeParameters(schema.parameters));
+  if (!parsed.ok) return parsed;
+  const { args } = parsed;
+  const problems = checkArguments(schema.parameters, args);
+  if (problems !== undefined) return { ok: false, result: invalidArgumentsResult(schema, problems) };
+  return { ok: true, args: args as Record<string, unknown> };
+}
+
+/**
+ * The model's raw arguments for the tool `name` as a JSON object, before any
+ * schema check: an empty string counts as `{}`; malformed JSON and a value that
+ * is not an object come back as the failed result the model reads
+ * (`ERR_TOOL_ARGS_JSON`), naming the tool's `fields`. Every kind of tool
+ * (built-in, client-executed) parses its arguments here.
+ */
+export function parseArgumentsObject(name: string, rawArguments: string, fields: string): ParsedArguments {
   const text = rawArguments.trim();
   let args: unknown = {};
   if (text !== '') {
@@ -26,7 +42,7 @@ export function parseToolArguments(schema: ToolSchema, rawArguments: string): Pa
         ok: false,
         result: {
           ok: false,
-          content: `The arguments for ${schema.name} are not valid JSON (${detail}). Send one JSON object with these fields: ${describeParameters(schema.parameters)}.`,
+          content: `The arguments for ${name} are not valid JSON (${detail}). Send one JSON object with these fields: ${fields}.`,
           code: 'ERR_TOOL_ARGS_JSON',
         },
       };
@@ -37,13 +53,11 @@ export function parseToolArguments(schema: ToolSchema, rawArguments: string): Pa
       ok: false,
       result: {
         ok: false,
-        content: `The arguments for ${schema.name} must be a JSON object, not ${args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`}. Fields: ${describeParameters(schema.parameters)}.`,
+        content: `The arguments for ${name} must be a JSON object, not ${args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`}. Fields: ${fields}.`,
         code: 'ERR_TOOL_ARGS_JSON',
       },
     };
   }
-  const problems = checkArguments(schema.parameters, args);
-  if (problems !== undefined) return { ok: false, result: invalidArgumentsResult(schema, problems) };
   return { ok: true, args: args as Record<string, unknown> };
 }
 
