@@ -54,7 +54,10 @@ describe('docs/examples/in-process.mjs', () => {
         tools: Array<{ function: { name: string } }>;
       };
       expect(first.model).toBe('fake-model');
-      expect(first.tools.map((tool) => tool.function.name)).toContain('clarify');
+      // The default toolsets only: memory, skills and the crew need a worker's stores.
+      expect(first.tools.map((tool) => tool.function.name).sort()).toEqual(
+        ['bash', 'clarify', 'list_dir', 'patch', 'read_file', 'todo', 'write_file'].sort(),
+      );
       const second = server.requests[1]?.body as { messages: Array<Record<string, unknown>> };
       expect(second.messages).toContainEqual(
         expect.objectContaining({ role: 'tool', tool_call_id: 'call_subject', content: 'snow' }),

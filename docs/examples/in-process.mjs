@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { stdin, stdout } from 'node:process';
 import { createInterface } from 'node:readline/promises';
 import { buildSystemPrompt, createOpenAIProvider, initialCheckpoint, runAttempt } from '@tether/agent';
-import { BUILTIN_TOOL_NAMES, createTools } from '@tether/tools';
+import { createTools, getAllToolNames, TOOLSET_DEFAULTS } from '@tether/tools';
 
 const task = process.argv[2] ?? 'Write a haiku to haiku.txt. Ask me its subject first.';
 const workspace = resolve(process.argv[3] ?? (await mkdtemp(join(tmpdir(), 'tether-'))));
@@ -23,12 +23,14 @@ const { signal } = controller;
 const emit = (event) => {
   if (event.type === 'tool.call') console.log(`→ ${event.data.name} ${event.data.arguments}`);
 };
+// The default toolsets (base, planning, interaction): memory, skills and the crew need a worker's stores.
+const toolNames = getAllToolNames(TOOLSET_DEFAULTS);
 const checkpoint = initialCheckpoint({
-  systemPrompt: buildSystemPrompt({ toolNames: BUILTIN_TOOL_NAMES, locale: 'en', workspace }),
+  systemPrompt: buildSystemPrompt({ toolNames, locale: 'en', workspace }),
   input: task,
 });
 const todos = { get: () => checkpoint.todos, set: (items) => (checkpoint.todos = items) };
-const tools = createTools({ runId: 'local', workspace, emit, signal, todos }, BUILTIN_TOOL_NAMES);
+const tools = createTools({ runId: 'local', workspace, emit, signal, todos }, toolNames);
 
 const outcome = await runAttempt({
   checkpoint,
