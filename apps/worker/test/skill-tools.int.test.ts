@@ -224,7 +224,7 @@ describe('skill_manage', () => {
     });
     expect(injected.code).toBe('ERR_TOOL_SKILL_REFUSED');
     expect(injected.content).toMatch(
-      /^evil\/SKILL\.md was not written\. The content reads as an instruction to a model \("ignore \/ disregard \/ forget \(all\) previous instructions"\)/,
+      /^evil\/SKILL\.md was not written\. The content tries to take over the model \("ignore \/ disregard \/ forget \(all\) previous instructions"\)\. A skill is read by later runs as steps/,
     );
     await call(manage, { action: 'create', name: 'deploy', content: skillMd('deploy') });
     const secret = await call(manage, {

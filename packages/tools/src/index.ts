@@ -55,7 +55,7 @@ export type { ToolErrorCode } from './errors.js';
 export { isToolError, TOOL_ERROR_CODES, ToolError } from './errors.js';
 export type { ParsedArguments } from './execute-tool.js';
 export { executeTool, parseArgumentsObject, parseToolArguments } from './execute-tool.js';
-export type { GuardKind, GuardPattern, GuardResult } from './guard.js';
+export type { GuardKind, GuardPattern, GuardResult, GuardTarget } from './guard.js';
 export { GUARD_PATTERNS, guardContent, INSTRUCTION_PATTERNS, SECRET_PATTERNS } from './guard.js';
 export type { ToolLimits } from './limits.js';
 export { DEFAULT_TOOL_LIMITS } from './limits.js';

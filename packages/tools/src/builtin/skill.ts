@@ -396,7 +396,7 @@ function checkPath(path: string): string {
 }
 
 function guard(where: string, content: string): void {
-  const verdict = guardContent(content);
+  const verdict = guardContent(content, 'skill');
   if (!verdict.ok) {
     throw new ToolError('ERR_TOOL_SKILL_REFUSED', `${where} was not written. ${verdict.reason}`);
   }
