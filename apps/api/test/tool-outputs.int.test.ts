@@ -169,4 +169,51 @@ describe('POST /v1/runs with client tools', () => {
     expect(badName.statusCode).toBe(400);
     expect(code(badName)).toBe('ERR_VALIDATION');
   });
+
+  it("gives a session's runs its default tools (a run's own replace them), and refuses a bad default at create", async () => {
+    const { app } = await build();
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/sessions',
+      headers: ACME,
+      payload: { defaults: { tools: [weather], toolTimeoutMs: 30_000 } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const sessionId = created.json<{ id: string }>().id;
+    const message = async (extra: object) => {
+      const response = await app.inject({
+        method: 'POST',
+        url: `/v1/sessions/${sessionId}/runs`,
+        headers: ACME,
+        payload: { input: 'weather?', model: { provider: 'replay', script: [{ content: 'ok' }] }, ...extra },
+      });
+      expect(response.statusCode).toBe(202);
+      return (await app.store.get(response.json<{ id: string }>().id))?.spec;
+    };
+    const first = await message({});
+    expect(first?.tools).toEqual([weather]);
+    expect(first?.toolTimeoutMs).toBe(30_000);
+    const own = { ...weather, name: 'get_time' };
+    const second = await message({ tools: [own], multitask: 'enqueue' });
+    expect(second?.tools).toEqual([own]);
+    // Another tenant cannot reach the session.
+    const other = await app.inject({
+      method: 'POST',
+      url: `/v1/sessions/${sessionId}/runs`,
+      headers: BETA,
+      payload: { input: 'weather?' },
+    });
+    expect(other.statusCode).toBe(404);
+
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/v1/sessions',
+      headers: ACME,
+      payload: { defaults: { tools: [{ ...weather, parameters: { type: 'string' } }] } },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(code(bad)).toBe('ERR_CLIENT_TOOLS_INVALID');
+    // Healthy, and the refused session made no run: only the two messages' runs are listed.
+    expect(await expectServing(app)).toHaveLength(2);
+  });
 });

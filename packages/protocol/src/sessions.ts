@@ -27,6 +27,9 @@ export const SessionDefaultsSchema = Type.Object(
     clarify: CreateRunBodySchema.properties.clarify,
     limits: CreateRunBodySchema.properties.limits,
     memory: CreateRunBodySchema.properties.memory,
+    /** Client-executed tools the session's runs offer (a run's own `tools` replace them as a whole). */
+    tools: CreateRunBodySchema.properties.tools,
+    toolTimeoutMs: CreateRunBodySchema.properties.toolTimeoutMs,
   },
   { additionalProperties: false },
 );

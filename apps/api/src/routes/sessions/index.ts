@@ -75,7 +75,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['sessions'],
         summary: 'Create a session',
         description:
-          "Answers 201 with the session and a session-scoped `token` for browsers: it reads the session, its messages and events and its runs, sends messages and answers their questions (as the bearer, or `?token=`), for the session's retention. The body is optional: `metadata`, `files` (written into the session's workspace before its first run) and `defaults` (model, toolsets, locale, clarify, limits of its runs).",
+          "Answers 201 with the session and a session-scoped `token` for browsers: it reads the session, its messages and events and its runs, sends messages and answers their questions (as the bearer, or `?token=`), for the session's retention. The body is optional: `metadata`, `files` (written into the session's workspace before its first run) and `defaults` (model, toolsets, locale, clarify, limits, memory, tools and toolTimeoutMs of its runs).",
         body: CreateSessionBodySchema,
         response: {
           201: CreateSessionResponseSchema,
