@@ -218,6 +218,8 @@ describe('crew', () => {
       const children = await d.store.getMany(ids);
       return children.every((child) => child?.status === 'cancelled');
     }, 'every child to be cancelled');
+    // The parent ends once its children have reported their ends (it may be waiting for the last report).
+    await d.waitForEvent(parentId, 'run.cancelled');
     expect((await d.store.get(parentId))?.status).toBe('cancelled');
   }, 60_000);
 
