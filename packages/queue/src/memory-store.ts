@@ -83,14 +83,17 @@ export class MemoryStore {
         `memory content must be 1 to ${MEMORY_LIMITS.contentMaxChars} characters (got ${draft.content.length})`,
       );
     }
-    const tags = [...new Set(draft.tags ?? [])];
-    const body = JSON.stringify({ content: draft.content, tags }).slice(1, -1);
+    // A lone surrogate (half of a UTF-16 pair) becomes U+FFFD: Redis's cjson refuses its escape, and
+    // an entry it cannot read back could be neither replaced nor deleted.
+    const content = wellFormed(draft.content);
+    const tags = [...new Set((draft.tags ?? []).map(wellFormed))];
+    const body = JSON.stringify({ content, tags }).slice(1, -1);
     const reply = await scripts.memorySave.run(this.#redis, {
       keys: this.#scope(tenant, scope),
       args: {
         id: newId('mem'),
         replaces: draft.replaces ?? '',
-        content: draft.content,
+        content,
         body,
         maxEntries: this.maxEntries,
         maxBytes: this.maxBytes,
@@ -102,7 +105,7 @@ export class MemoryStore {
         const [, id, createdAt, updatedAt] = reply;
         const record = {
           id,
-          content: draft.content,
+          content,
           tags,
           createdAt: Number(createdAt),
           updatedAt: Number(updatedAt),
@@ -163,9 +166,10 @@ export class MemoryStore {
   }
 
   /**
-   * The most recent entries whose contents fit in `maxChars` together, for a
-   * run's system prompt; the one that crosses the budget is cut (`cut`), and
-   * `more` counts the entries left out.
+   * The most recent entries that fit in `maxChars` together as the system
+   * prompt shows them (each one's id, date and tags counted with its content),
+   * for a run's system prompt; the one that crosses the budget is cut (`cut`),
+   * and `more` counts the entries left out.
    */
   async recent(
     tenant: string,
@@ -177,13 +181,17 @@ export class MemoryStore {
     let left = maxChars;
     let cut = false;
     for (const record of all) {
-      if (left <= 0) break;
-      if (record.content.length <= left) {
+      const header = promptHeaderChars(record);
+      if (left <= header) {
+        cut = records.length === 0 && left > 0;
+        break;
+      }
+      if (header + record.content.length <= left) {
         records.push(record);
-        left -= record.content.length;
+        left -= header + record.content.length;
         continue;
       }
-      records.push({ ...record, content: record.content.slice(0, left) });
+      records.push({ ...record, content: record.content.slice(0, left - header) });
       cut = true;
       break;
     }
@@ -211,9 +219,11 @@ export class MemoryStore {
       args: { since: index.version },
     });
     const [version, kind, ...pairs] = reply;
-    // Another read of this process brought the copy further meanwhile.
-    if (kind === undefined || version <= index.version) return index;
-    if (kind === 'all') {
+    if (kind === undefined) return index;
+    // Another read of this process brought the copy further meanwhile; but a scope whose version went
+    // back (its keys deleted or restored) is taken as it is now, whatever the copy holds.
+    if (kind !== 'reset' && version <= index.version) return index;
+    if (kind === 'all' || kind === 'reset') {
       const records: MemoryRecord[] = [];
       for (let i = 1; i < pairs.length; i += 2) records.push(JSON.parse(pairs[i] as string) as MemoryRecord);
       index.reset(records);
@@ -227,6 +237,20 @@ export class MemoryStore {
     index.version = version;
     return index;
   }
+}
+
+/** `text` with each lone surrogate replaced by U+FFFD (String#toWellFormed, not in the ES2023 lib). */
+function wellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
+/**
+ * What the system prompt adds around an entry's content: `[<id>] <date>
+ * (<tags>)`, a line break, and the blank line before the next.
+ */
+function promptHeaderChars(record: MemoryRecord): number {
+  const tags = record.tags.length > 0 ? record.tags.join(', ').length + 3 : 0;
+  return record.id.length + 14 + tags + 2;
 }
 
 /** The first words of an entry, on one line. */

@@ -46,13 +46,14 @@ interface Replies {
     | ['full', 'entries' | 'bytes', ...string[]];
   memoryDelete: 1 | 0;
   memoryClear: number;
-  memoryChanges: [number] | [number, 'changes' | 'all', ...string[]];
+  memoryChanges: [number] | [number, 'changes' | 'all' | 'reset', ...string[]];
   saveSkill:
     | ['ok', string, 0 | 1]
     | ['exists' | 'missing' | 'pinned']
     | ['changed', number]
     | ['count' | 'bytes' | 'files', number, number]
-    | ['no_file', string];
+    | ['no_file', string]
+    | ['clash', string, string];
   deleteSkill: 'ok' | 'missing' | 'pinned';
   readSkill: [string, string, ...(string | number)[]] | null;
 }

@@ -237,23 +237,53 @@ describe('ranking', () => {
 });
 
 describe('the prompt’s recent entries', () => {
-  it('takes the newest entries that fit the budget, cuts the one that crosses it, and counts the rest', async () => {
+  /** What the prompt adds to an entry: `[<id>] <date>` and its tags, a line break, the blank line after. */
+  const header = (record: { id: string; tags: string[] }) =>
+    record.id.length + 16 + (record.tags.length > 0 ? record.tags.join(', ').length + 3 : 0);
+
+  it('takes the newest entries that fit the budget, headers counted, cuts the one that crosses it, and counts the rest', async () => {
     const memory = store();
     const where = scope();
-    await saved(memory, where, 'a'.repeat(50));
-    await saved(memory, where, 'b'.repeat(50));
-    await saved(memory, where, 'c'.repeat(50));
-    const recent = await memory.recent(TENANT, where, 120);
+    const a = await saved(memory, where, 'a'.repeat(50));
+    const b = await saved(memory, where, 'b'.repeat(50));
+    const c = await saved(memory, where, 'c'.repeat(50), ['deploy']);
+    const two = header(c) + 50 + header(b) + 50;
+    const recent = await memory.recent(TENANT, where, two + header(a) + 20);
     expect(recent.records.map((record) => record.content)).toEqual([
       'c'.repeat(50),
       'b'.repeat(50),
       'a'.repeat(20),
     ]);
     expect(recent).toMatchObject({ cut: true, more: 0 });
-    const fits = await memory.recent(TENANT, where, 100);
+    const fits = await memory.recent(TENANT, where, two);
     expect(fits.records.map((record) => record.content[0])).toEqual(['c', 'b']);
     expect(fits).toMatchObject({ cut: false, more: 1 });
     expect(await memory.recent(TENANT, scope(), 100)).toEqual({ records: [], cut: false, more: 0 });
+  });
+
+  it('stays within the budget however many tiny, heavily tagged entries the scope holds', async () => {
+    const memory = store();
+    const where = scope();
+    const tags = Array.from({ length: 16 }, (_, i) => `${String(i).padStart(2, '0')}${'t'.repeat(62)}`);
+    for (let i = 0; i < 40; i++) await saved(memory, where, `f${i}`, tags);
+    const { records, more } = await memory.recent(TENANT, where, 2_000);
+    const shown = records.reduce((sum, record) => sum + header(record) + record.content.length, 0);
+    expect(shown).toBeLessThanOrEqual(2_000);
+    expect(records.length).toBeGreaterThan(0);
+    expect(records.length + more).toBe(40);
+  });
+});
+
+describe('text Redis cannot read back', () => {
+  it('stores a lone surrogate as U+FFFD, so the entry can still be replaced and deleted', async () => {
+    const memory = store();
+    const where = scope();
+    const record = await saved(memory, where, 'likes \ud800 emoji', ['tag\udc00']);
+    expect(record.content).toBe('likes \ufffd emoji');
+    expect(record.tags).toEqual(['tag\ufffd']);
+    const replaced = await memory.save(TENANT, where, { content: 'likes 😀 emoji', replaces: record.id });
+    expect(replaced.status).toBe('saved');
+    expect(await memory.delete(TENANT, where, record.id)).toBe(true);
   });
 });
 
@@ -277,6 +307,26 @@ describe('copies of a scope in other processes', () => {
     await writer.clear(TENANT, where);
     const c = await saved(writer, where, 'gamma fact');
     expect(await reader.recall(TENANT, where, '', 5)).toEqual([c]);
+  });
+
+  it('take the scope as it is when its version went back (its keys deleted or restored)', async () => {
+    const writer = store();
+    const reader = store();
+    const where = scope();
+    for (const content of ['one', 'two', 'three']) await saved(writer, where, content);
+    expect(await reader.recall(TENANT, where, '', 5)).toHaveLength(3);
+    // The scope's keys are gone (a restore of an older copy would do the same), then one entry is written.
+    const memoryKeys = keys.memory(TENANT, where);
+    await redis.del(
+      memoryKeys.entries,
+      memoryKeys.order,
+      memoryKeys.meta,
+      memoryKeys.log,
+      memoryKeys.digests,
+    );
+    const fresh = await saved(writer, where, 'after the restore');
+    expect(await reader.recall(TENANT, where, '', 5)).toEqual([fresh]);
+    expect((await reader.recent(TENANT, where, 2_000)).records).toEqual([fresh]);
   });
 
   it('load the whole scope again when they fall further behind than the change log reaches', async () => {
