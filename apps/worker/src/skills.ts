@@ -146,6 +146,8 @@ export class SkillFolders {
   #root: Promise<string> | undefined;
   readonly #current = new Map<string, Built>();
   readonly #building = new Map<string, Promise<Built>>();
+  /** `<tenant>/<version>` of every folder written out, so none is written over. */
+  readonly #written = new Set<string>();
   /** Superseded folders and when they were superseded (epoch ms). */
   readonly #old: { dir: string; since: number }[] = [];
 
@@ -174,7 +176,15 @@ export class SkillFolders {
    */
   async folder(tenant: string, version: number): Promise<string> {
     const current = this.#current.get(tenant);
-    if (current !== undefined && current.version >= version) return current.dir;
+    if (current !== undefined && current.version === version) return current.dir;
+    // Older than what was written out: a run that read its index a moment before the last build, or
+    // a tenant whose skills went back (their keys deleted or restored), which Redis's version tells.
+    if (
+      current !== undefined &&
+      current.version > version &&
+      (await this.#store.version(tenant)) >= current.version
+    )
+      return current.dir;
     let building = this.#building.get(tenant);
     if (building === undefined) {
       building = this.#build(tenant).finally(() => this.#building.delete(tenant));
@@ -192,10 +202,17 @@ export class SkillFolders {
     const root = await this.root();
     const snapshot = await this.#store.snapshot(tenant);
     const current = this.#current.get(tenant);
-    if (current !== undefined && current.version >= snapshot.version) return current;
+    if (current !== undefined && current.version === snapshot.version) return current;
     const tenantDir = path.join(root, tenant);
     await mkdir(tenantDir, { recursive: true, mode: 0o711 });
-    const dir = path.join(tenantDir, `v${snapshot.version}`);
+    // After the tenant's skills went back, a version number comes again: its new folder is another.
+    const dir = path.join(
+      tenantDir,
+      this.#written.has(`${tenant}/${snapshot.version}`)
+        ? `v${snapshot.version}-${randomBytes(4).toString('hex')}`
+        : `v${snapshot.version}`,
+    );
+    this.#written.add(`${tenant}/${snapshot.version}`);
     const temp = path.join(tenantDir, `.build-${randomBytes(6).toString('hex')}`);
     try {
       await mkdir(temp, { mode: 0o755 });
@@ -233,6 +250,13 @@ export class SkillFolders {
           { skill: name, file },
           'a stored skill file has a path the format refuses; skipped',
         );
+        continue;
+      }
+      // A file inside another file (`scripts` and `scripts/go.sh`, stored before writes checked it):
+      // the inner one is skipped, so one bad skill never stops the tenant's folder being written.
+      const folders = file.split('/').slice(0, -1);
+      if (folders.some((_, i) => Object.hasOwn(files, folders.slice(0, i + 1).join('/')))) {
+        this.#logger.warn({ skill: name, file }, 'a stored skill file is inside another file; skipped');
         continue;
       }
       const target = path.join(skillDir, file);

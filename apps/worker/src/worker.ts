@@ -107,7 +107,13 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       maxFiles: SKILL_LIMITS.filesMax,
     },
   });
-  const skillFolders = new SkillFolders({ store: skillStore, base: config.skillsCacheDir, logger });
+  const skillFolders = new SkillFolders({
+    store: skillStore,
+    base: config.skillsCacheDir,
+    logger,
+    // A superseded folder stays as long as an attempt that mounted it may still run.
+    retainMs: Math.max(2 * 3600_000, config.wallClockMs),
+  });
   const processor = createProcessor({
     config,
     store,

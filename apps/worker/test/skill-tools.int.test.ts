@@ -84,7 +84,9 @@ describe('skill_manage', () => {
     expect(shown.ok).toBe(true);
     expect(shown.content).toContain('Skill "deploy" (version 2). SKILL.md:');
     expect(shown.content).toContain(skillMd('deploy'));
-    expect(shown.content).toContain('In bash they are under /run/skills/deploy/ (read-only).');
+    expect(shown.content).toContain(
+      'In bash they are under /run/skills/deploy/ (read-only) as they were when this run started: a skill written since reaches bash in the next run.',
+    );
     expect(shown.content).toContain('- scripts/go.sh (25 bytes)');
     expect(await call(readFile_, { name: 'deploy', path: 'scripts/go.sh' })).toEqual({
       ok: true,
@@ -286,6 +288,26 @@ describe('skill_manage', () => {
       code: 'ERR_TOOL_SKILL_LIMIT',
       content: expect.stringContaining('over the limit of 20000'),
     });
+  });
+
+  it('refuses a file inside another file (scripts, then scripts/go.sh), saying why', async () => {
+    const t = tenant();
+    const tools = toolsOf(t);
+    expect(
+      (await call(tools.skill_manage, { action: 'create', name: 'deploy', content: skillMd('deploy') })).ok,
+    ).toBe(true);
+    const file = { action: 'write_file', name: 'deploy', file_path: 'scripts', file_content: 'x' };
+    expect((await call(tools.skill_manage, file)).ok).toBe(true);
+    const inside = await call(tools.skill_manage, {
+      ...file,
+      file_path: 'scripts/go.sh',
+      file_content: 'echo go',
+    });
+    expect(inside).toMatchObject({ ok: false, code: 'ERR_TOOL_SKILL_INVALID' });
+    expect(inside.content).toMatch(
+      /"scripts" is a file of "deploy", so "scripts\/go\.sh" cannot be inside it/,
+    );
+    expect(Object.keys((await store.get(t, 'deploy'))?.files ?? {}).sort()).toEqual(['SKILL.md', 'scripts']);
   });
 
   it('refuses a patch when the skill changed between its read and its write', async () => {
@@ -500,6 +522,67 @@ describe('skill folders', () => {
     expect(await readdir(path.join(next, 'one'))).toEqual(['SKILL.md', 'x.md']);
     await expect(stat(f1)).rejects.toThrow();
     await writeFile(path.join(cacheBase, 'marker'), '');
+    await folders.close();
+  });
+
+  it('writes a tenant out even when a stored skill has a file inside another file: the inner one is skipped', async () => {
+    const t = tenant();
+    const logs: unknown[] = [];
+    const folders = new SkillFolders({
+      store,
+      base: cacheBase,
+      logger: { warn: (o: unknown) => logs.push(o), debug: () => undefined },
+    });
+    await store.save(t, {
+      name: 'deploy',
+      mode: 'create',
+      set: { 'SKILL.md': skillMd('deploy') },
+      description: 'd',
+    });
+    // Stored before writes were checked: put in the skill's hash directly.
+    await redis.hset(keys.skills(t).files('deploy'), 'scripts', 'a file', 'scripts/go.sh', 'echo go');
+    await store.save(t, {
+      name: 'other',
+      mode: 'create',
+      set: { 'SKILL.md': skillMd('other') },
+      description: 'o',
+    });
+    const dir = await folders.folder(t, 2);
+    expect((await readdir(dir)).sort()).toEqual(['deploy', 'other']);
+    expect(await readFile(path.join(dir, 'deploy', 'scripts'), 'utf8')).toBe('a file');
+    expect(logs).toEqual([expect.objectContaining({ skill: 'deploy', file: 'scripts/go.sh' })]);
+    await folders.close();
+  });
+
+  it('writes a tenant out again when its skills went back (their keys deleted or restored)', async () => {
+    const t = tenant();
+    const folders = new SkillFolders({
+      store,
+      base: cacheBase,
+      logger: { warn: () => undefined, debug: () => undefined },
+    });
+    for (const name of ['one', 'two', 'three']) {
+      await store.save(t, { name, mode: 'create', set: { 'SKILL.md': skillMd(name) }, description: 'd' });
+    }
+    const before = await folders.folder(t, 3);
+    expect((await readdir(before)).sort()).toEqual(['one', 'three', 'two']);
+    const skillKeys = keys.skills(t);
+    await redis.del(
+      skillKeys.index,
+      skillKeys.totals,
+      ...['one', 'two', 'three'].map((n) => skillKeys.files(n)),
+    );
+    await store.save(t, {
+      name: 'fresh',
+      mode: 'create',
+      set: { 'SKILL.md': skillMd('fresh') },
+      description: 'd',
+    });
+    const after = await folders.folder(t, 1);
+    expect(after).not.toBe(before);
+    expect(await readdir(after)).toEqual(['fresh']);
+    // The folder of before stays for the commands that may still use it.
+    expect((await readdir(before)).length).toBe(3);
     await folders.close();
   });
 });

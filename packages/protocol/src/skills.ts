@@ -125,7 +125,9 @@ export type SkillWriteResult =
   | { ok: false; refusal: 'changed'; version: number }
   /** A limit: skills of the tenant, bytes of the tenant, files of the skill (`value`: what it would be). */
   | { ok: false; refusal: 'count' | 'bytes' | 'files'; value: number; max: number }
-  | { ok: false; refusal: 'no_file'; path: string };
+  | { ok: false; refusal: 'no_file'; path: string }
+  /** An update would make `file` a folder of `path`'s (or the other way round): refused, as the format refuses it. */
+  | { ok: false; refusal: 'clash'; file: string; path: string };
 
 /** What `read_skill` shows of a skill: its summary, its `SKILL.md`, and every file's path and size. */
 export interface SkillView {

@@ -216,6 +216,8 @@ export class SkillStore {
         return { ok: false, refusal: reply[0], value: Number(reply[1]), max: Number(reply[2]) };
       case 'no_file':
         return { ok: false, refusal: 'no_file', path: String(reply[1]) };
+      case 'clash':
+        return { ok: false, refusal: 'clash', file: String(reply[1]), path: String(reply[2]) };
       default:
         return { ok: false, refusal: reply[0] };
     }

@@ -118,6 +118,32 @@ describe('skill store', () => {
     });
   });
 
+  it('refuses an update that would put a file inside another file, either way round, and writes nothing', async () => {
+    const t = tenant();
+    await create(t, 'alpha', { scripts: 'a file named scripts' });
+    expect(await store.save(t, { name: 'alpha', mode: 'update', set: { 'scripts/go.sh': 'echo' } })).toEqual({
+      ok: false,
+      refusal: 'clash',
+      file: 'scripts',
+      path: 'scripts/go.sh',
+    });
+    await create(t, 'beta', { 'scripts/go.sh': 'echo' });
+    expect(await store.save(t, { name: 'beta', mode: 'update', set: { scripts: 'x' } })).toMatchObject({
+      ok: false,
+      refusal: 'clash',
+      file: 'scripts',
+    });
+    expect(Object.keys((await store.get(t, 'alpha'))?.files ?? {}).sort()).toEqual(['SKILL.md', 'scripts']);
+    // Removing the file in the same update frees its name for a folder.
+    const moved = await store.save(t, {
+      name: 'alpha',
+      mode: 'update',
+      set: { 'scripts/go.sh': 'echo' },
+      remove: ['scripts'],
+    });
+    expect(moved.ok).toBe(true);
+  });
+
   it('refuses a change of a skill that changed since it was read (ifVersion)', async () => {
     const t = tenant();
     const created = await create(t, 'alpha');

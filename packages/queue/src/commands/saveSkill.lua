@@ -24,7 +24,9 @@
   Output:
     {'ok', summary JSON, created (1 or 0)}, or a refusal that changed nothing: {'exists'},
     {'missing'}, {'pinned'}, {'changed', version}, {'count', count, max},
-    {'bytes', total it would be, max}, {'files', files it would have, max}, {'no_file', path}
+    {'bytes', total it would be, max}, {'files', files it would have, max}, {'no_file', path},
+    {'clash', file, path} (an update that would make `file` a folder of `path`'s, or `path` a file
+    where another needs a folder: the skill could not be written out as folders)
 ]]
 
 --- @include "includes/nowMs"
@@ -62,6 +64,19 @@ if mode == 'update' then
     if redis.call('HEXISTS', KEYS[2], rest[i]) == 0 then return {'no_file', rest[i]} end
     bytes = bytes - redis.call('HSTRLEN', KEYS[2], rest[i])
     files = files - 1
+  end
+  -- The files as they would be: none may be a folder another needs (`scripts` and `scripts/go.sh`).
+  local after = {}
+  for _, path in ipairs(redis.call('HKEYS', KEYS[2])) do after[path] = true end
+  for i = 1, setCount do after[rest[2 * i - 1]] = true end
+  for i = 2 * setCount + 1, #rest do after[rest[i]] = nil end
+  for path in pairs(after) do
+    local at = string.find(path, '/', 1, true)
+    while at do
+      local folder = string.sub(path, 1, at - 1)
+      if after[folder] then return {'clash', folder, path} end
+      at = string.find(path, '/', at + 1, true)
+    end
   end
 else
   for i = 1, setCount do bytes = bytes + #rest[2 * i] end

@@ -190,7 +190,7 @@ export function createReadSkillTool(environment: ToolEnvironment): Tool {
     const where =
       skills.mountPath === undefined
         ? ''
-        : ` In bash they are under ${skills.mountPath}/${skill.name}/ (read-only).`;
+        : ` In bash they are under ${skills.mountPath}/${skill.name}/ (read-only) as they were when this run started: a skill written since reaches bash in the next run.`;
     const lines = [
       `Skill ${quote(skill.name)} (version ${skill.version}${skill.pinned ? ', pinned: it cannot be changed' : ''}). ${SKILL_FILE}:`,
       '',
@@ -416,7 +416,7 @@ async function written(
   const { version, fileCount, bytes } = result.skill;
   return {
     ok: true,
-    content: `${what} the skill ${quote(skill)}: version ${version}, ${fileCount} file${fileCount === 1 ? '' : 's'}, ${sizeOf(bytes)}.`,
+    content: `${what} the skill ${quote(skill)}: version ${version}, ${fileCount} file${fileCount === 1 ? '' : 's'}, ${sizeOf(bytes)}. read_skill and read_skill_file see it now; bash sees it from the next run.`,
   };
 }
 
@@ -452,6 +452,11 @@ function refusal(skill: string, result: Exclude<SkillWriteResult, { ok: true }>)
       return new ToolError(
         'ERR_TOOL_SKILL_LIMIT',
         `This would give ${quote(skill)} ${result.value} files; a skill holds at most ${result.max}, ${SKILL_FILE} included. Nothing was written; merge some files.`,
+      );
+    case 'clash':
+      return new ToolError(
+        'ERR_TOOL_SKILL_INVALID',
+        `${quote(result.file)} is a file of ${quote(skill)}, so ${quote(result.path)} cannot be inside it (a path cannot be both a file and a folder). Nothing was written; choose another path, or remove ${quote(result.file)} first.`,
       );
     default:
       return new ToolError(
