@@ -57,6 +57,11 @@ export const API_ERRORS = {
     description:
       'WebSocket gateway: a frame that is not a JSON object, binary, of an unknown `type`, or missing or mistyping a field (an `error` frame; the socket stays open).',
   },
+  ERR_SESSION_TOKEN_FIELD: {
+    statusCode: 403,
+    description:
+      "A message sent with a session token set a run field that decides what the run reaches or costs (`toolsets`, `memory`, `limits`, `mcpServers`): those come from the session's defaults, set with an API key.",
+  },
   ERR_WS_SCOPE: {
     statusCode: 403,
     description:

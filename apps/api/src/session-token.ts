@@ -13,6 +13,26 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { runSessionTag, sessionTag } from '@tether/protocol';
+import { ApiError } from './errors.js';
+
+/**
+ * The run fields a session token may not set in a message: they decide what
+ * the run reaches (the tools, the memory scope, servers) or costs, so they
+ * come from the session's defaults, which only an API key sets. A browser
+ * holding the token would otherwise read another scope's memory, or change
+ * the tenant's skills.
+ */
+export const KEY_ONLY_RUN_FIELDS = ['toolsets', 'memory', 'limits', 'mcpServers'] as const;
+
+/** Refuses a message body sent with a session token that sets a {@link KEY_ONLY_RUN_FIELDS} field. */
+export function checkSessionTokenBody(body: object): void {
+  const set = KEY_ONLY_RUN_FIELDS.filter((field) => Object.hasOwn(body, field));
+  if (set.length === 0) return;
+  throw new ApiError(
+    'ERR_SESSION_TOKEN_FIELD',
+    `A session token cannot set ${set.join(', ')}: the session's defaults decide ${set.length > 1 ? 'them' : 'it'}, and only an API key sets those (POST /v1/sessions). Send the message without ${set.length > 1 ? 'them' : 'it'}.`,
+  );
+}
 
 const TOKEN = /^(ses_[0-9a-z]{26})\.([A-Za-z0-9_-]{1,64})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/;
 

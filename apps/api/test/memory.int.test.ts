@@ -97,6 +97,50 @@ describe('the memory routes', () => {
     expect((await inject('GET', '/v1/memory/shared', undefined, {})).status).toBe(401);
   });
 
+  it("keeps a scope's entries to itself: another scope's entry id is 404 in this one", async () => {
+    const { inject } = await api();
+    const a = (await inject<MemoryEntry>('POST', '/v1/memory/user-a', { content: 'only in a' })).body;
+    expect((await inject('DELETE', `/v1/memory/user-b/${a.id}`)).status).toBe(404);
+    expect((await inject<MemoryPage>('GET', '/v1/memory/user-b?q=only')).body.data).toEqual([]);
+    expect((await inject<MemoryPage>('GET', '/v1/memory/user-a')).body.data).toEqual([a]);
+  });
+
+  it("refuses a session token's message that picks a memory scope, toolsets or limits; an API key may", async () => {
+    const { inject } = await api();
+    const session = (await inject<{ id: string; token: string }>('POST', '/v1/sessions', {})).body;
+    const viaToken = { authorization: `Bearer ${session.token}` };
+    const replay = { provider: 'replay', script: [{ content: 'ok' }] };
+    for (const [field, value] of [
+      ['memory', { scope: 'user-43' }],
+      ['toolsets', ['base', 'memory', 'skill']],
+      ['limits', { maxSteps: 500 }],
+    ] as const) {
+      const refused = await inject<{ error: { code: string; message: string } }>(
+        'POST',
+        `/v1/sessions/${session.id}/runs`,
+        { input: 'hi', model: replay, [field]: value },
+        viaToken,
+      );
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('ERR_SESSION_TOKEN_FIELD');
+      expect(refused.body.error.message).toContain(`cannot set ${field}`);
+    }
+    const plain = await inject(
+      'POST',
+      `/v1/sessions/${session.id}/runs`,
+      { input: 'hi', model: replay },
+      viaToken,
+    );
+    expect(plain.status).toBe(202);
+    const byKey = await inject('POST', `/v1/sessions/${session.id}/runs`, {
+      input: 'hi',
+      model: replay,
+      memory: { scope: 'user-43' },
+      multitask: 'enqueue',
+    });
+    expect(byKey.status).toBe(202);
+  });
+
   it('refuses bad input with a clear 4xx, and stays healthy', async () => {
     const { inject } = await api();
     const cases: [

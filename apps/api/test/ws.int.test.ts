@@ -379,6 +379,13 @@ describe('the WebSocket gateway', () => {
     scoped.send({ type: 'clarify_response', sessionId, requestId: asked.data.requestId, answer: 'red' });
     scoped.send({ type: 'cancel', sessionId });
     scoped.send({ type: 'message', sessionId: null, content: 'hi' });
+    // In its own session, a message may not pick another memory scope (or toolsets, limits).
+    scoped.send({
+      type: 'message',
+      sessionId: otherSession,
+      content: 'hi',
+      options: { memory: { scope: 'user-43' }, model: replay({ content: 'x' }) },
+    });
     scoped.send({ type: 'subscribe', sessionId: otherSession, after: null });
     await scoped.roundTrip();
     expect(scoped.frames.map((frame) => (frame.type === 'error' ? frame.code : frame.type))).toEqual([
@@ -386,6 +393,7 @@ describe('the WebSocket gateway', () => {
       'ERR_WS_SCOPE',
       'ERR_WS_SCOPE',
       'ERR_WS_SCOPE',
+      'ERR_SESSION_TOKEN_FIELD',
       'pong',
     ]);
 

@@ -17,6 +17,7 @@ import {
 } from '@tether/protocol';
 import { parseSessionCursor, readSessionEvents } from '@tether/queue';
 import { ApiError } from '../../errors.js';
+import { checkSessionTokenBody } from '../../session-token.js';
 import { wantsJson } from '../runs/events/index.js';
 import { openSse } from '../runs/events/open-sse.js';
 import { runLinks } from '../runs/run-view.js';
@@ -166,13 +167,14 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['sessions'],
         summary: 'Send a message: a run of the session',
         description:
-          "The body is a run's (its fields override the session's defaults) plus `multitask`, for when a run of the session is live: `enqueue` (the default) starts this run when that one ends; `reject` answers 409 `ERR_SESSION_BUSY`; `interrupt` cancels it at its next safe point (between tool calls, or while it waits on a question), then this run starts. The run sees the session's transcript as its history. 202 with the run, which carries `sessionId`.",
+          "The body is a run's (its fields override the session's defaults) plus `multitask`, for when a run of the session is live: `enqueue` (the default) starts this run when that one ends; `reject` answers 409 `ERR_SESSION_BUSY`; `interrupt` cancels it at its next safe point (between tool calls, or while it waits on a question), then this run starts. The run sees the session's transcript as its history. 202 with the run, which carries `sessionId`. With a session token, `toolsets`, `memory`, `limits` and `mcpServers` are refused (403 `ERR_SESSION_TOKEN_FIELD`): they come from the session's defaults.",
         params: SessionParamsSchema,
         querystring: TokenQuerySchema,
         headers: IdempotencyHeadersSchema,
         body: CreateSessionRunBodySchema,
         response: {
           202: CreateSessionRunResponseSchema,
+          403: ErrorResponseSchema,
           404: ErrorResponseSchema,
           409: ErrorResponseSchema,
           413: ErrorResponseSchema,
@@ -185,6 +187,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { id } = request.params;
       const session = await app.sessions.record(request.tenant, id);
       const { multitask: _multitask, ...own } = request.body;
+      if (request.sessionScope !== undefined) checkSessionTokenBody(own);
       checkSubmission({ ...session.defaults, ...own }, app.config);
       const { run, created } = await app.sessions.submit(request.tenant, id, request.body, {
         idempotencyKey: request.headers['idempotency-key'],

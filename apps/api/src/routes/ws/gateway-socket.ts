@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { ApiError } from '../../errors.js';
 import { classify } from '../../plugins/errors.js';
+import { checkSessionTokenBody } from '../../session-token.js';
 import type { StreamEnd } from '../runs/events/event-stream.js';
 import { checkSubmission } from '../runs/submission.js';
 import type { EventFrames } from './event-frames.js';
@@ -196,6 +197,7 @@ export class GatewaySocket {
       this.#send({ type: 'session', sessionId, token: app.sessionTokens.issue(sessionId, this.tenant) });
     } else {
       const session = await app.sessions.record(this.tenant, sessionId);
+      if (this.#scope !== undefined) checkSessionTokenBody(own);
       checkSubmission({ ...session.defaults, ...own }, app.config);
     }
     const { run, created } = await app.sessions.submit(this.tenant, sessionId, body);
