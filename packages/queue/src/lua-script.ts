@@ -169,3 +169,8 @@ function expand(
       return expand(dir, include, read(dir, include, name), emitted, [...path, include], generated);
     });
 }
+
+/** `text` with each lone surrogate (half of a UTF-16 pair) replaced by U+FFFD (String#toWellFormed). */
+export function wellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}

@@ -8,6 +8,7 @@ import {
 } from '@tether/protocol';
 import type { RedisClient } from './connection.js';
 import type { MemoryKeys, TetherKeys } from './keys.js';
+import { wellFormed } from './lua-script.js';
 import { MemoryIndex } from './memory-index.js';
 import * as scripts from './scripts.js';
 
@@ -237,11 +238,6 @@ export class MemoryStore {
     index.version = version;
     return index;
   }
-}
-
-/** `text` with each lone surrogate replaced by U+FFFD (String#toWellFormed, not in the ES2023 lib). */
-function wellFormed(text: string): string {
-  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
 /**
