@@ -1,6 +1,7 @@
 import type { ChildResultStatus, ChildRun, ErrorBody, RunEventInput, Usage } from '@tether/protocol';
 import { QueueError } from './errors.js';
 import { eventPairs } from './event-log.js';
+import { luaJson } from './lua-script.js';
 import type { RunRecord } from './records.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
@@ -123,7 +124,7 @@ export async function delegate(
   const keys = ctx.keys.run(runId);
   const children = delegation.children.flatMap((child) => [
     child.id,
-    JSON.stringify({ childRunId: child.id, index: child.index, goal: child.goal }),
+    luaJson({ childRunId: child.id, index: child.index, goal: child.goal }),
   ]);
   const result = await scripts.delegateRun.run(ctx.redis, {
     keys,

@@ -174,3 +174,12 @@ function expand(
 export function wellFormed(text: string): string {
   return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
+
+/**
+ * JSON for a script to decode: Redis's cjson refuses the `\ud800` escape
+ * JSON.stringify writes for a lone surrogate (text a model or a user sent),
+ * so every string is made well-formed first.
+ */
+export function luaJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'string' ? wellFormed(item) : item));
+}

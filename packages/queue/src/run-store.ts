@@ -18,6 +18,7 @@ import { QueueError } from './errors.js';
 import * as eventLog from './event-log.js';
 import { eventPairs } from './event-log.js';
 import type { TetherKeys } from './keys.js';
+import { luaJson } from './lua-script.js';
 import type { NewRun, RunRecord, RunSpec } from './records.js';
 import * as records from './records.js';
 import * as scripts from './scripts.js';
@@ -510,7 +511,7 @@ export class RunStore implements StoreContext {
         runId,
         attempt,
         delayMs: Math.round(delayMs),
-        error: JSON.stringify(error),
+        error: luaJson(error),
         token,
       },
     });

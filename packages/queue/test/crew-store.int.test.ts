@@ -20,13 +20,18 @@ store.onParentReady(async (id) => {
 const TOKEN = 'w1:t1';
 
 /** A running parent owned by TOKEN, with `count` children created for delegation `call`. */
-async function parentWithChildren(count: number, root = newId('run'), call = 'call_1') {
+async function parentWithChildren(
+  count: number,
+  root = newId('run'),
+  call = 'call_1',
+  goal = (index: number) => `goal ${index}`,
+) {
   await store.create({ id: root, tenant: 't', spec: { input: 'lead' }, createdAtMs: Date.now() });
   await store.claim(root, TOKEN, 1, 'w1');
   const children = Array.from({ length: count }, (_, index) => ({
     id: newChildRunId(root),
     index,
-    goal: `goal ${index}`,
+    goal: goal(index),
   }));
   const deadlineMs = Date.now() + 60_000;
   for (const child of children) {
@@ -66,6 +71,18 @@ describe('crew store', () => {
     await expect(
       store.delegate(root, TOKEN, { call: 'call_2', deadlineMs: 0, maxChildren: 3, children }),
     ).rejects.toMatchObject({ code: 'ERR_CREW_MAX_CHILDREN' });
+  });
+
+  it('records a goal with a lone surrogate (as a model may write one), as U+FFFD in child.started', async () => {
+    const { root, recorded } = await parentWithChildren(
+      1,
+      newId('run'),
+      'call_1',
+      () => 'fix \ud83d the bug',
+    );
+    expect(recorded).toBe('recorded');
+    const started = (await store.readEvents(root)).filter((e) => e.type === 'child.started');
+    expect(started.map((e) => (e.data as { goal: string }).goal)).toEqual(['fix \ufffd the bug']);
   });
 
   it("reports each child's end to its parent in the step that ends it, once, and the last wakes the parent", async () => {
