@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CreateRunBody, type ReplayScript, TetherError } from '@tether/protocol';
+import { type CreateRunBody, newChildRunId, type ReplayScript, TetherError } from '@tether/protocol';
 import { backoffStrategy, QUEUE_NAME, type RunJobData, RunService, RunStore } from '@tether/queue';
 import { testRedisUrl } from '@tether/testing';
 import { type Job, Worker } from 'bullmq';
@@ -11,6 +11,7 @@ import { claimAttempt } from '../src/attempt/claim.js';
 import type { AttemptContext } from '../src/attempt/context.js';
 import { crewQueue } from '../src/attempt/crew.js';
 import { prepareAttempt } from '../src/attempt/prepare.js';
+import { settleOutcome } from '../src/attempt/settle.js';
 import { loadWorkerConfig } from '../src/config.js';
 import { createProcessor } from '../src/processor.js';
 import { call, TENANT, until, useDeployments } from './harness.js';
@@ -235,5 +236,53 @@ describe('a stale worker', () => {
     const record = await d.store.get(runId);
     expect(record).toMatchObject({ status: 'running', owner: 'w2:t2' });
     expect((await d.store.readEvents(runId)).at(-1)?.id).toBe(takeover?.id);
+  });
+});
+
+describe('settleOutcome of a delegation', () => {
+  it("a worker that lost the run to another leaves the delegation's children to the new owner, never cancels them", async () => {
+    const d = await deploy('stale-delegation');
+    const ctx = await contextFor(d, { toolsets: ['base', 'crew'] });
+    await claimAttempt(ctx);
+    // Another worker takes the run over (this one's lock ran out); it will delegate the same children.
+    expect((await d.store.claim(ctx.runId, 'w2:t2', 2, 'w2')).status).toBe('ok');
+    const childRunId = newChildRunId(ctx.runId);
+    const child = {
+      id: childRunId,
+      tenant: TENANT,
+      spec: { input: 'a task' },
+      createdAtMs: Date.now(),
+      queue: d.keys.queuePrefix,
+      crew: {
+        parentRunId: ctx.runId,
+        rootRunId: ctx.runId,
+        depth: 1,
+        call: 'call_0_0',
+        index: 0,
+        deadlineMs: Date.now() + 60_000,
+      },
+    };
+    const job = {
+      ...ctx.job,
+      // The lock is the new owner's: BullMQ refuses this worker's moves.
+      moveToWait: async () => {
+        throw new Error('Missing lock for job');
+      },
+    } as unknown as Job<RunJobData>;
+    const settled = await settleOutcome(
+      { ...ctx, job, token: 'stale' },
+      {
+        kind: 'delegating',
+        delegation: {
+          callId: 'call_0_0',
+          name: 'delegate_task',
+          tasks: [{ goal: 'a task', childRunId }],
+        },
+        children: [child],
+      },
+    );
+    expect(settled).toBeUndefined();
+    expect((await d.store.get(childRunId))?.status).toBe('queued');
+    expect(await d.store.get(ctx.runId)).toMatchObject({ status: 'running', owner: 'w2:t2' });
   });
 });

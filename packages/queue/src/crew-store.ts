@@ -178,6 +178,31 @@ export async function readDelegation(ctx: StoreContext, runId: string): Promise<
 }
 
 /**
+ * Why a run that just went back to waiting for its children should not sleep
+ * until their deadline: every child has reported, or a cancel was requested,
+ * while the worker was still moving its job to delayed (neither could wake a
+ * job that was still active). One round trip; the keys share the run's slot.
+ */
+export async function childrenWakeReason(
+  ctx: StoreContext,
+  runId: string,
+): Promise<'ready' | 'cancel' | undefined> {
+  const keys = ctx.keys.run(runId);
+  const replies = await ctx.redis
+    .pipeline()
+    .hget(keys.delegation, 'pending')
+    .hget(keys.record, 'cancelRequested')
+    .exec();
+  const [pending, cancel] = (replies ?? []).map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  });
+  if (cancel) return 'cancel';
+  if (pending === '0') return 'ready';
+  return undefined;
+}
+
+/**
  * Records a child's result in its parent's delegation `call`, once (with
  * `child.finished` in the parent's log). True when it was the last to report.
  */

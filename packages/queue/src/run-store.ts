@@ -470,6 +470,11 @@ export class RunStore implements StoreContext {
     return crew.delegate(this, runId, token, delegation, events);
   }
 
+  /** See {@link crew.childrenWakeReason}. */
+  childrenWakeReason(runId: string): Promise<'ready' | 'cancel' | undefined> {
+    return crew.childrenWakeReason(this, runId);
+  }
+
   /** See {@link crew.readDelegation}. */
   delegation(runId: string): Promise<crew.Delegation | undefined> {
     return crew.readDelegation(this, runId);

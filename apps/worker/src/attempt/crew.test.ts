@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { childToolsets, planChildren, refuseTasks, withCrewTools } from './crew.js';
+import { childToolsets, delegationKey, planChildren, refuseTasks, withCrewTools } from './crew.js';
 
 const config = { crewMaxDepth: 1, crewChildTimeoutMs: 60_000 } as Parameters<
   typeof planChildren
@@ -68,7 +68,7 @@ describe('the crew on the worker', () => {
         parentRunId: 'run_parent',
         rootRunId: 'run_parent',
         depth: 1,
-        call: 'call_1',
+        call: 'call_1 run_c0',
         index: 0,
         deadlineMs: 61_000,
       },
@@ -95,5 +95,13 @@ describe('the crew on the worker', () => {
     };
     expect(refuseTasks(spec, [{ goal: 'a' }])).toBeUndefined();
     expect(refuseTasks(spec, [{ goal: 'a' }, { goal: 'b' }])).toMatch(/^Task 1 cannot be delegated/);
+  });
+
+  it('keys a delegation by its call id and its first child, so a call id used again in a later turn is another delegation', () => {
+    const task = (childRunId: string) => ({ childRunId, goal: 'g' });
+    const first = delegationKey({ callId: 'call_0', tasks: [task('run_a_x'), task('run_b_x')] });
+    const again = delegationKey({ callId: 'call_0', tasks: [task('run_c_x')] });
+    expect(first).not.toBe(again);
+    expect(delegationKey({ callId: 'call_0', tasks: [task('run_a_x')] })).toBe(first);
   });
 });

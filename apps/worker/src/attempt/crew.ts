@@ -104,7 +104,7 @@ export function planChildren(
         parentRunId: runId,
         rootRunId,
         depth,
-        call: delegation.callId,
+        call: delegationKey(delegation),
         index,
         deadlineMs: now + config.crewChildTimeoutMs,
       },
@@ -125,6 +125,16 @@ export function refuseTasks(spec: RunSpec, tasks: readonly CrewTask[]): string |
 }
 
 /**
+ * The key of a delegation in Redis (its record, and each child's `call`): the
+ * model's call id with the first child's id, which is new for every
+ * delegation. The call id alone is not enough: a provider may use the same ids
+ * again in a later turn, and a second delegation would pass for the first.
+ */
+export function delegationKey(delegation: Pick<PendingDelegation, 'callId' | 'tasks'>): string {
+  return `${delegation.callId} ${delegation.tasks[0]?.childRunId ?? ''}`;
+}
+
+/**
  * What a parent woken while it waits on `pending` does: resume with every
  * child's result (in task order), wait again (children still out; the ones
  * past their deadline are ended first, the ones that are gone or ended
@@ -139,7 +149,7 @@ export async function resolveDelegation(
 ): Promise<{ results: CrewResultEntry[] } | Settlement> {
   const { store, runId } = ctx;
   let delegation = await store.delegation(runId);
-  if (delegation?.call !== pending.callId) {
+  if (delegation?.call !== delegationKey(pending)) {
     return { kind: 'delegating', delegation: pending, children: plan(pending) };
   }
   if (delegation.pending > 0) {

@@ -3,6 +3,7 @@ import { type RunEventInput, TERMINAL_STATUSES, TetherError } from '@tether/prot
 import { baseDelay, promoteJob, RetryLater, retryDelayMs } from '@tether/queue';
 import { DelayedError, WaitingError } from 'bullmq';
 import type { AttemptContext, Settlement } from './context.js';
+import { delegationKey } from './crew.js';
 
 /**
  * Settle: the one place an attempt's end is recorded in the run (one script
@@ -213,7 +214,7 @@ async function settle(
           runId,
           fence,
           {
-            call: delegation.callId,
+            call: delegationKey(delegation),
             deadlineMs,
             maxChildren: ctx.config.crewMaxChildren,
             children: children.map((child, index) => ({ id: child.id, index, goal: child.spec.input })),
@@ -221,29 +222,34 @@ async function settle(
           events,
         );
       } catch (error) {
-        // The children never start: they end here, before any job of theirs exists.
-        for (const child of children) {
-          await store.finalize(child.id, {
-            status: 'cancelled',
-            reason: 'its parent run could not delegate',
-          });
+        const code = error instanceof TetherError ? error.code : undefined;
+        // Another worker owns the run now: it delegates these same children (their ids are in the
+        // checkpoint), so they are its to start; this attempt stops as one that lost its lock.
+        if (code === 'ERR_RUN_NOT_OWNER') return settle(ctx, { kind: 'lost' }, [], []);
+        // Refused for good (a cancel asked for, the life limit): the children never start, and end
+        // here, before any job of theirs exists. Any other error is retried, which delegates again.
+        if (code === 'ERR_RUN_CANCEL_REQUESTED' || code === 'ERR_CREW_MAX_CHILDREN') {
+          for (const child of children) {
+            await store.finalize(child.id, {
+              status: 'cancelled',
+              reason: 'its parent run could not delegate',
+            });
+          }
         }
-        if (error instanceof TetherError && error.code === 'ERR_RUN_CANCEL_REQUESTED') {
-          return settle(ctx, { kind: 'cancelled' }, events, turn);
-        }
+        if (code === 'ERR_RUN_CANCEL_REQUESTED') return settle(ctx, { kind: 'cancelled' }, events, turn);
         throw error;
       }
       await ctx.crew.queueChildren(children);
       await job.moveToDelayed(deadlineMs + CHILDREN_GRACE_MS, token);
-      // Children that ended before the job was delayed could not wake it: look again.
-      if ((await store.delegation(runId))?.pending === 0) await promoteJob(job);
+      // Children that ended (or a cancel that came) before the job was delayed could not wake it: look again.
+      if ((await store.childrenWakeReason(runId)) !== undefined) await promoteJob(job);
       log.info({ children: children.length }, 'run waits for its crew children');
       throw new DelayedError();
     }
     case 'awaiting':
       await store.setStatus(runId, fence, 'waiting_for_children');
       await job.moveToDelayed(settlement.untilMs + CHILDREN_GRACE_MS, token);
-      if ((await store.delegation(runId))?.pending === 0) await promoteJob(job);
+      if ((await store.childrenWakeReason(runId)) !== undefined) await promoteJob(job);
       throw new DelayedError();
     case 'blocked':
       // Another run of the session is ahead: wait, without a slot, until it ends (its end wakes this one).
