@@ -47,6 +47,9 @@ export interface RunDriver {
  * concurrently, each posted as soon as its handler returns), and resolves
  * with the run once it has ended. An output the API refuses as a conflict
  * (already posted, timed out, the run ended) is left: the run has moved on.
+ * Any other failure to post an output (too long, the API unreachable after
+ * the client's retries) stops following the run and is thrown; the run keeps
+ * waiting for that output until its deadline.
  */
 export async function runToCompletion(
   driver: RunDriver,
@@ -63,14 +66,29 @@ export async function runToCompletion(
   });
   const started = new Set<string>();
   const answering: Promise<void>[] = [];
-  for await (const event of driver.stream(id, signal === undefined ? {} : { signal })) {
-    if (event.type !== 'tool.requested' || !onToolCall) continue;
-    const call = event.data as PendingToolCall;
-    if (started.has(call.requestId)) continue;
-    started.add(call.requestId);
-    answering.push(answer(driver, id, call, onToolCall, signal));
+  // An output that cannot be posted (refused as invalid, or the API unreachable) ends the wait: the
+  // stream stops and the error is thrown here, never left unhandled.
+  const stop = new AbortController();
+  const streamSignal = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
+  let failure: { error: unknown } | undefined;
+  try {
+    for await (const event of driver.stream(id, { signal: streamSignal })) {
+      if (event.type !== 'tool.requested' || !onToolCall) continue;
+      const call = event.data as PendingToolCall;
+      if (started.has(call.requestId)) continue;
+      started.add(call.requestId);
+      answering.push(
+        answer(driver, id, call, onToolCall, signal).catch((error: unknown) => {
+          failure ??= { error };
+          stop.abort(error);
+        }),
+      );
+    }
+  } catch (error) {
+    if (failure === undefined) throw error;
   }
   await Promise.all(answering);
+  if (failure !== undefined) throw failure.error;
   return driver.get(id, signal === undefined ? {} : { signal });
 }
 

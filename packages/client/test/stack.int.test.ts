@@ -76,6 +76,33 @@ describe('the SDK against the real API and a worker', () => {
     await expect(client.runs.runToCompletion({ input: 'x', tools: [weather] })).rejects.toThrow(/onToolCall/);
   });
 
+  it('runs.runToCompletion rejects with the API error when an output cannot be posted (never an unhandled rejection)', async () => {
+    const client = new TetherClient({ baseUrl: stack.baseUrl, apiKey: API_KEY });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const lookup = {
+        name: 'lookup',
+        description: 'Looks up',
+        parameters: { type: 'object', properties: {} },
+      };
+      const attempt = client.runs.runToCompletion(
+        {
+          input: 'too much',
+          model: { provider: 'replay', script: [{ toolCalls: [call('lookup', {})] }, { content: 'never' }] },
+          tools: [lookup],
+        },
+        { onToolCall: async () => 'x'.repeat(100_001) },
+      );
+      await expect(attempt).rejects.toMatchObject({ status: 400 });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('submits, streams through a forced disconnect without losing or repeating an event, answers, waits, and reads files', async () => {
     const proxy = await startCuttableProxy(stack.port);
     try {
