@@ -78,3 +78,37 @@ describe('compileClientTools', () => {
     expect(tool.parse('[1]')).toMatchObject({ ok: false, result: { code: 'ERR_TOOL_ARGS_JSON' } });
   });
 });
+
+describe('patterns in client tool schemas', () => {
+  const tool = (pattern: string): ClientTool => ({
+    name: 'match',
+    description: 'Matches',
+    parameters: { type: 'object', properties: { text: { type: 'string', pattern } } },
+  });
+
+  it('run in linear time: a backtracking pattern cannot stall the worker', () => {
+    const [compiled] = compileClientTools([tool('^(a|a)*$')]);
+    const started = performance.now();
+    // With a backtracking engine, 40 characters of this take longer than anyone would wait.
+    const result = compiled?.parse(JSON.stringify({ text: `${'a'.repeat(40)}b` }));
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(result).toMatchObject({ ok: false, result: { code: 'ERR_TOOL_ARGS_INVALID' } });
+    expect(compiled?.parse(JSON.stringify({ text: 'aaaa' }))).toMatchObject({ ok: true });
+    const [properties] = compileClientTools([
+      {
+        name: 'props',
+        description: 'Props',
+        parameters: { type: 'object', patternProperties: { '^x-[a-z]+$': { type: 'integer' } } },
+      },
+    ]);
+    expect(properties?.parse('{"x-one":"not a number"}')).toMatchObject({ ok: false });
+    expect(properties?.parse('{"x-one":1}')).toMatchObject({ ok: true });
+  });
+
+  it('refuses at submit a pattern RE2 cannot run (lookaround, backreferences), saying so', () => {
+    expect(checkClientTools([tool('^(?=a)a$')], [])).toMatch(
+      /the parameters of "match" are not a valid JSON Schema/,
+    );
+    expect(checkClientTools([tool('^(a)\\1$')], [])).toMatch(/not a valid JSON Schema/);
+  });
+});

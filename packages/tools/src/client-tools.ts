@@ -10,18 +10,40 @@
  */
 import type { ClientTool } from '@tether/protocol';
 import { CLIENT_TOOL_LIMITS, CLIENT_TOOL_NAME_PATTERN, RUN_LIMITS } from '@tether/protocol';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type CodeOptions, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { RE2JS } from 're2js';
 import { parseArgumentsObject } from './execute-tool.js';
 import type { ToolResult } from './types.js';
 import { fieldName } from './validate.js';
 
 const NAME = new RegExp(CLIENT_TOOL_NAME_PATTERN);
+
+/**
+ * The `pattern` and `patternProperties` of a tenant's schemas run on RE2
+ * (re2js): linear time, so a backtracking pattern (`^(a|a)*$`) cannot stall
+ * the worker that checks a model's arguments, with every other tenant's runs
+ * on it. RE2 has no lookaround or backreferences: a schema that uses them
+ * does not compile, and is refused at submit.
+ */
+const re2: NonNullable<CodeOptions['regExp']> = Object.assign(
+  (pattern: string) => {
+    const compiled = RE2JS.compile(pattern);
+    return { test: (text: string) => compiled.test(text) };
+  },
+  { code: 're2js' },
+);
 /** At most this many problems are listed in one message (as for built-in tools). */
 const MAX_PROBLEMS = 5;
 
 function newAjv(): Ajv {
-  const ajv = new Ajv({ strict: false, allErrors: true, coerceTypes: false, useDefaults: false });
+  const ajv = new Ajv({
+    strict: false,
+    allErrors: true,
+    coerceTypes: false,
+    useDefaults: false,
+    code: { regExp: re2 },
+  });
   addFormats.default(ajv);
   return ajv;
 }
