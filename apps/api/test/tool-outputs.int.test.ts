@@ -84,7 +84,7 @@ describe('POST /v1/runs/:id/tool-outputs/:requestId', () => {
     ]);
   });
 
-  it('answers 404 for an unknown request, another tenant or a malformed id, 409 past the deadline or once the run ended, 400 past the output limit', async () => {
+  it('answers 404 for an unknown request or another tenant, 400 for a malformed id or past the output limit, 409 past the deadline or once the run ended', async () => {
     const { app } = await build();
     const id = await submit(app, ACME, replayRun(undefined, { tools: [weather] }));
     const [oslo] = (await waitOnTools(app, id)) as [string, string];

@@ -3,7 +3,7 @@
   with the deadline they share and how many wait for an output, the events emitted before it are
   appended, then `tool.requested` for each call in order, and the run waits for input. Done again
   for the same requests (a worker that took the run over after a crash redoes the step), nothing
-  is recorded twice: the run waits again.
+  is recorded twice: the run waits again. Earlier turns' requests keep their state only.
 
   Input:
     KEYS[1] record          the run record (hash)
@@ -38,7 +38,14 @@ local calls = { unpack(ARGV, 8, 7 + 2 * count) }
 for i = 8 + 2 * count, #ARGV, 2 do append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[i], ARGV[i + 1]) end
 redis.call('HSET', KEYS[1], 'status', 'waiting_for_input')
 if redis.call('HEXISTS', KEYS[3], 's:' .. calls[1]) == 1 then return 2 end
-redis.call('DEL', KEYS[3], KEYS[4])
+-- The previous turn's calls and outputs go; their states stay (`s:<id>`, a few bytes each), so an
+-- output posted late for one of them is still told it was received or timed out (409), not unknown.
+local stale = {}
+for _, field in ipairs(redis.call('HKEYS', KEYS[3])) do
+  if string.sub(field, 1, 2) ~= 's:' then stale[#stale + 1] = field end
+end
+if #stale > 0 then redis.call('HDEL', KEYS[3], unpack(stale)) end
+redis.call('DEL', KEYS[4])
 local order = {}
 for i = 1, #calls, 2 do order[#order + 1] = calls[i] end
 redis.call('HSET', KEYS[3], 'deadline', ARGV[5], 'pending', count, 'order', table.concat(order, ' '))

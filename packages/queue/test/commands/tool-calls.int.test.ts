@@ -88,15 +88,17 @@ describe('requestToolCalls', () => {
     expect((await run.events()).filter((e) => e.type === 'tool.requested')).toHaveLength(2);
   });
 
-  it("replaces an earlier turn's calls", async () => {
+  it("replaces an earlier turn's calls, keeping only their states: a late output for one is still 409, not unknown", async () => {
     const run = await waiting(['tcr_a']);
     await post(run, 'tcr_a');
     await run.seed({ status: 'running' });
     expect(await request(run, ['tcr_c'])).toBe(1);
     const stored = await redis.hgetall(run.keys.toolCalls);
-    expect(stored['s:tcr_a']).toBeUndefined();
-    expect(stored).toMatchObject({ pending: '1', order: 'tcr_c' });
+    expect(stored['q:tcr_a']).toBeUndefined();
+    expect(stored['s:tcr_a']).toBe('received');
+    expect(stored).toMatchObject({ pending: '1', order: 'tcr_c', 's:tcr_c': 'pending' });
     expect(await redis.exists(run.keys.toolOutputs)).toBe(0);
+    expect(await post(run, 'tcr_a')).toBe('received');
   });
 
   it('refuses a worker that does not own the run, a run with a cancel requested, and an ended one', async () => {
