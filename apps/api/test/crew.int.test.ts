@@ -56,7 +56,23 @@ describe('crew over the API', () => {
       api.base,
       'POST',
       '/v1/runs',
-      parentBody([{ goal: 'first' }, { goal: 'second' }], [{ script: [{ content: 'child done' }] }]),
+      parentBody(
+        [{ goal: 'first' }, { goal: 'second' }],
+        [
+          {
+            match: 'first',
+            script: [
+              {
+                toolCalls: [
+                  { name: 'write_file', arguments: { path: 'first.txt', content: 'by the child' } },
+                ],
+              },
+              { content: 'child done' },
+            ],
+          },
+          { script: [{ content: 'child done' }] },
+        ],
+      ),
     );
     expect(submitted.status).toBe(202);
     const parentId = submitted.body.id;
@@ -75,6 +91,11 @@ describe('crew over the API', () => {
       depth: 1,
       output: 'child done',
     });
+    // The child worked in its tree's workspace: its files are the parent's, read through either.
+    for (const id of [parentId, childId]) {
+      const files = await call<{ files: { path: string }[] }>(api.base, 'GET', `/v1/runs/${id}/files`);
+      expect(files.body.files.map((f) => f.path)).toContain('first.txt');
+    }
     // Another tenant: 404 for the child as for the parent, and nothing to cancel.
     for (const id of [parentId, childId]) {
       expect((await call(api.base, 'GET', `/v1/runs/${id}`, undefined, BETA)).status).toBe(404);

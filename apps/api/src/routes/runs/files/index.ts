@@ -17,7 +17,11 @@ function disposition(name: string): string {
  * its workspace. The API must see the workers' workspace root (shared storage).
  */
 const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const workspaceOf = (run: RunRecord) => workspaceDir(app.config.workspaceRoot, run);
+  /** A run's workspace; a crew child works in its tree's (its root run's, or the root's session's). */
+  const workspaceOf = async (tenant: string, run: RunRecord): Promise<string> => {
+    const owner = run.rootRunId && run.rootRunId !== run.id ? await app.runs.get(tenant, run.rootRunId) : run;
+    return workspaceDir(app.config.workspaceRoot, owner);
+  };
 
   app.get(
     '/:id/files',
@@ -30,7 +34,8 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      return listRunFiles(workspaceOf(await app.runs.get(request.tenant, request.params.id)));
+      const run = await app.runs.get(request.tenant, request.params.id);
+      return listRunFiles(await workspaceOf(request.tenant, run));
     },
   );
 
@@ -56,7 +61,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const run = await app.runs.get(request.tenant, request.params.id);
-      const file = await openRunFile(workspaceOf(run), request.params['*']);
+      const file = await openRunFile(await workspaceOf(request.tenant, run), request.params['*']);
       return reply
         .type('application/octet-stream')
         .header('content-length', file.size)
