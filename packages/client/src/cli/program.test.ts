@@ -4,7 +4,7 @@
  * interactive clarify prompt on plain streams, --files, --timeout), `runs`,
  * `show`, `logs`, `answer`, `cancel`, usage errors and an unreachable server.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -597,6 +597,22 @@ describe('tether runs, show, logs, answer, cancel', () => {
     expect(run.run.status).toBe('cancelled');
     const again = terminal();
     expect(await runCli(['cancel', run.run.id], again.io)).toBe(1);
+  });
+
+  it("prints the package's version with --version and -V, exit 0, without a request", async () => {
+    const { version } = JSON.parse(
+      await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as {
+      version: string;
+    };
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    for (const flag of ['--version', '-V']) {
+      const { io, stdout, stderr } = terminal();
+      expect(await runCli([flag], io)).toBe(0);
+      expect(stdout.plain).toBe(`${version}\n`);
+      expect(stderr.plain).toBe('');
+    }
+    expect(api.requests).toHaveLength(0);
   });
 
   it('prints help with the environment and exit codes, exit 0', async () => {

@@ -7,6 +7,7 @@ import {
   TetherConnectionError,
   TetherUnauthorizedError,
 } from '../errors.js';
+import { VERSION } from '../version.js';
 import { type ChatCommandOptions, chatCommand } from './chat-command.js';
 import { answerCommand, cancelCommand, logsCommand, runsCommand, showCommand } from './commands.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
@@ -43,6 +44,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .description('Run agent jobs on a Tether server, follow them live, and answer their questions.')
     .addOption(new Option('--url <url>', `API address (env TETHER_URL, default ${DEFAULT_URL})`))
     .addOption(new Option('--api-key <key>', 'API key (env TETHER_API_KEY)'))
+    .version(VERSION, '-V, --version', "print the CLI's version")
     .exitOverride()
     .showHelpAfterError(errColors.dim('(tether --help shows the usage)'))
     .configureOutput({

@@ -1,0 +1,8 @@
+import { createRequire } from 'node:module';
+
+/**
+ * This package's version, read from its package.json (one level above both
+ * `src/` and `dist/`, so it is the same in the workspace and once installed).
+ */
+export const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string })
+  .version;
