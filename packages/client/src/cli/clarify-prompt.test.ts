@@ -1,9 +1,9 @@
 /**
  * The clarify prompt on plain streams (readline in terminal mode reads the
  * escape sequences a terminal would send): choosing from the list, typing a
- * free answer, the countdown, the deadline, and an abort.
+ * free answer, the countdown, the deadline, and closing it from outside; what
+ * stays on the screen (`screen`: the output with its redraws applied).
  */
-import { AbortPromptError } from '@inquirer/core';
 import pc from 'picocolors';
 import { describe, expect, it } from 'vitest';
 import { KeyboardInput, RecordingOutput } from '../testing/terminal.js';
@@ -34,7 +34,8 @@ describe('askClarify', () => {
     expect(output.plain).toMatch(/> 1\. Postgres\n\s+2\. SQLite\n\s+3\. Type my own answer/);
     input.type(enter);
     await expect(answer).resolves.toEqual({ kind: 'answer', answer: 'Postgres' });
-    expect(output.plain).toContain('? Which database? Postgres');
+    // The choices and the countdown are gone: the question and its answer stay.
+    expect(output.screen).toBe('? Which database? Postgres');
   });
 
   it('moves with the arrow keys, wrapping around', async () => {
@@ -95,10 +96,10 @@ describe('askClarify', () => {
   it('ends by itself at the deadline', async () => {
     const { output, answer } = setup(['a'], 300);
     await expect(answer).resolves.toEqual({ kind: 'expired' });
-    expect(output.plain).toContain('(no answer in time)');
+    expect(output.screen).toBe('? Which database? (no answer in time)');
   });
 
-  it('rejects with AbortPromptError when its signal aborts', async () => {
+  it('when its signal aborts, resolves closed and leaves the question alone on the screen', async () => {
     const controller = new AbortController();
     const output = new RecordingOutput(true);
     const answer = askClarify({
@@ -110,10 +111,28 @@ describe('askClarify', () => {
       output,
       signal: controller.signal,
     });
-    await output.waitFor('Q?');
+    await output.waitFor('Type my own answer');
+    expect(output.screen).toContain('1:00 left');
     controller.abort();
-    await expect(answer).rejects.toBeInstanceOf(AbortPromptError);
+    await expect(answer).resolves.toEqual({ kind: 'closed' });
+    // No frozen choices or countdown: the last frame is the question.
+    expect(output.screen).toBe('? Q?');
     // The prompt did not end the caller's output.
     expect(output.writableEnded).toBe(false);
+  });
+
+  it('resolves closed at once, showing nothing, when its signal has aborted already', async () => {
+    const output = new RecordingOutput(true);
+    const answer = askClarify({
+      question: 'Q?',
+      choices: ['a'],
+      expiresAt: Date.now() + 60_000,
+      colors,
+      input: new KeyboardInput(),
+      output,
+      signal: AbortSignal.abort(),
+    });
+    await expect(answer).resolves.toEqual({ kind: 'closed' });
+    expect(output.plain).toBe('');
   });
 });

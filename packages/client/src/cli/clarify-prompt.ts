@@ -3,7 +3,10 @@
  * the choices as a list to move through with the arrow keys (or pick by
  * number), a last entry to type one's own answer (typing any letter jumps
  * there too), and a countdown to the deadline that ticks every second. At the
- * deadline the prompt ends by itself with `{ kind: 'expired' }`.
+ * deadline the prompt ends by itself with `{ kind: 'expired' }`. Closed from
+ * outside (the question was answered elsewhere, or the run ended), it ends
+ * with `{ kind: 'closed' }`. Each way, the last frame is one line: the
+ * question, with the answer or what ended it.
  *
  * It reads keys from any readable and writes to any writable (readline in
  * terminal mode), so it runs the same on a real terminal, under a
@@ -26,7 +29,7 @@ import { formatCountdown } from './duration.js';
 import type { Colors, Output } from './io.js';
 import { unclosable } from './io.js';
 
-export type ClarifyAnswer = { kind: 'answer'; answer: string } | { kind: 'expired' };
+export type ClarifyAnswer = { kind: 'answer'; answer: string } | { kind: 'expired' } | { kind: 'closed' };
 
 export interface ClarifyPromptConfig {
   question: string;
@@ -35,6 +38,8 @@ export interface ClarifyPromptConfig {
   expiresAt: number;
   colors: Colors;
   now?: () => number;
+  /** Closes the prompt: its last frame is the question alone, and it resolves with `closed`. */
+  close?: AbortSignal | undefined;
 }
 
 const FREE_TEXT_LABEL = 'Type my own answer';
@@ -44,7 +49,7 @@ const prompt = createPrompt<ClarifyAnswer, ClarifyPromptConfig>((config, done) =
   const c = config.colors;
   const now = config.now ?? Date.now;
   const hasChoices = config.choices.length > 0;
-  const [status, setStatus] = useState<'idle' | 'done'>('idle');
+  const [status, setStatus] = useState<'idle' | 'done' | 'closed'>('idle');
   const [mode, setMode] = useState<'select' | 'text'>(hasChoices ? 'select' : 'text');
   const [active, setActive] = useState(0);
   const [value, setValue] = useState('');
@@ -61,9 +66,15 @@ const prompt = createPrompt<ClarifyAnswer, ClarifyPromptConfig>((config, done) =
       },
       Math.max(0, config.expiresAt - now()),
     );
+    const close = () => {
+      setStatus('closed');
+      done({ kind: 'closed' });
+    };
+    config.close?.addEventListener('abort', close, { once: true });
     return () => {
       clearInterval(tick);
       clearTimeout(deadline);
+      config.close?.removeEventListener('abort', close);
     };
   }, []);
 
@@ -121,6 +132,8 @@ const prompt = createPrompt<ClarifyAnswer, ClarifyPromptConfig>((config, done) =
   });
 
   const title = `${c.magenta('?')} ${c.bold(config.question)}`;
+  // What closed it (an answer given elsewhere, the run's end) is shown next, from the run's events.
+  if (status === 'closed') return title;
   if (status === 'done') {
     return answer === undefined
       ? `${title} ${c.yellow('(no answer in time)')}`
@@ -144,23 +157,25 @@ function isPrintable(key: KeypressEvent & { sequence?: string }): boolean {
   return !key.ctrl && typeof key.sequence === 'string' && key.sequence.length === 1 && key.sequence >= ' ';
 }
 
-export interface AskClarifyOptions extends ClarifyPromptConfig {
+export interface AskClarifyOptions extends Omit<ClarifyPromptConfig, 'close'> {
   input: Readable;
   output: Output;
-  /** Ends the prompt early (the question was answered elsewhere, or the run ended). */
+  /**
+   * Ends the prompt early (the question was answered elsewhere, or the run
+   * ended): it is replaced by the question alone, not left on the screen.
+   */
   signal?: AbortSignal;
 }
 
 /**
- * Asks a clarify question at the terminal. Resolves with the answer, or
- * `expired` at the deadline; rejects with Inquirer's `AbortPromptError` when
- * `signal` aborts and `ExitPromptError` on Ctrl-C.
+ * Asks a clarify question at the terminal. Resolves with the answer,
+ * `expired` at the deadline, or `closed` when `signal` aborts (at once, with
+ * nothing shown, when it has aborted already); rejects with Inquirer's
+ * `ExitPromptError` on Ctrl-C.
  */
-export function askClarify(options: AskClarifyOptions): Promise<ClarifyAnswer> {
+export async function askClarify(options: AskClarifyOptions): Promise<ClarifyAnswer> {
   const { input, output, signal, ...config } = options;
-  return prompt(config, {
-    input,
-    output: unclosable(output),
-    ...(signal ? { signal } : {}),
-  });
+  if (signal?.aborted) return { kind: 'closed' };
+  // Not Inquirer's own `signal`: that rejects and leaves the last frame, countdown and all, on the screen.
+  return prompt({ ...config, close: signal }, { input, output: unclosable(output) });
 }

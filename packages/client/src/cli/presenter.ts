@@ -20,7 +20,10 @@ const TERMINAL_TYPES: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
 /** A question as it arrived. */
 export type ClarifyEvent = Extract<RunEvent, { type: 'clarify.requested' }>;
 
-/** Asks a question; resolves with the answer or `expired`, rejects when it cannot be asked. */
+/**
+ * Asks a question; resolves with the answer, `expired`, or `closed` once `signal` aborts; rejects
+ * when it cannot be asked.
+ */
 export type Ask = (event: ClarifyEvent, signal: AbortSignal) => Promise<ClarifyAnswer>;
 
 export interface PresenterOptions {

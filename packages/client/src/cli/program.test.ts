@@ -258,7 +258,10 @@ describe('tether run (human view)', () => {
     api.append(run.run.id, 'clarify.answered', { requestId: 'q1', answer: 'Markdown' });
     api.append(run.run.id, 'run.completed', { output: 'ok' });
     expect(await done).toBe(0);
-    expect(stdout.plain).toContain('answered: Markdown');
+    // The prompt is replaced by the question alone, and the answer given elsewhere follows.
+    expect(stdout.screen).toContain('? Which format?\n  answered: Markdown\n');
+    expect(stdout.screen).not.toContain('Type my own answer');
+    expect(stdout.screen).not.toMatch(/left/);
     expect(api.requests.some((r) => r.path.endsWith('/clarify/q1'))).toBe(false);
   });
 
