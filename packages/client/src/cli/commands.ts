@@ -13,6 +13,7 @@ import {
   truncate,
   waitingFor,
 } from './format.js';
+import { EventHistory } from './history.js';
 import { pageOptions } from './paging.js';
 import type { CommandContext } from './run-command.js';
 import { formatRunTree } from './run-tree.js';
@@ -145,8 +146,10 @@ export function formatRun(
 }
 
 /**
- * `tether logs ID`: the events so far (the JSON page route); with `--follow`,
- * the live stream to the end, exiting as `run` does.
+ * `tether logs ID`: the events so far (the JSON page route), a question or a
+ * client tool call settled later shown without the time that was left; with
+ * `--follow`, then the live stream from there to the end, exiting as `run`
+ * does.
  */
 export async function logsCommand(
   id: string,
@@ -154,8 +157,36 @@ export async function logsCommand(
   ctx: CommandContext,
 ): Promise<ExitCode> {
   const { client, io, colors: c } = ctx;
-  if (options.follow) {
-    const { terminal } = await followRun({
+  const view = options.json
+    ? undefined
+    : new RunView(io.stdout, c, {
+        answerHint: (req) => `answer with: tether answer ${id} ${req} "your answer"`,
+        ...(ctx.now ? { now: ctx.now } : {}),
+      });
+  const history = new EventHistory((event, settled) => {
+    if (view) view.render(event, { settled });
+    else io.stdout.write(`${JSON.stringify(event)}\n`);
+  });
+  let after: string | undefined;
+  while (true) {
+    const page = await client.events(id, {
+      limit: 500,
+      ...(after ? { after } : {}),
+      ...(io.signal ? { signal: io.signal } : {}),
+    });
+    for (const event of page.data) history.push(event);
+    // The cursor stays put while a live run has nothing new: that is the end of "so far".
+    if (page.data.length === 0 || page.nextCursor === null) break;
+    after = page.nextCursor;
+  }
+  history.end();
+  if (!options.follow) {
+    view?.endLine();
+    return EXIT.ok;
+  }
+  let terminal = history.terminal;
+  if (!terminal) {
+    ({ terminal } = await followRun({
       client,
       runId: id,
       stdout: io.stdout,
@@ -164,33 +195,13 @@ export async function logsCommand(
       json: options.json === true,
       prompt: false,
       signal: io.signal,
+      lastEventId: history.last?.id,
+      view,
       ...(ctx.now ? { now: ctx.now } : {}),
-    });
-    return terminal?.type === 'run.completed' ? EXIT.ok : EXIT.failed;
-  }
-  const view = options.json
-    ? undefined
-    : new RunView(io.stdout, c, {
-        answerHint: (req) => `answer with: tether answer ${id} ${req} "your answer"`,
-        ...(ctx.now ? { now: ctx.now } : {}),
-      });
-  let after: string | undefined;
-  while (true) {
-    const page = await client.events(id, {
-      limit: 500,
-      ...(after ? { after } : {}),
-      ...(io.signal ? { signal: io.signal } : {}),
-    });
-    for (const event of page.data) {
-      if (view) view.render(event);
-      else io.stdout.write(`${JSON.stringify(event)}\n`);
-    }
-    // The cursor stays put while a live run has nothing new: that is the end of "so far".
-    if (page.data.length === 0 || page.nextCursor === null) break;
-    after = page.nextCursor;
+    }));
   }
   view?.endLine();
-  return EXIT.ok;
+  return terminal?.type === 'run.completed' ? EXIT.ok : EXIT.failed;
 }
 
 /** `tether answer ID REQUEST "text"`. */

@@ -26,6 +26,8 @@ export interface FollowOptions {
   signal?: AbortSignal | undefined;
   /** Resume after this event id. */
   lastEventId?: string | undefined;
+  /** Render into this view (one that showed the events before `lastEventId`) instead of a new one. */
+  view?: RunView | undefined;
   now?: () => number;
 }
 
@@ -41,12 +43,13 @@ export async function followRun(options: FollowOptions): Promise<FollowResult> {
   const interactive = options.prompt && !json;
   const view = json
     ? undefined
-    : new RunView(stdout, c, {
+    : (options.view ??
+      new RunView(stdout, c, {
         ...(interactive
           ? {}
           : { answerHint: (req: string) => `answer with: tether answer ${runId} ${req} "your answer"` }),
         ...(options.now ? { now: options.now } : {}),
-      });
+      }));
 
   let terminal: RunEvent | undefined;
   // The stream stops on the caller's signal, or when a prompt fails (Ctrl-C at the prompt).

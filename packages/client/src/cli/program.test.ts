@@ -561,13 +561,28 @@ describe('tether runs, show, logs, answer, cancel', () => {
     expect(show.stdout.plain).toContain('Waiting for client tool outputs');
     expect(show.stdout.plain).toContain('> get_weather city=Rome');
     expect(show.stdout.plain).toContain('request tcr_0: POST /v1/runs/run_0001/tool-outputs/tcr_0');
+    const waiting = terminal();
+    expect(await runCli(['logs', run.run.id], waiting.io)).toBe(0);
+    expect(waiting.stdout.plain).toMatch(
+      /get_weather waits for the client's output \(request tcr_0, \d+:\d\d left\)/,
+    );
+    expect(waiting.stdout.plain).toMatch(
+      /get_weather waits for the client's output \(request tcr_1, \d+:\d\d left\)/,
+    );
     api.append(run.run.id, 'tool.output_received', { requestId: 'tcr_0', isError: false });
     api.append(run.run.id, 'tool.timed_out', { requestId: 'tcr_1' });
     const logs = terminal();
     expect(await runCli(['logs', run.run.id], logs.io)).toBe(0);
-    expect(logs.stdout.plain).toMatch(/get_weather waits for the client's output \(request tcr_1, .+ left\)/);
-    expect(logs.stdout.plain).toContain('client output received for tcr_0');
-    expect(logs.stdout.plain).toContain('No client output in time for tcr_1');
+    // Settled since: no time left is shown for them.
+    expect(logs.stdout.plain).toContain(
+      [
+        "  … get_weather waited for the client's output (request tcr_0)",
+        "  … get_weather waited for the client's output (request tcr_1)",
+        '  client output received for tcr_0',
+        '  No client output in time for tcr_1: the agent goes on without it.',
+      ].join('\n'),
+    );
+    expect(logs.stdout.plain).not.toContain('left');
   });
 
   it('prints the events so far, and follows with --follow', async () => {
@@ -583,6 +598,54 @@ describe('tether runs, show, logs, answer, cancel', () => {
     api.append(run.run.id, 'run.completed', { output: 'finished' });
     expect(await done).toBe(0);
     expect(follow.stdout.plain).toContain('Completed\nfinished');
+  });
+
+  it('shows a question of the past without the time that was left: answered, or its run cancelled', async () => {
+    const answered = api.createRun({ input: 'a' }, 'tenant-a');
+    askQuestion(answered);
+    api.append(answered.run.id, 'clarify.answered', { requestId: 'q1', answer: 'HTML' });
+    api.append(answered.run.id, 'run.completed', { output: 'Wrote HTML.' });
+    const cancelled = api.createRun({ input: 'b' }, 'tenant-a');
+    askQuestion(cancelled, 113_000);
+    api.append(cancelled.run.id, 'run.cancelled', { reason: 'cancelled by request' });
+
+    const first = terminal();
+    expect(await runCli(['logs', answered.run.id], first.io)).toBe(0);
+    expect(first.stdout.plain).toContain(
+      '? Which format?\n    1. Markdown\n    2. HTML\n  answered: HTML\n\nCompleted\nWrote HTML.\n',
+    );
+    const second = terminal();
+    expect(await runCli(['logs', cancelled.run.id], second.io)).toBe(0);
+    expect(second.stdout.plain).toContain(
+      '? Which format?\n    1. Markdown\n    2. HTML\n\nCancelled: cancelled by request\n',
+    );
+    // Following a run that has ended reads the same history, and exits as it ended.
+    const follow = terminal();
+    expect(await runCli(['logs', cancelled.run.id, '--follow'], follow.io)).toBe(1);
+    expect(follow.stdout.plain).toBe(second.stdout.plain);
+    for (const out of [first.stdout.plain, second.stdout.plain]) {
+      expect(out).not.toContain('to answer');
+      expect(out).not.toContain('tether answer');
+    }
+  });
+
+  it('shows the question a run waits on now with the time left and how to answer, then follows on', async () => {
+    const run = api.createRun({ input: 'a' }, 'tenant-a');
+    askQuestion(run, 113_000);
+    const snapshot = terminal();
+    expect(await runCli(['logs', run.run.id], snapshot.io)).toBe(0);
+    expect(snapshot.stdout.plain).toMatch(/\? Which format\? \(1:5\d to answer\)\n/);
+    expect(snapshot.stdout.plain).toContain('answer with: tether answer run_0001 q1 "your answer"');
+
+    const follow = terminal();
+    const done = runCli(['logs', run.run.id, '--follow'], follow.io);
+    await follow.stdout.waitFor('answer with:');
+    api.append(run.run.id, 'clarify.answered', { requestId: 'q1', answer: 'Markdown' });
+    api.append(run.run.id, 'run.completed', { output: 'ok' });
+    expect(await done).toBe(0);
+    // Each event once: the history from the pages, then the live ones from the stream.
+    expect(follow.stdout.plain.match(/Which format/g)).toHaveLength(1);
+    expect(follow.stdout.plain).toMatch(/answer with: .*\n {2}answered: Markdown\n\nCompleted\nok\n$/);
   });
 
   it('answers and cancels, with 409 as exit 1', async () => {

@@ -71,8 +71,14 @@ export class RunView {
     this.glyphs = glyphsFor(colors);
   }
 
-  render(event: RunEvent): void {
+  /**
+   * Shows one event. `settled`, for a question or a client tool call read from
+   * the past that was settled later (answered, timed out, its run ended): it is
+   * shown without the time left or how to answer.
+   */
+  render(event: RunEvent, options: { settled?: boolean } = {}): void {
     const c = this.c;
+    const settled = options.settled === true;
     switch (event.type) {
       case 'run.queued':
         if (!this.options.compact) this.line(c.dim('queued'));
@@ -136,12 +142,14 @@ export class RunView {
       case 'clarify.requested': {
         const { question, choices, expiresAt, requestId } = event.data;
         const left = formatCountdown(Date.parse(expiresAt) - (this.options.now ?? Date.now)());
-        this.line(`${c.magenta('?')} ${c.bold(question)} ${c.dim(`(${left} to answer)`)}`);
+        this.line(
+          `${c.magenta('?')} ${c.bold(question)}${settled ? '' : ` ${c.dim(`(${left} to answer)`)}`}`,
+        );
         if (this.options.answerHint) {
           choices.forEach((choice, i) => {
             this.line(`    ${c.dim(`${i + 1}.`)} ${choice}`);
           });
-          this.line(c.dim(`    ${this.options.answerHint(requestId)}`));
+          if (!settled) this.line(c.dim(`    ${this.options.answerHint(requestId)}`));
         }
         break;
       }
@@ -176,10 +184,12 @@ export class RunView {
         break;
       }
       case 'tool.requested': {
-        const left = formatCountdown(Date.parse(event.data.expiresAt) - (this.options.now ?? Date.now)());
-        this.line(
-          `  ${c.magenta('…')} ${c.bold(event.data.name)} ${c.dim(`waits for the client's output (request ${event.data.requestId}, ${left} left)`)}`,
-        );
+        const { name, requestId, expiresAt } = event.data;
+        const left = formatCountdown(Date.parse(expiresAt) - (this.options.now ?? Date.now)());
+        const waits = settled
+          ? `waited for the client's output (request ${requestId})`
+          : `waits for the client's output (request ${requestId}, ${left} left)`;
+        this.line(`  ${c.magenta('…')} ${c.bold(name)} ${c.dim(waits)}`);
         break;
       }
       case 'tool.output_received':
