@@ -111,3 +111,24 @@ describe('RunView: crew children', () => {
     );
   });
 });
+
+describe('RunView: a retry', () => {
+  it('names the attempt that failed and the one to come, and the delay as the worker waits it', () => {
+    const error = { code: 'ERR_MODEL_UNAVAILABLE', message: 'upstream 503' };
+    // The worker records the attempt to come: after attempt 1 failed, attempt 2.
+    expect(
+      render([
+        event('run.retrying', { attempt: 2, delayMs: 2_000, error }),
+        event('run.retrying', { attempt: 3, delayMs: 500, error }),
+        event('run.retrying', { attempt: 4, delayMs: 90_000, error }),
+      ]),
+    ).toBe(
+      [
+        'Attempt 1 failed (ERR_MODEL_UNAVAILABLE: upstream 503); attempt 2 in 2s',
+        'Attempt 2 failed (ERR_MODEL_UNAVAILABLE: upstream 503); attempt 3 in 500ms',
+        'Attempt 3 failed (ERR_MODEL_UNAVAILABLE: upstream 503); attempt 4 in 1m 30s',
+        '',
+      ].join('\n'),
+    );
+  });
+});

@@ -1,5 +1,5 @@
 import type { RunEvent, Usage } from '@tether/protocol';
-import { formatCountdown } from './duration.js';
+import { formatCountdown, formatDuration } from './duration.js';
 import {
   colorChildStatus,
   firstLine,
@@ -207,14 +207,17 @@ export class RunView {
       case 'usage':
         this.usage = event.data;
         break;
-      case 'run.retrying':
+      case 'run.retrying': {
+        // `attempt` is the attempt to come (the worker's markRetrying): the one before it failed.
+        const { attempt, delayMs, error } = event.data;
         this.line(
           c.yellow(
-            `Attempt ${event.data.attempt} failed (${event.data.error.code}: ${event.data.error.message}); ` +
-              `retrying in ${Math.round(event.data.delayMs / 1000)}s`,
+            `Attempt ${attempt - 1} failed (${error.code}: ${error.message}); ` +
+              `attempt ${attempt} in ${formatDuration(delayMs)}`,
           ),
         );
         break;
+      }
       case 'session.truncated':
         this.line(
           c.dim(
