@@ -8,7 +8,7 @@
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
     ARGV[3] runId
-    ARGV[4] attempt         the attempt that failed
+    ARGV[4] attempt         the attempt to come (the one that failed, plus one)
     ARGV[5] delayMs         the backoff before the next attempt
     ARGV[6] error           the error (JSON ErrorBody)
     ARGV[7] token           the caller's fencing token
