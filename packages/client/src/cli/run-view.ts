@@ -226,19 +226,22 @@ export class RunView {
           ),
         );
         break;
-      case 'run.completed':
+      case 'run.completed': {
+        // The output is the last message as a rule, shown already as it streamed: only a
+        // different one (a question returned, an output of its own) is shown.
+        const output = event.data.output.replace(/\n+$/, '');
+        const shown = output === '' || output === this.lastMessage?.replace(/\n+$/, '');
+        this.lastMessage = undefined;
         if (this.options.compact) {
-          // The answer streamed as the last message; a different output (a question returned) is shown.
-          const output = event.data.output.replace(/\n+$/, '');
-          if (output !== '' && output !== this.lastMessage?.replace(/\n+$/, '')) this.line(output);
+          if (!shown) this.line(output);
           this.endLine();
-          this.lastMessage = undefined;
           break;
         }
         this.line('');
         this.line(c.green(c.bold('Completed')));
-        if (event.data.output !== '') this.line(event.data.output.replace(/\n+$/, ''));
+        if (!shown) this.line(output);
         break;
+      }
       case 'run.failed':
         this.line('');
         this.line(c.red(c.bold(`Failed: ${event.data.error.code}`)));
