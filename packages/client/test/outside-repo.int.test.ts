@@ -89,7 +89,8 @@ describe('the package from npm pack, installed with plain npm into an empty fold
     });
 
     const dir = await tempDir('install');
-    // The tarball of the built dist/ (`pnpm build` runs before the integration tests).
+    // The tarball of dist/ as `pnpm build` left it before the integration tests (without
+    // --ignore-scripts, prepack would build it again under the feet of the other tests).
     await execFileAsync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: PACKAGE });
     const { name, version } = JSON.parse(await readFile(join(PACKAGE, 'package.json'), 'utf8')) as {
       name: string;
