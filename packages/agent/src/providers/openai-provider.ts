@@ -3,7 +3,7 @@
  * `openai` SDK, streamed, for OpenAI and every server that speaks its wire
  * format (vLLM, Ollama, llama.cpp, LM Studio, OpenRouter, DeepSeek, DashScope).
  *
- * Retries are ours, not the SDK's (`maxRetries: 0`): each try is one HTTP
+ * Retries are ours (streamed-request.ts), not the SDK's (`maxRetries: 0`): each try is one HTTP
  * request; a retryable failure (429, 408, 409, 5xx, a connection that failed
  * or dropped, a timeout, an unparsable chunk) waits `Retry-After` when the
  * server gave one, else exponential backoff with jitter, and tries again, until
@@ -30,34 +30,31 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
-import { AgentError, type AgentErrorCode } from '../errors.js';
-import type {
-  ChatMessage,
-  ModelProvider,
-  ModelRequest,
-  ModelResponse,
-  ModelTool,
-  ProviderLogger,
-} from './model-provider.js';
-import { abortableSleep, backoffDelay, parseRetryAfterHeaders } from './retry.js';
+import { AgentError } from '../errors.js';
+import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelTool } from './model-provider.js';
+import { parseRetryAfterHeaders } from './retry.js';
+import {
+  aborted,
+  codeForStatus,
+  completeWithRetries,
+  modelError,
+  type ResolvedStreamingOptions,
+  resolveStreamingOptions,
+  StreamedTry,
+  type StreamingProviderOptions,
+  type TryOutcome,
+} from './streamed-request.js';
 
 /** Which body field carries the output token limit. */
 export type MaxTokensField = 'max_tokens' | 'max_completion_tokens';
 
-export interface OpenAIProviderOptions {
+export interface OpenAIProviderOptions extends StreamingProviderOptions {
   /** The server's API root, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
   baseURL: string;
   /** Sent as a bearer token; omitted, no `Authorization` header is sent. */
   apiKey?: string | undefined;
-  model: string;
   /** The provider's name in logs and error messages (a profile name). Default `openai`. */
   name?: string | undefined;
-  /** Longest wait for the response headers and between two chunks (ms). Default 120,000. */
-  timeoutMs?: number | undefined;
-  /** Retries after the first try. Default 4. */
-  maxRetries?: number | undefined;
-  /** Sent only when set: several servers and models reject it. */
-  temperature?: number | undefined;
   /** Default output token limit; sent only when set here or on the request. */
   maxOutputTokens?: number | undefined;
   /**
@@ -65,40 +62,9 @@ export interface OpenAIProviderOptions {
    * compatible server knows; OpenAI's reasoning models want `max_completion_tokens`.
    */
   maxTokensField?: MaxTokensField | undefined;
-  logger?: ProviderLogger | undefined;
-  /** First backoff (ms); doubles per retry. Default 500. */
-  retryBaseDelayMs?: number | undefined;
-  /** Largest backoff (ms). Default 20,000. */
-  retryMaxDelayMs?: number | undefined;
-  /** Cap on the total time spent waiting between tries (ms). Default 60,000. */
-  maxRetryWaitMs?: number | undefined;
 }
 
-const DEFAULTS = {
-  name: 'openai',
-  timeoutMs: 120_000,
-  maxRetries: 4,
-  maxTokensField: 'max_tokens',
-  retryBaseDelayMs: 500,
-  retryMaxDelayMs: 20_000,
-  maxRetryWaitMs: 60_000,
-} as const;
-
-type ResolvedOptions = Required<
-  Pick<
-    OpenAIProviderOptions,
-    | 'baseURL'
-    | 'model'
-    | 'name'
-    | 'timeoutMs'
-    | 'maxRetries'
-    | 'maxTokensField'
-    | 'retryBaseDelayMs'
-    | 'retryMaxDelayMs'
-    | 'maxRetryWaitMs'
-  >
-> &
-  Pick<OpenAIProviderOptions, 'apiKey' | 'temperature' | 'maxOutputTokens' | 'logger'>;
+type ResolvedOptions = ResolvedStreamingOptions & { maxTokensField: MaxTokensField };
 
 /** A provider for an OpenAI-compatible Chat Completions server. */
 export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvider {
@@ -120,95 +86,40 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
 
   return {
     name: config.name,
-    async complete(request) {
-      let waitedMs = 0;
-      for (let attempt = 1; ; attempt++) {
-        if (request.signal.aborted) throw aborted(config.name, request.signal.reason);
-        const outcome = await tryOnce(client, config, request);
-        if (outcome.ok) return outcome.response;
-
-        const { error } = outcome;
-        if (!error.retryable) throw error;
-        const retriesLeft = config.maxRetries - (attempt - 1);
-        const delayMs =
-          error.retryAfterMs ??
-          backoffDelay(attempt, { baseDelayMs: config.retryBaseDelayMs, maxDelayMs: config.retryMaxDelayMs });
-        if (retriesLeft <= 0 || waitedMs + delayMs > config.maxRetryWaitMs) {
-          throw gaveUp(error, attempt, retriesLeft <= 0 ? 'retries' : 'wait');
-        }
-        config.logger?.warn(
-          { provider: config.name, attempt, delayMs, code: error.code, error: error.message },
-          'model request failed; retrying',
-        );
-        request.onRetry?.({ attempt, delayMs, error, discardsDeltas: outcome.emittedDeltas });
-        await abortableSleep(delayMs, request.signal, () => aborted(config.name, request.signal.reason));
-        waitedMs += delayMs;
-      }
-    },
+    complete: (request) => completeWithRetries(config, request, () => tryOnce(client, config, request)),
   };
 }
-
-type TryOutcome =
-  | { ok: true; response: ModelResponse }
-  | { ok: false; error: AgentError; emittedDeltas: boolean };
 
 /**
  * One HTTP request, streamed to its end. Returns a failure rather than throwing
  * it; only an error thrown by the caller's own `onDelta` is rethrown as is.
  */
 async function tryOnce(client: OpenAI, config: ResolvedOptions, request: ModelRequest): Promise<TryOutcome> {
-  const controller = new AbortController();
-  let timedOut = false;
-  let timer: NodeJS.Timeout | undefined;
-  const armTimeout = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, config.timeoutMs);
-  };
-  const onAbort = () => controller.abort();
-  request.signal.addEventListener('abort', onAbort, { once: true });
-
+  const attempt = new StreamedTry(request, config.timeoutMs);
   const turn = new StreamedTurn();
-  // Errors thrown by the caller's own callback are not the server's fault:
-  // they go up unchanged, never retried.
-  let callbackError: { error: unknown } | undefined;
-  const onDelta = request.onDelta;
-  const emit = onDelta
-    ? (text: string) => {
-        try {
-          onDelta(text);
-        } catch (error) {
-          callbackError = { error };
-          throw error;
-        }
-      }
-    : undefined;
-
   const fail = (error: unknown): TryOutcome => {
-    if (callbackError) throw callbackError.error;
+    attempt.rethrowCallbackError();
     return {
       ok: false,
-      error: classify(error, config.name, request.signal, timedOut),
-      emittedDeltas: turn.emitted,
+      error: classify(error, config.name, request.signal, attempt.timedOut),
+      emittedDeltas: attempt.emitted,
     };
   };
 
   try {
-    armTimeout();
+    attempt.arm();
     const stream = await client.chat.completions.create(buildBody(config, request), {
-      signal: controller.signal,
+      signal: attempt.signal,
       maxRetries: 0,
       timeout: config.timeoutMs,
     });
-    armTimeout();
+    attempt.arm();
     for await (const chunk of stream) {
-      armTimeout();
-      turn.add(chunk, emit);
+      attempt.arm();
+      turn.add(chunk, attempt.emit);
     }
     // The SDK ends the iteration quietly when its request is aborted.
-    if (request.signal.aborted || timedOut) return fail(undefined);
+    if (attempt.stopped) return fail(undefined);
     if (!turn.finished) {
       return fail(new StreamIncompleteError('the stream ended before the model finished (no finish_reason)'));
     }
@@ -216,10 +127,8 @@ async function tryOnce(client: OpenAI, config: ResolvedOptions, request: ModelRe
   } catch (error) {
     return fail(error);
   } finally {
-    clearTimeout(timer);
-    request.signal.removeEventListener('abort', onAbort);
     // Whatever happened, this try's HTTP request is over: close its socket.
-    controller.abort();
+    attempt.end();
   }
 }
 
@@ -254,41 +163,11 @@ function classify(error: unknown, name: string, signal: AbortSignal, timedOut: b
   return modelError('ERR_MODEL_CONNECTION', name, `connection lost: ${message}`, error);
 }
 
-function codeForStatus(status: number | undefined): AgentErrorCode {
-  if (status === undefined) return 'ERR_MODEL_UNAVAILABLE';
-  if (status === 429) return 'ERR_MODEL_RATE_LIMITED';
-  if (status === 401 || status === 403) return 'ERR_MODEL_AUTH';
-  if (status === 408) return 'ERR_MODEL_TIMEOUT';
-  if (status === 409 || status >= 500) return 'ERR_MODEL_UNAVAILABLE';
-  return 'ERR_MODEL_BAD_REQUEST';
-}
-
 /** An error object sent inside a stream may carry an HTTP-like `code` (OpenRouter does). */
 function statusInBody(body: unknown): number | undefined {
   if (typeof body !== 'object' || body === null || !('code' in body)) return undefined;
   const code = Number(body.code);
   return Number.isInteger(code) && code >= 400 && code < 600 ? code : undefined;
-}
-
-function modelError(code: AgentErrorCode, name: string, message: string, cause: unknown): AgentError {
-  return new AgentError(code, `${name}: ${message}`, cause === undefined ? {} : { cause });
-}
-
-function aborted(name: string, reason: unknown, cause?: unknown): AgentError {
-  const why =
-    reason instanceof Error ? `: ${reason.message}` : typeof reason === 'string' ? `: ${reason}` : '';
-  return new AgentError('ERR_MODEL_ABORTED', `${name}: model request aborted${why}`, {
-    cause: cause ?? reason,
-  });
-}
-
-function gaveUp(error: AgentError, tries: number, limit: 'retries' | 'wait'): AgentError {
-  const after = `after ${tries} ${tries === 1 ? 'try' : 'tries'}`;
-  const why = limit === 'retries' ? after : `${after}; the next wait would pass the retry wait cap`;
-  return new AgentError(error.code, `${error.message} (${why})`, {
-    cause: error.cause ?? error,
-    retryAfterMs: error.retryAfterMs,
-  });
 }
 
 /** The request body; parameters the caller left unset are not sent at all. */
@@ -363,14 +242,13 @@ class StreamedTurn {
   private readonly byIndex = new Map<number, PartialToolCall>();
   private finishReason: string | undefined;
   private usage: Usage | undefined;
-  emitted = false;
 
   get finished(): boolean {
     // The usage chunk comes last, after the finish reason; either shows the answer is whole.
     return this.finishReason !== undefined || this.usage !== undefined;
   }
 
-  add(chunk: ChatCompletionChunk, onDelta: ((text: string) => void) | undefined): void {
+  add(chunk: ChatCompletionChunk, emit: (text: string) => void): void {
     if (chunk.usage) {
       const input = chunk.usage.prompt_tokens ?? 0;
       const output = chunk.usage.completion_tokens ?? 0;
@@ -386,8 +264,7 @@ class StreamedTurn {
       const delta = choice.delta;
       if (delta?.content) {
         this.content += delta.content;
-        this.emitted = true;
-        onDelta?.(delta.content);
+        emit(delta.content);
       }
       for (const [position, fragment] of (delta?.tool_calls ?? []).entries()) {
         this.addToolCallFragment(fragment.index ?? position, fragment);
@@ -432,31 +309,11 @@ class StreamedTurn {
 }
 
 function resolveOptions(options: OpenAIProviderOptions): ResolvedOptions {
-  const merged = {
-    ...options,
-    name: options.name ?? DEFAULTS.name,
-    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
-    maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
-    maxTokensField: options.maxTokensField ?? DEFAULTS.maxTokensField,
-    retryBaseDelayMs: options.retryBaseDelayMs ?? DEFAULTS.retryBaseDelayMs,
-    retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULTS.retryMaxDelayMs,
-    maxRetryWaitMs: options.maxRetryWaitMs ?? DEFAULTS.maxRetryWaitMs,
-  };
   const problems: string[] = [];
-  if (!isHttpUrl(merged.baseURL))
-    problems.push(`baseURL must be an http(s) URL (got ${JSON.stringify(merged.baseURL)})`);
-  if (typeof merged.model !== 'string' || merged.model === '')
-    problems.push('model must be a non-empty string');
-  integerIn(problems, 'timeoutMs', merged.timeoutMs, 1, 3_600_000);
-  integerIn(problems, 'maxRetries', merged.maxRetries, 0, 20);
-  integerIn(problems, 'retryBaseDelayMs', merged.retryBaseDelayMs, 0, 600_000);
-  integerIn(problems, 'retryMaxDelayMs', merged.retryMaxDelayMs, 0, 600_000);
-  integerIn(problems, 'maxRetryWaitMs', merged.maxRetryWaitMs, 0, 3_600_000);
-  if (merged.maxOutputTokens !== undefined)
-    integerIn(problems, 'maxOutputTokens', merged.maxOutputTokens, 1, 10_000_000);
-  if (merged.temperature !== undefined && !(merged.temperature >= 0 && merged.temperature <= 2)) {
-    problems.push(`temperature must be between 0 and 2 (got ${merged.temperature})`);
-  }
+  const merged = {
+    ...resolveStreamingOptions(options, 'openai', problems),
+    maxTokensField: options.maxTokensField ?? 'max_tokens',
+  };
   if (merged.maxTokensField !== 'max_tokens' && merged.maxTokensField !== 'max_completion_tokens') {
     problems.push(`maxTokensField must be 'max_tokens' or 'max_completion_tokens'`);
   }
@@ -464,20 +321,4 @@ function resolveOptions(options: OpenAIProviderOptions): ResolvedOptions {
     throw new AgentError('ERR_MODEL_PROFILE_INVALID', `OpenAI provider options: ${problems.join('; ')}`);
   }
   return merged;
-}
-
-function integerIn(problems: string[], field: string, value: number, min: number, max: number): void {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    problems.push(`${field} must be an integer from ${min} to ${max} (got ${value})`);
-  }
-}
-
-function isHttpUrl(value: unknown): boolean {
-  if (typeof value !== 'string') return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }

@@ -1,0 +1,261 @@
+/**
+ * What every streaming provider shares, whatever its wire format: the options
+ * common to all of them and their checks, one try of a streamed request
+ * ({@link StreamedTry}: the idle timeout, the caller's abort, the caller's
+ * `onDelta` kept apart from the server's failures), the retry loop around the
+ * tries ({@link completeWithRetries}), and the errors a try ends with.
+ *
+ * Retries are the provider's, not its SDK's: each try is one HTTP request; a
+ * retryable failure waits `Retry-After` when the server gave one, else
+ * exponential backoff with jitter, and tries again, until `maxRetries` retries
+ * are spent or the next wait would take the total past `maxRetryWaitMs`. The
+ * last error is then thrown, still marked retryable, for the job system to
+ * retry the attempt later.
+ */
+import { AgentError, type AgentErrorCode } from '../errors.js';
+import type { ModelRequest, ModelResponse, ProviderLogger } from './model-provider.js';
+import { abortableSleep, backoffDelay } from './retry.js';
+
+/** The options every streaming provider takes. */
+export interface StreamingProviderOptions {
+  /** The server's API root. */
+  baseURL: string;
+  /** The credential sent to the server; omitted, none is sent. */
+  apiKey?: string | undefined;
+  model: string;
+  /** The provider's name in logs and error messages (a profile name). */
+  name?: string | undefined;
+  /** Longest wait for the response headers and between two chunks (ms). Default 120,000. */
+  timeoutMs?: number | undefined;
+  /** Retries after the first try. Default 4. */
+  maxRetries?: number | undefined;
+  /** Sent only when set: several servers and models reject it. */
+  temperature?: number | undefined;
+  /** Default output token limit. */
+  maxOutputTokens?: number | undefined;
+  logger?: ProviderLogger | undefined;
+  /** First backoff (ms); doubles per retry. Default 500. */
+  retryBaseDelayMs?: number | undefined;
+  /** Largest backoff (ms). Default 20,000. */
+  retryMaxDelayMs?: number | undefined;
+  /** Cap on the total time spent waiting between tries (ms). Default 60,000. */
+  maxRetryWaitMs?: number | undefined;
+}
+
+/** {@link StreamingProviderOptions} with the defaults applied. */
+export type ResolvedStreamingOptions = Required<
+  Pick<
+    StreamingProviderOptions,
+    | 'baseURL'
+    | 'model'
+    | 'name'
+    | 'timeoutMs'
+    | 'maxRetries'
+    | 'retryBaseDelayMs'
+    | 'retryMaxDelayMs'
+    | 'maxRetryWaitMs'
+  >
+> &
+  Pick<StreamingProviderOptions, 'apiKey' | 'temperature' | 'maxOutputTokens' | 'logger'>;
+
+const DEFAULTS = {
+  timeoutMs: 120_000,
+  maxRetries: 4,
+  retryBaseDelayMs: 500,
+  retryMaxDelayMs: 20_000,
+  maxRetryWaitMs: 60_000,
+} as const;
+
+/**
+ * Applies the defaults (`name` is the provider's own) and checks every common
+ * option, adding a line naming the field and its bound to `problems` for each
+ * one that is wrong.
+ */
+export function resolveStreamingOptions<T extends StreamingProviderOptions>(
+  options: T,
+  name: string,
+  problems: string[],
+): T & ResolvedStreamingOptions {
+  const merged = {
+    ...options,
+    name: options.name ?? name,
+    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+    maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
+    retryBaseDelayMs: options.retryBaseDelayMs ?? DEFAULTS.retryBaseDelayMs,
+    retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULTS.retryMaxDelayMs,
+    maxRetryWaitMs: options.maxRetryWaitMs ?? DEFAULTS.maxRetryWaitMs,
+  };
+  if (!isHttpUrl(merged.baseURL))
+    problems.push(`baseURL must be an http(s) URL (got ${JSON.stringify(merged.baseURL)})`);
+  if (typeof merged.model !== 'string' || merged.model === '')
+    problems.push('model must be a non-empty string');
+  integerIn(problems, 'timeoutMs', merged.timeoutMs, 1, 3_600_000);
+  integerIn(problems, 'maxRetries', merged.maxRetries, 0, 20);
+  integerIn(problems, 'retryBaseDelayMs', merged.retryBaseDelayMs, 0, 600_000);
+  integerIn(problems, 'retryMaxDelayMs', merged.retryMaxDelayMs, 0, 600_000);
+  integerIn(problems, 'maxRetryWaitMs', merged.maxRetryWaitMs, 0, 3_600_000);
+  if (merged.maxOutputTokens !== undefined)
+    integerIn(problems, 'maxOutputTokens', merged.maxOutputTokens, 1, 10_000_000);
+  if (merged.temperature !== undefined && !(merged.temperature >= 0 && merged.temperature <= 2)) {
+    problems.push(`temperature must be between 0 and 2 (got ${merged.temperature})`);
+  }
+  return merged;
+}
+
+function integerIn(problems: string[], field: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    problems.push(`${field} must be an integer from ${min} to ${max} (got ${value})`);
+  }
+}
+
+function isHttpUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** How one try ended: its response, or the error it failed with and whether it had streamed text. */
+export type TryOutcome =
+  | { ok: true; response: ModelResponse }
+  | { ok: false; error: AgentError; emittedDeltas: boolean };
+
+/**
+ * Runs `tryOnce` until a try answers, or fails with an error that is not
+ * retryable, or the retries or the wait cap are spent (see the module comment).
+ * `onRetry` and the logger are told before each retry.
+ */
+export async function completeWithRetries(
+  config: ResolvedStreamingOptions,
+  request: ModelRequest,
+  tryOnce: () => Promise<TryOutcome>,
+): Promise<ModelResponse> {
+  let waitedMs = 0;
+  for (let attempt = 1; ; attempt++) {
+    if (request.signal.aborted) throw aborted(config.name, request.signal.reason);
+    const outcome = await tryOnce();
+    if (outcome.ok) return outcome.response;
+
+    const { error } = outcome;
+    if (!error.retryable) throw error;
+    const retriesLeft = config.maxRetries - (attempt - 1);
+    const delayMs =
+      error.retryAfterMs ??
+      backoffDelay(attempt, { baseDelayMs: config.retryBaseDelayMs, maxDelayMs: config.retryMaxDelayMs });
+    if (retriesLeft <= 0 || waitedMs + delayMs > config.maxRetryWaitMs) {
+      throw gaveUp(error, attempt, retriesLeft <= 0 ? 'retries' : 'wait');
+    }
+    config.logger?.warn(
+      { provider: config.name, attempt, delayMs, code: error.code, error: error.message },
+      'model request failed; retrying',
+    );
+    request.onRetry?.({ attempt, delayMs, error, discardsDeltas: outcome.emittedDeltas });
+    await abortableSleep(delayMs, request.signal, () => aborted(config.name, request.signal.reason));
+    waitedMs += delayMs;
+  }
+}
+
+/**
+ * One try of a streamed request: its own abort signal (aborted by the
+ * caller's, by the idle timeout, and at `end()` so the socket closes whatever
+ * happened), the idle timer (`arm()` before the request and at every chunk),
+ * and `emit`, the caller's `onDelta` whose own errors are kept apart: they go
+ * up unchanged through {@link rethrowCallbackError}, never retried, since they
+ * are not the server's fault.
+ */
+export class StreamedTry {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private callbackError: { error: unknown } | undefined;
+  private readonly onAbort = () => this.controller.abort();
+  /** Whether the idle timeout stopped the try. */
+  timedOut = false;
+  /** Whether this try has streamed any text (through `emit`). */
+  emitted = false;
+  /** Streams text: the caller's `onDelta`, guarded, when it gave one. */
+  readonly emit: (text: string) => void;
+
+  constructor(
+    private readonly request: ModelRequest,
+    private readonly timeoutMs: number,
+  ) {
+    request.signal.addEventListener('abort', this.onAbort, { once: true });
+    const onDelta = request.onDelta;
+    this.emit = (text: string) => {
+      this.emitted = true;
+      try {
+        onDelta?.(text);
+      } catch (error) {
+        this.callbackError = { error };
+        throw error;
+      }
+    };
+  }
+
+  /** The signal of this try's HTTP request. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Whether the caller aborted or the idle timeout fired: an SDK may end its iteration quietly then. */
+  get stopped(): boolean {
+    return this.request.signal.aborted || this.timedOut;
+  }
+
+  /** (Re)starts the idle timer. */
+  arm(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.controller.abort();
+    }, this.timeoutMs);
+  }
+
+  /** Throws what the caller's `onDelta` threw, if it did. */
+  rethrowCallbackError(): void {
+    if (this.callbackError) throw this.callbackError.error;
+  }
+
+  /** Ends the try: the timer, the link to the caller's signal, and the HTTP request. */
+  end(): void {
+    clearTimeout(this.timer);
+    this.request.signal.removeEventListener('abort', this.onAbort);
+    this.controller.abort();
+  }
+}
+
+/** The error code for an HTTP status from a model server (`undefined`: an error without one). */
+export function codeForStatus(status: number | undefined): AgentErrorCode {
+  if (status === undefined) return 'ERR_MODEL_UNAVAILABLE';
+  if (status === 429) return 'ERR_MODEL_RATE_LIMITED';
+  if (status === 401 || status === 403) return 'ERR_MODEL_AUTH';
+  if (status === 408) return 'ERR_MODEL_TIMEOUT';
+  if (status === 409 || status >= 500) return 'ERR_MODEL_UNAVAILABLE';
+  return 'ERR_MODEL_BAD_REQUEST';
+}
+
+/** An `AgentError` whose message starts with the provider's name. */
+export function modelError(code: AgentErrorCode, name: string, message: string, cause: unknown): AgentError {
+  return new AgentError(code, `${name}: ${message}`, cause === undefined ? {} : { cause });
+}
+
+/** `ERR_MODEL_ABORTED`, with the abort reason in the message. */
+export function aborted(name: string, reason: unknown, cause?: unknown): AgentError {
+  const why =
+    reason instanceof Error ? `: ${reason.message}` : typeof reason === 'string' ? `: ${reason}` : '';
+  return new AgentError('ERR_MODEL_ABORTED', `${name}: model request aborted${why}`, {
+    cause: cause ?? reason,
+  });
+}
+
+function gaveUp(error: AgentError, tries: number, limit: 'retries' | 'wait'): AgentError {
+  const after = `after ${tries} ${tries === 1 ? 'try' : 'tries'}`;
+  const why = limit === 'retries' ? after : `${after}; the next wait would pass the retry wait cap`;
+  return new AgentError(error.code, `${error.message} (${why})`, {
+    cause: error.cause ?? error,
+    retryAfterMs: error.retryAfterMs,
+  });
+}
