@@ -13,15 +13,18 @@
  * arrival time, and a promise of its connection closing).
  */
 import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import {
-  createServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
+  FakeModelServer,
+  isRecord,
+  type RecordedRequest,
+  sendJson,
+  split,
+  startEventStream,
+  write,
+} from './fake-server.js';
+
+export type { RecordedRequest } from './fake-server.js';
 
 /** One fragment of a tool call inside a chunk's delta. */
 export interface FakeToolCallDelta {
@@ -71,21 +74,6 @@ export type FakeBehavior =
   /** Sends the headers and chunks (if any), then never another byte. */
   | { kind: 'hang'; chunks?: FakeStreamItem[] };
 
-/** A request as the server received it. */
-export interface RecordedRequest {
-  /** From 0, in arrival order. */
-  index: number;
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  /** The parsed JSON body (the raw text when it was not JSON). */
-  body: unknown;
-  /** `performance.now()` when the body had arrived. */
-  receivedAt: number;
-  /** Resolves when the connection of this request closes (the client went away, or the answer ended). */
-  closed: Promise<void>;
-}
-
 export const DEFAULT_FAKE_USAGE: FakeUsage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
 
 export interface FakeOpenAIOptions {
@@ -94,89 +82,20 @@ export interface FakeOpenAIOptions {
 }
 
 /** The fake server. `start()` it, `enqueue` behaviours, point a client at `baseURL`, `close()` it. */
-export class FakeOpenAIServer {
-  readonly requests: RecordedRequest[] = [];
-  private readonly queue: FakeBehavior[] = [];
-  private readonly waiters: Array<{ count: number; resolve: () => void }> = [];
-  private readonly server: Server;
+export class FakeOpenAIServer extends FakeModelServer<FakeBehavior> {
   private readonly model: string;
-  private url: string | undefined;
 
   constructor(options: FakeOpenAIOptions = {}) {
+    super('/v1');
     this.model = options.model ?? 'fake-model';
-    this.server = createServer((req, res) => {
-      this.handle(req, res).catch((error: unknown) => {
-        res.destroy(error instanceof Error ? error : new Error(String(error)));
-      });
-    });
   }
 
-  /** Listens on a free port of 127.0.0.1. */
-  async start(): Promise<this> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    const { port } = this.server.address() as AddressInfo;
-    this.url = `http://127.0.0.1:${port}/v1`;
-    return this;
-  }
-
-  /** The API root, ending in `/v1`, as `baseURL` of an OpenAI client. */
-  get baseURL(): string {
-    if (!this.url) throw new Error('FakeOpenAIServer: call start() first');
-    return this.url;
-  }
-
-  /** Queues behaviours, one per coming request, in order. */
-  enqueue(...behaviors: FakeBehavior[]): this {
-    this.queue.push(...behaviors);
-    return this;
-  }
-
-  /** How many queued behaviours no request has taken yet. */
-  get pending(): number {
-    return this.queue.length;
-  }
-
-  /** Resolves once `count` requests have arrived (at once if they already have). */
-  waitForRequests(count: number): Promise<void> {
-    if (this.requests.length >= count) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ count, resolve }));
-  }
-
-  /** Closes every connection (hanging ones included) and stops listening. */
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
-    const text = await readBody(req);
-    const request: RecordedRequest = {
-      index: this.requests.length,
-      method: req.method ?? '',
-      path: req.url ?? '',
-      headers: req.headers,
-      body: parseJson(text),
-      receivedAt: performance.now(),
-      closed,
-    };
-    this.requests.push(request);
-    for (const waiter of this.waiters.filter((w) => this.requests.length >= w.count)) {
-      this.waiters.splice(this.waiters.indexOf(waiter), 1);
-      waiter.resolve();
-    }
-
+  protected async respond(request: RecordedRequest, res: ServerResponse): Promise<void> {
     if (request.method !== 'POST' || request.path.split('?')[0] !== '/v1/chat/completions') {
       sendJson(res, 404, errorBody(`fake-openai: no route ${request.method} ${request.path}`, 'not_found'));
       return;
     }
-    const behavior = this.queue.shift();
+    const behavior = this.next();
     if (!behavior) {
       sendJson(
         res,
@@ -325,14 +244,6 @@ export function streamToolCalls(
   return { kind: 'stream', chunks: toolCallChunks(calls, options) };
 }
 
-function split(text: string, pieces: number): string[] {
-  if (text === '') return [];
-  const size = Math.max(1, Math.ceil(text.length / Math.max(1, pieces)));
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out;
-}
-
 function sse(id: string, model: string, item: FakeStreamItem): string {
   if ('raw' in item) return `data: ${item.raw}\n\n`;
   const chunk = {
@@ -405,43 +316,4 @@ function withTotal(usage: FakeUsage): Required<FakeUsage> {
 
 function errorBody(message: string, type: string): unknown {
   return { error: { message, type, param: null, code: null } };
-}
-
-function startEventStream(res: ServerResponse): void {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-  });
-  res.flushHeaders();
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
-/** Writes and waits until the bytes are handed to the socket, so a drop comes after them. */
-function write(res: ServerResponse, data: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    res.write(data, (error) => (error ? reject(error) : resolve()));
-  });
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
