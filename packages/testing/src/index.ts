@@ -6,6 +6,24 @@ export {
   uniquePrefix,
 } from './context.js';
 export type {
+  AnthropicBehavior,
+  AnthropicBlock,
+  AnthropicEvent,
+  AnthropicToolCall,
+  AnthropicUsage,
+  FakeAnthropicOptions,
+} from './fake-anthropic.js';
+export {
+  anthropicError,
+  anthropicErrorEvent,
+  anthropicText,
+  anthropicToolUse,
+  DEFAULT_ANTHROPIC_USAGE,
+  FakeAnthropicServer,
+  messageEvents,
+  startFakeAnthropic,
+} from './fake-anthropic.js';
+export type {
   FakeBehavior,
   FakeChunk,
   FakeDelta,
