@@ -40,10 +40,19 @@ export const ErrorBodySchema = Type.Object({
 });
 export type ErrorBody = Static<typeof ErrorBodySchema>;
 
+/**
+ * Tokens a run (or a model turn) used. `inputTokens` counts every input token,
+ * those read from or written to the provider's prompt cache included; the
+ * optional figures say how many of them were, when the provider reports it.
+ */
 export const UsageSchema = Type.Object({
   inputTokens: Type.Integer({ minimum: 0 }),
   outputTokens: Type.Integer({ minimum: 0 }),
   totalTokens: Type.Integer({ minimum: 0 }),
+  /** Of `inputTokens`, those read from the prompt cache. */
+  cacheReadTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Of `inputTokens`, those written to the prompt cache (Anthropic's cache writes). */
+  cacheWriteTokens: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export type Usage = Static<typeof UsageSchema>;
 

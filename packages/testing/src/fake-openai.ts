@@ -54,6 +54,8 @@ export interface FakeUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens?: number;
+  /** How many of `prompt_tokens` came from OpenAI's prompt cache. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 /** What the server does with one request. */
@@ -310,7 +312,7 @@ function completion(id: string, model: string, items: FakeStreamItem[], usage: F
   };
 }
 
-function withTotal(usage: FakeUsage): Required<FakeUsage> {
+function withTotal(usage: FakeUsage): FakeUsage & { total_tokens: number } {
   return { ...usage, total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens };
 }
 

@@ -454,6 +454,34 @@ describe('runAttempt', () => {
     expect((results[1] as { content: string }).content).toContain('not valid JSON');
   });
 
+  it('adds up the usage of its turns, the cache figures from the first turn that reports them', async () => {
+    const turns = [
+      { inputTokens: 100, outputTokens: 10, totalTokens: 110 },
+      { inputTokens: 120, outputTokens: 5, totalTokens: 125, cacheReadTokens: 90, cacheWriteTokens: 30 },
+      { inputTokens: 130, outputTokens: 7, totalTokens: 137, cacheReadTokens: 120 },
+    ];
+    const provider: ModelProvider = {
+      name: 'scripted',
+      async complete(request) {
+        const turn = request.messages.filter((m) => m.role === 'assistant').length;
+        const usage = turns[turn] as (typeof turns)[number];
+        if (turn < 2) {
+          const toolCalls = [{ id: `c${turn}`, name: 'list_dir', arguments: '{"path":"."}' }];
+          return { content: '', finishReason: 'tool_calls', usage, toolCalls };
+        }
+        return { content: 'done', finishReason: 'stop', usage, toolCalls: [] };
+      },
+    };
+    const h = harness(provider);
+    expect(await h.attempt(h.checkpoint)).toEqual({ status: 'completed', output: 'done' });
+    const usages = h.events.filter((e) => e.type === 'usage').map((e) => e.data);
+    expect(usages).toEqual([
+      { inputTokens: 100, outputTokens: 10, totalTokens: 110 },
+      { inputTokens: 220, outputTokens: 15, totalTokens: 235, cacheReadTokens: 90, cacheWriteTokens: 30 },
+      { inputTokens: 350, outputTokens: 22, totalTokens: 372, cacheReadTokens: 210, cacheWriteTokens: 30 },
+    ]);
+  });
+
   it('ends at each limit with its own error code', async () => {
     const loop: ReplayScript = Array.from({ length: 10 }, () => ({
       toolCalls: [call('list_dir', { path: '.' })],

@@ -666,6 +666,11 @@ function addUsage(total: Usage, turn: Usage) {
   total.inputTokens += turn.inputTokens;
   total.outputTokens += turn.outputTokens;
   total.totalTokens += turn.totalTokens;
+  // The cache figures appear once a turn reports them.
+  for (const key of ['cacheReadTokens', 'cacheWriteTokens'] as const) {
+    const tokens = turn[key];
+    if (tokens !== undefined) total[key] = (total[key] ?? 0) + tokens;
+  }
 }
 
 /** Runs a model turn that is aborted when the run's remaining active time runs out. */

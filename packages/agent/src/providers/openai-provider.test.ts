@@ -187,6 +187,25 @@ describe('OpenAI provider: streaming', () => {
     expect(response.toolCalls).toEqual([{ id: 'call_x', name: 'write_file', arguments: broken }]);
   });
 
+  it('reports the cached prompt tokens OpenAI counted in prompt_tokens as cacheReadTokens', async () => {
+    server.enqueue(
+      streamText('ok', {
+        usage: {
+          prompt_tokens: 2_000,
+          completion_tokens: 3,
+          prompt_tokens_details: { cached_tokens: 1_536 },
+        },
+      }),
+    );
+    const response = await provider().complete(request());
+    expect(response.usage).toEqual({
+      inputTokens: 2_000,
+      outputTokens: 3,
+      totalTokens: 2_003,
+      cacheReadTokens: 1_536,
+    });
+  });
+
   it('reports zero usage when the server sends none', async () => {
     server.enqueue(streamText('ok', { usage: null }));
     const response = await provider().complete(request());

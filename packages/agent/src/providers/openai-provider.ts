@@ -252,10 +252,13 @@ class StreamedTurn {
     if (chunk.usage) {
       const input = chunk.usage.prompt_tokens ?? 0;
       const output = chunk.usage.completion_tokens ?? 0;
+      // OpenAI counts the cached tokens in prompt_tokens, and says how many were cached.
+      const cached = chunk.usage.prompt_tokens_details?.cached_tokens;
       this.usage = {
         inputTokens: input,
         outputTokens: output,
         totalTokens: chunk.usage.total_tokens ?? input + output,
+        ...(typeof cached === 'number' ? { cacheReadTokens: cached } : {}),
       };
     }
     // `choices` is empty on the usage chunk, and absent on some servers' chunks.
