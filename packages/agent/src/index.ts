@@ -55,6 +55,11 @@ export {
   TOOL_BEHAVIOR_BY_LOCALE,
   toolTimeoutMessage,
 } from './prompt/system-prompt.js';
+export type { AnthropicProviderOptions } from './providers/anthropic-provider.js';
+export {
+  ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS,
+  createAnthropicProvider,
+} from './providers/anthropic-provider.js';
 export type { EnvModelProfiles, ModelProfile, ModelProfileInput } from './providers/model-profiles.js';
 export {
   ENV_PROFILE_NAME,

@@ -1,0 +1,431 @@
+/**
+ * The Anthropic provider: the Messages API through the official
+ * `@anthropic-ai/sdk`, streamed, with tool use, for Anthropic's API and the
+ * servers that speak its wire format.
+ *
+ * The conversation in Messages' form: every system message joins the
+ * top-level `system`; an assistant's tool calls become `tool_use` blocks
+ * (their JSON arguments parsed, since the API takes an object: a call whose
+ * arguments were not a JSON object goes back as `{}`, its tool result having
+ * told the model what was wrong), tool results `tool_result` blocks of a user
+ * message. Consecutive messages of one role are merged into one (the API wants
+ * user and assistant to alternate), and empty text is left out (the API
+ * refuses it).
+ *
+ * Prompt caching: every request has two `cache_control` breakpoints: the end
+ * of the system prompt, which with the tools (the API puts them before it) is
+ * the same on every turn of a run, and the last block of the last message, so
+ * each turn reads from the cache the conversation the previous turn wrote. A
+ * prefix shorter than the model's minimum (about 1,024 tokens) is not cached,
+ * silently.
+ *
+ * Usage: `inputTokens` counts every input token, as OpenAI's `prompt_tokens`
+ * does: Anthropic's `input_tokens` (the part not cached), plus
+ * `cache_creation_input_tokens` (`cacheWriteTokens`) and
+ * `cache_read_input_tokens` (`cacheReadTokens`).
+ *
+ * Finish reasons in the OpenAI provider's words: `end_turn` and
+ * `stop_sequence` are `stop`, `tool_use` is `tool_calls`, `max_tokens` and
+ * `model_context_window_exceeded` are `length`, `refusal` is
+ * `content_filter`; any other passes as it is.
+ *
+ * Retries, deltas and the idle timeout are the OpenAI provider's
+ * (streamed-request.ts): 429, 529 (overloaded), 408, 409, 5xx, a connection
+ * that failed or dropped, a timeout, an unparsable event, and an `error` event
+ * inside the stream of a retryable type (`overloaded_error`,
+ * `rate_limit_error`, `api_error`) are retried, honouring `Retry-After`.
+ */
+import { randomBytes } from 'node:crypto';
+import Anthropic, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from '@anthropic-ai/sdk';
+import type {
+  ContentBlockParam,
+  MessageCreateParamsStreaming,
+  MessageDeltaUsage,
+  MessageParam,
+  RawMessageStreamEvent,
+  TextBlockParam,
+  Tool,
+  Usage as WireUsage,
+} from '@anthropic-ai/sdk/resources/messages';
+import type { Usage } from '@tether/protocol';
+import { AgentError } from '../errors.js';
+import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelTool } from './model-provider.js';
+import { parseRetryAfterHeaders } from './retry.js';
+import {
+  aborted,
+  codeForStatus,
+  completeWithRetries,
+  modelError,
+  type ResolvedStreamingOptions,
+  resolveStreamingOptions,
+  StreamedTry,
+  type StreamingProviderOptions,
+  type TryOutcome,
+} from './streamed-request.js';
+
+/** `max_tokens` when neither the profile nor the request sets one (the API needs one). */
+export const ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS = 16_384;
+
+export interface AnthropicProviderOptions extends StreamingProviderOptions {
+  /** The server's root, e.g. `https://api.anthropic.com` (the SDK adds `/v1/messages`). */
+  baseURL: string;
+  /** Sent as the SDK sends a key; omitted, no credential is sent. */
+  apiKey?: string | undefined;
+  /** The provider's name in logs and error messages (a profile name). Default `anthropic`. */
+  name?: string | undefined;
+  /** `max_tokens` when the request sets none. Default {@link ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS}. */
+  maxOutputTokens?: number | undefined;
+  /** Refused: the Messages API has no temperature. */
+  temperature?: undefined;
+}
+
+/** A provider for Anthropic's Messages API. */
+export function createAnthropicProvider(options: AnthropicProviderOptions): ModelProvider {
+  const config = resolveOptions(options);
+  const client = new Anthropic({
+    baseURL: config.baseURL,
+    // A key given here is the client's only credential: the SDK then reads no
+    // ANTHROPIC_API_KEY, token or profile of the worker's own to send to the
+    // server a profile names. Without one, the header it would carry is removed.
+    apiKey: config.apiKey ?? 'no-key',
+    ...(config.apiKey === undefined ? { defaultHeaders: { Authorization: null, 'X-Api-Key': null } } : {}),
+    maxRetries: 0,
+    timeout: config.timeoutMs,
+    logLevel: 'off',
+  });
+
+  return {
+    name: config.name,
+    complete: (request) => completeWithRetries(config, request, () => tryOnce(client, config, request)),
+  };
+}
+
+/**
+ * One HTTP request, streamed to its end. Returns a failure rather than throwing
+ * it; only an error thrown by the caller's own `onDelta` is rethrown as is.
+ */
+async function tryOnce(
+  client: Anthropic,
+  config: ResolvedStreamingOptions,
+  request: ModelRequest,
+): Promise<TryOutcome> {
+  const attempt = new StreamedTry(request, config.timeoutMs);
+  const turn = new MessageTurn();
+  const fail = (error: unknown): TryOutcome => {
+    attempt.rethrowCallbackError();
+    return {
+      ok: false,
+      error: classify(error, config.name, request.signal, attempt.timedOut),
+      emittedDeltas: attempt.emitted,
+    };
+  };
+
+  try {
+    attempt.arm();
+    const stream = await client.messages.create(buildBody(config, request), {
+      signal: attempt.signal,
+      maxRetries: 0,
+      timeout: config.timeoutMs,
+    });
+    attempt.arm();
+    for await (const event of stream) {
+      attempt.arm();
+      turn.add(event, attempt.emit);
+    }
+    // The SDK ends the iteration quietly when its request is aborted.
+    if (attempt.stopped) return fail(undefined);
+    if (!turn.finished) {
+      return fail(new StreamIncompleteError('the stream ended before the message did (no message_stop)'));
+    }
+    return { ok: true, response: turn.response() };
+  } catch (error) {
+    return fail(error);
+  } finally {
+    // Whatever happened, this try's HTTP request is over: close its socket.
+    attempt.end();
+  }
+}
+
+class StreamIncompleteError extends Error {}
+
+/** The HTTP status each Messages error type stands for (an `error` event inside a stream has none). */
+const ERROR_TYPE_STATUS: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+/** Turns whatever a try threw into an `AgentError` with the right code. */
+function classify(error: unknown, name: string, signal: AbortSignal, timedOut: boolean): AgentError {
+  if (signal.aborted) return aborted(name, signal.reason, error);
+  if (timedOut) return modelError('ERR_MODEL_TIMEOUT', name, 'the model server sent nothing in time', error);
+  if (error instanceof AgentError) return error;
+  if (error instanceof APIConnectionTimeoutError) {
+    return modelError('ERR_MODEL_TIMEOUT', name, 'the model server did not answer in time', error);
+  }
+  if (error instanceof APIUserAbortError || error instanceof APIConnectionError) {
+    return modelError('ERR_MODEL_CONNECTION', name, `cannot reach the model server: ${error.message}`, error);
+  }
+  if (error instanceof APIError) {
+    const status = typeof error.status === 'number' ? error.status : ERROR_TYPE_STATUS[error.type ?? ''];
+    const retryAfterMs = parseRetryAfterHeaders(error.headers);
+    const what = error.status === undefined ? 'error inside the stream' : `HTTP ${error.status}`;
+    return new AgentError(codeForStatus(status), `${name}: model server ${what}: ${error.message}`, {
+      cause: error,
+      retryAfterMs,
+    });
+  }
+  if (error instanceof SyntaxError) {
+    return modelError('ERR_MODEL_BAD_RESPONSE', name, `unparsable stream event: ${error.message}`, error);
+  }
+  // A socket closed mid-body surfaces from fetch as `TypeError: terminated`.
+  const message = error instanceof Error ? error.message : String(error);
+  return modelError('ERR_MODEL_CONNECTION', name, `connection lost: ${message}`, error);
+}
+
+/** The request body; parameters the caller left unset are not sent at all. */
+function buildBody(config: ResolvedStreamingOptions, request: ModelRequest): MessageCreateParamsStreaming {
+  const { system, messages } = toWire(request.messages);
+  const body: MessageCreateParamsStreaming = {
+    model: config.model,
+    max_tokens: request.maxOutputTokens ?? config.maxOutputTokens ?? ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS,
+    messages,
+    stream: true,
+  };
+  if (system.length > 0) body.system = system;
+  if (request.tools.length > 0) body.tools = request.tools.map(toWireTool);
+  return body;
+}
+
+type WireMessage = { role: 'user' | 'assistant'; content: ContentBlockParam[] };
+
+/** The loop's messages in Messages' form, with the two cache breakpoints (see the module comment). */
+function toWire(messages: readonly ChatMessage[]): { system: TextBlockParam[]; messages: MessageParam[] } {
+  const system: TextBlockParam[] = [];
+  const wire: WireMessage[] = [];
+  const add = (role: WireMessage['role'], blocks: ContentBlockParam[]) => {
+    if (blocks.length === 0) return;
+    const last = wire.at(-1);
+    if (last?.role === role) last.content.push(...blocks);
+    else wire.push({ role, content: blocks });
+  };
+  const text = (content: string): TextBlockParam[] =>
+    content === '' ? [] : [{ type: 'text', text: content }];
+
+  for (const message of messages) {
+    switch (message.role) {
+      case 'system':
+        system.push(...text(message.content));
+        break;
+      case 'user':
+        add('user', text(message.content));
+        break;
+      case 'tool':
+        add('user', [
+          {
+            type: 'tool_result',
+            tool_use_id: message.toolCallId,
+            ...(message.content === '' ? {} : { content: message.content }),
+          },
+        ]);
+        break;
+      case 'assistant':
+        add('assistant', [
+          ...text(message.content),
+          ...(message.toolCalls ?? []).map(
+            (call): ContentBlockParam => ({
+              type: 'tool_use',
+              id: call.id,
+              name: call.name,
+              input: toolInput(call.arguments),
+            }),
+          ),
+        ]);
+        break;
+    }
+  }
+  const lastSystem = system.at(-1);
+  if (lastSystem) lastSystem.cache_control = { type: 'ephemeral' };
+  const lastBlock = wire.at(-1)?.content.at(-1);
+  if (lastBlock && isCacheable(lastBlock)) lastBlock.cache_control = { type: 'ephemeral' };
+  return { system, messages: wire };
+}
+
+/** The blocks this provider sends, all of which may carry a cache breakpoint. */
+function isCacheable(
+  block: ContentBlockParam,
+): block is Extract<ContentBlockParam, { type: 'text' | 'tool_use' | 'tool_result' }> {
+  return block.type === 'text' || block.type === 'tool_use' || block.type === 'tool_result';
+}
+
+/** A tool call's arguments as the object the API wants; `{}` for what is not a JSON object. */
+function toolInput(args: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+function toWireTool(tool: ModelTool): Tool {
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.parameters as Tool.InputSchema,
+  };
+}
+
+interface PartialToolCall {
+  id: string | undefined;
+  name: string;
+  /** The `input_json_delta` pieces so far. */
+  json: string;
+  /** The input `content_block_start` carried (`{}` when the input is streamed). */
+  started: unknown;
+}
+
+/** What each stop reason is in the OpenAI provider's words. */
+const FINISH_REASONS: Readonly<Record<string, string>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  refusal: 'content_filter',
+};
+
+/**
+ * One turn assembled from stream events. Blocks are keyed by `index`; a
+ * `tool_use` block's input arrives as `input_json_delta` pieces, kept exactly
+ * as sent: malformed JSON is the tool executor's to report to the model.
+ */
+class MessageTurn {
+  private content = '';
+  private readonly calls: PartialToolCall[] = [];
+  private readonly byIndex = new Map<number, PartialToolCall>();
+  private stopReason: string | undefined;
+  private usage: { input: number; output: number; write?: number; read?: number } | undefined;
+  /** Whether `message_stop` came: the answer is whole. */
+  finished = false;
+
+  add(event: RawMessageStreamEvent, emit: (text: string) => void): void {
+    switch (event.type) {
+      case 'message_start':
+        this.readUsage(event.message.usage);
+        break;
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (block.type === 'tool_use') {
+          const call = { id: block.id || undefined, name: block.name, json: '', started: block.input };
+          this.byIndex.set(event.index, call);
+          this.calls.push(call);
+        } else if (block.type === 'text' && block.text) {
+          this.addText(block.text, emit);
+        }
+        break;
+      }
+      case 'content_block_delta': {
+        const delta = event.delta;
+        if (delta.type === 'text_delta') this.addText(delta.text, emit);
+        else if (delta.type === 'input_json_delta') {
+          const call = this.byIndex.get(event.index);
+          if (call) call.json += delta.partial_json;
+        }
+        break;
+      }
+      case 'message_delta':
+        if (event.delta.stop_reason) this.stopReason = event.delta.stop_reason;
+        this.readUsage(event.usage);
+        break;
+      case 'message_stop':
+        this.finished = true;
+        break;
+      case 'content_block_stop':
+        break;
+    }
+  }
+
+  private addText(text: string, emit: (text: string) => void): void {
+    this.content += text;
+    emit(text);
+  }
+
+  /** `message_start` has the input counts; `message_delta` the output, cumulative, and input counts when it repeats them. */
+  private readUsage(usage: WireUsage | MessageDeltaUsage): void {
+    const current = this.usage ?? { input: 0, output: 0 };
+    if (typeof usage.input_tokens === 'number') current.input = usage.input_tokens;
+    if (typeof usage.output_tokens === 'number') current.output = usage.output_tokens;
+    if (typeof usage.cache_creation_input_tokens === 'number')
+      current.write = usage.cache_creation_input_tokens;
+    if (typeof usage.cache_read_input_tokens === 'number') current.read = usage.cache_read_input_tokens;
+    this.usage = current;
+  }
+
+  response(): ModelResponse {
+    const prefix = `toolu_${randomBytes(6).toString('hex')}`;
+    return {
+      content: this.content,
+      toolCalls: this.calls.map((call, i) => ({
+        id: call.id ?? `${prefix}_${i}`,
+        name: call.name,
+        arguments: callArguments(call),
+      })),
+      usage: this.totalUsage(),
+      finishReason:
+        this.stopReason === undefined ? 'stop' : (FINISH_REASONS[this.stopReason] ?? this.stopReason),
+    };
+  }
+
+  private totalUsage(): Usage {
+    if (!this.usage) return { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+    const { input, output, write, read } = this.usage;
+    const inputTokens = input + (write ?? 0) + (read ?? 0);
+    return {
+      inputTokens,
+      outputTokens: output,
+      totalTokens: inputTokens + output,
+      ...(read === undefined ? {} : { cacheReadTokens: read }),
+      ...(write === undefined ? {} : { cacheWriteTokens: write }),
+    };
+  }
+}
+
+/**
+ * A call's arguments as the loop wants them, a JSON string: the streamed
+ * pieces as they are; when none came, the input the block started with (a
+ * server that does not stream tool input), `{}` for an empty one.
+ */
+function callArguments(call: PartialToolCall): string {
+  if (call.json.trim() !== '') return call.json;
+  const started = call.started;
+  const empty =
+    typeof started !== 'object' || started === null || Object.keys(started as object).length === 0;
+  return empty ? '{}' : JSON.stringify(started);
+}
+
+function resolveOptions(options: AnthropicProviderOptions): ResolvedStreamingOptions {
+  const problems: string[] = [];
+  const merged = resolveStreamingOptions(options, 'anthropic', problems);
+  if (merged.temperature !== undefined) {
+    problems.push('temperature is not a parameter of the Messages API: leave it out');
+  }
+  if (problems.length > 0) {
+    throw new AgentError('ERR_MODEL_PROFILE_INVALID', `Anthropic provider options: ${problems.join('; ')}`);
+  }
+  return merged;
+}
