@@ -73,6 +73,17 @@ describe('fake OpenAI server', () => {
     expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-test');
   });
 
+  it('lists its models at GET /v1/models, or answers 404 there when told to have none', async () => {
+    const listed = await (await fetch(`${server.baseURL}/models`)).json();
+    expect(listed).toMatchObject({ object: 'list', data: [{ id: 'fake-model', object: 'model' }] });
+    const bare = await startFakeOpenAI({ models: null });
+    try {
+      expect((await fetch(`${bare.baseURL}/models`)).status).toBe(404);
+    } finally {
+      await bare.close();
+    }
+  });
+
   it('answers a queued status with its headers and body', async () => {
     server.enqueue({
       kind: 'status',

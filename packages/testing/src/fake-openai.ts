@@ -1,7 +1,8 @@
 /**
  * A fake OpenAI-compatible server on a real port, for testing model providers
  * without mocking their SDK. It answers `POST /v1/chat/completions` in the
- * real wire format: with `stream: true`, Server-Sent Events of
+ * real wire format (and `GET /v1/models` with the models it serves): with
+ * `stream: true`, Server-Sent Events of
  * `chat.completion.chunk` objects, a usage chunk when the request asked for
  * one (`stream_options.include_usage`), then `data: [DONE]`; without, one
  * `chat.completion` object assembled from the same chunks.
@@ -81,18 +82,28 @@ export const DEFAULT_FAKE_USAGE: FakeUsage = { prompt_tokens: 11, completion_tok
 export interface FakeOpenAIOptions {
   /** The `model` echoed in answers when the request names none. Default `fake-model`. */
   model?: string;
+  /** What `GET /v1/models` lists (default: `model`); `null`: the route answers 404, as on a server without it. */
+  models?: readonly string[] | null;
 }
 
 /** The fake server. `start()` it, `enqueue` behaviours, point a client at `baseURL`, `close()` it. */
 export class FakeOpenAIServer extends FakeModelServer<FakeBehavior> {
   private readonly model: string;
+  private readonly models: readonly string[] | null;
 
   constructor(options: FakeOpenAIOptions = {}) {
     super('/v1');
     this.model = options.model ?? 'fake-model';
+    this.models = options.models === undefined ? [this.model] : options.models;
   }
 
   protected async respond(request: RecordedRequest, res: ServerResponse): Promise<void> {
+    if (request.method === 'GET' && request.path.split('?')[0] === '/v1/models' && this.models) {
+      const created = Math.floor(Date.now() / 1000);
+      const data = this.models.map((id) => ({ id, object: 'model', created, owned_by: 'fake-openai' }));
+      sendJson(res, 200, { object: 'list', data });
+      return;
+    }
     if (request.method !== 'POST' || request.path.split('?')[0] !== '/v1/chat/completions') {
       sendJson(res, 404, errorBody(`fake-openai: no route ${request.method} ${request.path}`, 'not_found'));
       return;

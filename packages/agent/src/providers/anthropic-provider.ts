@@ -76,6 +76,7 @@ export interface AnthropicProviderOptions extends StreamingProviderOptions {
   baseURL: string;
   /** Sent as the SDK sends a key; omitted, no credential is sent. */
   apiKey?: string | undefined;
+  model: string;
   /** The provider's name in logs and error messages (a profile name). Default `anthropic`. */
   name?: string | undefined;
   /** `max_tokens` when the request sets none. Default {@link ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS}. */
@@ -83,6 +84,8 @@ export interface AnthropicProviderOptions extends StreamingProviderOptions {
   /** Refused: the Messages API has no temperature. */
   temperature?: undefined;
 }
+
+type ResolvedOptions = ResolvedStreamingOptions & { model: string };
 
 /** A provider for Anthropic's Messages API. */
 export function createAnthropicProvider(options: AnthropicProviderOptions): ModelProvider {
@@ -111,7 +114,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
  */
 async function tryOnce(
   client: Anthropic,
-  config: ResolvedStreamingOptions,
+  config: ResolvedOptions,
   request: ModelRequest,
 ): Promise<TryOutcome> {
   const attempt = new StreamedTry(request, config.timeoutMs);
@@ -196,7 +199,7 @@ function classify(error: unknown, name: string, signal: AbortSignal, timedOut: b
 }
 
 /** The request body; parameters the caller left unset are not sent at all. */
-function buildBody(config: ResolvedStreamingOptions, request: ModelRequest): MessageCreateParamsStreaming {
+function buildBody(config: ResolvedOptions, request: ModelRequest): MessageCreateParamsStreaming {
   const { system, messages } = toWire(request.messages);
   const body: MessageCreateParamsStreaming = {
     model: config.model,
@@ -418,7 +421,7 @@ function callArguments(call: PartialToolCall): string {
   return empty ? '{}' : JSON.stringify(started);
 }
 
-function resolveOptions(options: AnthropicProviderOptions): ResolvedStreamingOptions {
+function resolveOptions(options: AnthropicProviderOptions): ResolvedOptions {
   const problems: string[] = [];
   const merged = resolveStreamingOptions(options, 'anthropic', problems);
   if (merged.temperature !== undefined) {

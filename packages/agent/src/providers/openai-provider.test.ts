@@ -213,6 +213,49 @@ describe('OpenAI provider: streaming', () => {
   });
 });
 
+describe('OpenAI provider: without a model', () => {
+  it('asks the server for its models once and uses the first it lists', async () => {
+    const listing = await startFakeOpenAI({ models: ['qwen2.5-coder:7b', 'llama3.2'] });
+    try {
+      listing.enqueue(streamText('one'), streamText('two'));
+      const own = createOpenAIProvider({ baseURL: listing.baseURL, retryBaseDelayMs: 1 });
+      expect((await own.complete(request())).content).toBe('one');
+      expect((await own.complete(request())).content).toBe('two');
+      expect(listing.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        'GET /v1/models',
+        'POST /v1/chat/completions',
+        'POST /v1/chat/completions',
+      ]);
+      expect(listing.requests.slice(1).map((r) => (r.body as { model: string }).model)).toEqual([
+        'qwen2.5-coder:7b',
+        'qwen2.5-coder:7b',
+      ]);
+    } finally {
+      await listing.close();
+    }
+  });
+
+  for (const [label, models, message] of [
+    ['lists none', [], /the server lists none/],
+    ['cannot list them', null, /does not list its models \(GET \/models answered 404\)/],
+  ] as const) {
+    it(`fails with ERR_MODEL_PROFILE_INVALID, not retried, when the server ${label}`, async () => {
+      const listing = await startFakeOpenAI({ models });
+      try {
+        const own = createOpenAIProvider({ baseURL: listing.baseURL, name: 'local' });
+        const error = await rejection(own.complete(request()));
+        expect(error.code).toBe('ERR_MODEL_PROFILE_INVALID');
+        expect(error.retryable).toBe(false);
+        expect(error.message).toMatch(message);
+        expect(error.message).toMatch(/^local: .*TETHER_MODEL/);
+        expect(listing.requests).toHaveLength(1);
+      } finally {
+        await listing.close();
+      }
+    });
+  }
+});
+
 describe('OpenAI provider: retries', () => {
   for (const [header, value, waitMs] of [
     ['retry-after', '0.2', 200],

@@ -20,6 +20,12 @@
  * Timeout: `timeoutMs` bounds the wait for the response headers and every gap
  * between two chunks, not the whole answer, so a long answer that keeps
  * streaming is never cut off while a server that stalls is.
+ *
+ * Without a `model`, the provider asks the server which models it serves
+ * (`GET /models`, in the first try) and uses the first it lists, from then on:
+ * a vLLM server serves one, Ollama lists the models it has pulled, newest
+ * first. A server that lists none, or cannot list them, fails the run with
+ * `ERR_MODEL_PROFILE_INVALID` saying to name the model.
  */
 import { randomBytes } from 'node:crypto';
 import type { Usage } from '@tether/protocol';
@@ -51,6 +57,8 @@ export type MaxTokensField = 'max_tokens' | 'max_completion_tokens';
 export interface OpenAIProviderOptions extends StreamingProviderOptions {
   /** The server's API root, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
   baseURL: string;
+  /** Left out: the first model the server lists (see the module comment). */
+  model?: string | undefined;
   /** Sent as a bearer token; omitted, no `Authorization` header is sent. */
   apiKey?: string | undefined;
   /** The provider's name in logs and error messages (a profile name). Default `openai`. */
@@ -84,17 +92,69 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
     logLevel: 'off',
   });
 
+  // The model, once known: the profile's, or the first the server lists.
+  let model: Promise<string> | undefined =
+    config.model === undefined ? undefined : Promise.resolve(config.model);
+  const modelFor = (signal: AbortSignal): Promise<string> => {
+    if (model === undefined) {
+      const lookup = firstListedModel(client, config, signal);
+      // A failed look-up is made again by the next try.
+      lookup.catch(() => {
+        if (model === lookup) model = undefined;
+      });
+      model = lookup;
+    }
+    return model;
+  };
+
   return {
     name: config.name,
-    complete: (request) => completeWithRetries(config, request, () => tryOnce(client, config, request)),
+    complete: (request) =>
+      completeWithRetries(config, request, () => tryOnce(client, config, request, modelFor)),
   };
+}
+
+/** The first model `GET /models` lists; a server that cannot list any is a profile to fix. */
+async function firstListedModel(
+  client: OpenAI,
+  config: ResolvedOptions,
+  signal: AbortSignal,
+): Promise<string> {
+  const fix = 'name one in the profile (TETHER_MODEL for the default profile)';
+  let listed: string | undefined;
+  try {
+    const page = await client.models.list({ signal, maxRetries: 0, timeout: config.timeoutMs });
+    listed = page.data.find((entry) => typeof entry.id === 'string' && entry.id !== '')?.id;
+  } catch (error) {
+    // A server without the route (404, 405, 501) will never list one; anything else may pass.
+    if (error instanceof APIError && [404, 405, 501].includes(error.status ?? 0)) {
+      throw new AgentError(
+        'ERR_MODEL_PROFILE_INVALID',
+        `${config.name}: the profile names no model and the server does not list its models (GET /models answered ${error.status}): ${fix}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  if (listed === undefined) {
+    throw new AgentError(
+      'ERR_MODEL_PROFILE_INVALID',
+      `${config.name}: the profile names no model and the server lists none (GET /models): ${fix}`,
+    );
+  }
+  return listed;
 }
 
 /**
  * One HTTP request, streamed to its end. Returns a failure rather than throwing
  * it; only an error thrown by the caller's own `onDelta` is rethrown as is.
  */
-async function tryOnce(client: OpenAI, config: ResolvedOptions, request: ModelRequest): Promise<TryOutcome> {
+async function tryOnce(
+  client: OpenAI,
+  config: ResolvedOptions,
+  request: ModelRequest,
+  modelFor: (signal: AbortSignal) => Promise<string>,
+): Promise<TryOutcome> {
   const attempt = new StreamedTry(request, config.timeoutMs);
   const turn = new StreamedTurn();
   const fail = (error: unknown): TryOutcome => {
@@ -108,7 +168,8 @@ async function tryOnce(client: OpenAI, config: ResolvedOptions, request: ModelRe
 
   try {
     attempt.arm();
-    const stream = await client.chat.completions.create(buildBody(config, request), {
+    const model = await modelFor(attempt.signal);
+    const stream = await client.chat.completions.create(buildBody(config, model, request), {
       signal: attempt.signal,
       maxRetries: 0,
       timeout: config.timeoutMs,
@@ -171,9 +232,13 @@ function statusInBody(body: unknown): number | undefined {
 }
 
 /** The request body; parameters the caller left unset are not sent at all. */
-function buildBody(config: ResolvedOptions, request: ModelRequest): ChatCompletionCreateParamsStreaming {
+function buildBody(
+  config: ResolvedOptions,
+  model: string,
+  request: ModelRequest,
+): ChatCompletionCreateParamsStreaming {
   const body: ChatCompletionCreateParamsStreaming = {
-    model: config.model,
+    model,
     messages: request.messages.map(toWireMessage),
     stream: true,
     stream_options: { include_usage: true },
@@ -314,7 +379,7 @@ class StreamedTurn {
 function resolveOptions(options: OpenAIProviderOptions): ResolvedOptions {
   const problems: string[] = [];
   const merged = {
-    ...resolveStreamingOptions(options, 'openai', problems),
+    ...resolveStreamingOptions(options, 'openai', problems, true),
     maxTokensField: options.maxTokensField ?? 'max_tokens',
   };
   if (merged.maxTokensField !== 'max_tokens' && merged.maxTokensField !== 'max_completion_tokens') {

@@ -22,7 +22,8 @@ export interface StreamingProviderOptions {
   baseURL: string;
   /** The credential sent to the server; omitted, none is sent. */
   apiKey?: string | undefined;
-  model: string;
+  /** Required unless the provider can ask its server (see `resolveStreamingOptions`). */
+  model?: string | undefined;
   /** The provider's name in logs and error messages (a profile name). */
   name?: string | undefined;
   /** Longest wait for the response headers and between two chunks (ms). Default 120,000. */
@@ -47,7 +48,6 @@ export type ResolvedStreamingOptions = Required<
   Pick<
     StreamingProviderOptions,
     | 'baseURL'
-    | 'model'
     | 'name'
     | 'timeoutMs'
     | 'maxRetries'
@@ -56,7 +56,7 @@ export type ResolvedStreamingOptions = Required<
     | 'maxRetryWaitMs'
   >
 > &
-  Pick<StreamingProviderOptions, 'apiKey' | 'temperature' | 'maxOutputTokens' | 'logger'>;
+  Pick<StreamingProviderOptions, 'model' | 'apiKey' | 'temperature' | 'maxOutputTokens' | 'logger'>;
 
 const DEFAULTS = {
   timeoutMs: 120_000,
@@ -69,12 +69,13 @@ const DEFAULTS = {
 /**
  * Applies the defaults (`name` is the provider's own) and checks every common
  * option, adding a line naming the field and its bound to `problems` for each
- * one that is wrong.
+ * one that is wrong. `model` may be left out only when `modelOptional`.
  */
 export function resolveStreamingOptions<T extends StreamingProviderOptions>(
   options: T,
   name: string,
   problems: string[],
+  modelOptional = false,
 ): T & ResolvedStreamingOptions {
   const merged = {
     ...options,
@@ -87,7 +88,10 @@ export function resolveStreamingOptions<T extends StreamingProviderOptions>(
   };
   if (!isHttpUrl(merged.baseURL))
     problems.push(`baseURL must be an http(s) URL (got ${JSON.stringify(merged.baseURL)})`);
-  if (typeof merged.model !== 'string' || merged.model === '')
+  if (
+    !(modelOptional && merged.model === undefined) &&
+    (typeof merged.model !== 'string' || merged.model === '')
+  )
     problems.push('model must be a non-empty string');
   integerIn(problems, 'timeoutMs', merged.timeoutMs, 1, 3_600_000);
   integerIn(problems, 'maxRetries', merged.maxRetries, 0, 20);
