@@ -80,7 +80,8 @@ export const AGENT_ERRORS = {
   ERR_MODEL_PROFILE_REQUIRED: {
     retryable: false,
     statusCode: 400,
-    description: 'A run named no model profile and the server has no default profile.',
+    description:
+      'A run named no model profile and the server has no default profile; with none at all, the message names the variables that configure one (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`).',
   },
   ERR_MODEL_SPEC_INVALID: {
     retryable: false,

@@ -60,9 +60,20 @@ export {
   ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS,
   createAnthropicProvider,
 } from './providers/anthropic-provider.js';
-export type { EnvModelProfiles, ModelProfile, ModelProfileInput } from './providers/model-profiles.js';
+export type {
+  EnvModelProfiles,
+  ModelProfile,
+  ModelProfileInput,
+  ModelProviderKind,
+} from './providers/model-profiles.js';
 export {
+  DEFAULT_BASE_URLS,
+  DEFAULT_MODELS,
+  defaultModel,
+  describeProfile,
   ENV_PROFILE_NAME,
+  MODEL_PROVIDERS,
+  MODEL_SETUP_HINT,
   ModelProfileSchema,
   parseModelProfiles,
   profilesFromEnv,

@@ -5,6 +5,12 @@
  */
 export { AgentError } from './errors.js';
 export type { ModelProfile } from './providers/model-profiles.js';
-export { readProfilesFromEnv } from './providers/model-profiles.js';
+export {
+  DEFAULT_MODELS,
+  describeProfile,
+  MODEL_SETUP_HINT,
+  profilesFromEnv,
+  readProfilesFromEnv,
+} from './providers/model-profiles.js';
 export type { ModelChoice, ModelSpecOptions } from './providers/model-spec.js';
 export { checkModelSpec } from './providers/model-spec.js';

@@ -7,16 +7,60 @@ import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AgentError } from '../errors.js';
 
+/** The wire formats a profile may speak. */
+export const MODEL_PROVIDERS = ['openai', 'anthropic'] as const;
+export type ModelProviderKind = (typeof MODEL_PROVIDERS)[number];
+
+/** Each provider's API root when a profile gives none. */
+export const DEFAULT_BASE_URLS: Readonly<Record<ModelProviderKind, string>> = {
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com',
+};
+
+/**
+ * The model a profile without one gets: Anthropic's, and for an
+ * OpenAI-compatible profile the one of the service its base URL names (OpenAI,
+ * DeepSeek, Qwen on DashScope). Another OpenAI-compatible server (Ollama, vLLM,
+ * llama.cpp…) gets none here: its provider asks it for the models it serves
+ * and takes the first (see `OpenAIProviderOptions.model`).
+ */
+export const DEFAULT_MODELS = {
+  anthropic: 'claude-sonnet-5-5',
+  openai: 'gpt-5.4-mini',
+  /** By the host of an OpenAI-compatible base URL. */
+  byHost: {
+    'api.openai.com': 'gpt-5.4-mini',
+    'api.deepseek.com': 'deepseek-chat',
+    'dashscope.aliyuncs.com': 'qwen-plus',
+    'dashscope-intl.aliyuncs.com': 'qwen-plus',
+  } as Readonly<Record<string, string>>,
+} as const;
+
+/** The model a profile of `provider` at `baseURL` gets when it names none (see {@link DEFAULT_MODELS}). */
+export function defaultModel(provider: ModelProviderKind, baseURL: string): string | undefined {
+  if (provider === 'anthropic') return DEFAULT_MODELS.anthropic;
+  let host: string;
+  try {
+    host = new URL(baseURL).hostname;
+  } catch {
+    return undefined;
+  }
+  return DEFAULT_MODELS.byHost[host];
+}
+
 export const ModelProfileSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }),
-    provider: Type.Literal('openai'),
-    baseURL: Type.String({ minLength: 1, maxLength: 2_000, pattern: '^https?://' }),
+    provider: Type.Union(MODEL_PROVIDERS.map((provider) => Type.Literal(provider))),
+    /** Default: the provider's ({@link DEFAULT_BASE_URLS}). */
+    baseURL: Type.Optional(Type.String({ minLength: 1, maxLength: 2_000, pattern: '^https?://' })),
     apiKey: Type.Optional(Type.String({ minLength: 1 })),
-    model: Type.String({ minLength: 1, maxLength: 200 }),
+    /** Default: {@link defaultModel}; none for an OpenAI-compatible server it does not know. */
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    /** OpenAI-compatible profiles only: the Messages API has no temperature. */
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
     maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
-    /** Which body field carries the token limit (see `OpenAIProviderOptions`). */
+    /** Which body field carries the token limit (see `OpenAIProviderOptions`); OpenAI-compatible profiles only. */
     maxTokensField: Type.Optional(
       Type.Union([Type.Literal('max_tokens'), Type.Literal('max_completion_tokens')]),
     ),
@@ -26,17 +70,21 @@ export const ModelProfileSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** A profile with its defaults applied. */
-export type ModelProfile = Static<typeof ModelProfileSchema>;
+/**
+ * A profile with its defaults applied: it always has a base URL, and a model
+ * unless it is an OpenAI-compatible server's whose models are asked for.
+ */
+export type ModelProfile = Omit<Static<typeof ModelProfileSchema>, 'baseURL'> & { baseURL: string };
 
 /** A profile as written in configuration: `timeoutMs` and `maxRetries` may be left out. */
-export type ModelProfileInput = Omit<ModelProfile, 'timeoutMs' | 'maxRetries'> &
+export type ModelProfileInput = Omit<Static<typeof ModelProfileSchema>, 'timeoutMs' | 'maxRetries'> &
   Partial<Pick<ModelProfile, 'timeoutMs' | 'maxRetries'>>;
 
 /**
- * Validates a list of profiles (parsed JSON), applies the defaults and returns
- * them frozen. Throws `ERR_MODEL_PROFILE_INVALID` naming the profile, the
- * field and the bound; names must be unique.
+ * Validates a list of profiles (parsed JSON), applies the defaults (timeout,
+ * retries, the provider's base URL and model) and returns them frozen. Throws
+ * `ERR_MODEL_PROFILE_INVALID` naming the profile, the field and the bound;
+ * names must be unique.
  */
 export function parseModelProfiles(input: unknown, source = 'model profiles'): readonly ModelProfile[] {
   const fail = (message: string): never => {
@@ -59,10 +107,21 @@ export function parseModelProfiles(input: unknown, source = 'model profiles'): r
         error.value === undefined || error.path === '/apiKey' ? '' : ` (got ${JSON.stringify(error.value)})`;
       return fail(`${label}:${field} ${error.message}${shown}`);
     }
-    const valid = profile as ModelProfile;
+    const valid = profile as Static<typeof ModelProfileSchema>;
+    if (valid.provider === 'anthropic') {
+      for (const field of ['temperature', 'maxTokensField'] as const) {
+        if (valid[field] !== undefined) {
+          fail(
+            `${label}: ${field} is for OpenAI-compatible profiles; the Messages API has no such parameter`,
+          );
+        }
+      }
+    }
     if (seen.has(valid.name)) fail(`${label}: the name "${valid.name}" is used twice`);
     seen.add(valid.name);
-    return Object.freeze(valid);
+    const baseURL = valid.baseURL ?? DEFAULT_BASE_URLS[valid.provider];
+    const model = valid.model ?? defaultModel(valid.provider, baseURL);
+    return Object.freeze({ ...valid, baseURL, ...(model === undefined ? {} : { model }) });
   });
   return Object.freeze(profiles);
 }
@@ -73,18 +132,28 @@ export interface EnvModelProfiles {
   defaultProfile: string | undefined;
 }
 
-/** The name of the profile built from `OPENAI_*` and `TETHER_MODEL`. */
+/** The name of the profile built from `OPENAI_*` or `ANTHROPIC_*` (and `TETHER_MODEL`). */
 export const ENV_PROFILE_NAME = 'default';
+
+/**
+ * How to give a server a model, for a message that says there is none: the
+ * variables, named. (`pnpm start` says it at more length.)
+ */
+export const MODEL_SETUP_HINT =
+  'set OPENAI_API_KEY (OpenAI), OPENAI_BASE_URL (an OpenAI-compatible server: Ollama, vLLM, DeepSeek, Qwen; with OPENAI_API_KEY if it needs one) or ANTHROPIC_API_KEY (Anthropic) where the API and the workers run, and restart them';
 
 /**
  * Model profiles from environment variables, for the one module that reads
  * `process.env` (the worker's and API's config) to call:
  *
  * - `TETHER_MODEL_PROFILES`: a JSON array of profiles.
- * - `TETHER_MODEL` (with `OPENAI_API_KEY`, `OPENAI_BASE_URL`, default
- *   `https://api.openai.com/v1`): one more profile, named `default`.
- *   `OPENAI_API_KEY` or `OPENAI_BASE_URL` without `TETHER_MODEL` is an error:
- *   no model name is guessed.
+ * - One more profile, named `default`, from the usual variables of one
+ *   provider: OpenAI's (`OPENAI_API_KEY`, `OPENAI_BASE_URL`) when either is
+ *   set, else Anthropic's (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`) when
+ *   either is: with both providers' variables set, OpenAI's come first, unless
+ *   `TETHER_MODEL_PROVIDER` (`openai` or `anthropic`) chooses. Its model is
+ *   `TETHER_MODEL`, else the provider's default (see {@link defaultModel}).
+ *   `TETHER_MODEL` alone makes an OpenAI profile (with no key).
  * - `TETHER_DEFAULT_MODEL_PROFILE`: the profile of runs that name none; else
  *   `default` when it was built, else the first of `TETHER_MODEL_PROFILES`.
  */
@@ -109,30 +178,25 @@ export function profilesFromEnv(env: Readonly<Record<string, string | undefined>
     listed = parseModelProfiles(parsed, 'TETHER_MODEL_PROFILES');
   }
 
-  const model = value('TETHER_MODEL');
-  const apiKey = value('OPENAI_API_KEY');
-  const baseURL = value('OPENAI_BASE_URL');
+  const provider = envProvider(value, fail);
   const profiles = [...listed];
-  if (model === undefined) {
-    if (apiKey !== undefined || baseURL !== undefined) {
-      fail(
-        'OPENAI_API_KEY or OPENAI_BASE_URL is set but TETHER_MODEL is not: set TETHER_MODEL to the model name',
-      );
-    }
-  } else {
+  if (provider !== undefined) {
     if (listed.some((profile) => profile.name === ENV_PROFILE_NAME)) {
       fail(
-        `TETHER_MODEL builds a profile named "${ENV_PROFILE_NAME}", but TETHER_MODEL_PROFILES already has one`,
+        `${ENV_VARIABLES[provider].key} (or TETHER_MODEL) builds a profile named "${ENV_PROFILE_NAME}", but TETHER_MODEL_PROFILES already has one`,
       );
     }
+    const names = ENV_VARIABLES[provider];
+    const model = value('TETHER_MODEL');
+    const apiKey = value(names.key);
     const input: Record<string, unknown> = {
       name: ENV_PROFILE_NAME,
-      provider: 'openai',
-      baseURL: baseURL ?? 'https://api.openai.com/v1',
-      model,
+      provider,
+      baseURL: value(names.baseURL) ?? DEFAULT_BASE_URLS[provider],
+      ...(model === undefined ? {} : { model }),
       ...(apiKey === undefined ? {} : { apiKey }),
     };
-    const [profile] = parseModelProfiles([input], 'TETHER_MODEL / OPENAI_BASE_URL / OPENAI_API_KEY');
+    const [profile] = parseModelProfiles([input], `TETHER_MODEL / ${names.baseURL} / ${names.key}`);
     if (profile) profiles.push(profile);
   }
 
@@ -140,8 +204,62 @@ export function profilesFromEnv(env: Readonly<Record<string, string | undefined>
   if (named !== undefined && !profiles.some((profile) => profile.name === named)) {
     fail(`TETHER_DEFAULT_MODEL_PROFILE names "${named}", which is not a profile (${knownNames(profiles)})`);
   }
-  const defaultProfile = named ?? (model !== undefined ? ENV_PROFILE_NAME : listed[0]?.name);
+  const defaultProfile = named ?? (provider !== undefined ? ENV_PROFILE_NAME : listed[0]?.name);
   return { profiles: Object.freeze(profiles), defaultProfile };
+}
+
+/** Each provider's usual variables. */
+const ENV_VARIABLES: Readonly<Record<ModelProviderKind, { key: string; baseURL: string }>> = {
+  openai: { key: 'OPENAI_API_KEY', baseURL: 'OPENAI_BASE_URL' },
+  anthropic: { key: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL' },
+};
+
+/** Which provider the `default` profile is built for, if any (see {@link profilesFromEnv}). */
+function envProvider(
+  value: (name: string) => string | undefined,
+  fail: (message: string) => never,
+): ModelProviderKind | undefined {
+  const given = (provider: ModelProviderKind) =>
+    value(ENV_VARIABLES[provider].key) !== undefined || value(ENV_VARIABLES[provider].baseURL) !== undefined;
+  const chosen = value('TETHER_MODEL_PROVIDER');
+  if (chosen !== undefined) {
+    if (!(MODEL_PROVIDERS as readonly string[]).includes(chosen)) {
+      fail(
+        `TETHER_MODEL_PROVIDER must be one of ${MODEL_PROVIDERS.join(', ')} (got ${JSON.stringify(chosen)})`,
+      );
+    }
+    const provider = chosen as ModelProviderKind;
+    if (!given(provider)) {
+      const names = ENV_VARIABLES[provider];
+      fail(`TETHER_MODEL_PROVIDER is ${provider}, but neither ${names.key} nor ${names.baseURL} is set`);
+    }
+    return provider;
+  }
+  if (given('openai')) return 'openai';
+  if (given('anthropic')) return 'anthropic';
+  return value('TETHER_MODEL') === undefined ? undefined : 'openai';
+}
+
+/**
+ * One line on a profile for a person (`pnpm start`'s banner): its name,
+ * provider, model and server, never its key:
+ * `"default": anthropic, claude-sonnet-5-5 at https://api.anthropic.com`.
+ */
+export function describeProfile(profile: ModelProfile): string {
+  const model = profile.model ?? 'the first model the server lists (TETHER_MODEL to choose)';
+  return `"${profile.name}": ${profile.provider}, ${model} at ${shownURL(profile.baseURL)}`;
+}
+
+/** A URL without the user and password it may carry. */
+function shownURL(raw: string): string {
+  try {
+    const url = new URL(raw);
+    url.username = '';
+    url.password = '';
+    return url.toString().replace(/\/$/, '');
+  } catch {
+    return raw;
+  }
 }
 
 /** The profile names, for error messages. */

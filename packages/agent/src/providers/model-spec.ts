@@ -5,7 +5,7 @@
  */
 import type { ModelSpec, ReplayChildren, ReplayScript } from '@tether/protocol';
 import { AgentError } from '../errors.js';
-import { knownNames, type ModelProfile } from './model-profiles.js';
+import { knownNames, MODEL_SETUP_HINT, type ModelProfile } from './model-profiles.js';
 import { parseReplayScript } from './replay-provider.js';
 
 /** What {@link checkModelSpec} checks a spec against: the server's profiles and whether replay is on. */
@@ -57,7 +57,9 @@ export function checkModelSpec(spec: ModelSpec | undefined, options: ModelSpecOp
   if (name === undefined) {
     throw new AgentError(
       'ERR_MODEL_PROFILE_REQUIRED',
-      `No model profile named and no default profile configured (${knownNames(options.profiles)}).`,
+      options.profiles.length === 0
+        ? `No model is configured on this server: ${MODEL_SETUP_HINT}.`
+        : `No model profile named and no default profile configured (${knownNames(options.profiles)}).`,
     );
   }
   const profile = options.profiles.find((candidate) => candidate.name === name);

@@ -1,5 +1,5 @@
 import type { ModelSpec } from '@tether/protocol';
-import { startFakeOpenAI, streamText } from '@tether/testing';
+import { anthropicText, startFakeAnthropic, startFakeOpenAI, streamText } from '@tether/testing';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../errors.js';
 import { parseModelProfiles } from './model-profiles.js';
@@ -50,6 +50,28 @@ describe('resolveProvider', () => {
     }
   });
 
+  it("makes an Anthropic profile an Anthropic provider calling the profile's server with its model and key", async () => {
+    const server = await startFakeAnthropic();
+    try {
+      server.enqueue(anthropicText('hi'));
+      const own = parseModelProfiles([
+        { name: 'claude', provider: 'anthropic', baseURL: server.baseURL, apiKey: 'sk-ant-fake' },
+      ]);
+      const provider = resolveProvider({}, { profiles: own, defaultProfile: 'claude', allowReplay: false });
+      expect(provider.name).toBe('claude');
+      const response = await provider.complete({
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [],
+        signal: new AbortController().signal,
+      });
+      expect(response.content).toBe('hi');
+      expect(server.requests[0]?.body).toMatchObject({ model: 'claude-sonnet-5-5' });
+      expect(JSON.stringify(server.requests[0]?.headers)).toContain('sk-ant-fake');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('refuses an unknown profile, listing the known ones', () => {
     const error = failure({ profile: 'gpt-5' });
     expect(error.code).toBe('ERR_MODEL_PROFILE_UNKNOWN');
@@ -57,8 +79,14 @@ describe('resolveProvider', () => {
     expect(error.message).toMatch(/"gpt-5".*known: local, cloud/);
   });
 
-  it('needs a profile when there is no default', () => {
+  it('needs a profile when there is no default, and with none at all says which variables make one', () => {
     expect(failure({}).code).toBe('ERR_MODEL_PROFILE_REQUIRED');
+    const none = failure({}, { profiles: [] });
+    expect(none.code).toBe('ERR_MODEL_PROFILE_REQUIRED');
+    expect(none.statusCode).toBe(400);
+    for (const variable of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY']) {
+      expect(none.message).toContain(variable);
+    }
   });
 
   it('never takes a URL, key or model from the run', () => {

@@ -5,11 +5,13 @@
  */
 
 import type { ModelSpec } from '@tether/protocol';
+import { createAnthropicProvider } from './anthropic-provider.js';
 import type { ModelProfile } from './model-profiles.js';
 import type { ModelProvider, ProviderLogger } from './model-provider.js';
 import { checkModelSpec } from './model-spec.js';
-import { createOpenAIProvider, type OpenAIProviderOptions } from './openai-provider.js';
+import { createOpenAIProvider } from './openai-provider.js';
 import { playReplayScript, type ReplayProviderOptions } from './replay-provider.js';
+import type { StreamingProviderOptions } from './streamed-request.js';
 
 export interface ResolveProviderOptions {
   profiles: readonly ModelProfile[];
@@ -18,8 +20,10 @@ export interface ResolveProviderOptions {
   /** Whether runs may use the replay provider (server configuration; off in production). */
   allowReplay: boolean;
   logger?: ProviderLogger | undefined;
-  /** Retry tuning for every OpenAI provider made here (tests use tiny delays). */
-  openai?: Pick<OpenAIProviderOptions, 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'maxRetryWaitMs'> | undefined;
+  /** Retry tuning for every OpenAI or Anthropic provider made here (tests use tiny delays). */
+  retry?:
+    | Pick<StreamingProviderOptions, 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'maxRetryWaitMs'>
+    | undefined;
   replay?: ReplayProviderOptions | undefined;
 }
 
@@ -28,17 +32,26 @@ export function resolveProvider(spec: ModelSpec | undefined, options: ResolvePro
   const choice = checkModelSpec(spec, options);
   if (choice.kind === 'replay') return playReplayScript(choice.script, options.replay);
   const { profile } = choice;
-  return createOpenAIProvider({
-    ...options.openai,
+  const common = {
+    ...options.retry,
     name: profile.name,
     baseURL: profile.baseURL,
     apiKey: profile.apiKey,
-    model: profile.model,
-    temperature: profile.temperature,
     maxOutputTokens: profile.maxOutputTokens,
-    maxTokensField: profile.maxTokensField,
     timeoutMs: profile.timeoutMs,
     maxRetries: profile.maxRetries,
     logger: options.logger,
-  });
+  };
+  switch (profile.provider) {
+    case 'anthropic':
+      // A profile's model is always set for Anthropic (parseModelProfiles gives the default).
+      return createAnthropicProvider({ ...common, model: profile.model ?? '' });
+    case 'openai':
+      return createOpenAIProvider({
+        ...common,
+        model: profile.model,
+        temperature: profile.temperature,
+        maxTokensField: profile.maxTokensField,
+      });
+  }
 }
