@@ -178,7 +178,13 @@ export function profilesFromEnv(env: Readonly<Record<string, string | undefined>
     listed = parseModelProfiles(parsed, 'TETHER_MODEL_PROFILES');
   }
 
-  const provider = envProvider(value, fail);
+  // Each provider's usual variables.
+  const given: ProviderVariables = {
+    openai: { key: value('OPENAI_API_KEY'), baseURL: value('OPENAI_BASE_URL') },
+    anthropic: { key: value('ANTHROPIC_API_KEY'), baseURL: value('ANTHROPIC_BASE_URL') },
+  };
+  const model = value('TETHER_MODEL');
+  const provider = envProvider(given, value('TETHER_MODEL_PROVIDER'), model !== undefined, fail);
   const profiles = [...listed];
   if (provider !== undefined) {
     if (listed.some((profile) => profile.name === ENV_PROFILE_NAME)) {
@@ -187,12 +193,11 @@ export function profilesFromEnv(env: Readonly<Record<string, string | undefined>
       );
     }
     const names = ENV_VARIABLES[provider];
-    const model = value('TETHER_MODEL');
-    const apiKey = value(names.key);
+    const { key: apiKey, baseURL } = given[provider];
     const input: Record<string, unknown> = {
       name: ENV_PROFILE_NAME,
       provider,
-      baseURL: value(names.baseURL) ?? DEFAULT_BASE_URLS[provider],
+      baseURL: baseURL ?? DEFAULT_BASE_URLS[provider],
       ...(model === undefined ? {} : { model }),
       ...(apiKey === undefined ? {} : { apiKey }),
     };
@@ -208,20 +213,24 @@ export function profilesFromEnv(env: Readonly<Record<string, string | undefined>
   return { profiles: Object.freeze(profiles), defaultProfile };
 }
 
-/** Each provider's usual variables. */
+/** The names of each provider's usual variables. */
 const ENV_VARIABLES: Readonly<Record<ModelProviderKind, { key: string; baseURL: string }>> = {
   openai: { key: 'OPENAI_API_KEY', baseURL: 'OPENAI_BASE_URL' },
   anthropic: { key: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL' },
 };
 
+/** The values of each provider's usual variables. */
+type ProviderVariables = Record<ModelProviderKind, { key: string | undefined; baseURL: string | undefined }>;
+
 /** Which provider the `default` profile is built for, if any (see {@link profilesFromEnv}). */
 function envProvider(
-  value: (name: string) => string | undefined,
+  given: ProviderVariables,
+  chosen: string | undefined,
+  modelGiven: boolean,
   fail: (message: string) => never,
 ): ModelProviderKind | undefined {
-  const given = (provider: ModelProviderKind) =>
-    value(ENV_VARIABLES[provider].key) !== undefined || value(ENV_VARIABLES[provider].baseURL) !== undefined;
-  const chosen = value('TETHER_MODEL_PROVIDER');
+  const isSet = (provider: ModelProviderKind) =>
+    given[provider].key !== undefined || given[provider].baseURL !== undefined;
   if (chosen !== undefined) {
     if (!(MODEL_PROVIDERS as readonly string[]).includes(chosen)) {
       fail(
@@ -229,15 +238,15 @@ function envProvider(
       );
     }
     const provider = chosen as ModelProviderKind;
-    if (!given(provider)) {
+    if (!isSet(provider)) {
       const names = ENV_VARIABLES[provider];
       fail(`TETHER_MODEL_PROVIDER is ${provider}, but neither ${names.key} nor ${names.baseURL} is set`);
     }
     return provider;
   }
-  if (given('openai')) return 'openai';
-  if (given('anthropic')) return 'anthropic';
-  return value('TETHER_MODEL') === undefined ? undefined : 'openai';
+  if (isSet('openai')) return 'openai';
+  if (isSet('anthropic')) return 'anthropic';
+  return modelGiven ? 'openai' : undefined;
 }
 
 /**
