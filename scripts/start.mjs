@@ -18,7 +18,8 @@ function usage(exitCode) {
 Runs the Tether API (http://127.0.0.1:P, default 3000) and N workers (default 1).
 Redis: REDIS_CLUSTER_NODES (a Redis Cluster's seed nodes) or REDIS_URL if set;
 else a local redis-server with its data under ${HOME}/redis.
-Environment is passed through (model profiles: OPENAI_API_KEY, OPENAI_BASE_URL, TETHER_MODEL).`);
+Environment is passed through: the model comes from OPENAI_API_KEY (OPENAI_BASE_URL for
+another OpenAI-compatible server) or ANTHROPIC_API_KEY, TETHER_MODEL picks the model (docs/agent.md).`);
   process.exit(exitCode);
 }
 
@@ -138,8 +139,9 @@ if (needsBuild()) {
   const built = spawnSync('pnpm', ['build'], { cwd: ROOT, stdio: 'inherit' });
   if (built.status !== 0) fail('the build failed (see above)');
 }
-// Only now: the build makes it.
+// Only now: the build makes them.
 const { findOnPath, startStack, waitForPing } = await import('@tether/testing/scripts');
+const { DEFAULT_MODELS, describeProfile, profilesFromEnv } = await import('@tether/agent/spec');
 
 mkdirSync(join(HOME, 'workspaces'), { recursive: true });
 // A cluster's processes find it through REDIS_CLUSTER_NODES (passed through); the stack checks its first seed.
@@ -201,6 +203,41 @@ if (stack !== undefined && !stopping) {
   const base = stack.urls[0];
   console.log(
     `\n${paint(1, 'Tether is up')} at ${base}  (API docs: ${base}/docs, ${options.workers} worker${options.workers > 1 ? 's' : ''}, Redis ${cluster ? `Cluster ${cluster}` : stack.redisUrl})\n` +
-      `  try: ${paint(1, 'pnpm demo')}   or: ${paint(1, `pnpm tether run "list the files"`)}   stop: Ctrl-C\n`,
+      `${modelBanner().join('\n')}\n`,
   );
+}
+
+/**
+ * The banner's lines on the model: the profile runs get by default (read from
+ * this environment, which the API and workers share), or, with none, how to
+ * configure one. Never a key.
+ */
+function modelBanner() {
+  const env = process.env;
+  const { profiles, defaultProfile } = profilesFromEnv(env);
+  const active = profiles.find((profile) => profile.name === defaultProfile);
+  if (active === undefined) {
+    return [
+      `  ${paint(33, 'No model is configured')}: pnpm demo plays a scripted one. For a real model, stop (Ctrl-C) and start again with one of:`,
+      `    ${paint(1, 'OPENAI_API_KEY=sk-… pnpm start')}                          OpenAI (${DEFAULT_MODELS.openai})`,
+      `    ${paint(1, 'OPENAI_BASE_URL=http://localhost:11434/v1 pnpm start')}   Ollama, vLLM, DeepSeek, Qwen…: any OpenAI-compatible server`,
+      `    ${paint(1, 'ANTHROPIC_API_KEY=sk-ant-… pnpm start')}                  Anthropic (${DEFAULT_MODELS.anthropic})`,
+      '  TETHER_MODEL picks another model; docs/agent.md has a recipe per provider.',
+      `  try: ${paint(1, 'pnpm demo')}   stop: Ctrl-C`,
+    ];
+  }
+  const others = profiles.filter((profile) => profile !== active).map((profile) => profile.name);
+  const lines = [
+    `  model: ${describeProfile(active)}${others.length > 0 ? ` (other profiles: ${others.join(', ')})` : ''}`,
+  ];
+  const set = (name) => (env[name] ?? '').trim() !== '';
+  if (set('OPENAI_API_KEY') && set('ANTHROPIC_API_KEY') && !set('TETHER_MODEL_PROVIDER')) {
+    lines.push(
+      paint(2, '  ANTHROPIC_API_KEY is set too: TETHER_MODEL_PROVIDER=anthropic chooses Anthropic instead'),
+    );
+  }
+  lines.push(
+    `  try: ${paint(1, 'pnpm demo')}   or: ${paint(1, `pnpm tether run "list the files"`)}   stop: Ctrl-C`,
+  );
+  return lines;
 }

@@ -37,6 +37,17 @@ describe('pnpm start', () => {
       ]);
       const up = await stack.waitFor(/Tether is up at (\S+) .*Redis redis:\/\/127\.0\.0\.1:(\d+)/, 60_000);
       const redisPort = Number(up[2]);
+      // No model in this environment: the banner says how to configure one, and suggests no run that would fail.
+      const banner = (await stack.waitFor(/Tether is up[\s\S]*stop: Ctrl-C/, 5_000))[0];
+      expect(banner).toContain('No model is configured');
+      for (const line of [
+        /OPENAI_API_KEY=sk-… pnpm start +OpenAI \(gpt-5\.4-mini\)/,
+        /OPENAI_BASE_URL=http:\/\/localhost:11434\/v1 pnpm start +Ollama, vLLM, DeepSeek, Qwen/,
+        /ANTHROPIC_API_KEY=sk-ant-… pnpm start +Anthropic \(claude-sonnet-5-5\)/,
+      ]) {
+        expect(banner).toMatch(line);
+      }
+      expect(banner).not.toContain('pnpm tether run');
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
       expect(ready.status).toBe(200);
       expect(stack.output()).toMatch(/worker-2 .*worker ready/);
