@@ -304,6 +304,12 @@ function report(
     write(c.yellow(`Stopped following.${hint}`));
     return EXIT.interrupted;
   }
+  if (error instanceof TetherApiError && error.code === 'ERR_MODEL_PROFILE_REQUIRED') {
+    // Nothing wrong with the command: the server has no model. Its message says how to give it one.
+    write(c.yellow(error.message));
+    write(c.dim('Then try again. (--replay <file> plays a scripted model, which needs none.)'));
+    return EXIT.failed;
+  }
   if (error instanceof TetherApiError) {
     write(c.red(`error: ${error.message} (${error.code}, HTTP ${error.status})`));
     if (error instanceof TetherUnauthorizedError) write(c.dim('Set TETHER_API_KEY or pass --api-key.'));
