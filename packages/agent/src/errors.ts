@@ -92,7 +92,8 @@ export const AGENT_ERRORS = {
   ERR_MODEL_PROFILE_INVALID: {
     retryable: false,
     statusCode: undefined,
-    description: 'Server configuration: a model profile (or the environment it came from) is invalid.',
+    description:
+      'Server configuration: a model profile (or the environment it came from) is invalid, or names no model and its OpenAI-compatible server lists none (`GET /models`).',
   },
   ERR_AGENT_MAX_STEPS: {
     retryable: false,
