@@ -55,16 +55,15 @@ import type {
 import type { Usage } from '@tether/protocol';
 import { AgentError } from '../errors.js';
 import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelTool } from './model-provider.js';
-import { parseRetryAfterHeaders } from './retry.js';
 import {
-  aborted,
-  codeForStatus,
+  classifyFailure,
   completeWithRetries,
-  modelError,
   type ResolvedStreamingOptions,
   resolveStreamingOptions,
-  StreamedTry,
+  type SdkErrors,
+  type StreamedAnswer,
   type StreamingProviderOptions,
+  streamOnce,
   type TryOutcome,
 } from './streamed-request.js';
 
@@ -76,6 +75,7 @@ export interface AnthropicProviderOptions extends StreamingProviderOptions {
   baseURL: string;
   /** Sent as the SDK sends a key; omitted, no credential is sent. */
   apiKey?: string | undefined;
+  /** The model, e.g. `claude-sonnet-5-5`. */
   model: string;
   /** The provider's name in logs and error messages (a profile name). Default `anthropic`. */
   name?: string | undefined;
@@ -108,53 +108,14 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
   };
 }
 
-/**
- * One HTTP request, streamed to its end. Returns a failure rather than throwing
- * it; only an error thrown by the caller's own `onDelta` is rethrown as is.
- */
-async function tryOnce(
-  client: Anthropic,
-  config: ResolvedOptions,
-  request: ModelRequest,
-): Promise<TryOutcome> {
-  const attempt = new StreamedTry(request, config.timeoutMs);
-  const turn = new MessageTurn();
-  const fail = (error: unknown): TryOutcome => {
-    attempt.rethrowCallbackError();
-    return {
-      ok: false,
-      error: classify(error, config.name, request.signal, attempt.timedOut),
-      emittedDeltas: attempt.emitted,
-    };
-  };
-
-  try {
-    attempt.arm();
-    const stream = await client.messages.create(buildBody(config, request), {
-      signal: attempt.signal,
-      maxRetries: 0,
-      timeout: config.timeoutMs,
-    });
-    attempt.arm();
-    for await (const event of stream) {
-      attempt.arm();
-      turn.add(event, attempt.emit);
-    }
-    // The SDK ends the iteration quietly when its request is aborted.
-    if (attempt.stopped) return fail(undefined);
-    if (!turn.finished) {
-      return fail(new StreamIncompleteError('the stream ended before the message did (no message_stop)'));
-    }
-    return { ok: true, response: turn.response() };
-  } catch (error) {
-    return fail(error);
-  } finally {
-    // Whatever happened, this try's HTTP request is over: close its socket.
-    attempt.end();
-  }
+/** One HTTP request, streamed to its end. */
+function tryOnce(client: Anthropic, config: ResolvedOptions, request: ModelRequest): Promise<TryOutcome> {
+  const open = (signal: AbortSignal) =>
+    client.messages.create(buildBody(config, request), { signal, maxRetries: 0, timeout: config.timeoutMs });
+  return streamOnce(config, request, open, new MessageTurn(), (...failure) =>
+    classifyFailure(ANTHROPIC_ERRORS, ...failure),
+  );
 }
-
-class StreamIncompleteError extends Error {}
 
 /** The HTTP status each Messages error type stands for (an `error` event inside a stream has none). */
 const ERROR_TYPE_STATUS: Readonly<Record<string, number>> = {
@@ -170,33 +131,13 @@ const ERROR_TYPE_STATUS: Readonly<Record<string, number>> = {
   overloaded_error: 529,
 };
 
-/** Turns whatever a try threw into an `AgentError` with the right code. */
-function classify(error: unknown, name: string, signal: AbortSignal, timedOut: boolean): AgentError {
-  if (signal.aborted) return aborted(name, signal.reason, error);
-  if (timedOut) return modelError('ERR_MODEL_TIMEOUT', name, 'the model server sent nothing in time', error);
-  if (error instanceof AgentError) return error;
-  if (error instanceof APIConnectionTimeoutError) {
-    return modelError('ERR_MODEL_TIMEOUT', name, 'the model server did not answer in time', error);
-  }
-  if (error instanceof APIUserAbortError || error instanceof APIConnectionError) {
-    return modelError('ERR_MODEL_CONNECTION', name, `cannot reach the model server: ${error.message}`, error);
-  }
-  if (error instanceof APIError) {
-    const status = typeof error.status === 'number' ? error.status : ERROR_TYPE_STATUS[error.type ?? ''];
-    const retryAfterMs = parseRetryAfterHeaders(error.headers);
-    const what = error.status === undefined ? 'error inside the stream' : `HTTP ${error.status}`;
-    return new AgentError(codeForStatus(status), `${name}: model server ${what}: ${error.message}`, {
-      cause: error,
-      retryAfterMs,
-    });
-  }
-  if (error instanceof SyntaxError) {
-    return modelError('ERR_MODEL_BAD_RESPONSE', name, `unparsable stream event: ${error.message}`, error);
-  }
-  // A socket closed mid-body surfaces from fetch as `TypeError: terminated`.
-  const message = error instanceof Error ? error.message : String(error);
-  return modelError('ERR_MODEL_CONNECTION', name, `connection lost: ${message}`, error);
-}
+const ANTHROPIC_ERRORS: SdkErrors = {
+  APIError,
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIUserAbortError,
+  statusInStream: (error) => ERROR_TYPE_STATUS[(error as APIError).type ?? ''],
+};
 
 /** The request body; parameters the caller left unset are not sent at all. */
 function buildBody(config: ResolvedOptions, request: ModelRequest): MessageCreateParamsStreaming {
@@ -317,7 +258,8 @@ const FINISH_REASONS: Readonly<Record<string, string>> = {
  * `tool_use` block's input arrives as `input_json_delta` pieces, kept exactly
  * as sent: malformed JSON is the tool executor's to report to the model.
  */
-class MessageTurn {
+class MessageTurn implements StreamedAnswer<RawMessageStreamEvent> {
+  readonly incomplete = 'the stream ended before the message did (no message_stop)';
   private content = '';
   private readonly calls: PartialToolCall[] = [];
   private readonly byIndex = new Map<number, PartialToolCall>();

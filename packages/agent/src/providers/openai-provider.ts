@@ -38,16 +38,15 @@ import type {
 } from 'openai/resources/chat/completions';
 import { AgentError } from '../errors.js';
 import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelTool } from './model-provider.js';
-import { parseRetryAfterHeaders } from './retry.js';
 import {
-  aborted,
-  codeForStatus,
+  classifyFailure,
   completeWithRetries,
-  modelError,
   type ResolvedStreamingOptions,
   resolveStreamingOptions,
-  StreamedTry,
+  type SdkErrors,
+  type StreamedAnswer,
   type StreamingProviderOptions,
+  streamOnce,
   type TryOutcome,
 } from './streamed-request.js';
 
@@ -146,83 +145,35 @@ async function firstListedModel(
 }
 
 /**
- * One HTTP request, streamed to its end. Returns a failure rather than throwing
- * it; only an error thrown by the caller's own `onDelta` is rethrown as is.
+ * One HTTP request, streamed to its end (the model asked of the server first
+ * when the profile names none).
  */
-async function tryOnce(
+function tryOnce(
   client: OpenAI,
   config: ResolvedOptions,
   request: ModelRequest,
   modelFor: (signal: AbortSignal) => Promise<string>,
 ): Promise<TryOutcome> {
-  const attempt = new StreamedTry(request, config.timeoutMs);
-  const turn = new StreamedTurn();
-  const fail = (error: unknown): TryOutcome => {
-    attempt.rethrowCallbackError();
-    return {
-      ok: false,
-      error: classify(error, config.name, request.signal, attempt.timedOut),
-      emittedDeltas: attempt.emitted,
-    };
-  };
-
-  try {
-    attempt.arm();
-    const model = await modelFor(attempt.signal);
-    const stream = await client.chat.completions.create(buildBody(config, model, request), {
-      signal: attempt.signal,
+  const open = async (signal: AbortSignal) => {
+    const model = await modelFor(signal);
+    return client.chat.completions.create(buildBody(config, model, request), {
+      signal,
       maxRetries: 0,
       timeout: config.timeoutMs,
     });
-    attempt.arm();
-    for await (const chunk of stream) {
-      attempt.arm();
-      turn.add(chunk, attempt.emit);
-    }
-    // The SDK ends the iteration quietly when its request is aborted.
-    if (attempt.stopped) return fail(undefined);
-    if (!turn.finished) {
-      return fail(new StreamIncompleteError('the stream ended before the model finished (no finish_reason)'));
-    }
-    return { ok: true, response: turn.response() };
-  } catch (error) {
-    return fail(error);
-  } finally {
-    // Whatever happened, this try's HTTP request is over: close its socket.
-    attempt.end();
-  }
+  };
+  return streamOnce(config, request, open, new StreamedTurn(), (...failure) =>
+    classifyFailure(OPENAI_ERRORS, ...failure),
+  );
 }
 
-class StreamIncompleteError extends Error {}
-
-/** Turns whatever a try threw into an `AgentError` with the right code. */
-function classify(error: unknown, name: string, signal: AbortSignal, timedOut: boolean): AgentError {
-  if (signal.aborted) return aborted(name, signal.reason, error);
-  if (timedOut) return modelError('ERR_MODEL_TIMEOUT', name, 'the model server sent nothing in time', error);
-  if (error instanceof AgentError) return error;
-  if (error instanceof APIConnectionTimeoutError) {
-    return modelError('ERR_MODEL_TIMEOUT', name, 'the model server did not answer in time', error);
-  }
-  if (error instanceof APIUserAbortError || error instanceof APIConnectionError) {
-    return modelError('ERR_MODEL_CONNECTION', name, `cannot reach the model server: ${error.message}`, error);
-  }
-  if (error instanceof APIError) {
-    const status = typeof error.status === 'number' ? error.status : statusInBody(error.error);
-    const retryAfterMs = parseRetryAfterHeaders(error.headers);
-    const code = codeForStatus(status);
-    const what = error.status === undefined ? 'error inside the stream' : `HTTP ${error.status}`;
-    return new AgentError(code, `${name}: model server ${what}: ${error.message}`, {
-      cause: error,
-      retryAfterMs,
-    });
-  }
-  if (error instanceof SyntaxError) {
-    return modelError('ERR_MODEL_BAD_RESPONSE', name, `unparsable stream chunk: ${error.message}`, error);
-  }
-  // A socket closed mid-body surfaces from fetch as `TypeError: terminated`.
-  const message = error instanceof Error ? error.message : String(error);
-  return modelError('ERR_MODEL_CONNECTION', name, `connection lost: ${message}`, error);
-}
+const OPENAI_ERRORS: SdkErrors = {
+  APIError,
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIUserAbortError,
+  statusInStream: (error) => statusInBody((error as APIError).error),
+};
 
 /** An error object sent inside a stream may carry an HTTP-like `code` (OpenRouter does). */
 function statusInBody(body: unknown): number | undefined {
@@ -301,7 +252,8 @@ interface PartialToolCall {
  * its id and name, later ones pieces of `arguments`, which are kept exactly as
  * sent: malformed JSON is the tool executor's to report to the model.
  */
-class StreamedTurn {
+class StreamedTurn implements StreamedAnswer<ChatCompletionChunk> {
+  readonly incomplete = 'the stream ended before the model finished (no finish_reason)';
   private content = '';
   private readonly calls: PartialToolCall[] = [];
   private readonly byIndex = new Map<number, PartialToolCall>();

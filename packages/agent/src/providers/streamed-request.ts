@@ -1,9 +1,10 @@
 /**
  * What every streaming provider shares, whatever its wire format: the options
  * common to all of them and their checks, one try of a streamed request
- * ({@link StreamedTry}: the idle timeout, the caller's abort, the caller's
- * `onDelta` kept apart from the server's failures), the retry loop around the
- * tries ({@link completeWithRetries}), and the errors a try ends with.
+ * ({@link streamOnce}, with {@link StreamedTry}: the idle timeout, the
+ * caller's abort, the caller's `onDelta` kept apart from the server's
+ * failures), the retry loop around the tries ({@link completeWithRetries}),
+ * and the errors a try ends with ({@link classifyFailure}).
  *
  * Retries are the provider's, not its SDK's: each try is one HTTP request; a
  * retryable failure waits `Retry-After` when the server gave one, else
@@ -14,7 +15,7 @@
  */
 import { AgentError, type AgentErrorCode } from '../errors.js';
 import type { ModelRequest, ModelResponse, ProviderLogger } from './model-provider.js';
-import { abortableSleep, backoffDelay } from './retry.js';
+import { abortableSleep, backoffDelay, type HeaderLookup, parseRetryAfterHeaders } from './retry.js';
 
 /** The options every streaming provider takes. */
 export interface StreamingProviderOptions {
@@ -229,6 +230,117 @@ export class StreamedTry {
     this.request.signal.removeEventListener('abort', this.onAbort);
     this.controller.abort();
   }
+}
+
+/** A turn being assembled from the items of a stream, as {@link streamOnce} drives it. */
+export interface StreamedAnswer<Item> {
+  /** Folds one item of the stream in; text goes to `emit`. */
+  add(item: Item, emit: (text: string) => void): void;
+  /** Whether the stream said the answer is whole. */
+  readonly finished: boolean;
+  /** Why a stream that ended without being finished is incomplete, for the error. */
+  readonly incomplete: string;
+  response(): ModelResponse;
+}
+
+/**
+ * One try: opens the stream (`open`, given the try's signal), folds each item
+ * into `answer` with the idle timer re-armed at every one, and returns the
+ * response, or the failure `classify` makes of what went wrong. Only an error
+ * thrown by the caller's own `onDelta` is thrown, as it is.
+ */
+export async function streamOnce<Item>(
+  config: Pick<ResolvedStreamingOptions, 'name' | 'timeoutMs'>,
+  request: ModelRequest,
+  open: (signal: AbortSignal) => Promise<AsyncIterable<Item>>,
+  answer: StreamedAnswer<Item>,
+  classify: (error: unknown, name: string, signal: AbortSignal, timedOut: boolean) => AgentError,
+): Promise<TryOutcome> {
+  const attempt = new StreamedTry(request, config.timeoutMs);
+  const fail = (error: unknown): TryOutcome => {
+    attempt.rethrowCallbackError();
+    return {
+      ok: false,
+      error: classify(error, config.name, request.signal, attempt.timedOut),
+      emittedDeltas: attempt.emitted,
+    };
+  };
+
+  try {
+    attempt.arm();
+    const stream = await open(attempt.signal);
+    attempt.arm();
+    for await (const item of stream) {
+      attempt.arm();
+      answer.add(item, attempt.emit);
+    }
+    // The SDKs end the iteration quietly when their request is aborted.
+    if (attempt.stopped) return fail(undefined);
+    if (!answer.finished) return fail(new StreamIncompleteError(answer.incomplete));
+    return { ok: true, response: answer.response() };
+  } catch (error) {
+    return fail(error);
+  } finally {
+    // Whatever happened, this try's HTTP request is over: close its socket.
+    attempt.end();
+  }
+}
+
+class StreamIncompleteError extends Error {}
+
+/** A class of an SDK's errors, for `instanceof`. */
+type ErrorClass<T> = abstract new (...args: never[]) => T;
+
+/**
+ * The error classes of a model SDK (the `openai` and `@anthropic-ai/sdk`
+ * packages are made by one generator and have the same four), and what the
+ * provider knows of an error without an HTTP status.
+ */
+export interface SdkErrors {
+  APIError: ErrorClass<Error & { status: number | undefined; headers: HeaderLookup | undefined }>;
+  APIConnectionError: ErrorClass<Error>;
+  APIConnectionTimeoutError: ErrorClass<Error>;
+  APIUserAbortError: ErrorClass<Error>;
+  /** The status an error without one (an error event inside a stream) stands for, if it says. */
+  statusInStream(error: Error): number | undefined;
+}
+
+/**
+ * Turns whatever a try threw into an `AgentError` with the right code: the
+ * caller's abort, the idle timeout, the SDK's connection errors, an HTTP
+ * status (or an error inside the stream) with its `Retry-After`, an
+ * unparsable stream, a socket closed mid-body.
+ */
+export function classifyFailure(
+  sdk: SdkErrors,
+  error: unknown,
+  name: string,
+  signal: AbortSignal,
+  timedOut: boolean,
+): AgentError {
+  if (signal.aborted) return aborted(name, signal.reason, error);
+  if (timedOut) return modelError('ERR_MODEL_TIMEOUT', name, 'the model server sent nothing in time', error);
+  if (error instanceof AgentError) return error;
+  if (error instanceof sdk.APIConnectionTimeoutError) {
+    return modelError('ERR_MODEL_TIMEOUT', name, 'the model server did not answer in time', error);
+  }
+  if (error instanceof sdk.APIUserAbortError || error instanceof sdk.APIConnectionError) {
+    return modelError('ERR_MODEL_CONNECTION', name, `cannot reach the model server: ${error.message}`, error);
+  }
+  if (error instanceof sdk.APIError) {
+    const status = typeof error.status === 'number' ? error.status : sdk.statusInStream(error);
+    const what = error.status === undefined ? 'error inside the stream' : `HTTP ${error.status}`;
+    return new AgentError(codeForStatus(status), `${name}: model server ${what}: ${error.message}`, {
+      cause: error,
+      retryAfterMs: parseRetryAfterHeaders(error.headers),
+    });
+  }
+  if (error instanceof SyntaxError) {
+    return modelError('ERR_MODEL_BAD_RESPONSE', name, `unparsable stream chunk: ${error.message}`, error);
+  }
+  // A socket closed mid-body surfaces from fetch as `TypeError: terminated`.
+  const message = error instanceof Error ? error.message : String(error);
+  return modelError('ERR_MODEL_CONNECTION', name, `connection lost: ${message}`, error);
 }
 
 /** The error code for an HTTP status from a model server (`undefined`: an error without one). */
