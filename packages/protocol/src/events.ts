@@ -75,7 +75,13 @@ export const EventDataSchemas = {
     content: Type.String(),
     toolCalls: Type.Array(ToolCallSchema),
   }),
-  'tool.call': Type.Object({ callId: Type.String(), name: Type.String(), arguments: Type.String() }),
+  /** `server`: the MCP server whose tool it is (`name` is then `<server>__<tool>`). */
+  'tool.call': Type.Object({
+    callId: Type.String(),
+    name: Type.String(),
+    arguments: Type.String(),
+    server: Type.Optional(Type.String()),
+  }),
   'tool.output': Type.Object({
     callId: Type.String(),
     stream: Type.Union([Type.Literal('stdout'), Type.Literal('stderr')]),
@@ -86,6 +92,7 @@ export const EventDataSchemas = {
     name: Type.String(),
     ok: Type.Boolean(),
     content: Type.String(),
+    server: Type.Optional(Type.String()),
   }),
   'todo.updated': Type.Object({ todos: Type.Array(TodoItemSchema) }),
   'clarify.requested': Type.Object({

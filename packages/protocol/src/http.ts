@@ -7,6 +7,7 @@ import {
   TodoItemSchema,
   UsageSchema,
 } from './events.js';
+import { MCP_LIMITS, McpServerRefSchema } from './mcp.js';
 import { RunMemorySchema } from './memory.js';
 
 /**
@@ -229,6 +230,8 @@ export const CreateRunBodySchema = Type.Object(
     ),
     /** The memory scope the run reads and writes (toolset `memory`): default its session's id, else `default`. */
     memory: Type.Optional(RunMemorySchema),
+    /** MCP servers whose tools the run gets, as `<server>__<tool>` (see {@link McpServerRefSchema}). */
+    mcpServers: Type.Optional(Type.Array(McpServerRefSchema, { maxItems: MCP_LIMITS.serversPerRun })),
   },
   { additionalProperties: false },
 );

@@ -102,6 +102,29 @@ export {
 } from './http.js';
 export { newChildRunId, newId, newSessionRunId, runSessionTag, runTreeTag, sessionTag } from './ids.js';
 export type {
+  CreateMcpServerBody,
+  McpHeaders,
+  McpServer,
+  McpServerList,
+  McpServerRef,
+  SealedMcpServerRef,
+  StdioServerConfig,
+} from './mcp.js';
+export {
+  CreateMcpServerBodySchema,
+  HTTP_HEADER_NAME_PATTERN,
+  MCP_LIMITS,
+  MCP_SERVER_NAME_PATTERN,
+  MCP_TOOL_SEPARATOR,
+  McpAllowedToolsSchema,
+  McpHeadersSchema,
+  McpServerListSchema,
+  McpServerNameSchema,
+  McpServerRefSchema,
+  McpServerSchema,
+  McpServerUrlSchema,
+} from './mcp.js';
+export type {
   ClearMemoryResponse,
   CreateMemoryBody,
   MemoryDraft,
