@@ -80,6 +80,10 @@ describe('readSharedConfig', () => {
       clarifyTimeoutMs: 20_000,
       memoryMaxEntries: 1_000,
       memoryMaxBytes: 262_144,
+      mcpAllowHttp: false,
+      mcpAllowPrivate: false,
+      mcpServers: {},
+      mcpMaxServers: 20,
       logLevel: 'info',
     });
   });

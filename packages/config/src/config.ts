@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
-import { SKILL_DEFAULTS } from '@tether/protocol';
+import { MCP_LIMITS, SKILL_DEFAULTS, type StdioServerConfig } from '@tether/protocol';
 import { ConfigError } from './errors.js';
+import { readMcpServersFile } from './mcp-servers.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -117,6 +118,14 @@ export interface SharedConfig {
   memoryMaxEntries: number;
   /** The most bytes of entries (stored JSON) one memory scope holds (`TETHER_MEMORY_MAX_BYTES`). */
   memoryMaxBytes: number;
+  /** `TETHER_MCP_ALLOW_HTTP`: remote MCP servers may be `http://` (else https only). */
+  mcpAllowHttp: boolean;
+  /** `TETHER_MCP_ALLOW_PRIVATE`: remote MCP servers may be at loopback, private or link-local addresses (tests). */
+  mcpAllowPrivate: boolean;
+  /** The operator's stdio MCP servers by name (`TETHER_MCP_SERVERS`, a JSON file); none when unset. */
+  mcpServers: Readonly<Record<string, StdioServerConfig>>;
+  /** MCP servers a tenant may register (`TETHER_MCP_MAX_SERVERS`). */
+  mcpMaxServers: number;
   /** pino level. */
   logLevel: LogLevel;
 }
@@ -160,8 +169,22 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     clarifyTimeoutMs: reader.integer('TETHER_CLARIFY_TIMEOUT_MS', 20_000, 1_000, 7 * 24 * 3600 * 1000),
     memoryMaxEntries: reader.integer('TETHER_MEMORY_MAX_ENTRIES', 1_000, 1, 100_000),
     memoryMaxBytes: reader.integer('TETHER_MEMORY_MAX_BYTES', 256 * 1024, 4_096, 64 * 1024 * 1024),
+    mcpAllowHttp: reader.boolean('TETHER_MCP_ALLOW_HTTP', false),
+    mcpAllowPrivate: reader.boolean('TETHER_MCP_ALLOW_PRIVATE', false),
+    mcpServers: readOperatorMcpServers(reader, cwd),
+    mcpMaxServers: reader.integer('TETHER_MCP_MAX_SERVERS', MCP_LIMITS.tenantServersDefault, 0, 1_000),
     logLevel: reader.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
   };
+}
+
+/** `TETHER_MCP_SERVERS`: the path of the operator's stdio servers file (relative to `cwd`), read now. */
+function readOperatorMcpServers(reader: EnvReader, cwd: string): Readonly<Record<string, StdioServerConfig>> {
+  const file = reader.optional('TETHER_MCP_SERVERS');
+  if (file === undefined) return Object.freeze({});
+  const servers = readMcpServersFile(isAbsolute(file) ? file : resolve(cwd, file), (problem) =>
+    reader.problem(problem),
+  );
+  return Object.freeze(servers);
 }
 
 /** Whether a key holds a Redis Cluster hash tag: its first `{` and the next `}`, not empty between. */

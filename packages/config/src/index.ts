@@ -3,4 +3,5 @@ export { clusterStartNote, EnvReader, LOG_LEVELS, parseClusterNodes, readSharedC
 export type { ConfigErrorCode } from './errors.js';
 export { CONFIG_ERRORS, ConfigError } from './errors.js';
 export { EXIT_CONFIG, loadOrExit } from './load-or-exit.js';
+export { readMcpServersFile } from './mcp-servers.js';
 export { SECRETS_KEY_ENV, SecretBox } from './secret-box.js';
