@@ -33,6 +33,8 @@ export {
 } from './jobs.js';
 export type { MemoryKeys, RunKeys, SessionKeys, TenantSlotKeys, TetherKeys } from './keys.js';
 export { createKeys, MAX_SHARDS, QUEUE_NAME } from './keys.js';
+export type { McpServerStoreOptions, McpServerWrite, StoredMcpServer } from './mcp-server-store.js';
+export { McpServerStore, mcpServerView } from './mcp-server-store.js';
 export { MemoryIndex, tokenize } from './memory-index.js';
 export type { MemoryServiceOptions } from './memory-service.js';
 export { MemoryService, memoryEntry } from './memory-service.js';

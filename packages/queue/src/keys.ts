@@ -187,6 +187,12 @@ export interface TetherKeys {
    * totals in one script, on a cluster too.
    */
   skills(tenant: string): SkillKeys;
+  /**
+   * Hash: the MCP servers a tenant registered, name → the server (JSON: url,
+   * sealed headers, header names, allowed tools, times in epoch ms), under the
+   * tenant's hash tag.
+   */
+  mcpServers(tenant: string): string;
 }
 
 /** The queue's name inside the prefix. */
@@ -285,6 +291,7 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
       const base = `${namespace}:skills:{k_${tenant}}`;
       return { index: `${base}:index`, totals: `${base}:totals`, files: (name) => `${base}:files:${name}` };
     },
+    mcpServers: (tenant) => `${namespace}:tenant:{${tenant}}:mcp-servers`,
   };
 }
 

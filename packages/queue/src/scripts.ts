@@ -56,6 +56,7 @@ interface Replies {
     | ['clash', string, string];
   deleteSkill: 'ok' | 'missing' | 'pinned';
   readSkill: [string, string, ...(string | number)[]] | null;
+  saveMcpServer: ['created' | 'replaced', string] | ['full', number];
 }
 
 function script<N extends keyof Replies, K extends string, A extends string, R extends string = never>(
@@ -303,4 +304,10 @@ export const deleteSkill = script('deleteSkill', {
 export const readSkill = script('readSkill', {
   keys: ['index', 'files'],
   args: ['name'],
+});
+
+/** commands/saveMcpServer.lua: a tenant's MCP server registered or replaced, within the tenant's limit. */
+export const saveMcpServer = script('saveMcpServer', {
+  keys: ['servers'],
+  args: ['name', 'server', 'max'],
 });
