@@ -30,6 +30,7 @@ import swaggerPlugin from './plugins/swagger.js';
 import validationPlugin from './plugins/validation.js';
 import { requestIdOf } from './request-id.js';
 import healthRoutes from './routes/health/index.js';
+import mcpServerRoutes from './routes/mcp-servers/index.js';
 import memoryRoutes from './routes/memory/index.js';
 import runRoutes from './routes/runs/index.js';
 import sessionRoutes from './routes/sessions/index.js';
@@ -71,6 +72,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
   await app.register(toolRoutes, { prefix: '/v1/tools' });
   await app.register(requiresRedis(wsRoutes), { prefix: '/v1/ws' });
   await app.register(requiresRedis(memoryRoutes), { prefix: '/v1/memory' });
+  await app.register(requiresRedis(mcpServerRoutes), { prefix: '/v1/mcp-servers' });
 };
 
 /** `?token=` never reaches a log line. */

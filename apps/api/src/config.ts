@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type ModelProfile, readProfilesFromEnv } from '@tether/agent/spec';
-import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/config';
+import {
+  ConfigError,
+  type Env,
+  EnvReader,
+  readSharedConfig,
+  SecretBox,
+  type SharedConfig,
+} from '@tether/config';
 
 /** A configured API key: only its SHA-256 is kept, never the key itself. */
 export interface ApiKey {
@@ -56,6 +63,8 @@ export interface ApiConfig extends SharedConfig {
   trustProxy: boolean;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
+  /** Seals secrets at rest (`TETHER_SECRETS_KEY`): MCP server headers. Undefined: features that store a secret answer 503. */
+  secrets: SecretBox | undefined;
 }
 
 /** Tenant names go into Redis keys inside a hash tag, and into read tokens: letters, digits, `_` and `-`. */
@@ -157,6 +166,13 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     reader.problem('TETHER_TOKEN_SECRET must be at least 16 characters');
   }
   const requestedHost = reader.optional('HOST');
+  let secrets: SecretBox | undefined;
+  try {
+    secrets = SecretBox.fromEnv(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    reader.problem(error.message);
+  }
   const config: ApiConfig = {
     ...shared,
     // Without keys anyone who can connect is trusted: only this machine can.
@@ -187,6 +203,7 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     trustProxy: reader.boolean('TETHER_TRUST_PROXY', false),
     profiles,
     defaultProfile,
+    secrets,
   };
   reader.done();
   return Object.freeze(config);

@@ -37,6 +37,11 @@ export const API_ERRORS = {
     description:
       "A run's client tools (`tools`) are refused: a name taken by a built-in tool of the run's toolsets or given twice, a `parameters` schema that is not an object schema or does not compile, more than 64 tools or 64 KB of schemas; the message names the tool and the rule.",
   },
+  ERR_MCP_SERVERS_INVALID: {
+    statusCode: 400,
+    description:
+      "A run's `mcpServers` or a server sent to `POST /v1/mcp-servers` is refused: a name given twice or known nowhere (neither registered by the tenant nor an operator's), headers without a URL, headers the MCP client sets itself or over the size limit, a client tool named like one of the servers' tools; the message names the entry and the rule. A refused URL is `ERR_URL_REFUSED`.",
+  },
   ERR_FILES_INVALID: {
     statusCode: 400,
     description:
@@ -73,6 +78,20 @@ export const API_ERRORS = {
     description: 'The run workspace has no regular file at this path.',
   },
   ERR_SKILL_NOT_FOUND: { statusCode: 404, description: 'The tenant has no skill of this name.' },
+  ERR_MCP_SERVER_NOT_FOUND: {
+    statusCode: 404,
+    description: 'The tenant has registered no MCP server of this name.',
+  },
+  ERR_MCP_SERVERS_LIMIT: {
+    statusCode: 409,
+    description:
+      'The tenant has registered as many MCP servers as it may (`TETHER_MCP_MAX_SERVERS`); delete one first.',
+  },
+  ERR_MCP_SERVER_NAME_TAKEN: {
+    statusCode: 409,
+    description:
+      "An MCP server cannot be registered under the name of one of the operator's stdio servers (`TETHER_MCP_SERVERS`), which a run names the same way.",
+  },
   ERR_SKILLS_LIMIT: {
     statusCode: 409,
     description:
@@ -112,6 +131,11 @@ export const API_ERRORS = {
   ERR_NOT_READY: {
     statusCode: 503,
     description: 'The API cannot reach Redis, or is shutting down (`/readyz`).',
+  },
+  ERR_SECRETS_KEY_MISSING: {
+    statusCode: 503,
+    description:
+      'The request holds a secret to store (MCP server headers) but the server has no key to seal it: set `TETHER_SECRETS_KEY` (e.g. `openssl rand -base64 32`), the same on every API and worker.',
   },
   ERR_UNAVAILABLE: {
     statusCode: 503,

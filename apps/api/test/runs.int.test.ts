@@ -472,6 +472,10 @@ describe('service routes', () => {
         'post /v1/memory/{scope}',
         'delete /v1/memory/{scope}',
         'delete /v1/memory/{scope}/{id}',
+        'get /v1/mcp-servers',
+        'post /v1/mcp-servers',
+        'get /v1/mcp-servers/{name}',
+        'delete /v1/mcp-servers/{name}',
       ].sort(),
     );
     expect(Object.keys(spec.paths['/v1/runs']?.post?.responses ?? {})).toEqual(

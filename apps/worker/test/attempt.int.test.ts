@@ -1,7 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CreateRunBody, newChildRunId, type ReplayScript, TetherError } from '@tether/protocol';
-import { backoffStrategy, QUEUE_NAME, type RunJobData, RunService, RunStore } from '@tether/queue';
+import { newChildRunId, type ReplayScript, TetherError } from '@tether/protocol';
+import {
+  backoffStrategy,
+  QUEUE_NAME,
+  type RunJobData,
+  RunService,
+  RunStore,
+  type StoredBody,
+} from '@tether/queue';
 import { testRedisUrl } from '@tether/testing';
 import { type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -64,7 +71,7 @@ function inProcessWorker(
 /** The context the processor would give the steps, for a job taken by hand. */
 async function contextFor(
   d: Awaited<ReturnType<typeof deploy>>,
-  body: Partial<CreateRunBody> & { script?: ReplayScript } = {},
+  body: Partial<StoredBody> & { script?: ReplayScript } = {},
 ): Promise<AttemptContext> {
   const { script = [{ content: 'done' }], ...extra } = body;
   const runId = await d.submit(script, extra);

@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CreateRunBody, ReplayScript, RunEvent, RunEventType } from '@tether/protocol';
+import type { ReplayScript, RunEvent, RunEventType } from '@tether/protocol';
 import {
   createKeys,
   createRedisConnection,
@@ -9,6 +9,7 @@ import {
   type RedisClient,
   RunService,
   RunStore,
+  type StoredBody,
   type TetherKeys,
 } from '@tether/queue';
 import {
@@ -32,7 +33,7 @@ export interface Deployment {
   hub: EventHub;
   /** Starts a worker process of this deployment and waits until it takes jobs. */
   startWorker(env?: Record<string, string>): Promise<TestProcess>;
-  submit(script: ReplayScript, extra?: Partial<CreateRunBody>): Promise<string>;
+  submit(script: ReplayScript, extra?: Partial<StoredBody>): Promise<string>;
   /** Resolves with the first event of `runId` that matches (already logged, or later). */
   waitForEvent(
     runId: string,

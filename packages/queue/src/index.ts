@@ -61,6 +61,7 @@ export type {
   RunRecord,
   RunSpec,
   RunStoreOptions,
+  StoredBody,
   ToolCallOutcome,
   ToolCallsState,
   ToolOutputResult,

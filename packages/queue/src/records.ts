@@ -1,4 +1,4 @@
-import type { CreateRunBody, RunStatus } from '@tether/protocol';
+import type { CreateRunBody, RunStatus, SealedMcpServerRef } from '@tether/protocol';
 import { type CallOf, isNoScript } from './lua-script.js';
 import { parseRecord, type RunRecord } from './replies.js';
 import * as scripts from './scripts.js';
@@ -20,8 +20,16 @@ export interface CrewSpec {
   workspace: { id: string; sessionId?: string | undefined };
 }
 
+/**
+ * A submitted body as it is stored: its MCP servers' headers sealed (the API
+ * seals them before the run is created), never in the clear.
+ */
+export type StoredBody = Omit<CreateRunBody, 'mcpServers'> & {
+  mcpServers?: SealedMcpServerRef[] | undefined;
+};
+
 /** A run's stored spec: the submitted body, or a crew child's (with `crew`). */
-export type RunSpec = CreateRunBody & { crew?: CrewSpec | undefined };
+export type RunSpec = StoredBody & { crew?: CrewSpec | undefined };
 
 /** A run to create: its id, tenant, the submitted body, when, and the body's hash (idempotent requests). */
 export interface NewRun {
@@ -187,7 +195,7 @@ export async function readRecords(
 }
 
 /** Drops the submitted files from the stored spec once the worker has written them. */
-export async function dropFiles(ctx: StoreContext, runId: string, spec: CreateRunBody): Promise<void> {
+export async function dropFiles(ctx: StoreContext, runId: string, spec: StoredBody): Promise<void> {
   if (!spec.files) return;
   const { files: _files, ...rest } = spec;
   await ctx.redis.set(ctx.keys.run(runId).spec, JSON.stringify(rest), 'XX');

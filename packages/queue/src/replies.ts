@@ -1,5 +1,4 @@
 import type {
-  CreateRunBody,
   ErrorBody,
   PendingClarify,
   PendingToolCall,
@@ -10,6 +9,7 @@ import type {
   TodoItem,
   Usage,
 } from '@tether/protocol';
+import type { StoredBody } from './records.js';
 
 /**
  * Decoding what Redis answers into the protocol's types: a run record from
@@ -20,7 +20,7 @@ import type {
 export interface RunRecord extends Run {
   tenant: string;
   /** The submitted body (files included until the worker has written them); gone once the run ends. */
-  spec?: CreateRunBody | undefined;
+  spec?: StoredBody | undefined;
   cancelRequested: boolean;
   /** The fencing token of the worker that owns the current attempt. */
   owner?: string | undefined;
@@ -90,7 +90,7 @@ export function parseRecord(
   if (usage) record.usage = usage;
   const metadata = json<Record<string, unknown>>(extra.metadata ?? undefined);
   if (metadata) record.metadata = metadata;
-  const spec = json<CreateRunBody>(extra.spec ?? undefined);
+  const spec = json<StoredBody>(extra.spec ?? undefined);
   if (spec) record.spec = spec;
   if (hash.owner) record.owner = hash.owner;
   if (hash.queue) record.queue = hash.queue;

@@ -1,17 +1,11 @@
 import { createHash } from 'node:crypto';
-import {
-  type CreateRunBody,
-  newId,
-  newSessionRunId,
-  type RunStatus,
-  TERMINAL_STATUSES,
-} from '@tether/protocol';
+import { newId, newSessionRunId, type RunStatus, TERMINAL_STATUSES } from '@tether/protocol';
 import { type Job, type JobType, Queue } from 'bullmq';
 import type { RedisClient } from './connection.js';
 import { QueueError } from './errors.js';
 import { promoteJob, RETRY_BACKOFF_TYPE } from './jobs.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
-import type { NewRun, RunRecord } from './records.js';
+import type { NewRun, RunRecord, StoredBody } from './records.js';
 import type { RunStore } from './run-store.js';
 
 /** Submissions written together, at most this many per round trip. */
@@ -125,19 +119,28 @@ export class RunService {
   /**
    * Creates and enqueues a run. With an idempotency key, the same key and body
    * give the same run (`created: false`); the same key with another body is a
-   * conflict.
+   * conflict. `hashOf` is what tells one body from another when it is not
+   * `body` itself: the body as submitted, where `body` has its secrets sealed
+   * (sealing is random, so two seals of one request differ).
    */
   async submit(
     tenant: string,
-    body: CreateRunBody,
-    options: { idempotencyKey?: string | undefined; session?: SessionLink | undefined } = {},
+    body: StoredBody,
+    options: {
+      idempotencyKey?: string | undefined;
+      session?: SessionLink | undefined;
+      hashOf?: unknown;
+    } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = options.session;
     const id = session ? newSessionRunId(session.id) : newId('run');
     const queue = this.#keys.shardPrefix(this.#keys.shardOf(id));
     // Only an idempotent request needs its body's hash (to tell a replay from a conflict).
     // A message to a session is the same request only to the same session, with the same strategy.
-    const hashed = session ? { body, sessionId: session.id, multitask: session.multitask } : body;
+    const submitted = options.hashOf ?? body;
+    const hashed = session
+      ? { body: submitted, sessionId: session.id, multitask: session.multitask }
+      : submitted;
     const bodyHash = options.idempotencyKey === undefined ? undefined : hashBody(hashed);
     if (options.idempotencyKey !== undefined) {
       const key = this.#keys.idempotency(tenant, options.idempotencyKey);

@@ -1,5 +1,4 @@
 import type {
-  CreateRunBody,
   ErrorBody,
   PendingClarify,
   PendingToolCall,
@@ -19,7 +18,7 @@ import * as eventLog from './event-log.js';
 import { eventPairs } from './event-log.js';
 import type { TetherKeys } from './keys.js';
 import { luaJson } from './lua-script.js';
-import type { NewRun, RunRecord, RunSpec } from './records.js';
+import type { NewRun, RunRecord, RunSpec, StoredBody } from './records.js';
 import * as records from './records.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
@@ -31,7 +30,7 @@ export type { ToolCallOutcome, ToolCallsState, ToolOutputResult } from './tool-c
 
 /** How long a session's keys stay after its last activity: 30 days. */
 export const DEFAULT_SESSION_TTL_S = 30 * 24 * 3600;
-export type { ChildLink, CrewSpec, NewRun, RunRecord, RunSpec } from './records.js';
+export type { ChildLink, CrewSpec, NewRun, RunRecord, RunSpec, StoredBody } from './records.js';
 
 export interface RunStoreOptions {
   redis: RedisClient;
@@ -106,7 +105,7 @@ export class RunStore implements StoreContext {
   }
 
   /** Drops the submitted files from the stored spec once the worker has written them. */
-  dropFiles(runId: string, spec: CreateRunBody): Promise<void> {
+  dropFiles(runId: string, spec: StoredBody): Promise<void> {
     return records.dropFiles(this, runId, spec);
   }
 

@@ -1,5 +1,4 @@
 import {
-  type CreateRunBody,
   type CreateSessionBody,
   type CreateSessionRunBody,
   newId,
@@ -9,7 +8,7 @@ import {
 } from '@tether/protocol';
 import type { ChainableCommander } from 'ioredis';
 import { QueueError } from './errors.js';
-import type { RunRecord } from './records.js';
+import type { RunRecord, StoredBody } from './records.js';
 import type { RunService } from './run-service.js';
 import type { SessionRecord } from './session-store.js';
 import * as sessions from './session-store.js';
@@ -92,20 +91,25 @@ export class SessionService {
    * Sends a message: a run of the session, whose body's fields override the
    * session's defaults. With a live run already: `enqueue` (the default) runs
    * it after; `reject` is `ERR_SESSION_BUSY`; `interrupt` stops the runs ahead
-   * (a running one at its next safe point), then it runs.
+   * (a running one at its next safe point), then it runs. `hashOf`: the body
+   * as submitted, when `body` has its secrets sealed (see `RunService.submit`).
    */
   async submit(
     tenant: string,
     sessionId: string,
-    body: CreateSessionRunBody,
-    options: { idempotencyKey?: string | undefined } = {},
+    body: StoredBody & Pick<CreateSessionRunBody, 'multitask'>,
+    options: { idempotencyKey?: string | undefined; hashOf?: CreateSessionRunBody | undefined } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = await this.record(tenant, sessionId);
     const { multitask = 'enqueue', ...own } = body;
-    const spec: CreateRunBody = { ...session.defaults, ...own };
+    const spec: StoredBody = { ...session.defaults, ...own };
+    // As the run's spec is built, from the body as submitted.
+    const { multitask: _multitask, ...submitted } = options.hashOf ?? {};
+    const hashOf = options.hashOf === undefined ? undefined : { ...session.defaults, ...submitted };
     const result = await this.#runs.submit(tenant, spec, {
       idempotencyKey: options.idempotencyKey,
       session: { id: sessionId, multitask },
+      hashOf,
     });
     if (multitask === 'interrupt' && result.created)
       await this.#interruptAhead(tenant, sessionId, result.run.id);

@@ -2,6 +2,7 @@ import { SKILL_LIMITS } from '@tether/protocol';
 import {
   createKeys,
   EventHub,
+  McpServerStore,
   RunService,
   RunStore,
   SessionService,
@@ -24,6 +25,8 @@ declare module 'fastify' {
     hub: EventHub;
     /** The tenants' skills. */
     skills: SkillStore;
+    /** The MCP servers the tenants registered. */
+    mcpServers: McpServerStore;
   }
 }
 
@@ -66,6 +69,10 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
         maxFiles: SKILL_LIMITS.filesMax,
       },
     }),
+  );
+  app.decorate(
+    'mcpServers',
+    new McpServerStore({ redis: app.redis, keys, maxServers: config.mcpMaxServers }),
   );
   // Registered after the Redis plugin, so this runs before its connections close.
   app.addHook('onClose', async () => {

@@ -43,6 +43,7 @@ const swaggerPlugin: FastifyPluginAsync = async (app) => {
         },
         { name: 'files', description: 'What a run left in its workspace' },
         { name: 'memory', description: 'What runs saved for later runs, per scope' },
+        { name: 'mcp', description: 'MCP servers a tenant registers for its runs' },
         { name: 'tools', description: 'The tool catalog' },
         { name: 'health', description: 'Liveness and readiness' },
       ],

@@ -10,6 +10,7 @@ import {
   RunSchema,
   RunStatusSchema,
 } from '@tether/protocol';
+import { sealMcpServers } from '../../mcp-servers.js';
 import { COMMON_ERRORS, RunParamsSchema } from '../schemas.js';
 import clarifyRoutes from './clarify/index.js';
 import eventRoutes from './events/index.js';
@@ -54,8 +55,13 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       checkSubmission(request.body, app.config);
-      const { run, created } = await app.runs.submit(request.tenant, request.body, {
+      const spec = await sealMcpServers(request.body, request.tenant, {
+        config: app.config,
+        registered: app.mcpServers,
+      });
+      const { run, created } = await app.runs.submit(request.tenant, spec, {
         idempotencyKey: request.headers['idempotency-key'],
+        hashOf: request.body,
       });
       app.metrics.runsSubmitted.inc({ created: String(created) });
       if (!created) reply.header('idempotent-replayed', 'true');

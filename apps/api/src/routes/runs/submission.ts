@@ -4,6 +4,7 @@ import { checkClientTools, confinePath } from '@tether/tools';
 import { availableToolsets, builtinToolNames } from '../../catalog.js';
 import type { ApiConfig } from '../../config.js';
 import { ApiError } from '../../errors.js';
+import { checkMcpServerRefs } from '../../mcp-servers.js';
 
 /**
  * What the schema cannot say about a new run, checked before it is queued so
@@ -11,7 +12,9 @@ import { ApiError } from '../../errors.js';
  * toolsets exist and have tools, the model spec names a configured profile (or
  * replay, when the server allows it), and the files stay inside the workspace
  * with names the file system can hold, and the client tools are well formed
- * (names free of the run's built-in tools, schemas that compile, the limits).
+ * (names free of the run's built-in tools, schemas that compile, the limits),
+ * and the MCP servers' entries (see `checkMcpServerRefs`; their URLs, names
+ * and headers are checked and sealed by `sealMcpServers`).
  * Model errors are `@tether/agent`'s own (`ERR_MODEL_*`, status 400).
  */
 export function checkSubmission(
@@ -40,6 +43,7 @@ export function checkSubmission(
     const problem = checkClientTools(body.tools, builtinToolNames(body.toolsets));
     if (problem) throw new ApiError('ERR_CLIENT_TOOLS_INVALID', problem);
   }
+  if (body.mcpServers) checkMcpServerRefs(body.mcpServers, body.tools);
   for (const path of Object.keys(body.files ?? {})) {
     // From a client on any system: `\` separates names too, and each path must name a file.
     const confined = confinePath(path, { portable: true, file: true });

@@ -17,6 +17,7 @@ import {
 } from '@tether/protocol';
 import { parseSessionCursor, readSessionEvents } from '@tether/queue';
 import { ApiError } from '../../errors.js';
+import { sealMcpServers } from '../../mcp-servers.js';
 import { checkSessionTokenBody } from '../../session-token.js';
 import { wantsJson } from '../runs/events/index.js';
 import { openSse } from '../runs/events/open-sse.js';
@@ -189,8 +190,13 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { multitask: _multitask, ...own } = request.body;
       if (request.sessionScope !== undefined) checkSessionTokenBody(own);
       checkSubmission({ ...session.defaults, ...own }, app.config);
-      const { run, created } = await app.sessions.submit(request.tenant, id, request.body, {
+      const body = await sealMcpServers(request.body, request.tenant, {
+        config: app.config,
+        registered: app.mcpServers,
+      });
+      const { run, created } = await app.sessions.submit(request.tenant, id, body, {
         idempotencyKey: request.headers['idempotency-key'],
+        hashOf: request.body,
       });
       app.metrics.runsSubmitted.inc({ created: String(created) });
       if (!created) reply.header('idempotent-replayed', 'true');

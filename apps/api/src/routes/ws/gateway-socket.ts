@@ -10,6 +10,7 @@ import { parseSessionCursor, type SessionEvent, SessionFollower } from '@tether/
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { ApiError } from '../../errors.js';
+import { sealMcpServers } from '../../mcp-servers.js';
 import { classify } from '../../plugins/errors.js';
 import { checkSessionTokenBody } from '../../session-token.js';
 import type { StreamEnd } from '../runs/events/event-stream.js';
@@ -200,7 +201,11 @@ export class GatewaySocket {
       if (this.#scope !== undefined) checkSessionTokenBody(own);
       checkSubmission({ ...session.defaults, ...own }, app.config);
     }
-    const { run, created } = await app.sessions.submit(this.tenant, sessionId, body);
+    const sealed = await sealMcpServers(body, this.tenant, {
+      config: app.config,
+      registered: app.mcpServers,
+    });
+    const { run, created } = await app.sessions.submit(this.tenant, sessionId, sealed);
     app.metrics.runsSubmitted.inc({ created: String(created) });
     this.#send({ type: 'run_started', sessionId, runId: run.id });
     // Its events follow, from the run's first, unless the socket follows the session already.
