@@ -110,19 +110,30 @@ export interface CompiledClientTool {
 /** The client tools of a run, compiled once for an attempt (they were checked at submit). */
 export function compileClientTools(tools: readonly ClientTool[]): CompiledClientTool[] {
   const ajv = newAjv();
-  return tools.map((tool) => {
-    const validate = ajv.compile(tool.parameters);
-    return {
-      name: tool.name,
-      description: tool.description,
-      parameters: tool.parameters,
-      parse: (raw) => parseArguments(tool, validate, raw),
-    };
-  });
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+    parse: jsonSchemaArguments(tool, ajv),
+  }));
+}
+
+/**
+ * The check of the model's raw JSON arguments against a tool's plain JSON
+ * Schema (compiled now with Ajv; throws when it does not compile), worded as
+ * for a built-in tool: for tools whose schemas come from elsewhere (a
+ * client's, an MCP server's).
+ */
+export function jsonSchemaArguments(
+  tool: { name: string; parameters: Record<string, unknown> },
+  ajv: Ajv = newAjv(),
+): (rawArguments: string) => { ok: true; args: Record<string, unknown> } | { ok: false; result: ToolResult } {
+  const validate = ajv.compile(tool.parameters);
+  return (raw) => parseArguments(tool, validate, raw);
 }
 
 function parseArguments(
-  tool: ClientTool,
+  tool: { name: string; parameters: Record<string, unknown> },
   validate: ValidateFunction,
   raw: string,
 ): { ok: true; args: Record<string, unknown> } | { ok: false; result: ToolResult } {
