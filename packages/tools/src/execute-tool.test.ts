@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defineTool } from './define-tool.js';
 import { ToolError } from './errors.js';
-import { createTools, executeTool } from './index.js';
+import { createTools, executeTool, jsonSchemaArguments } from './index.js';
 import { DEFAULT_TOOL_LIMITS, resolveLimits } from './limits.js';
 import { callContext, createFixture, type Fixture } from './testing/fixtures.js';
 import type { Tool } from './types.js';
@@ -131,6 +131,35 @@ describe('executeTool', () => {
       code: 'ERR_TOOL_CANCELLED',
     });
     expect(ran).toBe(false);
+  });
+
+  it("checks a tool's plain JSON Schema with its own parser, not the TypeBox check", async () => {
+    const parameters = {
+      type: 'object',
+      properties: { a: { type: 'number' } },
+      required: ['a'],
+      additionalProperties: false,
+    };
+    const received: unknown[] = [];
+    const tool: Tool = {
+      name: 'srv__sum',
+      server: 'srv',
+      schema: { name: 'srv__sum', toolset: 'mcp', description: 'sum', parameters: parameters as never },
+      parseArguments: jsonSchemaArguments({ name: 'srv__sum', parameters }),
+      async execute(args) {
+        received.push(args);
+        return { ok: true, content: 'done' };
+      },
+    };
+    expect(await executeTool(tool, '{"a":2}', callContext())).toEqual({ ok: true, content: 'done' });
+    expect(await executeTool(tool, '{"a":"2","b":1}', callContext())).toMatchObject({
+      ok: false,
+      code: 'ERR_TOOL_ARGS_INVALID',
+      content: expect.stringMatching(
+        /^Invalid arguments for srv__sum: unknown field `b`; `a` must be number\. Parameters: a: number\.$/,
+      ),
+    });
+    expect(received).toEqual([{ a: 2 }]);
   });
 });
 

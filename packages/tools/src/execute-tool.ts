@@ -80,7 +80,9 @@ export async function executeTool(
         code: 'ERR_TOOL_CANCELLED',
       };
     }
-    const parsed = parseToolArguments(tool.schema, rawArguments);
+    const parsed = tool.parseArguments
+      ? tool.parseArguments(rawArguments)
+      : parseToolArguments(tool.schema, rawArguments);
     if (!parsed.ok) return parsed.result;
     const result = await tool.execute(parsed.args, call);
     if (typeof result?.ok !== 'boolean' || typeof result.content !== 'string') {

@@ -183,6 +183,19 @@ export interface Tool {
   schema: ToolSchema;
   execute(args: unknown, call: ToolCallContext): Promise<ToolResult>;
   /**
+   * The MCP server the tool belongs to (its `name` is then `<server>__<tool>`):
+   * the `tool.call` and `tool.result` events of its calls name it.
+   */
+  server?: string;
+  /**
+   * Parses and checks the model's raw JSON arguments, for a tool whose
+   * `schema.parameters` is plain JSON Schema rather than TypeBox (an MCP
+   * server's): {@link executeTool} calls it instead of the TypeBox check.
+   */
+  parseArguments?(
+    rawArguments: string,
+  ): { ok: true; args: Record<string, unknown> } | { ok: false; result: ToolResult };
+  /**
    * Releases what the tool holds between calls (`bash`: the sandbox prepared
    * for the next command). Call it once the run's attempt is over; a call
    * made after it still works, without that head start. Not called, the
