@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ReplayScript, RunEventInput } from '@tether/protocol';
 import { startFakeOpenAI, streamText } from '@tether/testing';
-import { createTools, type Tool } from '@tether/tools';
+import { createTools, jsonSchemaArguments, type Tool } from '@tether/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { clarifyFailedMessage, clarifyTimeoutMessage, escalatedToolResult } from '../prompt/system-prompt.js';
 import type { ChatMessage, ModelProvider } from '../providers/model-provider.js';
@@ -1044,6 +1044,63 @@ describe('runAttempt with client tools', () => {
     expect(first.status).toBe('tool_calls');
     const again = await h.attempt(h.checkpoint, { clientTools: [weather], resumeToolCalls: [] });
     expect(again).toMatchObject({ status: 'failed', error: { code: 'ERR_AGENT_INTERNAL' } });
+  });
+});
+
+describe('runAttempt with an MCP server tool', () => {
+  it("offers it with its server's schema, and names the server in tool.call and tool.result", async () => {
+    const parameters = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] };
+    const offered: unknown[] = [];
+    const mcpTool: Tool = {
+      name: 'everything__echo',
+      server: 'everything',
+      schema: {
+        name: 'everything__echo',
+        toolset: 'mcp',
+        description: 'Echoes',
+        parameters: parameters as never,
+      },
+      parseArguments: jsonSchemaArguments({ name: 'everything__echo', parameters }),
+      execute: async (args) => ({ ok: true, content: `Echo: ${(args as { message: string }).message}` }),
+    };
+    const replay = createReplayProvider([
+      { toolCalls: [call('everything__echo', { message: 'hi' }), call('everything__echo', {})] },
+      { content: 'done' },
+    ]);
+    const provider: ModelProvider = {
+      name: 'seen',
+      complete(request) {
+        offered.push(request.tools.find((tool) => tool.name === 'everything__echo'));
+        return replay.complete(request);
+      },
+    };
+    const h = harness(provider, { toolNames: ['todo'] });
+    const outcome = await runAttempt({
+      checkpoint: h.checkpoint,
+      provider,
+      tools: [mcpTool],
+      signal: h.controller.signal,
+      emit: (event) => h.events.push(event),
+      saveCheckpoint: async () => undefined,
+    });
+    expect(outcome).toEqual({ status: 'completed', output: 'done' });
+    expect(offered[0]).toEqual({ name: 'everything__echo', description: 'Echoes', parameters });
+    const calls = h.events.filter((e) => e.type === 'tool.call').map((e) => e.data);
+    expect(calls).toEqual([
+      { callId: 'call_0_0', name: 'everything__echo', arguments: '{"message":"hi"}', server: 'everything' },
+      { callId: 'call_0_1', name: 'everything__echo', arguments: '{}', server: 'everything' },
+    ]);
+    const results = h.events.filter((e) => e.type === 'tool.result').map((e) => e.data);
+    expect(results).toEqual([
+      { callId: 'call_0_0', name: 'everything__echo', ok: true, content: 'Echo: hi', server: 'everything' },
+      {
+        callId: 'call_0_1',
+        name: 'everything__echo',
+        ok: false,
+        content: expect.stringContaining('missing required field `message`'),
+        server: 'everything',
+      },
+    ]);
   });
 });
 

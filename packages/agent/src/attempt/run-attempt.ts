@@ -397,7 +397,7 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
         if (signal.aborted && params.interrupted?.()) return { status: 'cancelled' };
         if (!tool)
           emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
-        recordToolResult(params, checkpoint, call.id, call.name, result, limits);
+        recordToolResult(params, checkpoint, call.id, call.name, result, limits, { server: tool?.server });
         await save();
       }
       if (signal.aborted) return { status: 'cancelled' };
@@ -500,14 +500,22 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
 }
 
 async function runTool(params: AttemptParams, tool: Tool, call: ToolCall) {
-  params.emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
+  params.emit({
+    type: 'tool.call',
+    data: {
+      callId: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      ...(tool.server === undefined ? {} : { server: tool.server }),
+    },
+  });
   return executeTool(tool, call.arguments, { callId: call.id, signal: params.signal });
 }
 
 /**
  * Appends a tool result to the transcript (cut to the limit, saying so, unless
  * `whole`: a result already fitted to it that a cut would break) and emits
- * `tool.result`.
+ * `tool.result` (naming the tool's MCP server, when it has one).
  */
 function recordToolResult(
   params: AttemptParams,
@@ -516,11 +524,12 @@ function recordToolResult(
   name: string,
   result: { ok: boolean; content: string },
   limits: AttemptLimits,
-  options: { whole?: boolean } = {},
+  options: { whole?: boolean; server?: string | undefined } = {},
 ) {
   const content = options.whole ? result.content : truncateMiddle(result.content, limits.maxToolResultChars);
   checkpoint.messages.push({ role: 'tool', toolCallId: callId, content });
-  params.emit({ type: 'tool.result', data: { callId, name, ok: result.ok, content } });
+  const server = options.server === undefined ? {} : { server: options.server };
+  params.emit({ type: 'tool.result', data: { callId, name, ok: result.ok, content, ...server } });
 }
 
 /** Keeps the head and the tail of a long text, with a note of how much was cut. */
