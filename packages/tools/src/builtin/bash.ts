@@ -1,17 +1,11 @@
 import { constants as osConstants } from 'node:os';
 import { Type } from '@sinclair/typebox';
-import { type CgroupSupport, CommandCgroup, cgroupSupport } from '../cgroup.js';
+import type { CgroupSupport, CommandCgroup } from '../cgroup.js';
+import { createCgroup, sandboxResolver } from '../command-sandbox.js';
 import { defineTool } from '../define-tool.js';
 import { ToolError } from '../errors.js';
 import type { ToolLimits } from '../limits.js';
 import { type CommandSandbox, PreparedCommand, type RunCommandResult, runCommand } from '../run-command.js';
-import {
-  type EffectiveSandbox,
-  findHostPrograms,
-  probeBwrap,
-  resolveSandbox,
-  unreachableBy,
-} from '../sandbox.js';
 import { callSignal, type ToolEnvironment, throwIfCancelled } from '../tool-environment.js';
 import type { Tool, ToolResult, ToolSchema } from '../types.js';
 
@@ -141,30 +135,6 @@ async function release(prepared: Prepared): Promise<void> {
   await prepared.cgroup?.remove();
 }
 
-/** A command's cgroup, or why it has none (the cgroup support is detected once per process). */
-async function createCgroup(
-  environment: ToolEnvironment,
-  support: CgroupSupport,
-): Promise<CommandCgroup | undefined> {
-  if (support.kind === 'none') return undefined;
-  const { ctx, limits } = environment;
-  const name = `${ctx.runId}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-  try {
-    return await CommandCgroup.create(
-      support,
-      name,
-      { pidsMax: limits.bashMaxProcesses, memoryBytes: limits.bashMemoryBytes },
-      environment.sandboxUser,
-    );
-  } catch (error) {
-    throw new ToolError(
-      'ERR_TOOL_SPAWN_FAILED',
-      `bash cannot run: the command's resource limits (cgroup) could not be set up (${error instanceof Error ? error.message : String(error)}). This is a problem of the worker's host, not of the command.`,
-      { cause: error },
-    );
-  }
-}
-
 /**
  * Makes `bash` for a run. The sandbox mode is resolved at the first call (the
  * bwrap probe and the cgroup detection are cached per process); running
@@ -180,9 +150,7 @@ async function createCgroup(
  */
 export function createBashTool(environment: ToolEnvironment): Tool {
   const { ctx, limits, logger } = environment;
-  let sandbox: Promise<EffectiveSandbox | { unavailable: string }> | undefined;
-  let warned = false;
-  let warnedCgroup = false;
+  const resolveSandbox = sandboxResolver(environment, 'bash');
   let closed = false;
   /** The next command's sandbox, while it is being prepared or waits. */
   let next: Promise<Prepared | undefined> | undefined;
@@ -204,7 +172,7 @@ export function createBashTool(environment: ToolEnvironment): Tool {
     const pending = (async (): Promise<Prepared | undefined> => {
       let cgroup: CommandCgroup | undefined;
       try {
-        cgroup = await createCgroup(environment, support);
+        cgroup = await createCgroup(environment, support, 'bash');
         const command = await PreparedCommand.prepare({ ...spec, cgroup });
         const idle = setTimeout(() => {
           if (next === pending) void discardNext();
@@ -249,62 +217,9 @@ export function createBashTool(environment: ToolEnvironment): Tool {
         'The command contains a NUL byte, which bash cannot receive.',
       );
     }
-    sandbox ??= environment.workspaceRoot().then(async (root) => {
-      const unreachable = await unreachableBy(root, environment.sandboxUser);
-      return resolveSandbox(environment.sandbox, async () => {
-        const probe = await probeBwrap(environment.sandboxUser);
-        return unreachable === undefined || !probe.ok ? probe : { ...probe, ok: false, detail: unreachable };
-      });
-    });
-    const effective = await sandbox;
-    if ('unavailable' in effective) {
-      throw new ToolError(
-        'ERR_TOOL_SANDBOX_UNAVAILABLE',
-        `bash cannot run: the sandbox (bubblewrap) does not work on this host (${effective.unavailable}). This is a problem of the worker's setup, not of the command; continue without bash.`,
-      );
-    }
-    if (effective.mode === 'none' && !warned) {
-      warned = true;
-      logger.warn(
-        { runId: ctx.runId, requested: environment.sandbox, reason: effective.fallbackReason },
-        'bash runs without a sandbox: commands can read and write anything the worker can, and use the network',
-      );
-    }
-    const programs = findHostPrograms();
-    if (programs.bash === undefined || programs.sh === undefined) {
-      throw new ToolError(
-        'ERR_TOOL_SPAWN_FAILED',
-        `bash cannot run: ${programs.bash === undefined ? 'bash' : 'sh'} is not installed on this host. This is a problem of the worker's setup; continue without bash.`,
-      );
-    }
-    const support = await cgroupSupport();
-    if (support.kind === 'none' && !warnedCgroup) {
-      warnedCgroup = true;
-      logger.warn(
-        { runId: ctx.runId, reason: support.reason },
-        'bash runs without cgroup limits (no process-count or memory limit per command; rlimits only)',
-      );
-    }
+    const { support, spec } = await resolveSandbox();
     const requestedMs = args.timeout === undefined ? limits.bashTimeoutMs : Math.ceil(args.timeout * 1000);
     const timeoutMs = Math.min(requestedMs, limits.bashMaxTimeoutMs);
-    const workspace = await environment.workspace.realRoot();
-    const spec: Omit<CommandSandbox, 'cgroup'> = {
-      tag: ctx.runId,
-      workspace,
-      workspaceRoot: await environment.workspaceRoot(),
-      sandbox: effective.mode,
-      programs: { bash: programs.bash, sh: programs.sh, bwrap: programs.bwrap },
-      user: effective.mode === 'bwrap' ? environment.sandboxUser : undefined,
-      userNamespace: effective.userNamespace,
-      readOnlyBinds: environment.readOnlyBinds,
-      leaseMs: environment.commandLeaseMs,
-      allowNetwork: environment.allowNetwork,
-      env: environment.env,
-      tmpBytes: limits.bashTmpBytes,
-      fileSizeBytes: limits.bashFileSizeBytes,
-      cpuSeconds: limits.bashCpuSeconds,
-      openFiles: limits.bashOpenFiles,
-    };
     const commandCall = {
       command: args.command,
       timeoutMs,
@@ -322,7 +237,7 @@ export function createBashTool(environment: ToolEnvironment): Tool {
         }
       },
     };
-    const prepared = await takePrepared(workspace, args.command);
+    const prepared = await takePrepared(spec.workspace, args.command);
     const usePrepared = prepared?.command.usable === true;
     let cgroup: CommandCgroup | undefined;
     let running: Promise<RunCommandResult>;
@@ -332,7 +247,7 @@ export function createBashTool(environment: ToolEnvironment): Tool {
       running = prepared.command.run(commandCall);
     } else {
       if (prepared !== undefined) void release(prepared).catch(() => undefined);
-      cgroup = await createCgroup(environment, support);
+      cgroup = await createCgroup(environment, support, 'bash');
       running = runCommand({ ...spec, cgroup, ...commandCall });
     }
     const result = await running.finally(() => {
