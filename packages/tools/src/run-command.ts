@@ -166,15 +166,24 @@ interface Launched {
   failed: Promise<Error>;
 }
 
-/** Spawns the launcher of `command`, or of a sandbox that waits for its command on stdin (undefined). */
-async function launch(options: CommandSandbox, command: string | undefined): Promise<Launched> {
+/**
+ * Spawns the launcher of `command`, of a sandbox that waits for its command on
+ * stdin (undefined), or of a program's own `argv` (a long-lived program whose
+ * stdin is piped, see {@link SandboxedProcess}).
+ */
+async function launch(
+  options: CommandSandbox,
+  command: string | { argv: string[] } | undefined,
+): Promise<Launched> {
   const tag = `${options.tag}.${randomBytes(6).toString('hex')}`;
   const end = command === undefined ? `tether-end-${randomBytes(12).toString('hex')}` : undefined;
   const env = buildCommandEnv(options.workspace, options.env, tag);
   const inner =
-    end === undefined
-      ? [options.programs.bash, '-c', command as string]
-      : [options.programs.sh, '-c', AWAIT, 'tether-await', end, options.programs.bash];
+    typeof command === 'object'
+      ? command.argv
+      : end === undefined
+        ? [options.programs.bash, '-c', command as string]
+        : [options.programs.sh, '-c', AWAIT, 'tether-await', end, options.programs.bash];
   let argv: string[];
   if (options.sandbox === 'bwrap') {
     if (options.programs.bwrap === undefined) {
@@ -225,7 +234,7 @@ async function launch(options: CommandSandbox, command: string | undefined): Pro
       cwd: options.workspace,
       env,
       detached: true,
-      stdio: [end === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', lease],
+      stdio: [typeof command === 'string' ? 'ignore' : 'pipe', 'pipe', 'pipe', lease],
       ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
     }) as ChildProcessByStdio<Writable | null, Readable, Readable>; // the typings know no fourth stdio entry
     const failed = new Promise<Error>((resolve) => child.on('error', resolve));
@@ -317,6 +326,69 @@ export class PreparedCommand {
       outputBytes: 0,
       streamBytes: 0,
     }).catch(() => undefined); // a sandbox that never started has nothing to kill
+  }
+}
+
+/**
+ * A long-lived program started in a command's sandbox, exactly as a command
+ * is (its launcher, watchdog, cgroup and rlimits, under bubblewrap or not),
+ * with its stdin, stdout and stderr piped to the worker: an MCP stdio server.
+ * It is supervised as a command is from its start, so when it exits, is
+ * stopped ({@link stop}) or its run is cancelled, everything it started is
+ * killed; its watchdog kills it when the worker dies.
+ */
+export class SandboxedProcess {
+  readonly #launched: Launched;
+  readonly #stop = new AbortController();
+  /** Resolves once the program and everything it started are dead. */
+  readonly ended: Promise<RunCommandResult>;
+
+  private constructor(options: CommandSandbox, launched: Launched, signal: AbortSignal | undefined) {
+    this.#launched = launched;
+    launched.child.stdin?.on('error', () => undefined);
+    this.ended = supervise(launched, options, {
+      command: '',
+      // As good as never: it runs until stopped.
+      timeoutMs: 2 ** 31 - 1,
+      signal: signal ? AbortSignal.any([signal, this.#stop.signal]) : this.#stop.signal,
+      outputBytes: 0,
+      streamBytes: 0,
+    });
+    this.ended.catch(() => undefined);
+  }
+
+  /**
+   * Starts `argv` (the program and its arguments; a name is looked up on the
+   * sandbox's `PATH`) in the sandbox `options` describes; `signal` stops it too.
+   * @throws ToolError `ERR_TOOL_SPAWN_FAILED` when the process cannot be started
+   */
+  static async start(
+    options: CommandSandbox,
+    argv: string[],
+    signal?: AbortSignal,
+  ): Promise<SandboxedProcess> {
+    const launched = await launch(options, { argv });
+    if (launched.child.pid === undefined) throw spawnFailure(await launched.failed);
+    return new SandboxedProcess(options, launched, signal);
+  }
+
+  get stdin(): Writable {
+    return this.#launched.child.stdin as Writable;
+  }
+
+  get stdout(): Readable {
+    return this.#launched.child.stdout;
+  }
+
+  get stderr(): Readable {
+    return this.#launched.child.stderr;
+  }
+
+  /** Kills the program and every process it started (its cgroup, its group), and resolves once they are dead. */
+  async stop(): Promise<void> {
+    this.#launched.child.stdin?.destroy();
+    this.#stop.abort();
+    await this.ended.catch(() => undefined);
   }
 }
 
