@@ -55,6 +55,9 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
   test: {
     globals: false,
+    // Packages outside the workspace that publish a `source` condition of their own (raw TypeScript,
+    // reached through the MCP SDK's client) go through Vite, which compiles it, rather than to Node.
+    server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource', 'eventsource-parser'] } },
     // In CI a JSON report is written too, for .ci/run's closing "N passed, N failed" line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.ci-results/vitest.json' },

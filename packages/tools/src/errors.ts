@@ -60,6 +60,12 @@ export const TOOL_ERROR_CODES = {
   ERR_TOOL_SKILL_CHANGED:
     'The skill changed between the read and the write of a skill_manage patch; nothing was written.',
   ERR_TOOL_SKILL_LIMIT: "The write would pass the tenant's skill count or bytes, or a skill's file count.",
+  ERR_TOOL_MCP_FAILED:
+    "An MCP server's tool reported an error (isError), or the server refused the call (a JSON-RPC error); the result quotes it.",
+  ERR_TOOL_MCP_TIMEOUT: 'An MCP server did not answer a tool call within TETHER_MCP_CALL_TIMEOUT_MS.',
+  ERR_TOOL_MCP_TOO_LARGE: "An MCP server's answer passed TETHER_MCP_MAX_RESPONSE_BYTES; it was dropped.",
+  ERR_TOOL_MCP_UNAVAILABLE:
+    'An MCP server could not be reached (or an operator stdio server started) for a call, after the run had listed its tools.',
 } as const;
 
 /** A stable code of this package. */

@@ -1,0 +1,10 @@
+export type { McpConnection, McpLimits } from './connection.js';
+export { connectRemote } from './connection.js';
+export type { McpErrorCode } from './errors.js';
+export { MCP_ERRORS, McpToolsetError } from './errors.js';
+export type { McpToolInfo } from './listing-cache.js';
+export { ListingCache } from './listing-cache.js';
+export type { McpServerSpec, McpToolsetOptions } from './mcp-toolset.js';
+export { McpToolset } from './mcp-toolset.js';
+export { formatCallResult } from './result.js';
+export { MODEL_TOOL_NAME_MAX, modelToolName } from './tool-names.js';
