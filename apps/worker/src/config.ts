@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_SESSION_HISTORY_TOKENS, type ModelProfile, readProfilesFromEnv } from '@tether/agent';
-import { type Env, EnvReader, readSharedConfig, type SharedConfig } from '@tether/config';
+import {
+  ConfigError,
+  type Env,
+  EnvReader,
+  readSharedConfig,
+  SecretBox,
+  type SharedConfig,
+} from '@tether/config';
 import { SKILL_DEFAULTS } from '@tether/protocol';
 import { SANDBOX_MODES, type SandboxMode } from '@tether/tools';
 
@@ -51,6 +58,16 @@ export interface WorkerConfig extends SharedConfig {
   skillsPromptChars: number;
   /** Where this worker writes out tenants' skills for bash (`TETHER_SKILLS_CACHE_DIR`): local, not shared. */
   skillsCacheDir: string;
+  /** One MCP tool call, from request to result (`TETHER_MCP_CALL_TIMEOUT_MS`). */
+  mcpCallTimeoutMs: number;
+  /** Connecting to an MCP server and listing its tools (`TETHER_MCP_CONNECT_TIMEOUT_MS`). */
+  mcpConnectTimeoutMs: number;
+  /** Bytes of one MCP response (`TETHER_MCP_MAX_RESPONSE_BYTES`). */
+  mcpMaxResponseBytes: number;
+  /** How long this worker keeps a server's tool listing (`TETHER_MCP_LIST_TTL_MS`; 0: list at every start). */
+  mcpListTtlMs: number;
+  /** Opens what the API sealed (`TETHER_SECRETS_KEY`): MCP server headers. */
+  secrets: SecretBox | undefined;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
 }
@@ -60,6 +77,13 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
   const reader = new EnvReader(env);
   const shared = readSharedConfig(reader);
   const { profiles, defaultProfile } = readProfilesFromEnv(env, (problem) => reader.problem(problem));
+  let secrets: SecretBox | undefined;
+  try {
+    secrets = SecretBox.fromEnv(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    reader.problem(error.message);
+  }
   const config: WorkerConfig = {
     ...shared,
     // Opaque: it reaches clients in run.started, so it names no host and no pid.
@@ -101,6 +125,16 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
     skillsCacheDir: path.resolve(
       reader.string('TETHER_SKILLS_CACHE_DIR', path.join(tmpdir(), 'tether-skills')),
     ),
+    mcpCallTimeoutMs: reader.integer('TETHER_MCP_CALL_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    mcpConnectTimeoutMs: reader.integer('TETHER_MCP_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
+    mcpMaxResponseBytes: reader.integer(
+      'TETHER_MCP_MAX_RESPONSE_BYTES',
+      4 * 1024 * 1024,
+      1_024,
+      256 * 1024 * 1024,
+    ),
+    mcpListTtlMs: reader.integer('TETHER_MCP_LIST_TTL_MS', 60_000, 0, 24 * 3_600_000),
+    secrets,
     profiles,
     defaultProfile,
   };

@@ -1,4 +1,5 @@
-import type { MemoryStore, RunJobData, RunStore } from '@tether/queue';
+import type { ListingCache } from '@tether/mcp';
+import type { McpServerStore, MemoryStore, RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { claimAttempt } from './attempt/claim.js';
@@ -34,6 +35,10 @@ export interface ProcessorDeps {
   memory?: MemoryStore | undefined;
   /** The tenants' skills. */
   skills?: WorkerSkills | undefined;
+  /** The MCP servers tenants registered. */
+  mcpServers?: McpServerStore | undefined;
+  /** This worker's MCP tool listings. */
+  mcpCache?: ListingCache | undefined;
 }
 
 /**
@@ -103,6 +108,8 @@ export function createProcessor(deps: ProcessorDeps) {
       tenantSlots: deps.tenantSlots,
       memory: deps.memory,
       skills: deps.skills,
+      mcpServers: deps.mcpServers,
+      mcpCache: deps.mcpCache,
     };
     // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged.
     const slot = await ctx.tenantSlots?.take(ctx);

@@ -6,6 +6,7 @@ import {
   createKeys,
   createRedisConnection,
   isRedisConnectionError,
+  McpServerStore,
   MemoryStore,
   QUEUE_NAME,
   RedisBreaker,
@@ -18,6 +19,7 @@ import {
 import { type Job, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { crewQueue } from './attempt/crew.js';
+import { mcpListingCache } from './attempt/mcp.js';
 import { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import { createProcessor } from './processor.js';
@@ -129,6 +131,8 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       maxBytes: config.memoryMaxBytes,
     }),
     skills: { store: skillStore, indexes: new SkillIndexes(skillStore), folders: skillFolders },
+    mcpServers: new McpServerStore({ redis, keys, maxServers: config.mcpMaxServers }),
+    mcpCache: mcpListingCache(config.mcpListTtlMs),
   });
 
   // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).

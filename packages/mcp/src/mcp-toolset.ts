@@ -218,16 +218,27 @@ function offeredSchema(inputSchema: Record<string, unknown>): Record<string, unk
   return schema.type === undefined ? { type: 'object', ...schema } : schema;
 }
 
-/** A check of the model's arguments against the server's schema; a schema Ajv cannot compile is left to the server. */
+/**
+ * A check of the model's arguments against the server's schema, compiled at
+ * the tool's first call (a server may list dozens of tools a run never
+ * calls; compiling them all would hold up its start); a schema Ajv cannot
+ * compile is left to the server to check.
+ */
 function argumentParser(
   name: string,
   parameters: Record<string, unknown>,
 ): NonNullable<Tool['parseArguments']> {
-  try {
-    return jsonSchemaArguments({ name, parameters });
-  } catch {
-    return jsonSchemaArguments({ name, parameters: { type: 'object' } });
-  }
+  let parse: NonNullable<Tool['parseArguments']> | undefined;
+  return (raw) => {
+    if (parse === undefined) {
+      try {
+        parse = jsonSchemaArguments({ name, parameters });
+      } catch {
+        parse = jsonSchemaArguments({ name, parameters: { type: 'object' } });
+      }
+    }
+    return parse(raw);
+  };
 }
 
 function mcpTool(

@@ -117,7 +117,12 @@ describe('remote MCP servers (Streamable HTTP)', () => {
     await other.close();
     // Listed from the cache: the server being down does not stop the run's start ...
     const cachedKey = await open([{ ...spec }], cache);
-    expect(cachedKey.tools.map((tool) => tool.name).sort()).toEqual(['m__echo', 'm__flood', 'm__hang']);
+    expect(cachedKey.tools.map((tool) => tool.name).sort()).toEqual([
+      'm__echo',
+      'm__flood',
+      'm__hang',
+      'm__whoami',
+    ]);
     await cachedKey.close();
     // ... but another URL is another server, which is listed, and fails the start when it is down.
     await expect(open([moved], cache)).rejects.toMatchObject({

@@ -1,6 +1,7 @@
 import type { Checkpoint, PendingDelegation } from '@tether/agent';
+import type { ListingCache } from '@tether/mcp';
 import type { ErrorBody, PendingClarify, PendingToolCall, Usage } from '@tether/protocol';
-import type { MemoryStore, NewRun, RunJobData, RunStore } from '@tether/queue';
+import type { McpServerStore, MemoryStore, NewRun, RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
@@ -34,6 +35,10 @@ export interface AttemptContext {
   memory?: MemoryStore | undefined;
   /** The tenants' skills (the store, and their folders on this host); without it, runs get no skills. */
   skills?: WorkerSkills | undefined;
+  /** The MCP servers tenants registered; without it, a run's name-only entries are this worker's stdio servers only. */
+  mcpServers?: McpServerStore | undefined;
+  /** This worker's MCP tool listings, shared by its runs. */
+  mcpCache?: ListingCache | undefined;
 }
 
 /** What the crew needs of the queue: children queued, ended, cancelled. */

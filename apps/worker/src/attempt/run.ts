@@ -9,13 +9,15 @@ import {
   storedCheckpoint,
   turnEntries,
 } from '@tether/agent';
+import type { McpToolset } from '@tether/mcp';
 import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
 import type { NewRun } from '@tether/queue';
-import { createTools, type Tool } from '@tether/tools';
+import { createTools, type RunContext, type Tool } from '@tether/tools';
 import { EventSink } from '../event-sink.js';
 import { skillsAccess } from '../skills.js';
 import type { AttemptContext, Settlement } from './context.js';
 import { planChildren } from './crew.js';
+import { openMcpToolset } from './mcp.js';
 import { memoryAccess } from './memory.js';
 import type { Prepared } from './prepare.js';
 
@@ -78,42 +80,47 @@ export async function runPrepared(
   for (const event of prepared.events) sink.emit(event);
   let outcome: AttemptOutcome;
   let tools: Tool[] = [];
+  let mcp: McpToolset | undefined;
   try {
-    tools = createTools(
-      {
-        runId,
-        workspace,
-        emit: sink.emit,
-        signal: active.controller.signal,
-        todos: {
-          get: () => checkpoint.todos,
-          set: (items) => {
-            checkpoint.todos = items;
-          },
+    const context: RunContext = {
+      runId,
+      workspace,
+      emit: sink.emit,
+      signal: active.controller.signal,
+      todos: {
+        get: () => checkpoint.todos,
+        set: (items) => {
+          checkpoint.todos = items;
         },
-        sandbox: config.sandbox,
-        allowNetwork: config.allowNetwork,
-        workspaceRoot: config.workspaceRoot,
-        sandboxUser: config.sandboxUser,
-        commandLeaseMs: commandLeaseMs(config.lockDurationMs),
-        limits: {
-          bashMaxProcesses: config.sandboxMaxProcesses,
-          bashMemoryBytes: config.sandboxMemoryBytes,
-        },
-        locale,
-        logger: log,
-        memory: memoryAccess(ctx, prepared),
-        // The tenant's skills: the store for the skill tools, their folder read-only for bash.
-        ...(prepared.skills && ctx.skills
-          ? {
-              skills: skillsAccess(ctx.skills.store, prepared.tenant, prepared.skills.mountPath),
-              readOnlyBinds: prepared.skills.binds,
-              env: { TETHER_SKILLS_DIR: prepared.skills.mountPath },
-            }
-          : {}),
       },
-      prepared.toolNames,
-    );
+      sandbox: config.sandbox,
+      allowNetwork: config.allowNetwork,
+      workspaceRoot: config.workspaceRoot,
+      sandboxUser: config.sandboxUser,
+      commandLeaseMs: commandLeaseMs(config.lockDurationMs),
+      limits: {
+        bashMaxProcesses: config.sandboxMaxProcesses,
+        bashMemoryBytes: config.sandboxMemoryBytes,
+      },
+      locale,
+      logger: log,
+      memory: memoryAccess(ctx, prepared),
+      // The tenant's skills: the store for the skill tools, their folder read-only for bash.
+      ...(prepared.skills && ctx.skills
+        ? {
+            skills: skillsAccess(ctx.skills.store, prepared.tenant, prepared.skills.mountPath),
+            readOnlyBinds: prepared.skills.binds,
+            env: { TETHER_SKILLS_DIR: prepared.skills.mountPath },
+          }
+        : {}),
+    };
+    tools = createTools(context, prepared.toolNames);
+    // The run's MCP servers, listed now; their tools are offered beside the others.
+    mcp = await openMcpToolset(ctx, prepared.tenant, spec, {
+      context,
+      taken: [...tools.map((tool) => tool.name), ...(spec.tools ?? []).map((tool) => tool.name)],
+    });
+    if (mcp) tools = [...tools, ...mcp.tools];
     const provider = resolveProvider(spec.model, {
       profiles: config.profiles,
       defaultProfile: config.defaultProfile,
@@ -161,8 +168,9 @@ export async function runPrepared(
           : new TetherError('ERR_WORKER_ATTEMPT_SETUP', `The attempt could not start: ${String(error)}`),
     };
   }
-  // What the tools hold between calls (bash's sandbox prepared for a next command) is released.
-  for (const closed of await Promise.allSettled(tools.map((tool) => tool.close?.()))) {
+  // What the tools hold between calls (bash's sandbox prepared for a next command, the MCP servers'
+  // connections and stdio servers) is released.
+  for (const closed of await Promise.allSettled([...tools.map((tool) => tool.close?.()), mcp?.close()])) {
     if (closed.status === 'rejected')
       log.warn({ err: closed.reason }, 'a tool could not release what it held');
   }

@@ -7,6 +7,7 @@
  * answers too much.
  */
 
+import { createHash } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -41,9 +42,15 @@ export async function startEverythingHttp(): Promise<{
   };
 }
 
+/** What the test server's `whoami` answers for an `X-Secret` header. */
+export function secretDigest(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
 /**
  * A server whose tools misbehave: `hang` never answers, `flood` answers
- * `bytes` characters of text (default 2 MB), `echo` answers its `text`. Each
+ * `bytes` characters of text (default 2 MB), `echo` answers its `text`,
+ * `whoami` the digest of the `X-Secret` header it got. Each
  * request gets a server of its own (stateless Streamable HTTP, plain JSON
  * answers, as many servers run).
  */
@@ -59,15 +66,24 @@ export async function startMisbehavingServer(): Promise<{ url: string; close(): 
           inputSchema: { type: 'object', properties: { bytes: { type: 'integer' } } },
         },
         {
+          name: 'whoami',
+          description: 'Answers sha256(X-Secret header) in hex: the header arrived, and no event shows it.',
+          inputSchema: { type: 'object', properties: {} },
+        },
+        {
           name: 'echo',
           description: 'Answers its text.',
           inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
         },
       ],
     }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const args = (request.params.arguments ?? {}) as { bytes?: number; text?: string };
       if (request.params.name === 'hang') return new Promise<never>(() => undefined);
+      if (request.params.name === 'whoami') {
+        const header = extra.requestInfo?.headers['x-secret'];
+        return { content: [{ type: 'text', text: secretDigest(String(header ?? '')) }] };
+      }
       if (request.params.name === 'flood') {
         return { content: [{ type: 'text', text: 'x'.repeat(args.bytes ?? 2_000_000) }] };
       }
