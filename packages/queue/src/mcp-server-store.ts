@@ -1,6 +1,7 @@
 import type { McpServer } from '@tether/protocol';
 import type { RedisClient } from './connection.js';
 import type { TetherKeys } from './keys.js';
+import { luaJson } from './lua-script.js';
 import * as scripts from './scripts.js';
 
 /**
@@ -76,7 +77,7 @@ export class McpServerStore {
     const { name, ...rest } = server;
     const reply = await scripts.saveMcpServer.run(this.#redis, {
       keys: { servers: this.#keys.mcpServers(tenant) },
-      args: { name, server: JSON.stringify(rest), max: String(this.maxServers) },
+      args: { name, server: luaJson(rest), max: String(this.maxServers) },
     });
     if (reply[0] === 'full') return { full: Number(reply[1]) };
     return { created: reply[0] === 'created', server: parseServer(name, reply[1]) };

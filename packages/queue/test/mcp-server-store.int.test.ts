@@ -68,6 +68,12 @@ describe('MCP server store', () => {
     expect(await store.save(other, server('c'))).toMatchObject({ created: true });
   });
 
+  it('stores a tool name with a lone surrogate (as U+FFFD: Redis cjson refuses the escape)', async () => {
+    const t = tenant();
+    const saved = await store.save(t, server('odd', { allowedTools: ['a\uD800b'] }));
+    expect(saved).toMatchObject({ created: true, server: { allowedTools: ['a\uFFFDb'] } });
+  });
+
   it('shows the names of the headers, never their sealed values', async () => {
     const t = tenant();
     const saved = await store.save(
