@@ -7,6 +7,7 @@ import { WORKER_ERRORS } from '../apps/worker/dist/index.js';
 import { AGENT_ERRORS } from '../packages/agent/dist/index.js';
 import { CLIENT_ERROR_CODES } from '../packages/client/dist/index.js';
 import { CONFIG_ERRORS } from '../packages/config/dist/index.js';
+import { MCP_ERRORS } from '../packages/mcp/dist/index.js';
 import { OUTBOUND_ERRORS } from '../packages/outbound/dist/index.js';
 import { QUEUE_ERRORS } from '../packages/queue/dist/index.js';
 import { TOOL_ERROR_CODES } from '../packages/tools/dist/index.js';
@@ -50,6 +51,13 @@ const sections = [
     'A run that fails carries one of these as `error.code`; retryable ones are retried (BullMQ attempts, from the checkpoint) before the run fails. Those with an HTTP status are refused when the run is submitted.',
     Object.entries(AGENT_ERRORS).map(([code, e]) =>
       row(code, e.statusCode, `${e.retryable ? '**Retryable.** ' : ''}${e.description}`),
+    ),
+  ),
+  section(
+    'MCP servers (packages/mcp)',
+    "A run with `mcpServers` fails with one of these when its servers cannot be used at an attempt's start; a failed call of an MCP tool is a tool error instead (`ERR_TOOL_MCP_*`). See [tools.md](tools.md).",
+    Object.entries(MCP_ERRORS).map(([code, e]) =>
+      row(code, undefined, `${e.retryable ? '**Retryable.** ' : ''}${e.description}`),
     ),
   ),
   section(

@@ -8,6 +8,7 @@ import { WORKER_ERRORS } from '../apps/worker/src/errors.js';
 import { AGENT_ERRORS } from '../packages/agent/src/index.js';
 import { CLIENT_ERROR_CODES } from '../packages/client/src/index.js';
 import { CONFIG_ERRORS } from '../packages/config/src/index.js';
+import { MCP_ERRORS } from '../packages/mcp/src/index.js';
 import { OUTBOUND_ERRORS } from '../packages/outbound/src/index.js';
 import { QUEUE_ERRORS } from '../packages/queue/src/index.js';
 import { TOOL_ERROR_CODES } from '../packages/tools/src/index.js';
@@ -21,6 +22,7 @@ const catalogued = new Set<string>([
   ...Object.keys(QUEUE_ERRORS),
   ...Object.keys(CONFIG_ERRORS),
   ...Object.keys(OUTBOUND_ERRORS),
+  ...Object.keys(MCP_ERRORS),
   ...Object.keys(TOOL_ERROR_CODES),
   ...Object.keys(API_ERRORS),
   ...Object.keys(WORKER_ERRORS),
