@@ -203,7 +203,8 @@ function connection(
 async function connectWith(transport: Transport, limits: McpLimits, signal: AbortSignal): Promise<Client> {
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   try {
-    await client.connect(transport, { timeout: limits.connectTimeoutMs, signal });
+    // A signal of its own: the SDK never removes the listener it adds to a request's signal.
+    await client.connect(transport, { timeout: limits.connectTimeoutMs, signal: AbortSignal.any([signal]) });
     return client;
   } catch (error) {
     await client.close().catch(() => undefined);

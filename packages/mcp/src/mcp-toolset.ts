@@ -131,7 +131,8 @@ async function listTools(
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
     const listed = await connection.client.listTools(cursor === undefined ? {} : { cursor }, {
       timeout: limits.connectTimeoutMs,
-      signal,
+      // A signal of its own per request: the SDK never removes the listener it adds to it.
+      signal: AbortSignal.any([signal]),
     });
     for (const tool of listed.tools) {
       tools.push({
