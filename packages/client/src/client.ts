@@ -21,6 +21,7 @@ import {
   TetherRateLimitError,
   TetherTimeoutError,
 } from './errors.js';
+import { TetherMcpServers } from './mcp-servers.js';
 import { TetherMemory } from './memory.js';
 import { type RunToCompletionOptions, runToCompletion } from './run-to-completion.js';
 import { TetherSessions } from './sessions.js';
@@ -151,6 +152,8 @@ export class TetherClient {
   readonly memory: TetherMemory;
   /** The tenant's skills (`/v1/skills`). */
   readonly skills: TetherSkills;
+  /** The tenant's registered MCP servers (`/v1/mcp-servers`). */
+  readonly mcpServers: TetherMcpServers;
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
@@ -181,6 +184,7 @@ export class TetherClient {
     this.runs = { runToCompletion: (body, options) => runToCompletion(this, body, options) };
     this.memory = new TetherMemory({ json: (spec) => this.json(spec) });
     this.skills = new TetherSkills({ json: (spec) => this.json(spec) });
+    this.mcpServers = new TetherMcpServers({ json: (spec) => this.json(spec) });
   }
 
   /** `POST /v1/runs`: queues a run. */

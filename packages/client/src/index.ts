@@ -62,6 +62,8 @@ export {
   TetherTimeoutError,
   TetherUnauthorizedError,
 } from './errors.js';
+export type { McpServerTransport } from './mcp-servers.js';
+export { TetherMcpServers } from './mcp-servers.js';
 export type { MemoryListOptions, MemoryTransport } from './memory.js';
 export { TetherMemory } from './memory.js';
 export type { RunToCompletionOptions, ToolCallHandler, ToolCallRequest } from './run-to-completion.js';

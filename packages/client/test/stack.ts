@@ -17,7 +17,7 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(name: string): Promise<Stack> {
+export async function startStack(name: string, env: Record<string, string> = {}): Promise<Stack> {
   const workspaceRoot = await mkdtemp(join(tmpdir(), `tether-${name}-`));
   const port = await freePort();
   const processes = await startProcesses({
@@ -29,6 +29,7 @@ export async function startStack(name: string): Promise<Stack> {
       TETHER_ALLOW_REPLAY: '1',
       TETHER_SANDBOX: 'none',
       LOG_LEVEL: 'info',
+      ...env,
     },
     apiEnv: {
       HOST: '127.0.0.1',

@@ -12,6 +12,7 @@ import { type ChatCommandOptions, chatCommand } from './chat-command.js';
 import { answerCommand, cancelCommand, logsCommand, runsCommand, showCommand } from './commands.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type CliIo, colorsFor } from './io.js';
+import { mcpAddCommand, mcpListCommand, mcpRemoveCommand } from './mcp-commands.js';
 import { memoryAddCommand, memoryListCommand, memoryRemoveCommand } from './memory-commands.js';
 import { type CommandContext, type RunCommandOptions, runCommand } from './run-command.js';
 import {
@@ -91,6 +92,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option('--files <dir>', "send this directory's text files (up to 1 MiB; skips node_modules and .git)")
     .option('--timeout <duration>', 'how long each question waits for an answer: 30s, 10m, 1h, or ms')
     .addOption(new Option('--locale <locale>', 'language of the run').choices(['zh', 'en']))
+    .option(
+      '--mcp <server>',
+      "an MCP server whose tools the run gets: a registered one's name (tether mcp ls), or name=url (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('--json', 'print events as JSON lines, and never prompt')
     .action(async (task: string, options: RunCommandOptions) => {
       exitCode = await runCommand(task, options, context());
@@ -210,6 +216,40 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .argument('<name>', 'skill name')
     .action(async (name: string) => {
       exitCode = await skillsRemoveCommand(name, context());
+    });
+
+  const mcp = program.command('mcp').description("register, list and delete your tenant's MCP servers");
+  const repeat = (value: string, previous: string[] = []) => [...previous, value];
+  mcp
+    .command('add')
+    .description('register a remote MCP server (Streamable HTTP or SSE), or replace yours of that name')
+    .argument('<name>', 'its name: runs name it, and see its tools as <name>__<tool>')
+    .argument('<url>', 'its https URL')
+    .option(
+      '--header <header>',
+      "a header sent with every request, 'Name: value' (stored sealed; repeatable)",
+      repeat,
+    )
+    .option('--allow <tool>', 'offer only this tool of it (repeatable; default: all)', repeat)
+    .option('--json', 'print the server as JSON')
+    .action(
+      async (name: string, url: string, options: { header?: string[]; allow?: string[]; json?: boolean }) => {
+        exitCode = await mcpAddCommand(name, url, options, context());
+      },
+    );
+  mcp
+    .command('ls')
+    .description("list your MCP servers, and the operator's")
+    .option('--json', 'print the list as JSON')
+    .action(async (options: { json?: boolean }) => {
+      exitCode = await mcpListCommand(options, context());
+    });
+  mcp
+    .command('rm')
+    .description('delete an MCP server')
+    .argument('<name>', 'server name')
+    .action(async (name: string) => {
+      exitCode = await mcpRemoveCommand(name, context());
     });
 
   program

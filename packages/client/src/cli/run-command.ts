@@ -6,6 +6,7 @@ import { parseDuration } from './duration.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { followRun } from './follow.js';
 import type { CliIo, Colors } from './io.js';
+import { parseMcpFlags } from './mcp-commands.js';
 
 export interface RunCommandOptions {
   model?: string;
@@ -14,6 +15,8 @@ export interface RunCommandOptions {
   files?: string;
   timeout?: string;
   locale?: string;
+  /** `--mcp`, repeated: MCP server names, or `name=url`. */
+  mcp?: string[];
   json?: boolean;
 }
 
@@ -44,6 +47,7 @@ export async function buildRunBody(
     body.files = collected.files;
     skipped = collected.skipped;
   }
+  if (options.mcp !== undefined && options.mcp.length > 0) body.mcpServers = parseMcpFlags(options.mcp);
   return { body, skipped };
 }
 
