@@ -58,7 +58,9 @@ describe('MCP servers in runs', () => {
     const servers = join(d.workspaceRoot, 'mcp-servers.json');
     await writeFile(
       servers,
-      JSON.stringify({ local: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'], env: {} } }),
+      JSON.stringify({
+        local: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'], env: { SERVER_FLAG: 'on' } },
+      }),
     );
     const worker = await d.startWorker({
       TETHER_SECRETS_KEY: key,
@@ -68,6 +70,8 @@ describe('MCP servers in runs', () => {
       TETHER_MCP_CALL_TIMEOUT_MS: '1000',
       TETHER_MCP_MAX_RESPONSE_BYTES: '100000',
       TETHER_SANDBOX: sandbox,
+      // Of the worker only: the stdio server must not see it.
+      TETHER_TEST_WORKER_ONLY: 'worker-only-value',
       // The harness's 2 s lock is lost on a loaded machine while server-everything starts over stdio.
       TETHER_LOCK_DURATION_MS: '10000',
       TETHER_STALLED_INTERVAL_MS: '5000',
@@ -149,17 +153,19 @@ describe('MCP servers in runs', () => {
     // The operator's stdio server, in the run's sandbox: started at the run's start, gone at its end.
     const before = await stdioServers();
     const local = await d.submit(
-      [{ toolCalls: [call('local__echo', { message: 'boxed' })] }, { content: 'done' }],
-      {
-        mcpServers: [{ name: 'local', allowedTools: ['echo'] }],
-      },
+      [
+        { toolCalls: [call('local__echo', { message: 'boxed' }), call('local__get-env', {})] },
+        { content: 'done' },
+      ],
+      { mcpServers: [{ name: 'local', allowedTools: ['echo', 'get-env'] }] },
     );
     await d.waitForEvent(local, 'run.completed', 30_000);
-    expect(results(await d.store.readEvents(local))[0]).toMatchObject({
-      server: 'local',
-      ok: true,
-      content: 'Echo: boxed',
-    });
+    const [echoed, env] = results(await d.store.readEvents(local));
+    expect(echoed).toMatchObject({ server: 'local', ok: true, content: 'Echo: boxed' });
+    // Its environment: the sandbox's allow-list, the workspace as HOME, its own variables; not the worker's.
+    expect(env?.content).toContain('"SERVER_FLAG": "on"');
+    expect(env?.content).toMatch(new RegExp(`"HOME": ".*${local}"`));
+    expect(env?.content).not.toContain('worker-only-value');
     await until(async () => (await stdioServers()) === before, 'the stdio server to be stopped');
 
     // Cancelled while a call of it runs: the server and everything it started are gone.
