@@ -132,6 +132,23 @@ describe('remote MCP servers (Streamable HTTP)', () => {
     });
   });
 
+  it('falls back to the legacy SSE transport for a server that has only that', async () => {
+    const legacy = await startEverythingHttp('sse');
+    try {
+      const set = await open([{ name: 'old', url: legacy.url, headers: {} }]);
+      try {
+        expect(await call(byName(set, 'old__echo'), { message: 'over sse' })).toEqual({
+          ok: true,
+          content: 'Echo: over sse',
+        });
+      } finally {
+        await set.close();
+      }
+    } finally {
+      await legacy.stop();
+    }
+  });
+
   it('refuses a private address unless allowed, at connect time', async () => {
     const strict = { ...limits, policy: { allowHttp: true, allowPrivate: false } };
     await expect(

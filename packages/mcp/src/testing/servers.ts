@@ -21,20 +21,23 @@ const require = createRequire(import.meta.url);
 /** The entry point of server-everything: `node <it> stdio` or `node <it> streamableHttp` (on `PORT`). */
 export const EVERYTHING_ENTRY = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 
-/** server-everything in Streamable HTTP mode, on a free port of 127.0.0.1. */
-export async function startEverythingHttp(): Promise<{
+/**
+ * server-everything on a free port of 127.0.0.1: in Streamable HTTP mode (`/mcp`), or in the legacy
+ * HTTP+SSE mode (`/sse`), which only a client that falls back to SSE can use.
+ */
+export async function startEverythingHttp(mode: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<{
   url: string;
   process: TestProcess;
   stop(): Promise<void>;
 }> {
   const port = await freePort();
-  const process = spawnNode(EVERYTHING_ENTRY, { PORT: String(port) }, ['streamableHttp'], {
-    name: 'server-everything',
+  const process = spawnNode(EVERYTHING_ENTRY, { PORT: String(port) }, [mode], {
+    name: `server-everything (${mode})`,
     killAfterMs: 2_000,
   });
-  await process.waitFor(/listening on port/, 20_000);
+  await process.waitFor(/listening on port|running on port/, 20_000);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`,
     process,
     async stop() {
       await process.stop();
