@@ -4,7 +4,16 @@ import { eventPairs } from './event-log.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
 
-export type AnswerResult = 'ok' | 'no_run' | 'no_request' | 'answered' | 'timed_out' | 'expired' | 'ended';
+export type AnswerResult =
+  | 'ok'
+  | 'no_run'
+  | 'no_request'
+  | 'bad_token'
+  | 'token_used'
+  | 'answered'
+  | 'timed_out'
+  | 'expired'
+  | 'ended';
 export type ClarifyState =
   | { state: 'answered'; answer: string }
   | { state: 'timed_out' }
@@ -69,12 +78,16 @@ export async function wakeReason(
   return undefined;
 }
 
-/** The first answer wins (see the `answerClarify` script). */
+/**
+ * The first answer wins (see the `answerClarify` script). With `tokenHash` (the SHA-256, hex, of
+ * a webhook's answer token), only when that token is one of this question's and was not used.
+ */
 export async function answer(
   ctx: StoreContext,
   runId: string,
   requestId: string,
   text: string,
+  tokenHash = '',
 ): Promise<AnswerResult> {
   const keys = ctx.keys.run(runId);
   return scripts.answerClarify.run(ctx.redis, {
@@ -85,6 +98,7 @@ export async function answer(
       runId,
       requestId,
       answer: text,
+      tokenHash,
     },
   });
 }

@@ -151,9 +151,9 @@ export class RunStore implements StoreContext {
     return clarify.wakeReason(this, runId, requestId);
   }
 
-  /** The first answer wins (see the `answerClarify` script). */
-  answer(runId: string, requestId: string, answer: string): Promise<AnswerResult> {
-    return clarify.answer(this, runId, requestId, answer);
+  /** The first answer wins (see the `answerClarify` script); see {@link clarify.answer} for `tokenHash`. */
+  answer(runId: string, requestId: string, answer: string, tokenHash = ''): Promise<AnswerResult> {
+    return clarify.answer(this, runId, requestId, answer, tokenHash);
   }
 
   /** What a resuming worker learns of its question, timing it out once past the deadline. */

@@ -25,7 +25,16 @@ interface Replies {
     | ['missing' | 'cancel' | 'completed' | 'failed' | 'cancelled'];
   saveCheckpoint: 1 | 0 | -1;
   suspendRun: string | 0 | -1;
-  answerClarify: 'ok' | 'no_run' | 'no_request' | 'answered' | 'timed_out' | 'expired' | 'ended';
+  answerClarify:
+    | 'ok'
+    | 'no_run'
+    | 'no_request'
+    | 'bad_token'
+    | 'token_used'
+    | 'answered'
+    | 'timed_out'
+    | 'expired'
+    | 'ended';
   resolveClarify: ['answered', string] | ['timed_out'] | ['pending', string] | ['missing'] | ['not_owner'];
   finalizeRun: [string, '' | 'ready' | 'unreported'] | 0 | -1;
   delegateRun: 1 | 2 | 0 | -1 | -2;
@@ -114,7 +123,7 @@ export const suspendRun = script('suspendRun', {
 /** commands/answerClarify.lua: the first answer wins. */
 export const answerClarify = script('answerClarify', {
   keys: ['record', 'clarify', 'events', 'pending'],
-  args: ['channel', 'maxlen', 'runId', 'requestId', 'answer'],
+  args: ['channel', 'maxlen', 'runId', 'requestId', 'answer', 'tokenHash'],
 });
 
 /** commands/resolveClarify.lua: what a resuming worker learns of its question. */

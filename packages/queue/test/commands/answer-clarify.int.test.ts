@@ -5,10 +5,10 @@ import { parseMessage, REQUEST_ID, RunFixture, useRedis } from './fixture.js';
 const redis = useRedis();
 const LATER = Date.now() + 3_600_000;
 
-function answer(run: RunFixture, text: string) {
+function answer(run: RunFixture, text: string, tokenHash = '') {
   return answerClarify.run(redis, {
     keys: run.clarifyKeys,
-    args: { ...run.base, requestId: REQUEST_ID, answer: text },
+    args: { ...run.base, requestId: REQUEST_ID, answer: text, tokenHash },
   });
 }
 
@@ -63,6 +63,19 @@ describe('answerClarify', () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'waiting_for_input' });
     expect(await run.unchanged(() => answer(run, 'hello'))).toBe('no_request');
+  });
+
+  it('takes an answer token recorded for the question once, then refuses it as used', async () => {
+    const run = await waiting();
+    const clarify = run.clarifyKeys.clarify;
+    await redis.hset(clarify, 't:aaaa', 'ok', 't:bbbb', 'ok');
+    expect(await run.unchanged(() => answer(run, 'guess', 'cccc'))).toBe('bad_token');
+    expect(await answer(run, 'yes', 'aaaa')).toBe('ok');
+    expect(await redis.hget(clarify, 't:aaaa')).toBe('used');
+    expect(await run.unchanged(() => answer(run, 'again', 'aaaa'))).toBe('token_used');
+    // Another token of the same question is not used, but the question was answered.
+    expect(await run.unchanged(() => answer(run, 'again', 'bbbb'))).toBe('answered');
+    expect((await run.request()).answer).toBe('yes');
   });
 
   it('refuses an answer to a run that does not exist', async () => {
