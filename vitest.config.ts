@@ -21,6 +21,8 @@ const CLUSTER_FILES = [
   'packages/queue/test/mcp-server-store.int.test.ts',
   // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.
   'packages/queue/test/skill-store.int.test.ts',
+  // Webhooks: a tenant's endpoints and deliveries in one hash slot, a run's cursor beside them.
+  'packages/queue/test/webhooks.int.test.ts',
   'apps/api/test/skills.int.test.ts',
   // Skills end to end: the index in the prompt, a script under bubblewrap, a skill written by a run.
   'apps/api/test/skills-run.int.test.ts',

@@ -102,6 +102,32 @@ export const QUEUE_ERRORS = {
     description:
       'The memory scope holds `TETHER_MEMORY_MAX_ENTRIES` entries or `TETHER_MEMORY_MAX_BYTES` bytes already; the message lists the oldest entries.',
   },
+  ERR_ANSWER_TOKEN_INVALID: {
+    statusCode: 401,
+    description:
+      "The answer token (from a `clarify.requested` webhook delivery) is not one of this question's: another question's or run's, or made up.",
+  },
+  ERR_ANSWER_TOKEN_USED: {
+    statusCode: 409,
+    description: 'The answer token answered its question already; a token answers once.',
+  },
+  ERR_WEBHOOK_NOT_FOUND: {
+    statusCode: 404,
+    description: "The tenant has no webhook endpoint with this id (another tenant's are never seen).",
+  },
+  ERR_WEBHOOK_DELIVERY_NOT_FOUND: {
+    statusCode: 404,
+    description: "The endpoint's log has no delivery with this id (or its retention has passed).",
+  },
+  ERR_WEBHOOK_LIMIT: {
+    statusCode: 409,
+    description: 'The tenant has `TETHER_WEBHOOK_MAX_ENDPOINTS` webhook endpoints already.',
+  },
+  ERR_WEBHOOK_DISABLED: {
+    statusCode: 409,
+    description:
+      'The webhook endpoint is disabled (it failed for `TETHER_WEBHOOK_DISABLE_AFTER_MS` without a success, or by request): enable it again with `PATCH { "enabled": true }` first.',
+  },
   ERR_QUEUE_ENQUEUE: {
     statusCode: 503,
     description: 'The run was created but could not be queued; it is marked failed.',

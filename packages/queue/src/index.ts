@@ -31,8 +31,8 @@ export {
   RetryLater,
   retryDelayMs,
 } from './jobs.js';
-export type { MemoryKeys, RunKeys, SessionKeys, TenantSlotKeys, TetherKeys } from './keys.js';
-export { createKeys, MAX_SHARDS, QUEUE_NAME } from './keys.js';
+export type { MemoryKeys, RunKeys, SessionKeys, TenantSlotKeys, TetherKeys, WebhookKeys } from './keys.js';
+export { createKeys, MAX_SHARDS, QUEUE_NAME, WEBHOOK_QUEUE_NAME } from './keys.js';
 export type { McpServerStoreOptions, McpServerWrite, StoredMcpServer } from './mcp-server-store.js';
 export { McpServerStore, mcpServerView } from './mcp-server-store.js';
 export { MemoryIndex, tokenize } from './memory-index.js';
@@ -83,3 +83,25 @@ export type { PipelineReply } from './slot-pipelines.js';
 export { keySlot, SlotPipelines } from './slot-pipelines.js';
 export type { SlotTaken, TenantSlotsOptions } from './tenant-slots.js';
 export { TenantSlots } from './tenant-slots.js';
+export type { WebhookDispatcherOptions } from './webhook-dispatcher.js';
+export { answerTokenHash, newAnswerToken, WebhookDispatcher } from './webhook-dispatcher.js';
+export type {
+  AttemptOutcome,
+  DeliveryRecord,
+  EndpointRecord,
+  PumpJobData,
+  Sealer,
+  Take,
+  TakenDelivery,
+  WebhookSettings,
+  WebhookStoreOptions,
+} from './webhook-store.js';
+export {
+  createWebhookQueue,
+  DEFAULT_WEBHOOK_SETTINGS,
+  deliveryView,
+  pumpJobId,
+  WAKE_LEASE_MS,
+  WebhookStore,
+  webhookView,
+} from './webhook-store.js';

@@ -75,6 +75,11 @@ export interface RunKeys {
   /** Hash: the outputs posted for those calls, by request id (JSON `{ output, isError }`). */
   toolOutputs: string;
   /**
+   * String: where the next look at the run's event log for webhook deliveries starts (an event
+   * id all of whose deliveries are recorded). It may lag the tenant's cursor, never lead it.
+   */
+  webhookHint: string;
+  /**
    * A key in the run's hash slot that nothing writes: what a script gets for
    * a key it has no use for (the parent of a run that is no crew child).
    */
@@ -137,6 +142,45 @@ export interface SkillKeys {
   files(name: string): string;
 }
 
+/**
+ * The keys of one tenant's webhooks, all under the tenant's hash tag `{w_<tenant>}`, so the step
+ * that records a run's deliveries for every endpoint, and each step of an endpoint's pump, is one
+ * script on one slot. Keys that name an id end with it: the scripts take the part before the id
+ * (`delivery('')`, `chain(runId, '')`, …) and append the id, as BullMQ's scripts do with job ids.
+ */
+export interface WebhookKeys {
+  /** Sorted set: the tenant's endpoint ids, scored by creation (epoch ms). */
+  endpoints: string;
+  /**
+   * Hash per endpoint: `url`, `events` (space-separated), `description`, `secret` (sealed),
+   * `createdAt`, `enabled` (1 or 0), `disabledAt`, `disabledReason`, `failingSince`, and `pump`
+   * (the lease of its pump's activation, epoch ms; 0 while it sleeps).
+   */
+  endpoint(endpointId: string): string;
+  /** Sorted set: the endpoint's deliveries to try (only the head of each run's chain), scored by when (epoch ms). */
+  due(endpointId: string): string;
+  /** Sorted set: the deliveries its pump is trying now, scored by when taken. */
+  inflight(endpointId: string): string;
+  /** Sorted set: the endpoint's delivery log, scored by creation (epoch ms), trimmed by count and age. */
+  log(endpointId: string): string;
+  /**
+   * Hash per delivery: `endpoint`, `runId`, `eventId`, `type`, `message` (the message id),
+   * `payload` (JSON), `token` (a sealed answer token, or none), `status`, `attempts`,
+   * `lastStatus`, `lastError`, `lastAttemptAt`, `nextAttemptAt`, `createdAt`, `finishedAt`,
+   * `redeliveryOf`.
+   */
+  delivery(deliveryId: string): string;
+  /** List: a run's deliveries to an endpoint that have not ended, in event order; the head is the one tried. */
+  chain(runId: string, endpointId: string): string;
+  /** String: the id of the last event of a run whose deliveries are recorded (the dispatch cursor). */
+  cursor(runId: string): string;
+  /**
+   * Sorted set: runs an API step is about to append events to, scored by when (epoch ms):
+   * dispatched by the step's process just after, or by the sweeper if that process died.
+   */
+  dirty: string;
+}
+
 export interface TetherKeys {
   /** The BullMQ prefix, a hash tag such as `{tether}`: the prefix of the only shard when there is one. */
   queuePrefix: string;
@@ -193,7 +237,20 @@ export interface TetherKeys {
    * tenant's hash tag.
    */
   mcpServers(tenant: string): string;
+  /** A tenant's webhooks (`tether:wh:{w_<tenant>}:…`). */
+  webhooks(tenant: string): WebhookKeys;
+  /** Set: the tenants that have had an endpoint (the sweeper looks at their `dirty` runs). */
+  webhookTenants: string;
+  /** String: the sweeper's lease, so one process sweeps at a time. */
+  webhookSweepLock: string;
+  /** Pub/sub channel: a tenant whose endpoints changed (every process drops its copy). */
+  webhooksChannel: string;
+  /** The BullMQ prefix of the webhooks queue (one pump job per endpoint), a hash tag of its own. */
+  webhookQueuePrefix: string;
 }
+
+/** The webhooks queue's name inside its prefix. */
+export const WEBHOOK_QUEUE_NAME = 'webhooks';
 
 /** The queue's name inside the prefix. */
 export const QUEUE_NAME = 'runs';
@@ -261,6 +318,7 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
         delegation: `${base}:delegation`,
         toolCalls: `${base}:tool-calls`,
         toolOutputs: `${base}:tool-outputs`,
+        webhookHint: `${base}:webhook-hint`,
         unused: `${base}:unused`,
         session: tag ? sessionKeys(tag) : sessionKeys('none', `${base}:nosession`),
       };
@@ -292,6 +350,24 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
       return { index: `${base}:index`, totals: `${base}:totals`, files: (name) => `${base}:files:${name}` };
     },
     mcpServers: (tenant) => `${namespace}:tenant:{${tenant}}:mcp-servers`,
+    webhooks(tenant) {
+      const base = `${namespace}:wh:{w_${tenant}}`;
+      return {
+        endpoints: `${base}:endpoints`,
+        endpoint: (id) => `${base}:ep:${id}`,
+        due: (id) => `${base}:due:${id}`,
+        inflight: (id) => `${base}:inflight:${id}`,
+        log: (id) => `${base}:log:${id}`,
+        delivery: (id) => `${base}:d:${id}`,
+        chain: (runId, endpointId) => `${base}:chain:${runId}:${endpointId}`,
+        cursor: (runId) => `${base}:cursor:${runId}`,
+        dirty: `${base}:dirty`,
+      };
+    },
+    webhookTenants: `${namespace}:{webhooks}:tenants`,
+    webhookSweepLock: `${namespace}:{webhooks}:sweep`,
+    webhooksChannel: `${namespace}:webhooks-changed`,
+    webhookQueuePrefix: `{${namespace}:webhooks}`,
   };
 }
 

@@ -66,6 +66,18 @@ interface Replies {
   deleteSkill: 'ok' | 'missing' | 'pinned';
   readSkill: [string, string, ...(string | number)[]] | null;
   saveMcpServer: ['created' | 'replaced', string] | ['full', number];
+  webhookCollect: [string, string, string, string, string, 0 | 1, ...string[]] | null;
+  webhookDispatch: [number, ...string[]];
+  webhookTake: [string, string, string, string, ...string[]] | null;
+  webhookSettle: [string, 0 | 1];
+  webhookSleep: ['busy'] | ['asleep', string] | null;
+  webhookCreate: number;
+  webhookUpdate: 1 | 0;
+  webhookDelete: 1 | 0;
+  webhookEndpoints: (string | string[])[];
+  webhookDeliveries: [0 | 1, ...(string | string[])[]];
+  webhookRedeliver: 'wake' | 'ok' | 'missing' | 'disabled';
+  webhookUnmark: 1 | 0;
 }
 
 function script<N extends keyof Replies, K extends string, A extends string, R extends string = never>(
@@ -320,3 +332,83 @@ export const saveMcpServer = script('saveMcpServer', {
   keys: ['servers'],
   args: ['name', 'server', 'max'],
 });
+/** commands/webhookCollect.lua: what a run's webhook deliveries need, and its events after the hint. */
+export const webhookCollect = script('webhookCollect', {
+  keys: ['record', 'events', 'metadata', 'webhookHint'],
+  args: ['types', 'after', 'scan', 'clarifyPrefix', 'tokenHash'],
+});
+
+/** commands/webhookDispatch.lua: a run's deliveries, once per event and endpoint, in its chains. */
+export const webhookDispatch = script('webhookDispatch', {
+  keys: ['endpoints', 'cursor'],
+  args: [
+    'runId',
+    'endpointPrefix',
+    'duePrefix',
+    'logPrefix',
+    'deliveryPrefix',
+    'chainPrefix',
+    'cursorTtl',
+    'deliveryTtl',
+    'logMax',
+    'logAgeMs',
+    'wakeMs',
+  ],
+  rest: 'events',
+});
+
+/** commands/webhookTake.lua: an endpoint's pump takes the deliveries due now. */
+export const webhookTake = script('webhookTake', {
+  keys: ['endpoint', 'due', 'inflight'],
+  args: ['max', 'deliveryPrefix', 'leaseMs', 'recover'],
+});
+
+/** commands/webhookSettle.lua: the end of an attempt of a delivery (or of the delivery). */
+export const webhookSettle = script('webhookSettle', {
+  keys: ['endpoint', 'due', 'inflight', 'delivery', 'chain'],
+  args: ['deliveryId', 'outcome', 'httpStatus', 'error', 'nextAt', 'retention', 'disableAfterMs', 'reason'],
+});
+
+/** commands/webhookSleep.lua: whether an endpoint's pump may sleep, and until when. */
+export const webhookSleep = script('webhookSleep', { keys: ['endpoint', 'due'], args: [] });
+
+/** commands/webhookCreate.lua: a tenant's new endpoint, within its limit. */
+export const webhookCreate = script('webhookCreate', {
+  keys: ['endpoints', 'endpoint'],
+  args: ['id', 'max'],
+  rest: 'fields',
+});
+
+/** commands/webhookUpdate.lua: changes an endpoint that exists. */
+export const webhookUpdate = script('webhookUpdate', {
+  keys: ['endpoint'],
+  args: ['setCount'],
+  rest: 'fields',
+});
+
+/** commands/webhookDelete.lua: removes an endpoint. */
+export const webhookDelete = script('webhookDelete', {
+  keys: ['endpoints', 'endpoint', 'due', 'inflight', 'log'],
+  args: ['id'],
+});
+
+/** commands/webhookEndpoints.lua: a tenant's endpoints. */
+export const webhookEndpoints = script('webhookEndpoints', {
+  keys: ['endpoints'],
+  args: ['endpointPrefix'],
+});
+
+/** commands/webhookDeliveries.lua: a page of an endpoint's delivery log. */
+export const webhookDeliveries = script('webhookDeliveries', {
+  keys: ['log'],
+  args: ['deliveryPrefix', 'afterId', 'afterScore', 'limit'],
+});
+
+/** commands/webhookRedeliver.lua: a delivery sent again. */
+export const webhookRedeliver = script('webhookRedeliver', {
+  keys: ['endpoint', 'due', 'log', 'original', 'delivery', 'chain'],
+  args: ['id', 'originalId', 'deliveryTtl', 'wakeMs'],
+});
+
+/** commands/webhookUnmark.lua: a run off the dirty set, unless marked again. */
+export const webhookUnmark = script('webhookUnmark', { keys: ['dirty'], args: ['runId', 'score'] });

@@ -1,0 +1,22 @@
+--[[
+  Adds an endpoint to a tenant's, unless the tenant has `max` already.
+
+  Input:
+    KEYS[1] endpoints       the tenant's endpoint ids (sorted set)
+    KEYS[2] endpoint        the new endpoint (hash)
+
+    ARGV[1] id
+    ARGV[2] max             endpoints a tenant may have
+    ARGV[3...] fields       field/value pairs of the endpoint (url, events, secret, …)
+
+  Output:
+    the creation time (epoch ms), or -1 when the tenant has `max` endpoints already
+]]
+
+--- @include "includes/nowMs"
+
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
+local now = nowMs()
+redis.call('HSET', KEYS[2], 'createdAt', now, 'enabled', 1, 'pump', 0, unpack(ARGV, 3))
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+return now

@@ -1,0 +1,84 @@
+--[[
+  Records a run's deliveries: for each event after the run's cursor, one delivery to each enabled
+  endpoint of the tenant that subscribes to its type and existed at the event's time, at the end
+  of the run's chain for that endpoint (a chain's head is the delivery tried; the others wait for
+  it to end, so a run's events reach an endpoint in their order). The cursor then names the last
+  event, in the same step: an event's deliveries are recorded once, whoever dispatches it and how
+  often. A delivery's id is derived from the run, the event and the endpoint; its payload is the
+  event's (the message id first). An endpoint whose pump sleeps (its lease has run out) is named in
+  the reply, its lease set to `wakeMs` from now so that one caller wakes it.
+
+  Input:
+    KEYS[1] endpoints       the tenant's endpoint ids (sorted set)
+    KEYS[2] cursor          the run's dispatch cursor (string: an event id)
+
+    ARGV[1] runId
+    ARGV[2] endpointPrefix  the key of an endpoint with no id
+    ARGV[3] duePrefix       the key of an endpoint's due deliveries with no endpoint id
+    ARGV[4] logPrefix       the key of an endpoint's delivery log with no endpoint id
+    ARGV[5] deliveryPrefix  the key of a delivery with no delivery id
+    ARGV[6] chainPrefix     the key of this run's chain to an endpoint with no endpoint id
+    ARGV[7] cursorTtl       how long the cursor stays after this (s)
+    ARGV[8] deliveryTtl     how long a new delivery's hash stays at most (s)
+    ARGV[9] logMax          deliveries an endpoint's log keeps
+    ARGV[10] logAgeMs       how long an endpoint's log keeps a delivery (ms)
+    ARGV[11] wakeMs         the lease given to a pump being woken (ms)
+    ARGV[12...] events      (event id, type, payload after the id, sealed answer token or '') per event, in order
+
+  Output:
+    { deliveries recorded, then the ids of the endpoints whose pump must be woken }
+]]
+
+--- @include "includes/nowMs"
+--- @include "includes/streamIdAfter"
+
+local now = nowMs()
+local cursor = redis.call('GET', KEYS[2]) or '0'
+local events = { unpack(ARGV, 12) }
+local endpoints = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local ep = redis.call('HMGET', ARGV[2] .. id, 'events', 'createdAt', 'enabled', 'pump')
+  if ep[1] and ep[3] == '1' then
+    endpoints[#endpoints + 1] = { id = id, events = ' ' .. ep[1] .. ' ', createdAt = tonumber(ep[2]), pump = tonumber(ep[4] or '0') }
+  end
+end
+local recorded = 0
+local wake = {}
+for i = 1, #events, 4 do
+  local eventId, etype, rest, token = events[i], events[i + 1], events[i + 2], events[i + 3]
+  if streamIdAfter(eventId, cursor) then
+    local at = tonumber(string.match(eventId, '^(%d+)'))
+    for _, ep in ipairs(endpoints) do
+      local wanted = string.find(ep.events, ' ' .. etype .. ' ', 1, true) or string.find(ep.events, ' * ', 1, true)
+      if wanted and ep.createdAt <= at then
+        local id = 'whd_' .. string.sub(redis.sha1hex(ARGV[1] .. ':' .. eventId .. ':' .. ep.id), 1, 26)
+        local key = ARGV[5] .. id
+        redis.call('HSET', key, 'endpoint', ep.id, 'runId', ARGV[1], 'eventId', eventId, 'type', etype,
+          'message', id, 'payload', '{"id":"' .. id .. '",' .. rest, 'status', 'pending', 'attempts', 0,
+          'createdAt', now)
+        if token ~= '' then redis.call('HSET', key, 'token', token) end
+        redis.call('EXPIRE', key, ARGV[8])
+        local log = ARGV[4] .. ep.id
+        redis.call('ZADD', log, now, id)
+        redis.call('ZREMRANGEBYSCORE', log, '-inf', now - tonumber(ARGV[10]))
+        redis.call('ZREMRANGEBYRANK', log, 0, -tonumber(ARGV[9]) - 1)
+        local chain = ARGV[6] .. ep.id
+        if redis.call('RPUSH', chain, id) == 1 then
+          redis.call('ZADD', ARGV[3] .. ep.id, now, id)
+          if ep.pump < now then
+            ep.pump = now + tonumber(ARGV[11])
+            redis.call('HSET', ARGV[2] .. ep.id, 'pump', ep.pump)
+            wake[#wake + 1] = ep.id
+          end
+        end
+        redis.call('EXPIRE', chain, ARGV[8])
+        recorded = recorded + 1
+      end
+    end
+    cursor = eventId
+  end
+end
+redis.call('SET', KEYS[2], cursor, 'EX', ARGV[7])
+local reply = { recorded }
+for _, id in ipairs(wake) do reply[#reply + 1] = id end
+return reply
