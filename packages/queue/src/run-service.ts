@@ -6,7 +6,8 @@ import { QueueError } from './errors.js';
 import { promoteJob, RETRY_BACKOFF_TYPE } from './jobs.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
 import type { NewRun, RunRecord, StoredBody } from './records.js';
-import type { RunStore } from './run-store.js';
+import type { AnswerResult, RunStore } from './run-store.js';
+import type { WebhookDispatcher } from './webhook-dispatcher.js';
 
 /** Submissions written together, at most this many per round trip. */
 const MAX_BATCH = 256;
@@ -40,6 +41,10 @@ export interface RunServiceOptions {
   backoffMs?: number;
   /** How long an Idempotency-Key is remembered, in seconds. Default 24 h. */
   idempotencySeconds?: number;
+  /** Webhook deliveries of the events this service appends (answers, cancels); none without it. */
+  webhooks?: WebhookDispatcher | undefined;
+  /** Told of a dispatch that failed (the sweep or the run's next claim dispatches it later). */
+  onWebhookError?: ((error: unknown, runId: string) => void) | undefined;
 }
 
 /** Creates a BullMQ queue of runs (one shard's: `keys.shardPrefix(shard)`) on a connection. */
@@ -71,6 +76,8 @@ export class RunService {
   readonly #errorListeners: ((error: Error) => void)[] = [];
   /** Submissions of this turn of the event loop, written together. */
   #pending: PendingSubmission[] = [];
+  readonly #webhooks: WebhookDispatcher | undefined;
+  readonly #onWebhookError: (error: unknown, runId: string) => void;
 
   constructor(options: RunServiceOptions) {
     this.#redis = options.redis;
@@ -85,6 +92,8 @@ export class RunService {
       );
     }
     this.#queueConnection = options.queueConnection ?? options.redis;
+    this.#webhooks = options.webhooks;
+    this.#onWebhookError = options.onWebhookError ?? (() => {});
     this.queues = Array.from({ length: options.keys.shards }, (_, shard) => {
       return this.#queue(options.keys.shardPrefix(shard));
     });
@@ -261,12 +270,12 @@ export class RunService {
       // Marked failed, so a job that did get in finds an ended run and does nothing.
       await Promise.all(
         created.map(({ run }) =>
-          this.store
-            .finalize(run.id, {
+          this.#withDeliveries([run.id], run.tenant, () =>
+            this.store.finalize(run.id, {
               status: 'failed',
               error: { code: 'ERR_QUEUE_ENQUEUE', message: `The run could not be queued: ${String(error)}` },
-            })
-            .catch(() => false),
+            }),
+          ).catch(() => false),
         ),
       );
       for (const entry of created) entry.reject(error);
@@ -302,11 +311,40 @@ export class RunService {
   /** Answers a clarify question: the first answer wins, then the run resumes on any worker. */
   async answer(tenant: string, runId: string, requestId: string, answer: string): Promise<void> {
     const run = await this.get(tenant, runId);
-    const result = await this.store.answer(runId, requestId, answer);
+    await this.#answered(run, requestId, await this.store.answer(runId, requestId, answer));
+  }
+
+  /**
+   * Answers a clarify question with the answer token of its `clarify.requested` webhook delivery
+   * instead of a tenant's key: once, and only that question (`ERR_ANSWER_TOKEN_INVALID`,
+   * `ERR_ANSWER_TOKEN_USED`). `tokenHash` is the token's SHA-256 (hex).
+   */
+  async answerWithToken(runId: string, requestId: string, answer: string, tokenHash: string): Promise<void> {
+    const run = await this.store.get(runId);
+    if (!run) throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+    await this.#answered(run, requestId, await this.store.answer(runId, requestId, answer, tokenHash));
+  }
+
+  async #answered(run: RunRecord, requestId: string, result: AnswerResult): Promise<void> {
+    const runId = run.id;
     switch (result) {
       case 'ok':
         await promoteJob(await this.getJob(runId, run));
+        // `clarify.answered` for the endpoints (should this fail, the run's next claim dispatches it).
+        await this.#webhooks
+          ?.dispatch(runId, run.tenant)
+          .catch((error) => this.#onWebhookError(error, runId));
         return;
+      case 'bad_token':
+        throw new QueueError(
+          'ERR_ANSWER_TOKEN_INVALID',
+          `This answer token does not answer clarify request ${requestId} of run ${runId}.`,
+        );
+      case 'token_used':
+        throw new QueueError(
+          'ERR_ANSWER_TOKEN_USED',
+          `This answer token answered clarify request ${requestId} already; a token answers once.`,
+        );
       case 'no_run':
         throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
       case 'no_request':
@@ -446,16 +484,18 @@ export class RunService {
         return before;
       }
     }
-    await this.store.finalize(
-      runId,
-      {
-        status: 'cancelled',
-        reason: mode === 'interrupt' ? 'interrupted by a new message' : 'cancelled by request',
-      },
-      '',
-      [],
-      [],
-      run.parentRunId,
+    await this.#withDeliveries([runId, run.parentRunId], tenant, () =>
+      this.store.finalize(
+        runId,
+        {
+          status: 'cancelled',
+          reason: mode === 'interrupt' ? 'interrupted by a new message' : 'cancelled by request',
+        },
+        '',
+        [],
+        [],
+        run.parentRunId,
+      ),
     );
     if (run.sessionId) await this.promoteSessionHead(run.sessionId);
     // Its crew children (and theirs) are cancelled with it.
@@ -495,7 +535,9 @@ export class RunService {
       code: 'ERR_CREW_CHILD_TIMEOUT',
       message: `The child run did not end within ${Math.round(timeoutMs / 1000)} s of its creation (TETHER_CREW_CHILD_TIMEOUT_MS).`,
     };
-    await this.store.finalize(childRunId, { status: 'failed', error }, '', [], [], parentRunId);
+    await this.#withDeliveries([childRunId, parentRunId], undefined, () =>
+      this.store.finalize(childRunId, { status: 'failed', error }, '', [], [], parentRunId),
+    );
     await this.cancelChildren(childRunId);
   }
 
@@ -526,13 +568,30 @@ export class RunService {
     } catch {
       return; // Locked: a worker took it just now; it sees the cancel flag and ends it itself.
     }
-    await this.store.finalize(
-      childId,
-      { status: 'cancelled', reason: 'its parent run ended' },
-      '',
-      [],
-      [],
-      parentRunId,
+    await this.#withDeliveries([childId, parentRunId], undefined, () =>
+      this.store.finalize(
+        childId,
+        { status: 'cancelled', reason: 'its parent run ended' },
+        '',
+        [],
+        [],
+        parentRunId,
+      ),
+    );
+  }
+
+  /**
+   * A step that appends events to `runIds` outside a worker's attempt, with their webhook
+   * deliveries: the runs are marked first and dispatched after (`WebhookDispatcher.around`).
+   */
+  #withDeliveries<T>(
+    runIds: readonly (string | undefined)[],
+    tenant: string | undefined,
+    step: () => Promise<T>,
+  ): Promise<T> {
+    if (!this.#webhooks) return step();
+    return this.#webhooks.around(runIds, step, tenant, (error) =>
+      this.#onWebhookError(error, runIds[0] ?? ''),
     );
   }
 
