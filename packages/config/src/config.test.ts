@@ -85,7 +85,36 @@ describe('readSharedConfig', () => {
       mcpServers: {},
       mcpMaxServers: 20,
       logLevel: 'info',
+      publicUrl: 'http://127.0.0.1:3000',
+      webhook: {
+        maxEndpoints: 20,
+        backoffMs: 1_000,
+        backoffMaxMs: 3_600_000,
+        maxAgeMs: 86_400_000,
+        disableAfterMs: 259_200_000,
+        logMax: 1_000,
+        retentionSeconds: 259_200,
+        allowHttp: false,
+        allowPrivate: false,
+      },
     });
+  });
+
+  it('takes TETHER_PUBLIC_URL without its trailing slash (default: the local API at PORT), and refuses one with a query or credentials', () => {
+    expect(sharedOf({ PORT: '8080' }).config.publicUrl).toBe('http://127.0.0.1:8080');
+    expect(sharedOf({ TETHER_PUBLIC_URL: 'https://tether.example.com/api/' }).config.publicUrl).toBe(
+      'https://tether.example.com/api',
+    );
+    for (const bad of [
+      'tether.example.com',
+      'ftp://x.example',
+      'https://x.example/?a=1',
+      'https://u:p@x.example',
+    ]) {
+      expect(sharedOf({ TETHER_PUBLIC_URL: bad }).problems).toEqual([
+        expect.stringContaining('TETHER_PUBLIC_URL must be an http(s) URL'),
+      ]);
+    }
   });
 
   it('keeps an absolute workspace root and refuses a bad Redis URL and prefix', () => {

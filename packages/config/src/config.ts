@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { MCP_LIMITS, SKILL_DEFAULTS, type StdioServerConfig } from '@tether/protocol';
+import { MCP_LIMITS, SKILL_DEFAULTS, type StdioServerConfig, WEBHOOK_DEFAULTS } from '@tether/protocol';
 import { ConfigError } from './errors.js';
 import { readMcpServersFile } from './mcp-servers.js';
 
@@ -128,6 +128,35 @@ export interface SharedConfig {
   mcpMaxServers: number;
   /** pino level. */
   logLevel: LogLevel;
+  /**
+   * `TETHER_PUBLIC_URL`: the API's base URL as the world reaches it, for the links Tether sends out
+   * (a `clarify.requested` webhook's `answer.url`). Default `http://127.0.0.1:<PORT>`, for development.
+   */
+  publicUrl: string;
+  /** Webhooks (`TETHER_WEBHOOK_*`). */
+  webhook: WebhookConfig;
+}
+
+/** The webhook settings the API and the workers share (docs/operations.md). */
+export interface WebhookConfig {
+  /** Endpoints one tenant may have. */
+  maxEndpoints: number;
+  /** The delay after a delivery's first failed attempt (ms), doubled after each. */
+  backoffMs: number;
+  /** The longest delay between two attempts (ms). */
+  backoffMaxMs: number;
+  /** How long after its creation a delivery is still tried (ms). */
+  maxAgeMs: number;
+  /** An endpoint failing without a success this long (ms) is disabled. */
+  disableAfterMs: number;
+  /** Deliveries one endpoint's log keeps. */
+  logMax: number;
+  /** How long an ended delivery stays in the log (s). */
+  retentionSeconds: number;
+  /** `TETHER_WEBHOOK_ALLOW_HTTP`: http URLs are accepted too. */
+  allowHttp: boolean;
+  /** `TETHER_WEBHOOK_ALLOW_PRIVATE`: loopback, private and link-local addresses too (tests); never metadata addresses. */
+  allowPrivate: boolean;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -174,6 +203,38 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     mcpServers: readOperatorMcpServers(reader, cwd),
     mcpMaxServers: reader.integer('TETHER_MCP_MAX_SERVERS', MCP_LIMITS.tenantServersDefault, 0, 1_000),
     logLevel: reader.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
+    publicUrl: readPublicUrl(reader),
+    webhook: {
+      maxEndpoints: reader.integer('TETHER_WEBHOOK_MAX_ENDPOINTS', WEBHOOK_DEFAULTS.maxEndpoints, 1, 1_000),
+      backoffMs: reader.integer('TETHER_WEBHOOK_BACKOFF_MS', WEBHOOK_DEFAULTS.backoffMs, 1, 3_600_000),
+      backoffMaxMs: reader.integer(
+        'TETHER_WEBHOOK_BACKOFF_MAX_MS',
+        WEBHOOK_DEFAULTS.backoffMaxMs,
+        1,
+        86_400_000,
+      ),
+      maxAgeMs: reader.integer(
+        'TETHER_WEBHOOK_MAX_AGE_MS',
+        WEBHOOK_DEFAULTS.maxAgeMs,
+        1_000,
+        30 * 86_400_000,
+      ),
+      disableAfterMs: reader.integer(
+        'TETHER_WEBHOOK_DISABLE_AFTER_MS',
+        WEBHOOK_DEFAULTS.disableAfterMs,
+        1_000,
+        365 * 86_400_000,
+      ),
+      logMax: reader.integer('TETHER_WEBHOOK_LOG_MAX', WEBHOOK_DEFAULTS.logMax, 1, 100_000),
+      retentionSeconds: reader.integer(
+        'TETHER_WEBHOOK_RETENTION_S',
+        WEBHOOK_DEFAULTS.retentionSeconds,
+        60,
+        365 * 86_400,
+      ),
+      allowHttp: reader.boolean('TETHER_WEBHOOK_ALLOW_HTTP', false),
+      allowPrivate: reader.boolean('TETHER_WEBHOOK_ALLOW_PRIVATE', false),
+    },
   };
 }
 
@@ -185,6 +246,26 @@ function readOperatorMcpServers(reader: EnvReader, cwd: string): Readonly<Record
     reader.problem(problem),
   );
   return Object.freeze(servers);
+}
+
+/** `TETHER_PUBLIC_URL`: an http(s) URL with no query or fragment; default the local API's (`PORT`). */
+function readPublicUrl(reader: EnvReader): string {
+  const port = reader.integer('PORT', 3000, 0, 65_535);
+  const raw = reader.optional('TETHER_PUBLIC_URL');
+  if (raw === undefined) return `http://127.0.0.1:${port}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash || url.username || url.password) {
+    reader.problem(
+      `TETHER_PUBLIC_URL must be an http(s) URL with no credentials, query or fragment (the API's base, e.g. https://tether.example.com), got ${JSON.stringify(raw)}`,
+    );
+    return `http://127.0.0.1:${port}`;
+  }
+  return url.href.replace(/\/+$/, '');
 }
 
 /** Whether a key holds a Redis Cluster hash tag: its first `{` and the next `}`, not empty between. */
