@@ -36,6 +36,7 @@ import runRoutes from './routes/runs/index.js';
 import sessionRoutes from './routes/sessions/index.js';
 import skillRoutes from './routes/skills/index.js';
 import toolRoutes from './routes/tools/index.js';
+import webhookRoutes from './routes/webhooks/index.js';
 import wsRoutes from './routes/ws/index.js';
 
 declare module 'fastify' {
@@ -73,6 +74,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
   await app.register(requiresRedis(wsRoutes), { prefix: '/v1/ws' });
   await app.register(requiresRedis(memoryRoutes), { prefix: '/v1/memory' });
   await app.register(requiresRedis(mcpServerRoutes), { prefix: '/v1/mcp-servers' });
+  await app.register(requiresRedis(webhookRoutes), { prefix: '/v1/webhooks' });
 };
 
 /** `?token=` never reaches a log line. */

@@ -63,7 +63,7 @@ export interface ApiConfig extends SharedConfig {
   trustProxy: boolean;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
-  /** Seals secrets at rest (`TETHER_SECRETS_KEY`): MCP server headers. Undefined: features that store a secret answer 503. */
+  /** Seals secrets at rest (`TETHER_SECRETS_KEY`): MCP server headers, webhook signing secrets. Undefined: features that store a secret answer 503. */
   secrets: SecretBox | undefined;
 }
 
@@ -201,6 +201,7 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     shutdownTimeoutMs: reader.integer('TETHER_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     instanceId: reader.string('TETHER_API_ID', `${hostname()}:${process.pid}`, /^[A-Za-z0-9_.:-]{1,100}$/),
     trustProxy: reader.boolean('TETHER_TRUST_PROXY', false),
+    secrets: readSecrets(env, reader),
     profiles,
     defaultProfile,
     secrets,
@@ -214,4 +215,14 @@ export function unauthenticatedWarning(config: Pick<ApiConfig, 'requestedHost'>)
   const given = config.requestedHost;
   const ignored = given === undefined || given === '127.0.0.1' ? '' : ` (HOST=${given} ignored)`;
   return `TETHER_API_KEYS is not set: no authentication, every caller is tenant "${DEFAULT_TENANT}"; listening on 127.0.0.1 only${ignored}`;
+}
+
+/** `TETHER_SECRETS_KEY`'s box, or undefined when unset; a malformed key is a problem of the configuration. */
+function readSecrets(env: Env, reader: EnvReader): SecretBox | undefined {
+  try {
+    return SecretBox.fromEnv(env);
+  } catch (error) {
+    reader.problem(error instanceof Error ? error.message : String(error));
+    return undefined;
+  }
 }

@@ -135,7 +135,7 @@ export const API_ERRORS = {
   ERR_SECRETS_KEY_MISSING: {
     statusCode: 503,
     description:
-      'The request holds a secret to store (MCP server headers) but the server has no key to seal it: set `TETHER_SECRETS_KEY` (e.g. `openssl rand -base64 32`), the same on every API and worker.',
+      'The request holds a secret to store (MCP server headers, a webhook signing secret) but the server has no key to seal it: set `TETHER_SECRETS_KEY` (e.g. `openssl rand -base64 32`), the same on every API and worker.',
   },
   ERR_UNAVAILABLE: {
     statusCode: 503,

@@ -476,6 +476,14 @@ describe('service routes', () => {
         'post /v1/mcp-servers',
         'get /v1/mcp-servers/{name}',
         'delete /v1/mcp-servers/{name}',
+        'post /v1/webhooks',
+        'get /v1/webhooks',
+        'get /v1/webhooks/{id}',
+        'patch /v1/webhooks/{id}',
+        'delete /v1/webhooks/{id}',
+        'post /v1/webhooks/{id}/rotate-secret',
+        'get /v1/webhooks/{id}/deliveries',
+        'post /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver',
       ].sort(),
     );
     expect(Object.keys(spec.paths['/v1/runs']?.post?.responses ?? {})).toEqual(

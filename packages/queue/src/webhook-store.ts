@@ -165,7 +165,12 @@ export class WebhookStore {
     this.redis = options.redis;
     this.keys = options.keys;
     this.#queueConnection = options.queueConnection ?? options.redis;
-    this.settings = Object.freeze({ ...DEFAULT_WEBHOOK_SETTINGS, ...options.settings });
+    const given: Partial<WebhookSettings> = options.settings ?? {};
+    const settings = { ...DEFAULT_WEBHOOK_SETTINGS };
+    for (const name of Object.keys(settings) as (keyof WebhookSettings)[]) {
+      settings[name] = given[name] ?? settings[name];
+    }
+    this.settings = Object.freeze(settings);
     for (const [name, value] of Object.entries(this.settings)) {
       if (!Number.isSafeInteger(value) || value < 1) {
         throw new RangeError(`WebhookStore setting "${name}" must be a positive integer, got ${value}`);

@@ -24,6 +24,11 @@ export type RouteAuth = 'public' | 'key' | 'key-or-token' | 'key-or-session-toke
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: RouteAuth;
+    /**
+     * The route also takes a webhook's answer token (`wat_…`, as the bearer or `?token=`) in place
+     * of any credentials: the route checks it (`request.answerToken`), the tenant stays ''.
+     */
+    answerToken?: boolean;
   }
   interface FastifyRequest {
     /** The caller's tenant ('' on public routes when keys are configured). */
@@ -32,6 +37,8 @@ declare module 'fastify' {
     sessionScope: string | undefined;
     /** On a `websocket` route: why the caller was not authenticated (the handler closes the socket). */
     authRefused: 'unauthorized' | 'rate_limited' | undefined;
+    /** On a route that takes one: the answer token presented instead of credentials (the route checks it). */
+    answerToken: string | undefined;
   }
   interface FastifyInstance {
     readTokens: ReadTokenIssuer;
@@ -89,6 +96,7 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
   app.decorateRequest('tenant', '');
   app.decorateRequest('sessionScope', undefined);
   app.decorateRequest('authRefused', undefined);
+  app.decorateRequest('answerToken', undefined);
   const windowSeconds = config.authFailWindowMs / 1_000;
 
   /** The caller's tenant, or why there is none. */
@@ -137,6 +145,14 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
     // Unmatched routes answer 404 to everyone: the route table is public (/openapi.json).
     if (request.routeOptions.url === undefined) return;
     const mode = request.routeOptions.config.auth ?? 'key';
+    // An answer token is checked by its route (it is stored hashed with its question), with or without keys.
+    if (request.routeOptions.config.answerToken) {
+      const token = answerTokenOf(request);
+      if (token !== undefined) {
+        request.answerToken = token;
+        return;
+      }
+    }
     if (config.apiKeys.length === 0) {
       request.tenant = DEFAULT_TENANT;
       return;
@@ -193,5 +209,13 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
     );
   });
 };
+
+/** A webhook answer token presented as the bearer or in `?token=`, if any. */
+function answerTokenOf(request: FastifyRequest): string | undefined {
+  const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];
+  if (bearer?.startsWith('wat_')) return bearer;
+  const token = (request.query as { token?: unknown }).token;
+  return typeof token === 'string' && token.startsWith('wat_') ? token : undefined;
+}
 
 export default fp(authPlugin, { name: 'tether-auth', fastify: '5.x', dependencies: ['tether-counters'] });

@@ -8,6 +8,8 @@ import {
   SessionService,
   SkillStore,
   type TetherKeys,
+  WebhookDispatcher,
+  WebhookStore,
 } from '@tether/queue';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
@@ -27,6 +29,8 @@ declare module 'fastify' {
     skills: SkillStore;
     /** The MCP servers the tenants registered. */
     mcpServers: McpServerStore;
+    /** The tenants' webhook endpoints and deliveries. */
+    webhooks: WebhookStore;
   }
 }
 
@@ -43,6 +47,22 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
     retentionSeconds: config.retentionSeconds,
     sessionTtlSeconds: config.sessionTtlSeconds,
   });
+  const webhooks = new WebhookStore({
+    redis: app.redis,
+    queueConnection: app.queueRedis,
+    keys,
+    settings: config.webhook,
+  });
+  // The events the API appends (an answer, a cancel) go to the endpoints that want them.
+  const dispatcher = new WebhookDispatcher({
+    store,
+    webhooks,
+    secrets: config.secrets,
+    publicUrl: config.publicUrl,
+    subscriber: app.subscriber,
+  });
+  // Redis may be down at start: the subscription is made again when it is back.
+  await dispatcher.listen().catch(() => {});
   const runs = new RunService({
     redis: app.redis,
     queueConnection: app.queueRedis,
@@ -50,6 +70,12 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
     store,
     attempts: config.maxAttempts,
     backoffMs: config.backoffMs,
+    webhooks: dispatcher,
+    onWebhookError: (error, runId) =>
+      app.log.warn(
+        { err: error, runId },
+        'webhook dispatch failed; the sweep or the run’s next claim does it',
+      ),
   });
   // BullMQ reports connection trouble as 'error' events, at every reconnect attempt: the breaker logs the outage.
   runs.onQueueError((error) => app.log.debug({ error: error.message }, 'queue error'));
@@ -58,6 +84,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   app.decorate('runs', runs);
   app.decorate('sessions', new SessionService({ runs }));
   app.decorate('hub', new EventHub(app.subscriber, keys));
+  app.decorate('webhooks', webhooks);
   app.decorate(
     'skills',
     new SkillStore({
@@ -76,7 +103,9 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   );
   // Registered after the Redis plugin, so this runs before its connections close.
   app.addHook('onClose', async () => {
+    dispatcher.close();
     await runs.close();
+    await webhooks.close();
   });
 };
 

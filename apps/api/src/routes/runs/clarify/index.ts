@@ -7,6 +7,7 @@ import {
   RequestIdSchema,
   RunIdSchema,
 } from '@tether/protocol';
+import { answerTokenHash } from '@tether/queue';
 import { COMMON_ERRORS } from '../../schemas.js';
 
 /** `POST /v1/runs/:id/clarify/:requestId`: the first answer wins and the run resumes on any worker. */
@@ -14,13 +15,13 @@ const clarifyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/:id/clarify/:requestId',
     {
-      // A session token answers the questions of its session's runs.
-      config: { auth: 'key-or-session-token' },
+      // A session token answers the questions of its session's runs; a webhook's answer token, its one question.
+      config: { auth: 'key-or-session-token', answerToken: true },
       schema: {
         tags: ['clarify'],
         summary: 'Answer a clarify question',
         description:
-          '200 when the answer is accepted. 409 when the question was already answered (`ERR_CLARIFY_ALREADY_ANSWERED`), timed out (`ERR_CLARIFY_TIMED_OUT`, `ERR_CLARIFY_EXPIRED`) or the run has ended (`ERR_CLARIFY_NOT_PENDING`); 404 for an unknown run or request.',
+          "200 when the answer is accepted. 409 when the question was already answered (`ERR_CLARIFY_ALREADY_ANSWERED`), timed out (`ERR_CLARIFY_TIMED_OUT`, `ERR_CLARIFY_EXPIRED`) or the run has ended (`ERR_CLARIFY_NOT_PENDING`); 404 for an unknown run or request. Instead of a key, the answer token of the question's `clarify.requested` webhook delivery (`answer.token`, `wat_…`) may be sent as the bearer or in `?token=`: it answers that one question, once (401 `ERR_ANSWER_TOKEN_INVALID` for a token of another question, 409 `ERR_ANSWER_TOKEN_USED` the second time).",
         params: Type.Object({ id: RunIdSchema, requestId: RequestIdSchema }),
         body: AnswerBodySchema,
         response: {
@@ -34,7 +35,13 @@ const clarifyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      await app.runs.answer(request.tenant, request.params.id, request.params.requestId, request.body.answer);
+      const { id, requestId } = request.params;
+      const token = request.answerToken;
+      if (token !== undefined) {
+        await app.runs.answerWithToken(id, requestId, request.body.answer, answerTokenHash(token));
+      } else {
+        await app.runs.answer(request.tenant, id, requestId, request.body.answer);
+      }
       return { ok: true as const };
     },
   );
