@@ -1,14 +1,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type ModelProfile, readProfilesFromEnv } from '@tether/agent/spec';
-import {
-  ConfigError,
-  type Env,
-  EnvReader,
-  readSharedConfig,
-  SecretBox,
-  type SharedConfig,
-} from '@tether/config';
+import { type Env, EnvReader, readSharedConfig, SecretBox, type SharedConfig } from '@tether/config';
 
 /** A configured API key: only its SHA-256 is kept, never the key itself. */
 export interface ApiKey {
@@ -166,13 +159,6 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     reader.problem('TETHER_TOKEN_SECRET must be at least 16 characters');
   }
   const requestedHost = reader.optional('HOST');
-  let secrets: SecretBox | undefined;
-  try {
-    secrets = SecretBox.fromEnv(env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    reader.problem(error.message);
-  }
   const config: ApiConfig = {
     ...shared,
     // Without keys anyone who can connect is trusted: only this machine can.
@@ -204,7 +190,6 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     secrets: readSecrets(env, reader),
     profiles,
     defaultProfile,
-    secrets,
   };
   reader.done();
   return Object.freeze(config);

@@ -17,7 +17,12 @@ async function app(env: Record<string, string> = {}) {
   const built = await build({
     env: { TETHER_SECRETS_KEY: SECRETS_KEY, TETHER_WEBHOOK_MAX_ENDPOINTS: '2', ...env },
   });
-  const inject = async <T>(method: string, url: string, headers = ACME, payload?: object) => {
+  const inject = async <T>(
+    method: string,
+    url: string,
+    headers: Record<string, string> = ACME,
+    payload?: object,
+  ) => {
     const response = await built.app.inject({ method: method as 'GET', url, headers, payload });
     return { status: response.statusCode, body: response.body ? (response.json() as T) : (undefined as T) };
   };

@@ -2,14 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_SESSION_HISTORY_TOKENS, type ModelProfile, readProfilesFromEnv } from '@tether/agent';
-import {
-  ConfigError,
-  type Env,
-  EnvReader,
-  readSharedConfig,
-  SecretBox,
-  type SharedConfig,
-} from '@tether/config';
+import { type Env, EnvReader, readSharedConfig, SecretBox, type SharedConfig } from '@tether/config';
 import { SKILL_DEFAULTS } from '@tether/protocol';
 import { SANDBOX_MODES, type SandboxMode } from '@tether/tools';
 
@@ -66,10 +59,16 @@ export interface WorkerConfig extends SharedConfig {
   mcpMaxResponseBytes: number;
   /** How long this worker keeps a server's tool listing (`TETHER_MCP_LIST_TTL_MS`; 0: list at every start). */
   mcpListTtlMs: number;
-  /** Opens what the API sealed (`TETHER_SECRETS_KEY`): MCP server headers. */
-  secrets: SecretBox | undefined;
   profiles: readonly ModelProfile[];
   defaultProfile: string | undefined;
+  /** `TETHER_SECRETS_KEY`: opens what the API sealed (MCP server headers, webhook signing secrets); unset, neither can be used. */
+  secrets: SecretBox | undefined;
+  /** Endpoints this worker delivers to at once (`TETHER_WEBHOOK_CONCURRENCY`; 0: this worker delivers none). */
+  webhookConcurrency: number;
+  /** Attempts in flight at once to one endpoint (`TETHER_WEBHOOK_PER_ENDPOINT`). */
+  webhookPerEndpoint: number;
+  /** How often this worker looks for runs an API step left undispatched (`TETHER_WEBHOOK_SWEEP_MS`), and how old they must be. */
+  webhookSweepMs: number;
 }
 
 /** Parses the worker's configuration; throws one error naming every bad variable. */
@@ -77,13 +76,6 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
   const reader = new EnvReader(env);
   const shared = readSharedConfig(reader);
   const { profiles, defaultProfile } = readProfilesFromEnv(env, (problem) => reader.problem(problem));
-  let secrets: SecretBox | undefined;
-  try {
-    secrets = SecretBox.fromEnv(env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    reader.problem(error.message);
-  }
   const config: WorkerConfig = {
     ...shared,
     // Opaque: it reaches clients in run.started, so it names no host and no pid.
@@ -134,9 +126,12 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
       256 * 1024 * 1024,
     ),
     mcpListTtlMs: reader.integer('TETHER_MCP_LIST_TTL_MS', 60_000, 0, 24 * 3_600_000),
-    secrets,
     profiles,
     defaultProfile,
+    secrets: readSecrets(env, reader),
+    webhookConcurrency: reader.integer('TETHER_WEBHOOK_CONCURRENCY', 8, 0, 1_000),
+    webhookPerEndpoint: reader.integer('TETHER_WEBHOOK_PER_ENDPOINT', 16, 1, 1_000),
+    webhookSweepMs: reader.integer('TETHER_WEBHOOK_SWEEP_MS', 30_000, 100, 3_600_000),
   };
   reader.done();
   return Object.freeze(config);
@@ -159,4 +154,14 @@ function readShards(reader: EnvReader, shards: number): number[] {
     return all;
   }
   return [...new Set(listed.map(Number))].sort((a, b) => a - b);
+}
+
+/** `TETHER_SECRETS_KEY`'s box, or undefined when unset; a malformed key is a problem of the configuration. */
+function readSecrets(env: Env, reader: EnvReader): SecretBox | undefined {
+  try {
+    return SecretBox.fromEnv(env);
+  } catch (error) {
+    reader.problem(error instanceof Error ? error.message : String(error));
+    return undefined;
+  }
 }

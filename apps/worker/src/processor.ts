@@ -3,10 +3,16 @@ import type { McpServerStore, MemoryStore, RunJobData, RunStore } from '@tether/
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { claimAttempt } from './attempt/claim.js';
-import { type AttemptContext, type CrewQueue, isSettlement, type Settlement } from './attempt/context.js';
+import {
+  type AttemptContext,
+  type CrewQueue,
+  isSettlement,
+  type RunDispatch,
+  type Settlement,
+} from './attempt/context.js';
 import { prepareAttempt } from './attempt/prepare.js';
 import { type ActiveAttempt, runPrepared, type StopReason } from './attempt/run.js';
-import { settleOutcome } from './attempt/settle.js';
+import { dispatchEvents, settleOutcome } from './attempt/settle.js';
 import type { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import type { WorkerSkills } from './skills.js';
@@ -39,6 +45,8 @@ export interface ProcessorDeps {
   mcpServers?: McpServerStore | undefined;
   /** This worker's MCP tool listings. */
   mcpCache?: ListingCache | undefined;
+  /** Webhook deliveries of the events attempts append. */
+  webhooks?: RunDispatch | undefined;
 }
 
 /**
@@ -110,7 +118,11 @@ export function createProcessor(deps: ProcessorDeps) {
       skills: deps.skills,
       mcpServers: deps.mcpServers,
       mcpCache: deps.mcpCache,
+      webhooks: deps.webhooks,
     };
+    // A job that comes back (stall recovery, a resumed question, a retry) first dispatches what the
+    // attempt before may have appended without dispatching (its worker died in between).
+    if (job.attemptsStarted > 1) await dispatchEvents(ctx, 'recovery', true);
     // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged.
     const slot = await ctx.tenantSlots?.take(ctx);
     if (slot?.kind === 'capped') return settleOutcome(ctx, slot);
@@ -126,6 +138,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const { runId } = ctx;
     const claimed = await claimAttempt(ctx);
     if (isSettlement(claimed)) return settleOutcome(ctx, claimed, [], [], await sessionOf(runId, claimed));
+    ctx.tenant = claimed.tenant;
     const prepared = await prepareAttempt(ctx, claimed);
     if (isSettlement(prepared)) return settleOutcome(ctx, prepared, [], [], claimed.sessionId);
     // A run without the delegate tools has no children to look for when it ends.

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { countTokens } from '@tether/agent';
-import { SKILL_LIMITS } from '@tether/protocol';
+import { createOutboundFetch } from '@tether/outbound';
+import { SKILL_LIMITS, WEBHOOK_DEFAULTS } from '@tether/protocol';
 import {
   backoffStrategy,
   createKeys,
@@ -8,6 +9,7 @@ import {
   isRedisConnectionError,
   McpServerStore,
   MemoryStore,
+  type PumpJobData,
   QUEUE_NAME,
   RedisBreaker,
   type RunJobData,
@@ -15,6 +17,9 @@ import {
   RunStore,
   SkillStore,
   TenantSlots,
+  WEBHOOK_QUEUE_NAME,
+  WebhookDispatcher,
+  WebhookStore,
 } from '@tether/queue';
 import { type Job, Worker } from 'bullmq';
 import type { Logger } from 'pino';
@@ -25,6 +30,7 @@ import type { WorkerConfig } from './config.js';
 import { createProcessor } from './processor.js';
 import { checkSandbox, logSandboxReport } from './sandbox-report.js';
 import { SkillFolders, SkillIndexes } from './skills.js';
+import { createPump } from './webhooks/pump.js';
 
 /** How often a worker refreshes its entry in the workers hash (read by the API's /readyz). */
 const REPORT_INTERVAL_MS = 10_000;
@@ -116,6 +122,15 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     // A superseded folder stays as long as an attempt that mounted it may still run.
     retainMs: Math.max(2 * 3600_000, config.wallClockMs),
   });
+  // Webhooks: the events attempts append become deliveries, which this worker's pumps send.
+  const webhookStore = new WebhookStore({ redis, keys, settings: config.webhook });
+  const dispatcher = new WebhookDispatcher({
+    store,
+    webhooks: webhookStore,
+    secrets: config.secrets,
+    publicUrl: config.publicUrl,
+    subscriber,
+  });
   const processor = createProcessor({
     config,
     store,
@@ -133,6 +148,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     skills: { store: skillStore, indexes: new SkillIndexes(skillStore), folders: skillFolders },
     mcpServers: new McpServerStore({ redis, keys, maxServers: config.mcpMaxServers }),
     mcpCache: mcpListingCache(config.mcpListTtlMs),
+    webhooks: dispatcher,
   });
 
   // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).
@@ -172,14 +188,21 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       const outOfAttempts = job.attemptsMade >= (job.opts.attempts ?? 1);
       if (outOfAttempts || /stalled/i.test(error.message)) {
         const runId = job.data.runId;
-        void store
-          .finalize(runId, {
-            status: 'failed',
-            error: {
-              code: 'ERR_WORKER_GAVE_UP',
-              message: `The run could not be completed: ${error.message}`,
-            },
-          })
+        // No job will come back for this run: it is marked dirty first, for the webhook sweep.
+        void dispatcher
+          .around(
+            [runId],
+            () =>
+              store.finalize(runId, {
+                status: 'failed',
+                error: {
+                  code: 'ERR_WORKER_GAVE_UP',
+                  message: `The run could not be completed: ${error.message}`,
+                },
+              }),
+            undefined,
+            (err) => logger.warn({ err, runId }, 'could not record the webhook deliveries; the sweep will'),
+          )
           .then(async (ended) => {
             const sessionId = ended ? (await store.get(runId))?.sessionId : undefined;
             if (sessionId) await wakeSession(sessionId);
@@ -197,7 +220,50 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   );
   leaseCheck.unref();
 
-  subscriber.on('message', (_channel: string, runId: string) => processor.activeRuns.stop(runId, 'cancel'));
+  subscriber.on('message', (channel: string, runId: string) => {
+    if (channel === keys.cancelChannel) processor.activeRuns.stop(runId, 'cancel');
+  });
+  // The pumps: one BullMQ worker on the webhooks queue, each job an endpoint's (TETHER_WEBHOOK_CONCURRENCY; 0: none here).
+  const pumps =
+    config.webhookConcurrency > 0
+      ? new Worker<PumpJobData>(
+          WEBHOOK_QUEUE_NAME,
+          createPump({
+            store: webhookStore,
+            secrets: config.secrets,
+            fetch: createOutboundFetch(
+              { allowHttp: config.webhook.allowHttp, allowPrivate: config.webhook.allowPrivate },
+              { timeoutMs: WEBHOOK_DEFAULTS.timeoutMs, maxResponseBytes: WEBHOOK_DEFAULTS.maxResponseBytes },
+            ),
+            perEndpoint: config.webhookPerEndpoint,
+            log: logger.child({ component: 'webhooks' }),
+            shuttingDown: () => shuttingDown,
+          }).process,
+          {
+            connection: workerConnection,
+            prefix: keys.webhookQueuePrefix,
+            concurrency: config.webhookConcurrency,
+            lockDuration: config.lockDurationMs,
+            stalledInterval: config.stalledIntervalMs,
+            maxStalledCount: 1_000,
+            autorun: true,
+          },
+        )
+      : undefined;
+  pumps?.on('error', (error) => {
+    if (isRedisConnectionError(error) || breaker.outage)
+      logger.debug({ error: error.message }, 'webhooks worker error');
+    else logger.error({ err: error }, 'webhooks worker error');
+  });
+  // Runs an API process marked and did not dispatch (it died): one worker at a time dispatches them.
+  const sweeper = setInterval(() => {
+    dispatcher
+      .sweep(config.webhookSweepMs)
+      .catch((error: unknown) =>
+        logger.debug({ err: error }, 'webhook sweep failed; the next one tries again'),
+      );
+  }, config.webhookSweepMs);
+  sweeper.unref();
   // What the sandbox is: said once at start, and published for /readyz.
   const sandbox = checkSandbox(config).then((report) => {
     logSandboxReport(logger, report);
@@ -214,7 +280,9 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   // Ready, then listed in the workers hash: whoever sees this worker in /readyz knows it takes jobs.
   const ready = Promise.all([
     subscriber.subscribe(keys.cancelChannel),
+    dispatcher.listen(),
     ...workers.map((worker) => worker.waitUntilReady()),
+    pumps?.waitUntilReady(),
   ]).then(async () => {
     logger.info(
       {
@@ -225,6 +293,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
         queueShards: keys.shards,
         tokenizerLoadMs,
         tenantMaxRunning: config.tenantMaxRunning || null,
+        webhookConcurrency: config.webhookConcurrency,
       },
       'worker ready',
     );
@@ -238,13 +307,16 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       breaker.dispose();
       logger.info({ active: processor.activeRuns.size() }, 'worker shutting down');
       const grace = setTimeout(() => processor.activeRuns.stopAll('shutdown'), config.shutdownGraceMs);
+      clearInterval(sweeper);
       try {
-        await Promise.all(workers.map((worker) => worker.close()));
+        await Promise.all([...workers.map((worker) => worker.close()), pumps?.close()]);
       } finally {
         clearTimeout(grace);
         clearInterval(leaseCheck);
         clearInterval(reporter);
       }
+      dispatcher.close();
+      await webhookStore.close().catch(() => undefined);
       await redis.hdel(keys.workers, config.workerId).catch(() => undefined);
       await runs.close().catch(() => undefined);
       await skillFolders.close().catch(() => undefined);

@@ -39,6 +39,16 @@ export interface AttemptContext {
   mcpServers?: McpServerStore | undefined;
   /** This worker's MCP tool listings, shared by its runs. */
   mcpCache?: ListingCache | undefined;
+  /** The run's tenant, once known (the claim says it). */
+  tenant?: string | undefined;
+  /** Webhook deliveries of the events the attempt appended; none without it. */
+  webhooks?: RunDispatch | undefined;
+}
+
+/** What an attempt needs of webhooks: its run's new events turned into deliveries. */
+export interface RunDispatch {
+  /** Records the deliveries of the run's events not dispatched yet (`WebhookDispatcher.dispatch`). */
+  dispatch(runId: string, tenant?: string): Promise<number>;
 }
 
 /** What the crew needs of the queue: children queued, ended, cancelled. */

@@ -66,6 +66,22 @@ export async function settleOutcome(
   }
 }
 
+/**
+ * Turns the events the attempt appended into webhook deliveries (its run's, and a crew child's
+ * parent's `child.finished`). Called before the job moves, so a worker that dies first leaves the
+ * job to come back, and the next attempt dispatches them; a failure here is only logged for the
+ * same reason.
+ */
+export async function dispatchEvents(ctx: AttemptContext, why: string, parent = false): Promise<void> {
+  if (!ctx.webhooks) return;
+  try {
+    await ctx.webhooks.dispatch(ctx.runId, ctx.tenant);
+    if (parent && ctx.parentRunId) await ctx.webhooks.dispatch(ctx.parentRunId, ctx.tenant);
+  } catch (error) {
+    ctx.log.warn({ err: error, why }, "could not record the run's webhook deliveries; its next claim will");
+  }
+}
+
 async function repairChild(ctx: AttemptContext, parentRunId: string): Promise<void> {
   try {
     const record = await ctx.store.get(ctx.runId);
@@ -134,6 +150,7 @@ async function settle(
         log.warn('the run had ended, or another worker owns it: this answer was not recorded');
         return undefined;
       }
+      await dispatchEvents(ctx, 'completed', true);
       log.info({ steps: checkpoint.step }, 'run completed');
       return output;
     }
@@ -144,10 +161,12 @@ async function settle(
         const delayMs = retryDelayMs(baseDelay(job.opts.backoff), ctx.attempt);
         await store.appendEvents(runId, events, fence);
         await store.markRetrying(runId, fence, ctx.attempt + 1, delayMs, error);
+        await dispatchEvents(ctx, 'retrying');
         log.warn({ err: error, delayMs }, 'attempt failed; it will be retried');
         throw new RetryLater(`${error.code}: ${error.message}`, delayMs, { cause: settlement.cause });
       }
       await store.finalize(runId, { status: 'failed', error, usage }, fence, events, turn, ctx.parentRunId);
+      await dispatchEvents(ctx, 'failed', true);
       log.warn({ err: error }, 'run failed');
       return undefined;
     }
@@ -161,11 +180,13 @@ async function settle(
         turn,
         ctx.parentRunId,
       );
+      await dispatchEvents(ctx, 'cancelled', true);
       log.info('run cancelled');
       return undefined;
     case 'suspended': {
       const { pending } = settlement;
       await store.suspend(runId, fence, pending, events);
+      await dispatchEvents(ctx, 'suspended');
       await job.moveToDelayed(Date.parse(pending.expiresAt), token);
       // An answer or a cancel that arrived before the job was delayed could not wake it: do it now
       // (a cancelled run then ends at its claim, instead of at the question's deadline).
@@ -187,6 +208,7 @@ async function settle(
       const { calls } = settlement;
       const untilMs = Math.min(...calls.map((call) => Date.parse(call.expiresAt)));
       await store.requestToolCalls(runId, fence, calls, events);
+      await dispatchEvents(ctx, 'tool_calls');
       await job.moveToDelayed(untilMs, token);
       // Outputs (or a cancel) that arrived before the job was delayed could not wake it: do it now.
       if ((await store.toolCallsWakeReason(runId)) !== undefined) await promoteJob(job);
@@ -234,12 +256,14 @@ async function settle(
               status: 'cancelled',
               reason: 'its parent run could not delegate',
             });
+            await ctx.webhooks?.dispatch(child.id, ctx.tenant).catch(() => 0);
           }
         }
         if (code === 'ERR_RUN_CANCEL_REQUESTED') return settle(ctx, { kind: 'cancelled' }, events, turn);
         throw error;
       }
       await ctx.crew.queueChildren(children);
+      await dispatchEvents(ctx, 'delegating');
       await job.moveToDelayed(deadlineMs + CHILDREN_GRACE_MS, token);
       // Children that ended (or a cancel that came) before the job was delayed could not wake it: look again.
       if ((await store.childrenWakeReason(runId)) !== undefined) await promoteJob(job);
@@ -272,6 +296,7 @@ async function settle(
       // Shutdown: hand the run back to the queue; another worker continues from the checkpoint.
       await store.appendEvents(runId, events, fence);
       await store.setStatus(runId, fence, 'queued');
+      await dispatchEvents(ctx, 'released');
       await job.moveToWait(token);
       log.info('run released for another worker (shutdown)');
       throw new WaitingError();

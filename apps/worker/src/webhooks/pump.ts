@@ -1,0 +1,207 @@
+import { readBodyCapped } from '@tether/outbound';
+import {
+  type AttemptOutcome,
+  type PumpJobData,
+  promoteJob,
+  type Sealer,
+  type Take,
+  type TakenDelivery,
+  type WebhookStore,
+} from '@tether/queue';
+import { DelayedError, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import { webhookHeaders, withAnswerToken } from './sign.js';
+
+/**
+ * An endpoint's pump: the processor of its job in the webhooks queue. One job
+ * per endpoint, so one activation at a time sends its deliveries:
+ *
+ * 1. take the deliveries due (at most `perEndpoint` in flight; the first take
+ *    of an activation takes back what a dead one left in flight);
+ * 2. send each (signed, through the outbound fetch: the resolved address
+ *    checked, no redirect, 10 s, 64 KB of body at most) and end its attempt
+ *    (`endAttempt`, the one place an attempt's outcome is decided and
+ *    recorded): `delivered` on a 2xx, else `retrying` after the backoff
+ *    (`backoffMs` doubled per attempt, at most `backoffMaxMs`), or `failed`
+ *    once that would pass `maxAgeMs`; `disabled` (not sent) while the
+ *    endpoint is disabled;
+ * 3. take again as attempts end; with nothing due and nothing in flight,
+ *    sleep: the job is delayed until the next retry (or `idleMs`), and woken
+ *    by whoever makes a delivery due meanwhile.
+ *
+ * A run's deliveries to an endpoint are a chain in Redis (only its head is
+ * ever due), so they arrive in the run's event order. An activation yields its
+ * worker slot after `activationMs`, for the other endpoints.
+ */
+export interface PumpOptions {
+  store: WebhookStore;
+  /** Opens the endpoints' signing secrets (`TETHER_SECRETS_KEY`). */
+  secrets: Sealer | undefined;
+  /** The outbound fetch (`@tether/outbound`), with the timeout and body cap. */
+  fetch: typeof fetch;
+  /** Attempts in flight at once to one endpoint. */
+  perEndpoint: number;
+  log: Logger;
+  /** True once the worker stops: an activation ends its attempts in flight and hands the job back. */
+  shuttingDown?: (() => boolean) | undefined;
+  /** Told of each attempt's outcome (metrics). */
+  onOutcome?: ((outcome: AttemptOutcome) => void) | undefined;
+  /** How long one activation sends before it gives its slot to another endpoint (ms). Default 30 s. */
+  activationMs?: number;
+  /** How long a pump with nothing due sleeps before it looks again by itself (ms). Default 5 min. */
+  idleMs?: number;
+  /** The lease a pump renews at each take (ms): a dispatch wakes a pump whose lease ran out. Default 60 s. */
+  leaseMs?: number;
+}
+
+/** The characters of a failed answer's body kept in the log. */
+const ERROR_BODY_CHARS = 200;
+
+export function createPump(options: PumpOptions) {
+  const { store, log } = options;
+  const { backoffMs, backoffMaxMs, maxAgeMs } = store.settings;
+  const activationMs = options.activationMs ?? 30_000;
+  const idleMs = options.idleMs ?? 300_000;
+  const leaseMs = options.leaseMs ?? 60_000;
+  /** Opened secrets, by their sealed form (a rotation seals a new one). */
+  const opened = new Map<string, string>();
+
+  const openSecret = (sealed: string): string => {
+    let secret = opened.get(sealed);
+    if (secret === undefined) {
+      if (!options.secrets)
+        throw new Error('TETHER_SECRETS_KEY is not set on this worker: the signing secret cannot be opened');
+      secret = options.secrets.open(sealed);
+      if (opened.size >= 1_000) opened.clear();
+      opened.set(sealed, secret);
+    }
+    return secret;
+  };
+
+  /**
+   * Ends an attempt of a delivery (or the delivery, not sent): the one place its outcome is
+   * recorded, and counted.
+   */
+  async function endAttempt(
+    data: PumpJobData,
+    delivery: TakenDelivery,
+    outcome: AttemptOutcome,
+    detail: {
+      httpStatus?: number | undefined;
+      error?: string | undefined;
+      nextAtMs?: number | undefined;
+    } = {},
+  ): Promise<void> {
+    options.onOutcome?.(outcome);
+    const { disabled } = await store.settle(data.tenant, data.endpointId, delivery, { outcome, ...detail });
+    if (outcome !== 'delivered') {
+      log.info(
+        { endpointId: data.endpointId, deliveryId: delivery.id, runId: delivery.runId, outcome, ...detail },
+        'webhook attempt did not deliver',
+      );
+    }
+    if (disabled) {
+      log.warn(
+        { tenant: data.tenant, endpointId: data.endpointId },
+        'webhook endpoint disabled: it failed for too long',
+      );
+    }
+  }
+
+  /** A failed attempt: tried again after the backoff, unless that passes the delivery's age. */
+  function failure(delivery: TakenDelivery, httpStatus: number | undefined, error: string) {
+    const attempts = delivery.attempts + 1;
+    const nextAtMs = Date.now() + Math.min(backoffMs * 2 ** (attempts - 1), backoffMaxMs);
+    const outcome: AttemptOutcome = nextAtMs - delivery.createdAt > maxAgeMs ? 'failed' : 'retrying';
+    return { outcome, detail: { httpStatus, error, nextAtMs } };
+  }
+
+  /** One attempt of one delivery. */
+  async function attempt(data: PumpJobData, take: Take, delivery: TakenDelivery): Promise<void> {
+    if (!take.enabled) return endAttempt(data, delivery, 'disabled');
+    let result: ReturnType<typeof failure> | { outcome: 'delivered'; detail: { httpStatus: number } };
+    try {
+      const secret = openSecret(take.secret);
+      const body = delivery.token
+        ? withAnswerToken(delivery.payload, openSecret(delivery.token))
+        : delivery.payload;
+      const response = await options.fetch(take.url, {
+        method: 'POST',
+        headers: webhookHeaders(secret, delivery.messageId, body),
+        body,
+      });
+      if (response.status >= 200 && response.status < 300) {
+        // The body is not read: it is ignored, however large.
+        await response.body?.cancel().catch(() => {});
+        result = { outcome: 'delivered', detail: { httpStatus: response.status } };
+      } else {
+        const { text } = await readBodyCapped(response, ERROR_BODY_CHARS).catch(() => ({ text: '' }));
+        const start = text.replace(/\s+/g, ' ').trim().slice(0, ERROR_BODY_CHARS);
+        result = failure(delivery, response.status, `HTTP ${response.status}${start ? `: ${start}` : ''}`);
+      }
+    } catch (error) {
+      result = failure(delivery, undefined, describe(error));
+    }
+    await endAttempt(data, delivery, result.outcome, result.detail);
+  }
+
+  /** The job's processor: one activation of the endpoint's pump. */
+  async function process(job: Job<PumpJobData>, token?: string): Promise<string> {
+    const data = job.data;
+    const started = Date.now();
+    const inflight = new Map<string, Promise<void>>();
+    let recover = true;
+    let found = true;
+    for (;;) {
+      const yielding = Date.now() - started > activationMs || options.shuttingDown?.() === true;
+      const room = options.perEndpoint - inflight.size;
+      if (room > 0 && !yielding && (found || inflight.size === 0 || recover)) {
+        const take = await store.take(data.tenant, data.endpointId, room, leaseMs, recover);
+        recover = false;
+        if (!take) {
+          await Promise.allSettled(inflight.values());
+          return 'the endpoint is gone';
+        }
+        found = take.deliveries.length > 0;
+        for (const delivery of take.deliveries) {
+          const sent = attempt(data, take, delivery)
+            .catch((error: unknown) =>
+              log.warn({ err: error, deliveryId: delivery.id }, 'a webhook attempt could not be recorded'),
+            )
+            .finally(() => inflight.delete(delivery.id));
+          inflight.set(delivery.id, sent);
+        }
+        if (found) continue;
+      }
+      if (inflight.size > 0) {
+        await Promise.race(inflight.values());
+        found = true;
+        continue;
+      }
+      if (yielding) {
+        // Others' turn: back of the line, at once.
+        await job.moveToDelayed(Date.now(), token);
+        throw new DelayedError();
+      }
+      const sleep = await store.sleep(data.tenant, data.endpointId);
+      if (!sleep) return 'the endpoint is gone';
+      if (sleep.busy) {
+        found = true;
+        continue;
+      }
+      await job.moveToDelayed(Math.max(Date.now(), sleep.untilMs ?? Date.now() + idleMs), token);
+      // A delivery made due while the job was still active could not wake it: look again.
+      if (await store.dueBy(data.tenant, data.endpointId, Date.now())) await promoteJob(job);
+      throw new DelayedError();
+    }
+  }
+
+  return { process };
+}
+
+/** An attempt's error for the log: the outbound rules' own message, or the connection's. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`.slice(0, 300);
+}
