@@ -29,6 +29,7 @@ import { TetherSkills } from './skills.js';
 import { sleep } from './sleep.js';
 import { followRunEvents, type StreamOptions } from './stream.js';
 import { type RunTree, readRunTree, type TreeOptions } from './tree.js';
+import { TetherWebhooks } from './webhooks.js';
 
 /** A page of the event log, its events typed as the discriminated `RunEvent` union. */
 export type RunEventPage = Omit<EventPage, 'data'> & { data: RunEvent[] };
@@ -111,7 +112,7 @@ interface ResolvedRetry {
 
 /** One request as the client sends it (internal: `sessions.ts` sends through it). */
 export interface RequestSpec {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   query?: Record<string, string | number | undefined> | undefined;
   body?: unknown;
@@ -154,6 +155,8 @@ export class TetherClient {
   readonly skills: TetherSkills;
   /** The tenant's registered MCP servers (`/v1/mcp-servers`). */
   readonly mcpServers: TetherMcpServers;
+  /** The tenant's webhook endpoints and their deliveries (`/v1/webhooks`). */
+  readonly webhooks: TetherWebhooks;
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
@@ -185,6 +188,7 @@ export class TetherClient {
     this.memory = new TetherMemory({ json: (spec) => this.json(spec) });
     this.skills = new TetherSkills({ json: (spec) => this.json(spec) });
     this.mcpServers = new TetherMcpServers({ json: (spec) => this.json(spec) });
+    this.webhooks = new TetherWebhooks({ json: (spec) => this.json(spec) });
   }
 
   /** `POST /v1/runs`: queues a run. */

@@ -11,6 +11,7 @@ export type {
   CreateSessionResponse,
   CreateSessionRunBody,
   CreateSessionRunResponse,
+  CreateWebhookBody,
   EventPage,
   MemoryEntry,
   MemoryPage,
@@ -36,6 +37,13 @@ export type {
   ToolCatalog,
   ToolInfo,
   TranscriptEntryView,
+  UpdateWebhookBody,
+  Webhook,
+  WebhookDelivery,
+  WebhookDeliveryPage,
+  WebhookList,
+  WebhookPayload,
+  WebhookWithSecret,
 } from '@tether/protocol';
 /** Reads `Retry-After` (seconds or an HTTP date) into milliseconds; the SDK's own retries use it. */
 export { parseRetryAfter, TetherError } from '@tether/protocol';
@@ -82,3 +90,5 @@ export { SseParser } from './sse-parser.js';
 export type { EventFeed, RunEventSource, StreamOptions, StreamReconnectOptions } from './stream.js';
 export { compareEventIds, followEvents, followRunEvents } from './stream.js';
 export type { RunTree, RunTreeUnread, TreeOptions } from './tree.js';
+export type { WebhookTransport } from './webhooks.js';
+export { TetherWebhooks } from './webhooks.js';

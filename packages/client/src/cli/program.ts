@@ -22,6 +22,12 @@ import {
   sessionsListCommand,
 } from './session-commands.js';
 import { skillsListCommand, skillsPushCommand, skillsRemoveCommand } from './skill-commands.js';
+import {
+  webhooksAddCommand,
+  webhooksDeliveriesCommand,
+  webhooksListCommand,
+  webhooksRemoveCommand,
+} from './webhook-commands.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
 
@@ -250,6 +256,47 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .argument('<name>', 'server name')
     .action(async (name: string) => {
       exitCode = await mcpRemoveCommand(name, context());
+    });
+  const webhooks = program
+    .command('webhooks')
+    .description('add, list and delete webhook endpoints, and see their deliveries');
+  webhooks
+    .command('add')
+    .description('add an endpoint; prints its id and signing secret (shown only then)')
+    .argument('<url>', 'where the events are POSTed (https)')
+    .option(
+      '-e, --event <type>',
+      'an event type to send (repeat for more; default every type, *)',
+      (event: string, events: string[] = []) => [...events, event],
+    )
+    .option('-d, --description <text>', 'what it is for')
+    .option('--json', 'print the endpoint as JSON')
+    .action(async (url: string, options: { event?: string[]; description?: string; json?: boolean }) => {
+      exitCode = await webhooksAddCommand(url, options, context());
+    });
+  webhooks
+    .command('ls')
+    .description('list your endpoints, and whether each is enabled, failing or disabled')
+    .option('--json', 'print the list as JSON')
+    .action(async (options: { json?: boolean }) => {
+      exitCode = await webhooksListCommand(options, context());
+    });
+  webhooks
+    .command('rm')
+    .description('delete an endpoint')
+    .argument('<id>', 'the endpoint id (whk_…)')
+    .action(async (id: string) => {
+      exitCode = await webhooksRemoveCommand(id, context());
+    });
+  webhooks
+    .command('deliveries')
+    .description("list an endpoint's deliveries, newest first: status, attempts, last answer, next retry")
+    .argument('<id>', 'the endpoint id (whk_…)')
+    .option('--limit <n>', 'deliveries per page')
+    .option('--cursor <cursor>', 'the page after this cursor')
+    .option('--json', 'print the page as JSON')
+    .action(async (id: string, options: { limit?: string; cursor?: string; json?: boolean }) => {
+      exitCode = await webhooksDeliveriesCommand(id, options, context());
     });
 
   program

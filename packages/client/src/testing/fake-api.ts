@@ -37,6 +37,7 @@ import type {
 } from '@tether/protocol';
 import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@tether/protocol';
 import { FakeMemory } from './fake-memory.js';
+import { FakeWebhooks } from './fake-webhooks.js';
 
 export interface RecordedRequest {
   method: string;
@@ -76,6 +77,8 @@ export class FakeApi extends EventEmitter {
   tools: ToolInfo[] = [];
   /** The memory routes' entries. */
   readonly memory = new FakeMemory();
+  /** The webhook routes' endpoints and deliveries. */
+  readonly webhooks = new FakeWebhooks();
   /** Called after a run is created (append events, set status). */
   onSubmit: ((run: FakeRun) => void) | undefined;
   /** Called after an answer is accepted and `clarify.answered` appended. */
@@ -286,6 +289,12 @@ export class FakeApi extends EventEmitter {
     if (
       parts[1] === 'memory' &&
       this.memory.handle(req.method ?? 'GET', parts.slice(2), url, record.body, tenant, res)
+    ) {
+      return;
+    }
+    if (
+      parts[1] === 'webhooks' &&
+      this.webhooks.handle(req.method ?? 'GET', parts.slice(2), url, record.body, tenant, res)
     ) {
       return;
     }
