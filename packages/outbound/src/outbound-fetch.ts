@@ -39,27 +39,7 @@ export function createOutboundFetch(
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxBytes = options.maxResponseBytes ?? 1024 * 1024;
   const resolve = options.lookup ?? dnsLookup;
-  const guardedLookup = (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
-    resolve(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      const list = addresses as LookupAddress[];
-      for (const { address } of list) {
-        const why = refusedAddress(address, policy);
-        if (why) {
-          return callback(
-            new OutboundError('ERR_URL_REFUSED', `The host ${hostname} is refused: it resolves to ${why}.`),
-            [],
-          );
-        }
-      }
-      if (lookupOptions.all) return callback(null, list);
-      const first = list[0];
-      if (!first)
-        return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
-      callback(null, first.address, first.family);
-    });
-  };
-  const dispatcher = new Agent({ connect: { lookup: guardedLookup as never } });
+  const dispatcher = new Agent({ connect: { lookup: guardedLookup(policy, resolve) as never } });
 
   return (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const target = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
@@ -106,6 +86,34 @@ export function createOutboundFetch(
       headers: response.headers as Headers,
     });
   }) as typeof fetch;
+}
+
+/**
+ * A `lookup` for undici's `connect` that resolves with `resolve` and refuses, with
+ * `ERR_URL_REFUSED`, a name any of whose addresses the policy refuses: the check at connect
+ * time, which DNS rebinding cannot get through.
+ */
+export function guardedLookup(policy: OutboundPolicy, resolve: typeof dnsLookup = dnsLookup) {
+  return (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
+    resolve(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const list = addresses as LookupAddress[];
+      for (const { address } of list) {
+        const why = refusedAddress(address, policy);
+        if (why) {
+          return callback(
+            new OutboundError('ERR_URL_REFUSED', `The host ${hostname} is refused: it resolves to ${why}.`),
+            [],
+          );
+        }
+      }
+      if (lookupOptions.all) return callback(null, list);
+      const first = list[0];
+      if (!first)
+        return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+      callback(null, first.address, first.family);
+    });
+  };
 }
 
 /** The error a failed call throws: ours (refused, timed out) when it is one, else the original. */
