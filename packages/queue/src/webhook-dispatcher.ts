@@ -50,6 +50,11 @@ export interface WebhookDispatcherOptions {
   cacheMs?: number;
   /** Log entries one look at a run's log reads at most. Default 500. */
   scan?: number;
+  /**
+   * Told of the endpoints that got a delivery due while their pump is awake: a pump of this
+   * process that waits for work takes it at once.
+   */
+  onDue?: ((tenant: string, endpointId: string) => void) | undefined;
 }
 
 /** Every type an endpoint can subscribe to, each between spaces, as `webhookCollect` takes them. */
@@ -77,6 +82,7 @@ export class WebhookDispatcher {
   readonly #cacheMs: number;
   readonly #scan: number;
   readonly #subscriber: RedisClient | undefined;
+  readonly #onDue: ((tenant: string, endpointId: string) => void) | undefined;
   readonly #types = new Map<string, { types: ReadonlySet<string>; until: number }>();
   readonly #loading = new Map<string, Promise<ReadonlySet<string>>>();
   readonly #onMessage = (channel: string, tenant: string) => {
@@ -96,6 +102,7 @@ export class WebhookDispatcher {
     this.#cacheMs = options.cacheMs ?? 10_000;
     this.#scan = options.scan ?? 500;
     this.#subscriber = options.subscriber;
+    this.#onDue = options.onDue;
     if (this.#subscriber) {
       this.#subscriber.on('message', this.#onMessage);
       this.#subscriber.on('ready', this.#onReady);
@@ -190,7 +197,7 @@ export class WebhookDispatcher {
   async #record(tenant: string, runId: string, events: string[]): Promise<number> {
     const keys = this.#store.keys.webhooks(tenant);
     const { settings } = this.#webhooks;
-    const [recorded, ...wake] = await scripts.webhookDispatch.run(this.#store.redis, {
+    const [recorded, ...due] = await scripts.webhookDispatch.run(this.#store.redis, {
       keys: { endpoints: keys.endpoints, cursor: keys.cursor(runId) },
       args: {
         runId,
@@ -207,6 +214,12 @@ export class WebhookDispatcher {
         events,
       },
     });
+    const wake: string[] = [];
+    for (const entry of due) {
+      const endpointId = entry.slice(2);
+      if (entry.startsWith('w:')) wake.push(endpointId);
+      else this.#onDue?.(tenant, endpointId);
+    }
     await Promise.all(wake.map((endpointId) => this.#webhooks.wake(tenant, endpointId)));
     return recorded;
   }

@@ -416,7 +416,8 @@ export class WebhookStore {
         runId,
         eventId,
         type,
-        messageId,
+        // A delivery's message is itself, unless it is a redelivery.
+        messageId: messageId || id,
         payload,
         token: token || undefined,
         attempts: Number(attempts),

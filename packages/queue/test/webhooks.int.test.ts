@@ -136,6 +136,8 @@ describe('dispatch', () => {
     const t = tenant();
     const runId = await run(t);
     await store.append(runId, { type: 'clarify.timed_out', data: { requestId: 'clr_x' } });
+    // Later than the event, to the millisecond.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const late = await endpoint(t, ['*']);
     const off = await endpoint(t, ['*']);
     await webhooks.update(t, off.id, { enabled: false });
@@ -281,22 +283,29 @@ describe('the pump’s steps', () => {
     expect(resent?.payload).toBe(d.payload);
   });
 
-  it('pages the log newest first, keeps the newest logMax, and ends deliveries out of time as failed', async () => {
+  it('pages the log newest first, trims it to the newest logMax once it holds 64 more, and ends deliveries out of time as failed', async () => {
     const t = tenant();
     const ep = await endpoint(t, ['run.completed']);
     const ids: string[] = [];
-    for (let i = 0; i < 7; i++) {
-      const runId = await run(t);
-      ids.push(runId);
-      await store.finalize(runId, { status: 'completed', output: String(i) });
-      await dispatcher.dispatch(runId, t);
-    }
-    const first = await webhooks.deliveries(t, ep.id, { limit: 3 });
-    const second = await webhooks.deliveries(t, ep.id, { limit: 3, cursor: first.nextCursor ?? undefined });
+    const add = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const runId = await run(t);
+        ids.push(runId);
+        await store.finalize(runId, { status: 'completed', output: String(i) });
+        await dispatcher.dispatch(runId, t);
+      }
+    };
+    await add(7);
+    const first = await webhooks.deliveries(t, ep.id, { limit: 4 });
+    const second = await webhooks.deliveries(t, ep.id, { limit: 4, cursor: first.nextCursor ?? undefined });
     const all = [...first.deliveries, ...second.deliveries];
     expect(second.nextCursor).toBeNull();
-    expect(all).toHaveLength(5);
-    expect(new Set(all.map((d) => d.runId))).toEqual(new Set(ids.slice(2)));
+    expect(new Set(all.map((d) => d.runId))).toEqual(new Set(ids));
+    await add(62);
+    expect(await redis.zcard(keys.webhooks(t).log(ep.id))).toBe(69);
+    await add(1);
+    const trimmed = await webhooks.deliveries(t, ep.id, { limit: 100 });
+    expect(trimmed.deliveries.map((d) => d.runId)).toEqual(ids.slice(-5).reverse());
     const [d] = (await take(t, ep.id))?.deliveries ?? [];
     if (!d) throw new Error('no delivery');
     await webhooks.settle(t, ep.id, d, { outcome: 'failed', httpStatus: 410, error: 'HTTP 410: gone' });

@@ -5,8 +5,10 @@
   it to end, so a run's events reach an endpoint in their order). The cursor then names the last
   event, in the same step: an event's deliveries are recorded once, whoever dispatches it and how
   often. A delivery's id is derived from the run, the event and the endpoint; its payload is the
-  event's (the message id first). An endpoint whose pump sleeps (its lease has run out) is named in
-  the reply, its lease set to `wakeMs` from now so that one caller wakes it.
+  event's (the message id first). The reply names the endpoints that got a delivery due: those
+  whose pump sleeps (its lease has run out) to be woken, their lease set to `wakeMs` from now so
+  that one caller wakes them, and the others, whose pump may be waiting in the caller's process.
+  An endpoint's log is trimmed to `logMax` deliveries and `logAgeMs` once it holds 64 more.
 
   Input:
     KEYS[1] endpoints       the tenant's endpoint ids (sorted set)
@@ -26,7 +28,8 @@
     ARGV[12...] events      (event id, type, payload after the id, sealed answer token or '') per event, in order
 
   Output:
-    { deliveries recorded, then the ids of the endpoints whose pump must be woken }
+    { deliveries recorded, then per endpoint with a delivery due now 'w:<id>' (wake its pump) or
+    'd:<id>' (its pump is awake) }
 ]]
 
 --- @include "includes/nowMs"
@@ -54,21 +57,23 @@ for i = 1, #events, 4 do
         local id = 'whd_' .. string.sub(redis.sha1hex(ARGV[1] .. ':' .. eventId .. ':' .. ep.id), 1, 26)
         local key = ARGV[5] .. id
         redis.call('HSET', key, 'endpoint', ep.id, 'runId', ARGV[1], 'eventId', eventId, 'type', etype,
-          'message', id, 'payload', '{"id":"' .. id .. '",' .. rest, 'status', 'pending', 'attempts', 0,
-          'createdAt', now)
+          'payload', '{"id":"' .. id .. '",' .. rest, 'status', 'pending', 'createdAt', now)
         if token ~= '' then redis.call('HSET', key, 'token', token) end
         redis.call('EXPIRE', key, ARGV[8])
         local log = ARGV[4] .. ep.id
-        redis.call('ZADD', log, now, id)
-        redis.call('ZREMRANGEBYSCORE', log, '-inf', now - tonumber(ARGV[10]))
-        redis.call('ZREMRANGEBYRANK', log, 0, -tonumber(ARGV[9]) - 1)
+        if redis.call('ZADD', log, now, id) == 1 and redis.call('ZCARD', log) > tonumber(ARGV[9]) + 64 then
+          redis.call('ZREMRANGEBYSCORE', log, '-inf', now - tonumber(ARGV[10]))
+          redis.call('ZREMRANGEBYRANK', log, 0, -tonumber(ARGV[9]) - 1)
+        end
         local chain = ARGV[6] .. ep.id
         if redis.call('RPUSH', chain, id) == 1 then
           redis.call('ZADD', ARGV[3] .. ep.id, now, id)
           if ep.pump < now then
             ep.pump = now + tonumber(ARGV[11])
             redis.call('HSET', ARGV[2] .. ep.id, 'pump', ep.pump)
-            wake[#wake + 1] = ep.id
+            wake[ep.id] = 'w:'
+          elseif not wake[ep.id] then
+            wake[ep.id] = 'd:'
           end
         end
         redis.call('EXPIRE', chain, ARGV[8])
@@ -80,5 +85,5 @@ for i = 1, #events, 4 do
 end
 redis.call('SET', KEYS[2], cursor, 'EX', ARGV[7])
 local reply = { recorded }
-for _, id in ipairs(wake) do reply[#reply + 1] = id end
+for id, kind in pairs(wake) do reply[#reply + 1] = kind .. id end
 return reply

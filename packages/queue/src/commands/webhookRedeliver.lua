@@ -28,7 +28,7 @@ if ep[1] ~= '1' then return 'disabled' end
 local d = redis.call('HMGET', KEYS[4], 'endpoint', 'runId', 'eventId', 'type', 'message', 'payload', 'token')
 if not d[6] then return 'missing' end
 local now = nowMs()
-redis.call('HSET', KEYS[5], 'endpoint', d[1], 'runId', d[2], 'eventId', d[3], 'type', d[4], 'message', d[5],
+redis.call('HSET', KEYS[5], 'endpoint', d[1], 'runId', d[2], 'eventId', d[3], 'type', d[4], 'message', d[5] or ARGV[2],
   'payload', d[6], 'status', 'pending', 'attempts', 0, 'createdAt', now, 'redeliveryOf', ARGV[2])
 if d[7] then redis.call('HSET', KEYS[5], 'token', d[7]) end
 redis.call('EXPIRE', KEYS[5], ARGV[3])
