@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { countTokens } from '@tether/agent';
-import { createOutboundFetch } from '@tether/outbound';
+import { createOutboundRequest } from '@tether/outbound';
 import { SKILL_LIMITS, WEBHOOK_DEFAULTS } from '@tether/protocol';
 import {
   backoffStrategy,
@@ -30,6 +30,7 @@ import type { WorkerConfig } from './config.js';
 import { createProcessor } from './processor.js';
 import { checkSandbox, logSandboxReport } from './sandbox-report.js';
 import { SkillFolders, SkillIndexes } from './skills.js';
+import { DueSignals } from './webhooks/due-signals.js';
 import { createPump } from './webhooks/pump.js';
 
 /** How often a worker refreshes its entry in the workers hash (read by the API's /readyz). */
@@ -124,12 +125,14 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
   });
   // Webhooks: the events attempts append become deliveries, which this worker's pumps send.
   const webhookStore = new WebhookStore({ redis, keys, settings: config.webhook });
+  const dueSignals = new DueSignals();
   const dispatcher = new WebhookDispatcher({
     store,
     webhooks: webhookStore,
     secrets: config.secrets,
     publicUrl: config.publicUrl,
     subscriber,
+    onDue: (tenant, endpointId) => dueSignals.notify(tenant, endpointId),
   });
   const processor = createProcessor({
     config,
@@ -231,13 +234,14 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
           createPump({
             store: webhookStore,
             secrets: config.secrets,
-            fetch: createOutboundFetch(
+            send: createOutboundRequest(
               { allowHttp: config.webhook.allowHttp, allowPrivate: config.webhook.allowPrivate },
-              { timeoutMs: WEBHOOK_DEFAULTS.timeoutMs, maxResponseBytes: WEBHOOK_DEFAULTS.maxResponseBytes },
+              { timeoutMs: WEBHOOK_DEFAULTS.timeoutMs },
             ),
             perEndpoint: config.webhookPerEndpoint,
             log: logger.child({ component: 'webhooks' }),
             shuttingDown: () => shuttingDown,
+            waitForDue: (tenant, endpointId, ms) => dueSignals.wait(tenant, endpointId, ms),
           }).process,
           {
             connection: workerConnection,

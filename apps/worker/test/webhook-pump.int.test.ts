@@ -10,7 +10,7 @@
 import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createOutboundFetch } from '@tether/outbound';
+import { createOutboundRequest } from '@tether/outbound';
 import { newId } from '@tether/protocol';
 import {
   createKeys,
@@ -82,7 +82,7 @@ function resolvesTo(address: string) {
 /** A deployment of the webhooks alone: the store, a dispatcher and a pump worker with these settings. */
 async function pumping(
   settings: Partial<WebhookSettings>,
-  fetchOptions: Parameters<typeof createOutboundFetch>[1] = {},
+  requestOptions: Parameters<typeof createOutboundRequest>[1] = {},
   policy = { allowHttp: true, allowPrivate: true },
 ) {
   const keys = createKeys(uniquePrefix('pump'));
@@ -92,7 +92,7 @@ async function pumping(
   const pump = createPump({
     store: webhooks,
     secrets,
-    fetch: createOutboundFetch(policy, { timeoutMs: 2_000, ...fetchOptions }),
+    send: createOutboundRequest(policy, { timeoutMs: 2_000, ...requestOptions }),
     perEndpoint: 4,
     log: pino({ level: 'silent' }),
   });
@@ -211,10 +211,7 @@ describe('the webhook pump', () => {
       response.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(1_000_000));
       return 'done';
     });
-    const { endpoint, completed, deliveries } = await pumping(
-      { backoffMs: 60_000 },
-      { timeoutMs: 500, maxResponseBytes: 65_536 },
-    );
+    const { endpoint, completed, deliveries } = await pumping({ backoffMs: 60_000 }, { timeoutMs: 500 });
     const [redirect, slow, big] = [
       await endpoint(`http://127.0.0.1:${redirecting.port}/in`),
       await endpoint(`http://127.0.0.1:${hanging.port}/in`),

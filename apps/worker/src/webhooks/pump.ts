@@ -1,4 +1,4 @@
-import { readBodyCapped } from '@tether/outbound';
+import type { OutboundRequest } from '@tether/outbound';
 import {
   type AttemptOutcome,
   type PumpJobData,
@@ -18,16 +18,20 @@ import { webhookHeaders, withAnswerToken } from './sign.js';
  *
  * 1. take the deliveries due (at most `perEndpoint` in flight; the first take
  *    of an activation takes back what a dead one left in flight);
- * 2. send each (signed, through the outbound fetch: the resolved address
- *    checked, no redirect, 10 s, 64 KB of body at most) and end its attempt
+ * 2. send each (signed, through the outbound client: the resolved address
+ *    checked, no redirect, 10 s, 64 KB of body read at most) and end its attempt
  *    (`endAttempt`, the one place an attempt's outcome is decided and
  *    recorded): `delivered` on a 2xx, else `retrying` after the backoff
  *    (`backoffMs` doubled per attempt, at most `backoffMaxMs`), or `failed`
  *    once that would pass `maxAgeMs`; `disabled` (not sent) while the
  *    endpoint is disabled;
  * 3. take again as attempts end; with nothing due and nothing in flight,
- *    sleep: the job is delayed until the next retry (or `idleMs`), and woken
- *    by whoever makes a delivery due meanwhile.
+ *    linger for `lingerMs` (woken by this process's dispatches at once, and
+ *    looking every `pollMs` for other processes'), then sleep: the job is
+ *    delayed until the next retry (or `idleMs`), and woken through the queue
+ *    by whoever makes a delivery due meanwhile. Lingering keeps a busy
+ *    endpoint's pump from a sleep and a wake-up (several BullMQ moves) per
+ *    delivery.
  *
  * A run's deliveries to an endpoint are a chain in Redis (only its head is
  * ever due), so they arrive in the run's event order. An activation yields its
@@ -37,8 +41,8 @@ export interface PumpOptions {
   store: WebhookStore;
   /** Opens the endpoints' signing secrets (`TETHER_SECRETS_KEY`). */
   secrets: Sealer | undefined;
-  /** The outbound fetch (`@tether/outbound`), with the timeout and body cap. */
-  fetch: typeof fetch;
+  /** The outbound client (`@tether/outbound`'s `createOutboundRequest`), with its timeout. */
+  send: OutboundRequest;
   /** Attempts in flight at once to one endpoint. */
   perEndpoint: number;
   log: Logger;
@@ -52,6 +56,12 @@ export interface PumpOptions {
   idleMs?: number;
   /** The lease a pump renews at each take (ms): a dispatch wakes a pump whose lease ran out. Default 60 s. */
   leaseMs?: number;
+  /** Waits until this process makes a delivery of the endpoint due, or `ms` (see {@link DueSignals}). */
+  waitForDue?: ((tenant: string, endpointId: string, ms: number) => Promise<void>) | undefined;
+  /** How long an idle pump waits for work before it sleeps (ms). Default 2 s. */
+  lingerMs?: number;
+  /** How often a lingering pump looks for deliveries other processes made due (ms). Default 100. */
+  pollMs?: number;
 }
 
 /** The characters of a failed answer's body kept in the log. */
@@ -63,6 +73,8 @@ export function createPump(options: PumpOptions) {
   const activationMs = options.activationMs ?? 30_000;
   const idleMs = options.idleMs ?? 300_000;
   const leaseMs = options.leaseMs ?? 60_000;
+  const lingerMs = options.lingerMs ?? 2_000;
+  const pollMs = options.pollMs ?? 100;
   /** Opened secrets, by their sealed form (a rotation seals a new one). */
   const opened = new Map<string, string>();
 
@@ -125,17 +137,17 @@ export function createPump(options: PumpOptions) {
       const body = delivery.token
         ? withAnswerToken(delivery.payload, openSecret(delivery.token))
         : delivery.payload;
-      const response = await options.fetch(take.url, {
+      const response = await options.send(take.url, {
         method: 'POST',
         headers: webhookHeaders(secret, delivery.messageId, body),
         body,
       });
       if (response.status >= 200 && response.status < 300) {
-        // The body is not read: it is ignored, however large.
-        await response.body?.cancel().catch(() => {});
+        // The body is ignored (at most 64 KB of it is read, to keep the connection).
+        await response.discard();
         result = { outcome: 'delivered', detail: { httpStatus: response.status } };
       } else {
-        const { text } = await readBodyCapped(response, ERROR_BODY_CHARS).catch(() => ({ text: '' }));
+        const text = await response.text(ERROR_BODY_CHARS).catch(() => '');
         const start = text.replace(/\s+/g, ' ').trim().slice(0, ERROR_BODY_CHARS);
         result = failure(delivery, response.status, `HTTP ${response.status}${start ? `: ${start}` : ''}`);
       }
@@ -152,6 +164,7 @@ export function createPump(options: PumpOptions) {
     const inflight = new Map<string, Promise<void>>();
     let recover = true;
     let found = true;
+    let idleSince: number | undefined;
     for (;;) {
       const yielding = Date.now() - started > activationMs || options.shuttingDown?.() === true;
       const room = options.perEndpoint - inflight.size;
@@ -163,6 +176,7 @@ export function createPump(options: PumpOptions) {
           return 'the endpoint is gone';
         }
         found = take.deliveries.length > 0;
+        if (found) idleSince = undefined;
         for (const delivery of take.deliveries) {
           const sent = attempt(data, take, delivery)
             .catch((error: unknown) =>
@@ -182,6 +196,12 @@ export function createPump(options: PumpOptions) {
         // Others' turn: back of the line, at once.
         await job.moveToDelayed(Date.now(), token);
         throw new DelayedError();
+      }
+      idleSince ??= Date.now();
+      if (options.waitForDue && Date.now() - idleSince < lingerMs) {
+        await options.waitForDue(data.tenant, data.endpointId, pollMs);
+        found = true;
+        continue;
       }
       const sleep = await store.sleep(data.tenant, data.endpointId);
       if (!sleep) return 'the endpoint is gone';
