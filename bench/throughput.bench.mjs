@@ -15,10 +15,17 @@
 // tenant's): above the workers' concurrency it never binds, and measures what taking and giving back a
 // tenant slot costs per run; below it, runs past the cap wait and are woken as slots free.
 //
+// BENCH_WEBHOOKS=1: webhooks on and off in the same run. One `*` endpoint of the bench tenant, served
+// by a receiver in this process that answers 200 at once, is enabled for half the passes and disabled
+// for the others (PATCH, alternating), with trivial runs only; a webhooks pass ends when the queue is
+// drained and the receiver has every run's `run.completed`. Each line gives its ratio to raw BullMQ, and
+// the last one how much the ratio drops with webhooks on (goal: at most 10%).
+//
 // BENCH_CLUSTER=1: on a local Redis Cluster of three masters (REDIS_CLUSTER_NODES for the API and
 // the workers; BENCH_SHARDS defaults to 3 there), and each line also gives the commands each master
 // served during the timed Tether passes (INFO commandstats), and their spread around the mean.
-import { Agent, request } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { Agent, createServer, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { createKeys, QUEUE_NAME } from '../packages/queue/dist/index.js';
 import { Cluster, Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
@@ -49,6 +56,8 @@ const TENANT_CAP = Number(process.env.BENCH_TENANT_CAP ?? 0);
 if (!Number.isInteger(TENANT_CAP) || TENANT_CAP < 0) {
   throw new Error(`BENCH_TENANT_CAP must be a whole number, got ${process.env.BENCH_TENANT_CAP}`);
 }
+const WEBHOOKS = process.env.BENCH_WEBHOOKS === '1';
+const WEBHOOK_GOAL = 0.1;
 const WORKER_IDS = Array.from({ length: WORKERS }, (_, i) => `bench-w${i + 1}`);
 const GOAL = 0.34;
 const KEY = 'sk_bench_throughput_0123';
@@ -113,7 +122,7 @@ const stack = await startStack({
   redis: redisServer.url,
   port,
   workers: WORKER_IDS,
-  workerNodeFlags: [],
+  workerNodeFlags: process.env.BENCH_WORKER_FLAGS ? process.env.BENCH_WORKER_FLAGS.split(' ') : [],
   env: {
     TETHER_QUEUE_PREFIX: prefix,
     TETHER_QUEUE_SHARDS: String(SHARDS),
@@ -121,6 +130,13 @@ const stack = await startStack({
     TETHER_WORKSPACE_ROOT: workspaces.dir,
     TETHER_ALLOW_REPLAY: '1',
     LOG_LEVEL: 'warn',
+    ...(WEBHOOKS
+      ? {
+          TETHER_SECRETS_KEY: randomBytes(32).toString('base64'),
+          TETHER_WEBHOOK_ALLOW_HTTP: '1',
+          TETHER_WEBHOOK_ALLOW_PRIVATE: '1',
+        }
+      : {}),
   },
   apiEnv: {
     TETHER_API_KEYS: `bench:${KEY}`,
@@ -154,6 +170,32 @@ const BODIES = {
   default: '{"input":"say ok","model":{"provider":"replay","script":[{"content":"ok"}]}}',
   none: '{"input":"say ok","toolsets":[],"model":{"provider":"replay","script":[{"content":"ok"}]}}',
 };
+/** The kinds of pass: the two kinds of run, or, with BENCH_WEBHOOKS, trivial runs with webhooks off and on. */
+const KINDS = WEBHOOKS
+  ? { 'webhooks-off': 'none', 'webhooks-on': 'none' }
+  : { default: 'default', none: 'none' };
+
+// The webhook receiver: counts what it gets, answers 200 at once.
+let webhooksReceived = 0;
+const receiver = WEBHOOKS
+  ? createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        webhooksReceived++;
+        res.writeHead(200).end();
+      });
+    })
+  : undefined;
+let webhookId;
+/** Enables or disables the bench tenant's one endpoint. */
+async function setWebhooks(on) {
+  const response = await fetch(`${base}/v1/webhooks/${webhookId}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ enabled: on }),
+  });
+  if (response.status !== 200) throw new Error(`PATCH webhook: ${response.status} ${await response.text()}`);
+}
 
 // The load generator: IN_FLIGHT keep-alive connections, one request at a time each. BENCH_CLIENT=node
 // uses node:http's client instead (it costs the load generator about twice the CPU).
@@ -261,8 +303,12 @@ function cpuSnapshot() {
   );
 }
 
-/** Submits `count` runs, at most IN_FLIGHT at a time; resolves when all have ended. */
-async function tetherRuns(count, kind, cpu) {
+/** Submits `count` runs, at most IN_FLIGHT at a time; resolves when all have ended (and, webhooks on, been delivered). */
+async function tetherRuns(count, pass, cpu) {
+  const kind = KINDS[pass];
+  const webhooks = pass === 'webhooks-on';
+  if (WEBHOOKS) await setWebhooks(webhooks);
+  const receivedBefore = webhooksReceived;
   const ids = [];
   const before = cpuSnapshot();
   const started = performance.now();
@@ -276,6 +322,9 @@ async function tetherRuns(count, kind, cpu) {
     }),
   );
   await drained();
+  while (webhooks && webhooksReceived - receivedBefore < count) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   const rate = count / ((performance.now() - started) / 1000);
   const after = cpuSnapshot();
   for (const name of Object.keys(after)) {
@@ -298,31 +347,44 @@ try {
     redis: redisPids,
     load_generator: [process.pid],
   };
-  for (const kind of Object.keys(BODIES)) await tetherRuns(WARMUP, kind, {});
+  if (WEBHOOKS) {
+    await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const response = await fetch(`${base}/v1/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${receiver.address().port}/hooks`, events: ['*'] }),
+    });
+    if (response.status !== 201) throw new Error(`POST webhook: ${response.status} ${await response.text()}`);
+    webhookId = (await response.json()).id;
+  }
+  for (const kind of Object.keys(KINDS)) await tetherRuns(WARMUP, kind, {});
   await rawBullmq(2_000);
 
   const jobsPerSecond = await rawBullmq(JOBS);
   // Warm again after the raw run, as the raw side is warmed right before its own: the first timed
   // pass would otherwise start on a Redis just emptied of 20,000 jobs and Tether processes left idle.
-  for (const kind of Object.keys(BODIES)) await tetherRuns(WARMUP / 2, kind, {});
-  // Passes alternate between the two kinds of run, so neither gains from going second.
-  const rates = Object.fromEntries(Object.keys(BODIES).map((kind) => [kind, []]));
-  const cpu = Object.fromEntries(Object.keys(BODIES).map((kind) => [kind, {}]));
+  for (const kind of Object.keys(KINDS)) await tetherRuns(WARMUP / 2, kind, {});
+  // Passes alternate between the two kinds, so neither gains from going second.
+  const rates = Object.fromEntries(Object.keys(KINDS).map((kind) => [kind, []]));
+  const cpu = Object.fromEntries(Object.keys(KINDS).map((kind) => [kind, {}]));
   const commandsBefore = await commandsPerServer(servers);
   for (let pass = 0; pass < PASSES; pass++) {
-    for (const kind of Object.keys(BODIES)) rates[kind].push(await tetherRuns(RUNS, kind, cpu[kind]));
+    for (const kind of Object.keys(KINDS)) rates[kind].push(await tetherRuns(RUNS, kind, cpu[kind]));
   }
   const commandsAfter = await commandsPerServer(servers);
   const served = commandsAfter.map((count, i) => count - (commandsBefore[i] ?? 0));
   const mean = served.reduce((a, b) => a + b, 0) / served.length;
   const spread = Math.max(...served.map((count) => Math.abs(count - mean) / mean));
-  for (const [toolsets, samples] of Object.entries(rates)) {
+  const ratios = {};
+  for (const [pass, samples] of Object.entries(rates)) {
     const runsPerSecond = median(samples);
     const ratio = runsPerSecond / jobsPerSecond;
+    ratios[pass] = ratio;
     console.log(
       JSON.stringify({
         bench: 'throughput',
-        toolsets,
+        toolsets: KINDS[pass] === 'none' ? 'none' : 'default',
+        ...(WEBHOOKS ? { webhooks: pass === 'webhooks-on' } : {}),
         runs: RUNS,
         passes: PASSES,
         tether_runs_per_s_each_pass: samples.map(Math.round),
@@ -338,7 +400,7 @@ try {
         ratio: Number(ratio.toFixed(3)),
         // Median CPU µs per run of each process (Redis only when it is local), and their sum.
         cpu_us_per_run: Object.fromEntries(
-          Object.entries(cpu[toolsets]).map(([name, values]) => [name, Math.round(median(values))]),
+          Object.entries(cpu[pass]).map(([name, values]) => [name, Math.round(median(values))]),
         ),
         failed_runs: failed,
         goal_ratio: GOAL,
@@ -355,8 +417,25 @@ try {
       }),
     );
   }
+  if (WEBHOOKS) {
+    // How much the ratio to raw BullMQ drops with webhooks on, against off in the same run.
+    const drop = 1 - ratios['webhooks-on'] / ratios['webhooks-off'];
+    console.log(
+      JSON.stringify({
+        bench: 'throughput-webhooks',
+        ratio_webhooks_off: Number(ratios['webhooks-off'].toFixed(3)),
+        ratio_webhooks_on: Number(ratios['webhooks-on'].toFixed(3)),
+        drop: Number(drop.toFixed(3)),
+        webhooks_received: webhooksReceived,
+        goal_drop: WEBHOOK_GOAL,
+        pass: drop <= WEBHOOK_GOAL && failed === 0,
+      }),
+    );
+  }
 } finally {
   agent.destroy();
+  receiver?.closeAllConnections();
+  receiver?.close();
   for (const connection of connections) connection.close();
   stopping = true;
   await stack.stop();
