@@ -108,6 +108,12 @@ async function stack(shared: Shared) {
   return { api, worker, workerEnv };
 }
 
+/** Posts a client tool's output with the tenant's key; the status. */
+async function postOutput(base: string, runId: string, requestId: string): Promise<number> {
+  const path = `/v1/runs/${runId}/tool-outputs/${requestId}`;
+  return (await call(base, 'POST', path, { output: 'deployed' })).status;
+}
+
 /** Verified as a receiver would: the library throws on a bad signature, an old timestamp, or another secret. */
 function verify(secret: string, got: Received): WebhookPayload {
   return new Webhook(secret).verify(got.body, got.headers) as WebhookPayload;
@@ -135,9 +141,17 @@ describe('webhooks end to end', () => {
         provider: 'replay',
         script: [
           { toolCalls: [{ name: 'clarify', arguments: { question: 'Ship it?', choices: ['yes', 'no'] } }] },
+          { toolCalls: [{ name: 'deploy', arguments: { env: 'prod' } }] },
           { content: 'shipped' },
         ],
       },
+      tools: [
+        {
+          name: 'deploy',
+          description: 'Deploys',
+          parameters: { type: 'object', properties: { env: { type: 'string' } }, required: ['env'] },
+        },
+      ],
     });
     const runId = submitted.body.id;
     const asked = await hook.next((r) => r.payload.type === 'clarify.requested');
@@ -163,6 +177,15 @@ describe('webhooks end to end', () => {
     expect((await call(api.base, 'POST', path, { answer: 'yes' }, bearer)).status).toBe(200);
     const again = await call<{ error: { code: string } }>(api.base, 'POST', path, { answer: 'no' }, bearer);
     expect([again.status, again.body.error.code]).toEqual([409, 'ERR_ANSWER_TOKEN_USED']);
+    // The client tool call (issue 20's tool.requested) reaches the endpoint too; its output resumes the run.
+    const requested = await hook.next((r) => r.payload.type === 'tool.requested');
+    const toolCall = verify(secret, requested).data as {
+      requestId: string;
+      name: string;
+      arguments: unknown;
+    };
+    expect(toolCall).toMatchObject({ name: 'deploy', arguments: { env: 'prod' } });
+    expect(await postOutput(api.base, runId, toolCall.requestId)).toBe(200);
     const done = await hook.next((r) => r.payload.type === 'run.completed');
     expect(verify(secret, done)).toMatchObject({ data: { output: 'shipped' }, run: { status: 'completed' } });
     const answered = hook.received.filter((r) => r.payload.type === 'clarify.answered');
@@ -174,6 +197,7 @@ describe('webhooks end to end', () => {
       'clarify.requested',
       'clarify.answered',
       'clarify.answered',
+      'tool.requested',
       'run.completed',
     ]);
     const log = await call<{
@@ -183,6 +207,7 @@ describe('webhooks end to end', () => {
       log.body.data.map(({ type, status, attempts, lastStatus }) => ({ type, status, attempts, lastStatus })),
     ).toEqual([
       { type: 'run.completed', status: 'delivered', attempts: 1, lastStatus: 204 },
+      { type: 'tool.requested', status: 'delivered', attempts: 1, lastStatus: 204 },
       { type: 'clarify.answered', status: 'delivered', attempts: 2, lastStatus: 204 },
       { type: 'clarify.requested', status: 'delivered', attempts: 1, lastStatus: 204 },
     ]);
