@@ -1,5 +1,3 @@
-import { randomFillSync } from 'node:crypto';
-
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 /**
@@ -19,12 +17,13 @@ export function newId(prefix: 'run' | 'clr' | 'ses' | 'tcr' | 'mem' | 'whk' | 'w
   return `${prefix}_${head}${tail}`;
 }
 
-// Random bytes are drawn from the kernel 4 KB at a time rather than 16 per id.
+// Random bytes are drawn 4 KB at a time rather than 16 per id, through Web Crypto (Node and
+// browsers alike: the SDK's browser entry imports this package).
 const pool = new Uint8Array(4096);
 let next = pool.length;
 function randomByte(): number {
   if (next === pool.length) {
-    randomFillSync(pool);
+    globalThis.crypto.getRandomValues(pool);
     next = 0;
   }
   return pool[next++] as number;
