@@ -1,0 +1,335 @@
+import type { Run, RunEvent, TetherClient } from '@tether/client';
+import { TERMINAL_STATUSES } from '@tether/protocol';
+import { useEffect, useState } from 'preact/hooks';
+import { countdown, prettyArgs, STATUS_TEXT } from './format.js';
+import { onLinkClick } from './router.js';
+import { EMPTY_TIMELINE, foldEvents, type Timeline, type TimelineItem } from './timeline.js';
+
+/** Events that change what `GET /v1/runs/:id` says (status, question, usage): the run is read again after each. */
+const RUN_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
+  'run.started',
+  'attempt.started',
+  'clarify.requested',
+  'clarify.answered',
+  'clarify.timed_out',
+  'todo.updated',
+  'usage',
+  'run.retrying',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+]);
+
+/** One run: its status, a pending question, "Cancel run", and its live timeline. */
+export function RunPage({ client, id }: { client: TetherClient; id: string }) {
+  const [run, setRun] = useState<Run | null>();
+  const [timeline, setTimeline] = useState<Timeline>(EMPTY_TIMELINE);
+  const [error, setError] = useState<string>();
+
+  useEffect(() => {
+    const controller = new AbortController();
+    const { signal } = controller;
+    const refresh = () =>
+      client.get(id, { signal }).then(
+        (next) => setRun(next),
+        (failure: unknown) => {
+          if (signal.aborted) return;
+          if (failure instanceof Error && failure.name === 'TetherNotFoundError') setRun(null);
+          else setError(`Could not read the run: ${String(failure)}`);
+        },
+      );
+    const follow = async () => {
+      await refresh();
+      // Events arrive in bursts: they are folded in per animation frame, not one render each.
+      let batch: RunEvent[] = [];
+      let scheduled = false;
+      const flush = () => {
+        scheduled = false;
+        const events = batch;
+        batch = [];
+        setTimeline((current) => foldEvents(current, events));
+      };
+      try {
+        for await (const event of client.stream(id, { signal })) {
+          batch.push(event);
+          if (!scheduled) {
+            scheduled = true;
+            requestAnimationFrame(flush);
+          }
+          if (RUN_CHANGING.has(event.type)) void refresh();
+        }
+      } catch (failure) {
+        if (signal.aborted) return;
+        if (failure instanceof Error && failure.name === 'TetherNotFoundError') return;
+        setError(`The event stream stopped: ${String(failure)}`);
+      }
+    };
+    void follow();
+    return () => controller.abort();
+  }, [client, id]);
+
+  if (run === undefined) return <p>Loading…</p>;
+  if (run === null) {
+    return (
+      <>
+        <h1>Run not found</h1>
+        <p>
+          No run {id} for this key.{' '}
+          <a href="/console/" onClick={onLinkClick}>
+            See the runs
+          </a>
+          .
+        </p>
+      </>
+    );
+  }
+  const finished = TERMINAL_STATUSES.includes(run.status);
+  return (
+    <>
+      <p>
+        <a href="/console/" onClick={onLinkClick}>
+          ← Runs
+        </a>
+      </p>
+      <h1 class="run-id">Run {run.id}</h1>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd class={`status status-${run.status}`} data-testid="run-status">
+          {STATUS_TEXT[run.status]}
+        </dd>
+        <dt>Attempts</dt>
+        <dd>{run.attempts}</dd>
+        {run.usage ? (
+          <>
+            <dt>Tokens</dt>
+            <dd>
+              {run.usage.inputTokens} in, {run.usage.outputTokens} out
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      {error ? <p role="alert">{error}</p> : null}
+      {run.pendingClarify ? (
+        <Question client={client} run={run} pending={run.pendingClarify} onAnswered={setRun} />
+      ) : null}
+      {finished ? null : <CancelRun client={client} id={run.id} onCancelled={setRun} />}
+      {run.output !== undefined ? (
+        <section aria-labelledby="output-heading">
+          <h2 id="output-heading">Output</h2>
+          <pre class="output">{run.output}</pre>
+        </section>
+      ) : null}
+      {run.error ? (
+        <p class="error-text">
+          {run.error.code}: {run.error.message}
+        </p>
+      ) : null}
+      {run.todos.length > 0 ? (
+        <section aria-labelledby="todos-heading">
+          <h2 id="todos-heading">Todos</h2>
+          <Todos todos={run.todos} />
+        </section>
+      ) : null}
+      <section aria-labelledby="timeline-heading">
+        <h2 id="timeline-heading">Timeline</h2>
+        <ol class="timeline" aria-live="polite">
+          {timeline.items.map((item) => (
+            <TimelineEntry item={item} key={item.key} />
+          ))}
+        </ol>
+      </section>
+    </>
+  );
+}
+
+function Question({
+  client,
+  run,
+  pending,
+  onAnswered,
+}: {
+  client: TetherClient;
+  run: Run;
+  pending: NonNullable<Run['pendingClarify']>;
+  onAnswered: (run: Run) => void;
+}) {
+  const [answer, setAnswer] = useState('');
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1_000);
+    return () => clearInterval(timer);
+  }, []);
+  const send = async (text: string) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await client.answer(run.id, pending.requestId, text);
+      onAnswered(await client.get(run.id));
+    } catch (failure) {
+      setError(`The answer was not taken: ${String(failure)}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="card question" aria-labelledby="question-heading">
+      <h2 id="question-heading">The run asks</h2>
+      <p class="question-text">{pending.question}</p>
+      {pending.choices.length > 0 ? (
+        <div class="choices">
+          {pending.choices.map((choice) => (
+            <button type="button" key={choice} disabled={busy} onClick={() => send(choice)}>
+              {choice}
+            </button>
+          ))}
+        </div>
+      ) : null}
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (answer.trim() !== '') void send(answer.trim());
+        }}
+      >
+        <label for="answer">Your answer</label>
+        <input id="answer" value={answer} onInput={(event) => setAnswer(event.currentTarget.value)} />
+        <button type="submit" disabled={busy || answer.trim() === ''}>
+          Send
+        </button>
+      </form>
+      <p>
+        Time left: <span data-testid="countdown">{countdown(pending.expiresAt, now)}</span>
+      </p>
+      {error ? <p role="alert">{error}</p> : null}
+    </section>
+  );
+}
+
+function CancelRun({
+  client,
+  id,
+  onCancelled,
+}: {
+  client: TetherClient;
+  id: string;
+  onCancelled: (run: Run) => void;
+}) {
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<string>();
+  if (!confirming) {
+    return (
+      <p>
+        <button type="button" class="danger" onClick={() => setConfirming(true)}>
+          Cancel run
+        </button>
+      </p>
+    );
+  }
+  return (
+    <fieldset class="card confirm">
+      <legend>Cancel this run? A running step is stopped; this cannot be undone.</legend>
+      <button
+        type="button"
+        class="danger"
+        onClick={async () => {
+          try {
+            await client.cancel(id);
+            onCancelled(await client.get(id));
+          } catch (failure) {
+            setError(`Could not cancel: ${String(failure)}`);
+          }
+          setConfirming(false);
+        }}
+      >
+        Yes, cancel the run
+      </button>
+      <button type="button" onClick={() => setConfirming(false)}>
+        Keep it running
+      </button>
+      {error ? <p role="alert">{error}</p> : null}
+    </fieldset>
+  );
+}
+
+function Todos({ todos }: { todos: readonly { id: string; content: string; status: string }[] }) {
+  return (
+    <ul class="todos">
+      {todos.map((todo) => (
+        <li key={todo.id} class={`todo todo-${todo.status}`}>
+          <input
+            type="checkbox"
+            checked={todo.status === 'completed'}
+            disabled
+            aria-label={`${todo.content} (${todo.status.replace('_', ' ')})`}
+          />
+          <span>{todo.content}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function TimelineEntry({ item }: { item: TimelineItem }) {
+  const time = <time dateTime={item.at}>{new Date(item.at).toLocaleTimeString()}</time>;
+  switch (item.kind) {
+    case 'status':
+      return (
+        <li class="event event-status">
+          {time} {item.text}
+        </li>
+      );
+    case 'text':
+      return (
+        <li class="event event-text">
+          {time}
+          <p class="assistant">{item.text}</p>
+        </li>
+      );
+    case 'tool':
+      return (
+        <li class="event event-tool">
+          {time} <strong>Tool {item.name}</strong>
+          {item.result ? (item.result.ok ? ' (done)' : ' (failed)') : ' (running)'}
+          <pre class="args">{prettyArgs(item.args)}</pre>
+          {item.output !== '' || item.result ? (
+            <details>
+              <summary>Output of {item.name}</summary>
+              {item.output !== '' ? <pre class="stream">{item.output}</pre> : null}
+              {item.result ? <pre class="result">{item.result.content}</pre> : null}
+            </details>
+          ) : null}
+        </li>
+      );
+    case 'todos':
+      return (
+        <li class="event event-todos">
+          {time} Todos updated
+          <Todos todos={item.todos} />
+        </li>
+      );
+    case 'question':
+      return (
+        <li class="event event-question">
+          {time} Asked: {item.question}{' '}
+          {item.outcome === undefined
+            ? '(waiting for an answer)'
+            : 'answer' in item.outcome
+              ? `Answered: ${item.outcome.answer}`
+              : 'Timed out without an answer'}
+        </li>
+      );
+    case 'retry':
+      return (
+        <li class="event event-retry">
+          {time} Retrying (attempt {item.attempt}, in {Math.round(item.delayMs / 1_000)} s): {item.error}
+        </li>
+      );
+    case 'usage':
+      return (
+        <li class="event event-usage">
+          {time} Usage: {item.usage.inputTokens} tokens in, {item.usage.outputTokens} out
+        </li>
+      );
+  }
+}

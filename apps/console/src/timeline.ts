@@ -1,0 +1,195 @@
+/**
+ * A run's timeline from its events: a pure fold, so that the page only draws
+ * it and the unit tests check it without a browser.
+ *
+ * Invariants: an event is folded at most once (its id only grows in the log,
+ * so an id at or before the last one folded is a replay and is skipped);
+ * streamed assistant text (`message.delta`) is one item until the `message`
+ * that ends it, whose content replaces what was streamed; each tool call is
+ * one item that collects its output chunks and its result by `callId`.
+ */
+
+import { compareEventIds } from '@tether/client';
+import type { RunEvent, TodoItem, Usage } from '@tether/protocol';
+
+export type TimelineItem =
+  | { kind: 'status'; key: string; at: string; text: string }
+  | { kind: 'text'; key: string; at: string; text: string; streaming: boolean }
+  | {
+      kind: 'tool';
+      key: string;
+      at: string;
+      callId: string;
+      name: string;
+      args: string;
+      output: string;
+      result?: { ok: boolean; content: string };
+    }
+  | { kind: 'todos'; key: string; at: string; todos: TodoItem[] }
+  | {
+      kind: 'question';
+      key: string;
+      at: string;
+      requestId: string;
+      question: string;
+      outcome?: { answer: string } | { timedOut: true };
+    }
+  | { kind: 'retry'; key: string; at: string; attempt: number; delayMs: number; error: string }
+  | { kind: 'usage'; key: string; at: string; usage: Usage };
+
+export interface Timeline {
+  items: TimelineItem[];
+  /** The id of the last event folded in. */
+  lastEventId: string | undefined;
+}
+
+export const EMPTY_TIMELINE: Timeline = { items: [], lastEventId: undefined };
+
+/** The timeline with `events` folded in (a new object; `timeline` is not changed). */
+export function foldEvents(timeline: Timeline, events: readonly RunEvent[]): Timeline {
+  const items = [...timeline.items];
+  let lastEventId = timeline.lastEventId;
+  for (const event of events) {
+    if (lastEventId !== undefined && compareEventIds(event.id, lastEventId) <= 0) continue;
+    lastEventId = event.id;
+    fold(items, event);
+  }
+  return { items, lastEventId };
+}
+
+function replaceLast<T extends TimelineItem>(
+  items: TimelineItem[],
+  match: (item: TimelineItem) => item is T,
+  update: (item: T) => T,
+): boolean {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i] as TimelineItem;
+    if (match(item)) {
+      items[i] = update(item);
+      return true;
+    }
+  }
+  return false;
+}
+
+const isTool =
+  (callId: string) =>
+  (item: TimelineItem): item is Extract<TimelineItem, { kind: 'tool' }> =>
+    item.kind === 'tool' && item.callId === callId;
+const isQuestion =
+  (requestId: string) =>
+  (item: TimelineItem): item is Extract<TimelineItem, { kind: 'question' }> =>
+    item.kind === 'question' && item.requestId === requestId;
+
+function fold(items: TimelineItem[], event: RunEvent): void {
+  const base = { key: event.id, at: event.at };
+  const last = items[items.length - 1];
+  switch (event.type) {
+    case 'run.queued':
+      items.push({ kind: 'status', ...base, text: 'Queued' });
+      return;
+    case 'run.started':
+      items.push({ kind: 'status', ...base, text: `Started attempt ${event.data.attempt}` });
+      return;
+    case 'attempt.started':
+      if (event.data.resumed)
+        items.push({ kind: 'status', ...base, text: `Resumed at step ${event.data.step}` });
+      return;
+    case 'message.delta':
+      if (last?.kind === 'text' && last.streaming) {
+        items[items.length - 1] = { ...last, text: last.text + event.data.text };
+      } else {
+        items.push({ kind: 'text', ...base, text: event.data.text, streaming: true });
+      }
+      return;
+    case 'message':
+      if (last?.kind === 'text' && last.streaming) {
+        items[items.length - 1] = { ...last, text: event.data.content, streaming: false };
+      } else if (event.data.content !== '') {
+        items.push({ kind: 'text', ...base, text: event.data.content, streaming: false });
+      }
+      return;
+    case 'tool.call':
+      items.push({
+        kind: 'tool',
+        ...base,
+        callId: event.data.callId,
+        name: event.data.name,
+        args: event.data.arguments,
+        output: '',
+      });
+      return;
+    case 'tool.output':
+      replaceLast(items, isTool(event.data.callId), (item) => ({
+        ...item,
+        output: item.output + event.data.chunk,
+      }));
+      return;
+    case 'tool.result':
+      replaceLast(items, isTool(event.data.callId), (item) => ({
+        ...item,
+        result: { ok: event.data.ok, content: event.data.content },
+      }));
+      return;
+    case 'todo.updated':
+      items.push({ kind: 'todos', ...base, todos: event.data.todos });
+      return;
+    case 'clarify.requested':
+      items.push({
+        kind: 'question',
+        ...base,
+        requestId: event.data.requestId,
+        question: event.data.question,
+      });
+      return;
+    case 'clarify.answered': {
+      const answer = event.data.answer;
+      replaceLast(items, isQuestion(event.data.requestId), (item) => ({ ...item, outcome: { answer } }));
+      return;
+    }
+    case 'clarify.timed_out':
+      replaceLast(items, isQuestion(event.data.requestId), (item) => ({
+        ...item,
+        outcome: { timedOut: true },
+      }));
+      return;
+    case 'run.retrying':
+      items.push({
+        kind: 'retry',
+        ...base,
+        attempt: event.data.attempt,
+        delayMs: event.data.delayMs,
+        error: `${event.data.error.code}: ${event.data.error.message}`,
+      });
+      return;
+    case 'usage':
+      items.push({ kind: 'usage', ...base, usage: event.data });
+      return;
+    case 'child.started':
+      items.push({
+        kind: 'status',
+        ...base,
+        text: `Started child ${event.data.childRunId}: ${event.data.goal}`,
+      });
+      return;
+    case 'child.finished':
+      items.push({ kind: 'status', ...base, text: `Child ${event.data.childRunId} ${event.data.status}` });
+      return;
+    case 'tool.requested':
+      items.push({ kind: 'status', ...base, text: `Waiting for the client's ${event.data.name} tool` });
+      return;
+    case 'tool.output_received':
+    case 'tool.timed_out':
+    case 'session.truncated':
+      return;
+    case 'run.completed':
+      items.push({ kind: 'status', ...base, text: 'Completed' });
+      return;
+    case 'run.failed':
+      items.push({ kind: 'status', ...base, text: `Failed: ${event.data.error.message}` });
+      return;
+    case 'run.cancelled':
+      items.push({ kind: 'status', ...base, text: 'Cancelled' });
+      return;
+  }
+}
