@@ -7,7 +7,8 @@
  * streams, WebSockets, the OpenAPI collector (it must see routes as they are added), the
  * shared request counters, auth (a global `onRequest` hook, counting failures
  * per address), the rate limiter (route-level hooks, which run after the
- * global ones: the tenant is known), and the routes. The run routes need
+ * global ones: the tenant is known), and the routes (the web console's static
+ * files among them). The run routes need
  * Redis: while it is unreachable they answer 503 at once (`requiresRedis`).
  */
 import type { IncomingMessage } from 'node:http';
@@ -29,6 +30,7 @@ import streamsPlugin from './plugins/streams.js';
 import swaggerPlugin from './plugins/swagger.js';
 import validationPlugin from './plugins/validation.js';
 import { requestIdOf } from './request-id.js';
+import consoleRoutes from './routes/console/index.js';
 import healthRoutes from './routes/health/index.js';
 import mcpServerRoutes from './routes/mcp-servers/index.js';
 import memoryRoutes from './routes/memory/index.js';
@@ -67,6 +69,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
     reply.header('x-request-id', request.id);
   });
   await app.register(healthRoutes);
+  await app.register(consoleRoutes, { dir: config.consoleDir });
   await app.register(requiresRedis(runRoutes), { prefix: '/v1/runs' });
   await app.register(requiresRedis(sessionRoutes), { prefix: '/v1/sessions' });
   await app.register(requiresRedis(skillRoutes), { prefix: '/v1/skills' });

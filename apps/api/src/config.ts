@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { type ModelProfile, readProfilesFromEnv } from '@tether/agent/spec';
 import { type Env, EnvReader, readSharedConfig, SecretBox, type SharedConfig } from '@tether/config';
 
@@ -58,7 +59,12 @@ export interface ApiConfig extends SharedConfig {
   defaultProfile: string | undefined;
   /** Seals secrets at rest (`TETHER_SECRETS_KEY`): MCP server headers, webhook signing secrets. Undefined: features that store a secret answer 503. */
   secrets: SecretBox | undefined;
+  /** The built console (`index.html` and `assets/`), served at `/console/`. */
+  consoleDir: string;
 }
+
+/** Where `pnpm build` puts the console: apps/console/dist, beside this app (from src/ or dist/ alike). */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../console/dist/', import.meta.url));
 
 /** Tenant names go into Redis keys inside a hash tag, and into read tokens: letters, digits, `_` and `-`. */
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
@@ -190,6 +196,7 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     secrets: readSecrets(env, reader),
     profiles,
     defaultProfile,
+    consoleDir: reader.string('TETHER_CONSOLE_DIR', DEFAULT_CONSOLE_DIR),
   };
   reader.done();
   return Object.freeze(config);
