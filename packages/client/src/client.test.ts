@@ -33,6 +33,22 @@ afterEach(async () => {
   await api.close();
 });
 
+describe('the global fetch', () => {
+  it('is called as a plain function, as browsers require (theirs throws "Illegal invocation" as a method)', async () => {
+    const original = globalThis.fetch;
+    globalThis.fetch = function (this: unknown, ...args: Parameters<typeof fetch>) {
+      if (this !== undefined && this !== globalThis) throw new TypeError('Illegal invocation');
+      return original(...args);
+    } as typeof fetch;
+    try {
+      const plain = new TetherClient({ baseUrl: api.baseUrl, apiKey: 'key-a', retry: false });
+      await expect(plain.list()).resolves.toMatchObject({ data: [] });
+    } finally {
+      globalThis.fetch = original;
+    }
+  });
+});
+
 /** A port that nothing listens on. */
 async function closedPort(): Promise<number> {
   const server = createServer();

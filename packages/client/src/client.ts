@@ -172,7 +172,8 @@ export class TetherClient {
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== 'function')
       throw invalidOption('fetch must be a function (no global fetch found)');
-    this.fetchImpl = fetchImpl;
+    // Browsers' fetch throws "Illegal invocation" when called as a method of another object.
+    this.fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.timeoutMs = options.timeoutMs ?? 30_000;
     if (!(Number.isFinite(this.timeoutMs) && this.timeoutMs > 0)) {
       throw invalidOption(`timeoutMs must be a number > 0 (got ${options.timeoutMs})`);
