@@ -1,0 +1,237 @@
+/**
+ * The console in a real browser: Debian's Chromium driven by playwright-core,
+ * against a real stack (Redis, an API process serving the built console, a
+ * worker process) running replay runs. Needs `pnpm build` first (the API's
+ * dist/ and the console's dist/).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
+import { TetherClient } from '@tether/client';
+import type { ReplayScript } from '@tether/protocol';
+import { killAllSpawned, testRedisUrl, uniquePrefix } from '@tether/testing';
+import { type Stack, startStack } from '@tether/testing/scripts';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+const API_KEY = 'sk_console_0123456789';
+/** The flags this machine's Chromium needs (issue 18). */
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+let stack: Stack;
+let base: string;
+let workspaceRoot: string;
+let profile: string;
+let browser: BrowserContext;
+let client: TetherClient;
+/** Uncaught errors of the console's pages: none are expected. */
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-console-ws-'));
+  profile = await mkdtemp(join(tmpdir(), 'tether-console-chromium-'));
+  // The stack and the browser start side by side: each takes seconds.
+  [stack, browser] = await Promise.all([
+    startStack({
+      redis: testRedisUrl(),
+      env: {
+        TETHER_QUEUE_PREFIX: uniquePrefix('console'),
+        TETHER_WORKSPACE_ROOT: workspaceRoot,
+        TETHER_ALLOW_REPLAY: '1',
+        TETHER_SANDBOX: 'none',
+        LOG_LEVEL: 'info',
+      },
+      apiEnv: { HOST: '127.0.0.1', TETHER_API_KEYS: `acme:${API_KEY}`, TETHER_SSE_HEARTBEAT_MS: '1000' },
+    }),
+    // A persistent context is Playwright's way to a fresh --user-data-dir of our own.
+    chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      args: CHROMIUM_FLAGS,
+      headless: true,
+    }),
+  ]);
+  base = stack.urls[0] as string;
+  client = new TetherClient({ baseUrl: base, apiKey: API_KEY });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+  await killAllSpawned();
+  await rm(workspaceRoot, { recursive: true, force: true });
+  await rm(profile, { recursive: true, force: true });
+});
+
+afterEach(() => {
+  expect(pageErrors.splice(0)).toEqual([]);
+});
+
+const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
+
+async function submit(script: ReplayScript, input = 'a console test'): Promise<string> {
+  const { id } = await client.submit({ input, model: { provider: 'replay', script } });
+  return id;
+}
+
+/** A new tab at `path`, signed in through the form (sessionStorage is per tab). */
+async function openSignedIn(path: string): Promise<Page> {
+  const page = await browser.newPage();
+  page.on('pageerror', (error) => pageErrors.push(`${path}: ${error.message}`));
+  await page.goto(`${base}${path}`);
+  await page.getByLabel('API key').fill(API_KEY);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  return page;
+}
+
+async function statusIs(page: Page, text: string, timeout = 15_000): Promise<void> {
+  await page
+    .getByTestId('run-status')
+    .filter({ hasText: new RegExp(`^${text}$`) })
+    .waitFor({ timeout });
+}
+
+/** Violations axe-core rates serious or critical, as `rule: target` lines. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  // Legacy mode runs axe in the page itself, without the blank page it otherwise opens per check.
+  const { violations } = await new AxeBuilder({ page }).setLegacyMode(true).analyze();
+  return violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .flatMap((violation) => violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`));
+}
+
+const CLARIFY_COLOUR: ReplayScript = [
+  { toolCalls: [call('clarify', { question: 'Which colour?', choices: ['red', 'blue'] })] },
+  { content: 'done' },
+];
+
+describe('the console in Chromium', () => {
+  it('signs in (refusing a wrong key), lists runs live with status as text, filters and searches them', async () => {
+    const done = await submit([{ content: 'finished' }]);
+    await client.wait(done);
+    const page = await browser.newPage();
+    page.on('pageerror', (error) => pageErrors.push(`/: ${error.message}`));
+    const csp: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) csp.push(message.text());
+    });
+    await page.goto(`${base}/`);
+    expect(new URL(page.url()).pathname).toBe('/console/');
+    await page.getByLabel('API key').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByLabel('API key').fill('sk_wrong_key_000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The API refused that key.' }).waitFor();
+    await page.getByLabel('API key').fill(API_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    const row = page.getByRole('row').filter({ hasText: done });
+    await row.waitFor();
+    expect(await row.getByRole('cell').nth(1).textContent()).toBe('Completed');
+    expect(await row.getByRole('cell').nth(2).textContent()).toMatch(/^\d+ s ago$/);
+    expect(await row.getByRole('cell').nth(3).textContent()).toBe('1');
+    // The key is in this tab's sessionStorage, and in no URL.
+    expect(await page.evaluate(() => sessionStorage.getItem('tether.apiKey'))).toBe(API_KEY);
+    expect(page.url()).not.toContain(API_KEY);
+
+    // Live: a run submitted now appears without a reload.
+    const waiting = await submit(CLARIFY_COLOUR);
+    const newRow = page.getByRole('row').filter({ hasText: waiting });
+    await newRow.getByRole('cell', { name: 'Waiting for input' }).waitFor({ timeout: 10_000 });
+    expect(await page.getByRole('row').nth(1).textContent()).toContain(waiting);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.getByLabel('Status').selectOption('completed');
+    await newRow.waitFor({ state: 'detached' });
+    await row.waitFor();
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Search by id').fill(waiting);
+    await row.waitFor({ state: 'detached' });
+    await newRow.waitFor();
+    await client.cancel(waiting);
+    expect(csp).toEqual([]);
+    await page.close();
+  });
+
+  it('shows a run live, and answers its question by clicking a choice; a reloaded deep link shows each event once', async () => {
+    const id = await submit(CLARIFY_COLOUR);
+    const page = await openSignedIn('/console/');
+    await page.getByRole('link', { name: id }).click();
+    expect(new URL(page.url()).pathname).toBe(`/console/runs/${id}`);
+    await page.getByText('Which colour?', { exact: true }).waitFor();
+    await statusIs(page, 'Waiting for input');
+    expect(await page.getByTestId('countdown').textContent()).toMatch(/^\d+:\d\d$/);
+    await page
+      .getByText(/Tool clarify/)
+      .first()
+      .waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.getByRole('button', { name: 'blue', exact: true }).click();
+    await statusIs(page, 'Completed');
+    await page.getByText('Which colour?', { exact: true }).waitFor({ state: 'detached' });
+    await page.getByText('Answered: blue').waitFor();
+    expect(await page.locator('pre.output').textContent()).toBe('done');
+
+    await page.reload();
+    await statusIs(page, 'Completed');
+    await page.getByText('Answered: blue').waitFor();
+    expect(
+      await page
+        .locator('.event-status')
+        .filter({ hasText: /Completed$/ })
+        .count(),
+    ).toBe(1);
+    expect(await page.locator('.event-question').count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.close();
+  });
+
+  it('answers by typing, and a second page on the run drops its prompt when the first answers', async () => {
+    const id = await submit([
+      { toolCalls: [call('clarify', { question: 'Name the file', choices: [] })] },
+      { content: 'named' },
+    ]);
+    const first = await openSignedIn(`/console/runs/${id}`);
+    const second = await openSignedIn(`/console/runs/${id}`);
+    for (const page of [first, second]) await page.getByText('Name the file', { exact: true }).waitFor();
+    await first.getByLabel('Your answer').fill('notes.md');
+    await first.getByRole('button', { name: 'Send' }).click();
+    for (const page of [first, second]) {
+      await statusIs(page, 'Completed');
+      await page.getByLabel('Your answer').waitFor({ state: 'detached' });
+      await page.getByText('Answered: notes.md').waitFor();
+    }
+    await first.close();
+    await second.close();
+  });
+
+  it('cancels a running bash step after confirming', async () => {
+    const id = await submit([
+      { toolCalls: [call('bash', { command: 'sleep 30; echo late > late.txt' })] },
+      { content: 'never' },
+    ]);
+    const page = await openSignedIn(`/console/runs/${id}`);
+    await page.getByText(/Tool bash \(running\)/).waitFor({ timeout: 15_000 });
+    await statusIs(page, 'Running');
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByRole('button', { name: 'Keep it running' }).click();
+    expect((await client.get(id)).status).toBe('running');
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Yes, cancel the run' }).click();
+    await statusIs(page, 'Cancelled', 10_000);
+    await page.getByRole('button', { name: 'Cancel run' }).waitFor({ state: 'detached' });
+    expect((await client.get(id)).status).toBe('cancelled');
+    await page.close();
+  });
+});
