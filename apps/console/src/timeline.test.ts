@@ -1,0 +1,65 @@
+import type { RunEvent } from '@tether/protocol';
+import { describe, expect, it } from 'vitest';
+import { EMPTY_TIMELINE, foldEvents } from './timeline.js';
+
+let seq = 0;
+function event(type: RunEvent['type'], data: unknown): RunEvent {
+  seq++;
+  return { id: `1000-${seq}`, runId: 'run_x', type, at: '2026-11-30T12:00:00.000Z', data } as RunEvent;
+}
+
+describe('foldEvents', () => {
+  it('streams assistant text into one item, which the message then replaces', () => {
+    const deltas = [event('message.delta', { text: 'Hel' }), event('message.delta', { text: 'lo' })];
+    const streaming = foldEvents(EMPTY_TIMELINE, deltas);
+    expect(streaming.items).toMatchObject([{ kind: 'text', text: 'Hello', streaming: true }]);
+    const done = foldEvents(streaming, [
+      event('message', { role: 'assistant', content: 'Hello!', toolCalls: [] }),
+    ]);
+    expect(done.items).toMatchObject([{ kind: 'text', text: 'Hello!', streaming: false }]);
+  });
+
+  it('collects a tool call’s output chunks and result by call id', () => {
+    const timeline = foldEvents(EMPTY_TIMELINE, [
+      event('tool.call', { callId: 'c1', name: 'bash', arguments: '{"command":"ls"}' }),
+      event('tool.call', { callId: 'c2', name: 'read', arguments: '{}' }),
+      event('tool.output', { callId: 'c1', stream: 'stdout', chunk: 'a\n' }),
+      event('tool.output', { callId: 'c1', stream: 'stdout', chunk: 'b\n' }),
+      event('tool.result', { callId: 'c1', name: 'bash', ok: true, content: 'exit 0' }),
+    ]);
+    expect(timeline.items).toMatchObject([
+      { kind: 'tool', callId: 'c1', output: 'a\nb\n', result: { ok: true, content: 'exit 0' } },
+      { kind: 'tool', callId: 'c2', output: '' },
+    ]);
+    expect(timeline.items[1]).not.toHaveProperty('result');
+  });
+
+  it('marks a question answered or timed out', () => {
+    const timeline = foldEvents(EMPTY_TIMELINE, [
+      event('clarify.requested', { requestId: 'q1', question: 'Which?', choices: [], expiresAt: 'x' }),
+      event('clarify.answered', { requestId: 'q1', answer: 'this' }),
+      event('clarify.requested', { requestId: 'q2', question: 'And?', choices: [], expiresAt: 'x' }),
+      event('clarify.timed_out', { requestId: 'q2' }),
+    ]);
+    expect(timeline.items).toMatchObject([
+      { kind: 'question', question: 'Which?', outcome: { answer: 'this' } },
+      { kind: 'question', question: 'And?', outcome: { timedOut: true } },
+    ]);
+  });
+
+  it('folds each event once: events at or before the last one folded are skipped', () => {
+    const first = [event('run.started', { attempt: 1, workerId: 'w' }), event('usage', usage(5))];
+    const once = foldEvents(EMPTY_TIMELINE, first);
+    const again = foldEvents(once, [...first, event('run.completed', { output: 'ok' })]);
+    expect(again.items.map((item) => item.kind)).toEqual(['status', 'usage', 'status']);
+    expect(again.lastEventId).toBe(`1000-${seq}`);
+    // Ids compare as numbers, not strings: 1000-10 comes after 1000-9.
+    const nine = { ...event('run.queued', {}), id: '2000-9' } as RunEvent;
+    const ten = { ...event('run.queued', {}), id: '2000-10' } as RunEvent;
+    expect(foldEvents(foldEvents(EMPTY_TIMELINE, [nine]), [ten]).items).toHaveLength(2);
+  });
+});
+
+function usage(total: number) {
+  return { inputTokens: total, outputTokens: 0, totalTokens: total };
+}
