@@ -12,6 +12,7 @@ RUN npm install -g pnpm@12.4.2
 WORKDIR /app
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml tsconfig.base.json ./
 COPY apps/api/package.json apps/api/
+COPY apps/console/package.json apps/console/
 COPY apps/worker/package.json apps/worker/
 COPY packages/agent/package.json packages/agent/
 COPY packages/client/package.json packages/client/

@@ -202,7 +202,7 @@ if (stack !== undefined && !stopping) {
   }
   const base = stack.urls[0];
   console.log(
-    `\n${paint(1, 'Tether is up')} at ${base}  (API docs: ${base}/docs, ${options.workers} worker${options.workers > 1 ? 's' : ''}, Redis ${cluster ? `Cluster ${cluster}` : stack.redisUrl})\n` +
+    `\n${paint(1, 'Tether is up')} at ${base}  (console: ${base}/console/, API docs: ${base}/docs, ${options.workers} worker${options.workers > 1 ? 's' : ''}, Redis ${cluster ? `Cluster ${cluster}` : stack.redisUrl})\n` +
       `${modelBanner().join('\n')}\n`,
   );
 }
