@@ -282,6 +282,8 @@ export type ChildRun = Static<typeof ChildRunSchema>;
 export const RunSchema = Type.Object({
   id: Type.String(),
   status: RunStatusSchema,
+  /** The input's first line that is not blank, at most {@link RUN_TITLE_MAX_CHARS} characters (runs created before it was kept have none). */
+  title: Type.Optional(Type.String({ maxLength: 200 })),
   /** The session the run belongs to, if any. */
   sessionId: Type.Optional(Type.String()),
   /** A crew child: the run that delegated it, the run at the top of its tree, and how deep it is (1: a child of a top-level run). */

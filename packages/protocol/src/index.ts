@@ -199,6 +199,7 @@ export {
   SkillSchema,
   SkillSummarySchema,
 } from './skills.js';
+export { RUN_TITLE_MAX_CHARS, runTitle } from './title.js';
 export type {
   CreateWebhookBody,
   UpdateWebhookBody,

@@ -1,4 +1,5 @@
 import type { CreateRunBody, RunStatus, SealedMcpServerRef } from '@tether/protocol';
+import { runTitle } from '@tether/protocol';
 import { type CallOf, isNoScript } from './lua-script.js';
 import { parseRecord, type RunRecord } from './replies.js';
 import * as scripts from './scripts.js';
@@ -130,6 +131,8 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
     run.queue,
   ];
   if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
+  // Kept for the run's life (its spec goes when it ends): lists show it.
+  fields.push('title', runTitle(run.spec.input));
   if (run.crew) {
     const { parentRunId, rootRunId, depth, call, index, deadlineMs } = run.crew;
     fields.push('parent', parentRunId, 'root', rootRunId, 'depth', String(depth));

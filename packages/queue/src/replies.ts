@@ -62,6 +62,7 @@ export function parseRecord(
     todos: json<TodoItem[]>(hash.todos) ?? [],
     cancelRequested: hash.cancelRequested !== undefined,
   };
+  if (hash.title !== undefined) record.title = hash.title;
   if (hash.session) record.sessionId = hash.session;
   if (hash.parent) {
     record.parentRunId = hash.parent;

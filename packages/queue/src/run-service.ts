@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { newId, newSessionRunId, type RunStatus, TERMINAL_STATUSES } from '@tether/protocol';
+import { newId, newSessionRunId, type RunStatus, runTitle, TERMINAL_STATUSES } from '@tether/protocol';
 import { type Job, type JobType, Queue } from 'bullmq';
 import type { RedisClient } from './connection.js';
 import { QueueError } from './errors.js';
@@ -195,6 +195,7 @@ export class RunService {
       id,
       tenant,
       status: 'queued',
+      title: runTitle(body.input),
       createdAt: new Date(createdAtMs).toISOString(),
       attempts: 0,
       todos: [],

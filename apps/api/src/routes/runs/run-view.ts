@@ -6,6 +6,7 @@ export function toRun(record: RunRecord): Run {
   const run: Run = {
     id: record.id,
     status: record.status,
+    ...(record.title !== undefined ? { title: record.title } : {}),
     ...(record.sessionId !== undefined ? { sessionId: record.sessionId } : {}),
     ...(record.parentRunId !== undefined
       ? { parentRunId: record.parentRunId, rootRunId: record.rootRunId, depth: record.depth }
