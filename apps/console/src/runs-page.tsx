@@ -9,7 +9,7 @@ const REFRESH_MS = 2_000;
 const PAGE_SIZE = 20;
 const RUN_ID = /^run_[0-9a-z_]{26,}$/;
 
-/** The runs, newest first: a status filter, a search by id, pages, read again every two seconds. */
+/** The runs, newest first (id, input's first line, status, age, attempts): a status filter, a search by id, pages, read again every two seconds. */
 export function RunsPage({ client }: { client: TetherClient }) {
   const [status, setStatus] = useState<RunStatus | ''>('');
   const [search, setSearch] = useState('');
@@ -110,6 +110,7 @@ export function RunsPage({ client }: { client: TetherClient }) {
           <thead>
             <tr>
               <th scope="col">Run</th>
+              <th scope="col">Input</th>
               <th scope="col">Status</th>
               <th scope="col">Created</th>
               <th scope="col">Attempts</th>
@@ -123,6 +124,7 @@ export function RunsPage({ client }: { client: TetherClient }) {
                     {run.id}
                   </a>
                 </td>
+                <td class="title">{run.title ?? ''}</td>
                 <td class={`status status-${run.status}`}>{STATUS_TEXT[run.status]}</td>
                 <td>
                   <time dateTime={run.createdAt}>{age(run.createdAt, now)}</time>

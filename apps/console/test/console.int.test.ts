@@ -116,7 +116,7 @@ const CLARIFY_COLOUR: ReplayScript = [
 
 describe('the console in Chromium', () => {
   it('signs in (refusing a wrong key), lists runs live with status as text, filters and searches them', async () => {
-    const done = await submit([{ content: 'finished' }]);
+    const done = await submit([{ content: 'finished' }], 'List the files\nthen stop');
     await client.wait(done);
     const page = await browser.newPage();
     page.on('pageerror', (error) => pageErrors.push(`/: ${error.message}`));
@@ -136,9 +136,10 @@ describe('the console in Chromium', () => {
     await page.getByRole('heading', { name: 'Runs' }).waitFor();
     const row = page.getByRole('row').filter({ hasText: done });
     await row.waitFor();
-    expect(await row.getByRole('cell').nth(1).textContent()).toBe('Completed');
-    expect(await row.getByRole('cell').nth(2).textContent()).toMatch(/^\d+ s ago$/);
-    expect(await row.getByRole('cell').nth(3).textContent()).toBe('1');
+    expect(await row.getByRole('cell').nth(1).textContent()).toBe('List the files');
+    expect(await row.getByRole('cell').nth(2).textContent()).toBe('Completed');
+    expect(await row.getByRole('cell').nth(3).textContent()).toMatch(/^\d+ s ago$/);
+    expect(await row.getByRole('cell').nth(4).textContent()).toBe('1');
     // The key is in this tab's sessionStorage, and in no URL.
     expect(await page.evaluate(() => sessionStorage.getItem('tether.apiKey'))).toBe(API_KEY);
     expect(page.url()).not.toContain(API_KEY);
