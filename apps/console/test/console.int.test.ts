@@ -41,7 +41,7 @@ beforeAll(async () => {
   workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-console-ws-'));
   profile = await mkdtemp(join(tmpdir(), 'tether-console-chromium-'));
   // The stack and the browser start side by side: each takes seconds.
-  [stack, browser] = await Promise.all([
+  const [started, launched] = await Promise.allSettled([
     startStack({
       redis: testRedisUrl(),
       env: {
@@ -60,6 +60,11 @@ beforeAll(async () => {
       headless: true,
     }),
   ]);
+  // Whichever started is kept, so that afterAll stops it when the other failed.
+  if (started.status === 'fulfilled') stack = started.value;
+  if (launched.status === 'fulfilled') browser = launched.value;
+  if (started.status === 'rejected') throw started.reason;
+  if (launched.status === 'rejected') throw launched.reason;
   base = stack.urls[0] as string;
   client = new TetherClient({ baseUrl: base, apiKey: API_KEY });
 }, 60_000);
