@@ -1,7 +1,7 @@
 import { defaultClientConditions, defineConfig } from 'vite';
 
-// Workspace packages resolve to their TypeScript sources (the `source` export condition), as in the
-// tests: the console bundles the SDK's browser-safe entry without waiting for its dist/.
+// Workspace packages that have a `source` export condition resolve to their TypeScript sources, as in
+// the tests; the SDK has none (it is published) and is bundled from its dist/, which pnpm build makes first.
 export default defineConfig({
   base: '/console/',
   resolve: { conditions: ['source', ...defaultClientConditions] },
