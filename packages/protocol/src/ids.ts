@@ -17,6 +17,23 @@ export function newId(prefix: 'run' | 'clr' | 'ses' | 'tcr' | 'mem' | 'whk' | 'w
   return `${prefix}_${head}${tail}`;
 }
 
+/**
+ * When an id made by {@link newId} (or a run id made from one) was made, in
+ * epoch ms: its 10 time characters after the prefix. Undefined for a string
+ * that does not start that way.
+ */
+export function idTime(id: string): number | undefined {
+  const start = id.indexOf('_') + 1;
+  if (start === 0 || id.length < start + 10) return undefined;
+  let time = 0;
+  for (let i = start; i < start + 10; i++) {
+    const digit = ALPHABET.indexOf(id[i] as string);
+    if (digit < 0) return undefined;
+    time = time * 32 + digit;
+  }
+  return time;
+}
+
 // Random bytes are drawn 4 KB at a time rather than 16 per id, through Web Crypto (Node and
 // browsers alike: the SDK's browser entry imports this package).
 const pool = new Uint8Array(4096);

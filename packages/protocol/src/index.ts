@@ -100,7 +100,15 @@ export {
   ToolOutputBodySchema,
   ToolRequestIdSchema,
 } from './http.js';
-export { newChildRunId, newId, newSessionRunId, runSessionTag, runTreeTag, sessionTag } from './ids.js';
+export {
+  idTime,
+  newChildRunId,
+  newId,
+  newSessionRunId,
+  runSessionTag,
+  runTreeTag,
+  sessionTag,
+} from './ids.js';
 export type {
   CreateMcpServerBody,
   McpHeaders,
