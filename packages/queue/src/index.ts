@@ -33,6 +33,8 @@ export {
 } from './jobs.js';
 export type { MemoryKeys, RunKeys, SessionKeys, TenantSlotKeys, TetherKeys, WebhookKeys } from './keys.js';
 export { createKeys, MAX_SHARDS, QUEUE_NAME, WEBHOOK_QUEUE_NAME } from './keys.js';
+export type { LeaseOptions } from './lease.js';
+export { Lease } from './lease.js';
 export type { McpServerStoreOptions, McpServerWrite, StoredMcpServer } from './mcp-server-store.js';
 export { McpServerStore, mcpServerView } from './mcp-server-store.js';
 export { MemoryIndex, tokenize } from './memory-index.js';

@@ -226,6 +226,12 @@ export interface TetherKeys {
    */
   rateLimit(key: string, windowMs: number, window: number): string;
   /**
+   * String (expiring): the id of the one process that reads the queue's counts for the
+   * `tether_queue_jobs` metric, under a lease it renews (see `Lease`), so that every API and
+   * worker process of a deployment does not read them at each scrape. Hash tag `{metrics}`.
+   */
+  queueMetricsLease: string;
+  /**
    * A tenant's skills (`tether:skills:{k_<tenant>}:…`): one hash slot per
    * tenant, so a write checks the tenant's limits and keeps its index and
    * totals in one script, on a cluster too.
@@ -345,6 +351,7 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     eventsPattern: `${namespace}:events:*`,
     workers: `${namespace}:{workers}`,
     rateLimit: (key, windowMs, window) => `${namespace}:{ratelimit}:${key}:${windowMs}:${window}`,
+    queueMetricsLease: `${namespace}:{metrics}:queue-reader`,
     skills(tenant) {
       const base = `${namespace}:skills:{k_${tenant}}`;
       return { index: `${base}:index`, totals: `${base}:totals`, files: (name) => `${base}:files:${name}` };

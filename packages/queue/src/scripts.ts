@@ -78,6 +78,8 @@ interface Replies {
   webhookDeliveries: [0 | 1, ...(string | string[])[]];
   webhookRedeliver: 'wake' | 'ok' | 'missing' | 'disabled';
   webhookUnmark: 1 | 0;
+  holdLease: 1 | 0;
+  releaseLease: 1 | 0;
 }
 
 function script<N extends keyof Replies, K extends string, A extends string, R extends string = never>(
@@ -412,3 +414,15 @@ export const webhookRedeliver = script('webhookRedeliver', {
 
 /** commands/webhookUnmark.lua: a run off the dirty set, unless marked again. */
 export const webhookUnmark = script('webhookUnmark', { keys: ['dirty'], args: ['runId', 'score'] });
+
+/** commands/holdLease.lua: a lease taken when free (SET NX PX), or renewed by its holder. */
+export const holdLease = script('holdLease', {
+  keys: ['lease'],
+  args: ['holder', 'ttlMs'],
+});
+
+/** commands/releaseLease.lua: a lease given up by its holder. */
+export const releaseLease = script('releaseLease', {
+  keys: ['lease'],
+  args: ['holder'],
+});
