@@ -66,6 +66,8 @@ export type FakeBehavior =
       chunks: FakeStreamItem[];
       /** The usage chunk (sent when the request asks for it); `null` never sends one. */
       usage?: FakeUsage | null;
+      /** A pause before each chunk (ms), for a model that takes its time (time to first token). */
+      chunkDelayMs?: number;
     }
   | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown }
   /**
@@ -138,7 +140,10 @@ export class FakeOpenAIServer extends FakeModelServer<FakeBehavior> {
           return;
         }
         startEventStream(res);
-        for (const item of behavior.chunks) await write(res, sse(id, model, item));
+        for (const item of behavior.chunks) {
+          if (behavior.chunkDelayMs) await sleep(behavior.chunkDelayMs);
+          await write(res, sse(id, model, item));
+        }
         if (includeUsage && behavior.usage !== null) {
           await write(res, usageEvent(id, model, behavior.usage ?? DEFAULT_FAKE_USAGE));
         }
@@ -242,19 +247,22 @@ export function toolCallChunks(
 /** A behaviour that streams `text`. */
 export function streamText(
   text: string,
-  options: { pieces?: number; usage?: FakeUsage | null } = {},
+  options: { pieces?: number; usage?: FakeUsage | null; chunkDelayMs?: number } = {},
 ): FakeBehavior {
   const behavior: FakeBehavior = { kind: 'stream', chunks: textChunks(text, options) };
   if (options.usage !== undefined) behavior.usage = options.usage;
+  if (options.chunkDelayMs !== undefined) behavior.chunkDelayMs = options.chunkDelayMs;
   return behavior;
 }
 
 /** A behaviour that streams tool calls (see {@link toolCallChunks}). */
 export function streamToolCalls(
   calls: FakeToolCall[],
-  options: { fragments?: number; interleave?: boolean; content?: string } = {},
+  options: { fragments?: number; interleave?: boolean; content?: string; chunkDelayMs?: number } = {},
 ): FakeBehavior {
-  return { kind: 'stream', chunks: toolCallChunks(calls, options) };
+  const behavior: FakeBehavior = { kind: 'stream', chunks: toolCallChunks(calls, options) };
+  if (options.chunkDelayMs !== undefined) behavior.chunkDelayMs = options.chunkDelayMs;
+  return behavior;
 }
 
 function sse(id: string, model: string, item: FakeStreamItem): string {
@@ -329,4 +337,8 @@ function withTotal(usage: FakeUsage): FakeUsage & { total_tokens: number } {
 
 function errorBody(message: string, type: string): unknown {
   return { error: { message, type, param: null, code: null } };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -482,6 +482,35 @@ describe('runAttempt', () => {
     ]);
   });
 
+  it('tells onToolCall of each run of a tool and its result; not of an unknown name nor of a clarify suspension', async () => {
+    const provider = createReplayProvider([
+      {
+        toolCalls: [
+          call('write_file', { path: 'a.txt', content: 'a' }),
+          call('read_file', { path: 'missing.txt' }),
+          call('nope', {}),
+          call('clarify', { question: 'Which one?' }),
+        ],
+      },
+      { content: 'done' },
+    ]);
+    const h = harness(provider);
+    const told: string[] = [];
+    const outcome = await h.attempt(h.checkpoint, {
+      onToolCall: (name) => {
+        told.push(`start ${name}`);
+        return (result) => told.push(`end ${name} ${result.ok ? 'ok' : result.code}`);
+      },
+    });
+    expect(outcome.status).toBe('suspended');
+    expect(told).toEqual([
+      'start write_file',
+      'end write_file ok',
+      'start read_file',
+      expect.stringMatching(/^end read_file ERR_TOOL_/),
+    ]);
+  });
+
   it('ends at each limit with its own error code', async () => {
     const loop: ReplayScript = Array.from({ length: 10 }, () => ({
       toolCalls: [call('list_dir', { path: '.' })],

@@ -170,6 +170,13 @@ export interface AttemptParams {
    * result is recorded.
    */
   interrupted?: () => boolean;
+  /**
+   * Told when a call of one of `tools` starts (its arguments not yet checked);
+   * the function it returns is told the call's result when it ends (metrics,
+   * traces). Client tools, clarify's suspension, delegations and `escalate`
+   * are not tool runs and are not told.
+   */
+  onToolCall?: ((name: string) => (result: { ok: boolean; code?: string | undefined }) => void) | undefined;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -509,7 +516,10 @@ async function runTool(params: AttemptParams, tool: Tool, call: ToolCall) {
       ...(tool.server === undefined ? {} : { server: tool.server }),
     },
   });
-  return executeTool(tool, call.arguments, { callId: call.id, signal: params.signal });
+  const ended = params.onToolCall?.(tool.name);
+  const result = await executeTool(tool, call.arguments, { callId: call.id, signal: params.signal });
+  ended?.(result);
+  return result;
 }
 
 /**

@@ -58,11 +58,20 @@ export interface ModelResponse {
    * calls: look at `toolCalls`, not at this, to decide whether to run tools.
    */
   finishReason: 'stop' | 'tool_calls' | 'length' | 'content_filter' | (string & {});
+  /**
+   * Time to first token: ms from the start of the request that answered (the
+   * successful try's) to the first piece of its answer streamed back (text or
+   * a tool call's fragment). Undefined from a provider that does not stream.
+   */
+  firstTokenMs?: number | undefined;
 }
 
 /** What the attempt loop talks to. One `complete` call is one model turn. */
 export interface ModelProvider {
+  /** The profile's name (in logs, errors and metrics), `replay` for a replay script. */
   readonly name: string;
+  /** The model the server is asked for (the profile's `model`; `replay` for a replay script). */
+  readonly model?: string | undefined;
   /**
    * Runs one model turn. Rejects with an `AgentError` only: `retryable` tells
    * the job system whether the attempt may succeed later.

@@ -70,9 +70,25 @@ describe('OpenAI provider: streaming', () => {
       toolCalls: [],
       usage: { inputTokens: 11, outputTokens: 7, totalTokens: 18 },
       finishReason: 'stop',
+      firstTokenMs: expect.any(Number),
     });
     expect(deltas.length).toBe(4);
     expect(deltas.join('')).toBe('Hello there, world.');
+  });
+
+  it('measures the time to the first token of the answer, text or tool call, apart from the whole answer', async () => {
+    // A role chunk, two pieces and the end, 80 ms apart: the first text comes with the second chunk.
+    server.enqueue(
+      streamText('Hello there.', { pieces: 2, chunkDelayMs: 80 }),
+      streamToolCalls([{ id: 'c1', name: 'todo', arguments: '{}' }], { chunkDelayMs: 80 }),
+    );
+    for (let i = 0; i < 2; i++) {
+      const started = performance.now();
+      const response = await provider().complete(request());
+      const total = performance.now() - started;
+      expect(response.firstTokenMs).toBeGreaterThanOrEqual(150);
+      expect(response.firstTokenMs).toBeLessThan(total - 70);
+    }
   });
 
   it('sends a streaming request with usage, and no parameter that was not set', async () => {

@@ -108,6 +108,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
 
   return {
     name: config.name,
+    model: config.model,
     complete: (request) =>
       completeWithRetries(config, request, () => tryOnce(client, config, request, modelFor)),
   };
@@ -154,17 +155,17 @@ function tryOnce(
   request: ModelRequest,
   modelFor: (signal: AbortSignal) => Promise<string>,
 ): Promise<TryOutcome> {
+  const turn = new StreamedTurn();
   const open = async (signal: AbortSignal) => {
     const model = await modelFor(signal);
+    turn.startedAt = performance.now();
     return client.chat.completions.create(buildBody(config, model, request), {
       signal,
       maxRetries: 0,
       timeout: config.timeoutMs,
     });
   };
-  return streamOnce(config, request, open, new StreamedTurn(), (...failure) =>
-    classifyFailure(OPENAI_ERRORS, ...failure),
-  );
+  return streamOnce(config, request, open, turn, (...failure) => classifyFailure(OPENAI_ERRORS, ...failure));
 }
 
 const OPENAI_ERRORS: SdkErrors = {
@@ -259,6 +260,9 @@ class StreamedTurn implements StreamedAnswer<ChatCompletionChunk> {
   private readonly byIndex = new Map<number, PartialToolCall>();
   private finishReason: string | undefined;
   private usage: Usage | undefined;
+  /** When the request was sent, and when the first piece of the answer came (performance.now()). */
+  startedAt = 0;
+  private firstTokenAt: number | undefined;
 
   get finished(): boolean {
     // The usage chunk comes last, after the finish reason; either shows the answer is whole.
@@ -282,6 +286,9 @@ class StreamedTurn implements StreamedAnswer<ChatCompletionChunk> {
     for (const choice of chunk.choices ?? []) {
       if ((choice.index ?? 0) !== 0) continue;
       const delta = choice.delta;
+      if (this.firstTokenAt === undefined && (delta?.content || delta?.tool_calls?.length)) {
+        this.firstTokenAt = performance.now();
+      }
       if (delta?.content) {
         this.content += delta.content;
         emit(delta.content);
@@ -324,6 +331,7 @@ class StreamedTurn implements StreamedAnswer<ChatCompletionChunk> {
       })),
       usage: this.usage ?? { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
       finishReason: this.finishReason ?? 'stop',
+      firstTokenMs: this.firstTokenAt === undefined ? undefined : this.firstTokenAt - this.startedAt,
     };
   }
 }

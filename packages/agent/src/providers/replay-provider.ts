@@ -72,8 +72,11 @@ export function playReplayScript(script: ReplayScript, options: ReplayProviderOp
 
   return {
     name: 'replay',
+    model: 'replay',
     async complete(request: ModelRequest): Promise<ModelResponse> {
       throwIfAborted(request.signal);
+      const startedAt = performance.now();
+      let firstTokenAt: number | undefined;
       // The run's own turns: those after its input, the last user message (a session's earlier turns come before it).
       const input = request.messages.findLastIndex((message) => message.role === 'user');
       const index = request.messages
@@ -91,6 +94,7 @@ export function playReplayScript(script: ReplayScript, options: ReplayProviderOp
       for (const piece of pieces(content)) {
         if (deltaDelayMs > 0) await abortableSleep(deltaDelayMs, request.signal, abortError);
         throwIfAborted(request.signal);
+        firstTokenAt ??= performance.now();
         request.onDelta?.(piece);
       }
 
@@ -109,6 +113,8 @@ export function playReplayScript(script: ReplayScript, options: ReplayProviderOp
         toolCalls,
         usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
         finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+        // The whole turn is at hand: its first piece, or its tool calls, come at once.
+        firstTokenMs: (firstTokenAt ?? performance.now()) - startedAt,
       };
     },
   };
