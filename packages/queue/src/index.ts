@@ -59,6 +59,7 @@ export type {
   ClaimResult,
   ClarifyState,
   CrewSpec,
+  EndedRun,
   NewRun,
   RunRecord,
   RunSpec,

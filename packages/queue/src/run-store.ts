@@ -41,6 +41,18 @@ export interface RunStoreOptions {
   retentionSeconds?: number;
   /** How long a session's keys stay after its last activity, in seconds (`TETHER_SESSION_TTL_S`). Default 30 days. */
   sessionTtlSeconds?: number;
+  /**
+   * Told of each run this store ended (`finalize` ended it: once per run, in
+   * the process that ended it), for metrics. Must not throw.
+   */
+  onEnded?: ((run: EndedRun) => void) | undefined;
+}
+
+/** A run that `finalize` just ended. */
+export interface EndedRun {
+  runId: string;
+  tenant: string;
+  status: 'completed' | 'failed' | 'cancelled';
 }
 
 /**
@@ -56,8 +68,10 @@ export class RunStore implements StoreContext {
   readonly eventMaxLength: number;
   readonly retentionSeconds: number;
   readonly sessionTtlSeconds: number;
+  readonly #onEnded: ((run: EndedRun) => void) | undefined;
 
   constructor(options: RunStoreOptions) {
+    this.#onEnded = options.onEnded;
     this.redis = options.redis;
     this.keys = options.keys;
     this.eventMaxLength = positive('eventMaxLength', options.eventMaxLength ?? 10_000);
@@ -406,7 +420,8 @@ export class RunStore implements StoreContext {
       },
     });
     if (!Array.isArray(result)) return false;
-    const [, reported] = result;
+    const [, reported, tenant] = result;
+    this.#onEnded?.({ runId, tenant, status: end.status });
     if (reported === 'ready') await this.#parentReady(parentRunId);
     if (reported === 'unreported') await this.reportEnded(runId);
     return true;

@@ -36,7 +36,7 @@ interface Replies {
     | 'expired'
     | 'ended';
   resolveClarify: ['answered', string] | ['timed_out'] | ['pending', string] | ['missing'] | ['not_owner'];
-  finalizeRun: [string, '' | 'ready' | 'unreported'] | 0 | -1;
+  finalizeRun: [string, '' | 'ready' | 'unreported', string] | 0 | -1;
   delegateRun: 1 | 2 | 0 | -1 | -2;
   requestToolCalls: 1 | 2 | 0 | -1;
   postToolOutput: 'ok' | 'last' | 'no_run' | 'no_request' | 'received' | 'timed_out' | 'expired' | 'ended';

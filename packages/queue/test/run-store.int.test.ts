@@ -21,6 +21,27 @@ function deployment() {
 
 const body = { input: 'hi', model: { provider: 'replay' as const, script: [{ content: 'ok' }] } };
 
+describe('RunStore onEnded', () => {
+  it('is told once of each run the store ends, with its tenant and status', async () => {
+    const keys = createKeys(uniquePrefix('store'));
+    const ended: unknown[] = [];
+    const store = new RunStore({ redis, keys, onEnded: (run) => ended.push(run) });
+    const service = new RunService({ redis, keys, store });
+    const { run } = await service.submit('acme', body);
+    const { run: other } = await service.submit('beta', body);
+    expect(await store.finalize(run.id, { status: 'completed', output: 'x' })).toBe(true);
+    expect(await store.finalize(run.id, { status: 'failed', error: { code: 'E', message: 'm' } })).toBe(
+      false,
+    );
+    await service.cancel('beta', other.id);
+    expect(ended).toEqual([
+      { runId: run.id, tenant: 'acme', status: 'completed' },
+      { runId: other.id, tenant: 'beta', status: 'cancelled' },
+    ]);
+    await service.close();
+  });
+});
+
 describe('RunService.submit', () => {
   it('writes the runs submitted in one turn together: every one created, indexed and queued once', async () => {
     const { store, service } = deployment();

@@ -46,10 +46,11 @@
                             entries (JSON each), then (type, data JSON) pairs of events
 
   Output:
-    { id of the terminal event, parent } where parent is '' (no crew parent, or nothing more for
-    it), 'ready' (the run was its parent's last child to report: the parent may resume) or
-    'unreported' (the run's parent is not the one the caller named: report it separately); 0 (the
-    run is missing or has already ended) or -1 (another worker owns it)
+    { id of the terminal event, parent, tenant } where parent is '' (no crew parent, or nothing
+    more for it), 'ready' (the run was its parent's last child to report: the parent may resume) or
+    'unreported' (the run's parent is not the one the caller named: report it separately), and
+    tenant the run's (for the caller's metrics); 0 (the run is missing or has already ended) or -1
+    (another worker owns it)
 ]]
 
 --- @include "includes/lifecycle"
@@ -61,7 +62,8 @@
 --- @include "includes/endTurn"
 --- @include "includes/reportChild"
 
-local fields = redis.call('HMGET', KEYS[1], 'status', 'owner', 'session', 'parent', 'call', 'index', 'createdAt')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'owner', 'session', 'parent', 'call', 'index', 'createdAt',
+  'tenant')
 if not fields[1] or terminal(fields[1]) then return 0 end
 if ARGV[8] ~= '' and fields[2] ~= ARGV[8] then return -1 end
 local fieldsEnd = 17 + 2 * tonumber(ARGV[17])
@@ -88,4 +90,4 @@ if fields[4] then
     parent = 'ready'
   end
 end
-return { id, parent }
+return { id, parent, fields[8] or '' }

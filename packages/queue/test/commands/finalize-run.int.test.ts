@@ -83,7 +83,7 @@ describe('finalizeRun', () => {
       { type: 'run.completed', data: { output: 'done' } },
     ]);
     // No crew parent: nothing to report.
-    expect(result).toEqual([events[2]?.id, '']);
+    expect(result).toEqual([events[2]?.id, '', '']);
     expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
     for (const key of [run.keys.record, run.keys.events, run.keys.checkpoint, run.keys.metadata]) {
       expect(await redis.ttl(key)).toBeGreaterThan(RETENTION - 10);
@@ -93,9 +93,15 @@ describe('finalizeRun', () => {
     expect(await redis.ttl(run.keys.clarify(REQUEST_ID))).toBe(-1);
   });
 
+  it("answers the run's tenant with the end", async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'running', owner: 'w1:t1', tenant: 'acme' });
+    expect(await finalize(run)).toEqual([expect.any(String), '', 'acme']);
+  });
+
   it('ends the run whoever owns it when the token is empty, keeps the stored checkpoint without a new one', async () => {
     const run = await live();
-    expect(await finalize(run, { fields: [] })).toEqual([expect.any(String), '']);
+    expect(await finalize(run, { fields: [] })).toEqual([expect.any(String), '', '']);
     expect(await run.record()).toEqual({ status: 'completed', finishedAt: REDIS_NOW, todos: '[]' });
     expect(await redis.get(run.keys.checkpoint)).toBe('{"version":1}');
     expect((await run.events()).map((event) => event.type)).toEqual(['run.completed']);
@@ -152,7 +158,7 @@ describe('finalizeRun', () => {
         turn,
         events: ['usage', '{"inputTokens":1,"outputTokens":1,"totalTokens":2}'],
       }),
-    ).toEqual([expect.stringMatching(/^\d+-\d+$/), '']);
+    ).toEqual([expect.stringMatching(/^\d+-\d+$/), '', '']);
     expect(await redis.lrange(session.transcript, 0, -1)).toEqual([
       '{"role":"user","content":"before"}',
       ...turn,
@@ -173,7 +179,7 @@ describe('finalizeRun', () => {
     await run.seed({ status: 'waiting_for_input', session: run.sessionId as string });
     await redis.rpush(run.keys.session.queue, run.runId);
     await redis.rpush(run.keys.turn, '{"role":"user","content":"saved"}');
-    expect(await finalize(run)).toEqual([expect.stringMatching(/^\d+-\d+$/), '']);
+    expect(await finalize(run)).toEqual([expect.stringMatching(/^\d+-\d+$/), '', '']);
     expect(await redis.lrange(run.keys.session.transcript, 0, -1)).toEqual([
       '{"role":"user","content":"saved"}',
     ]);
