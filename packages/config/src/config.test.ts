@@ -85,6 +85,7 @@ describe('readSharedConfig', () => {
       mcpServers: {},
       mcpMaxServers: 20,
       logLevel: 'info',
+      metricsTenantLabel: false,
       publicUrl: 'http://127.0.0.1:3000',
       webhook: {
         maxEndpoints: 20,
@@ -115,6 +116,17 @@ describe('readSharedConfig', () => {
         expect.stringContaining('TETHER_PUBLIC_URL must be an http(s) URL'),
       ]);
     }
+  });
+
+  it('reads the tenant label switch and the OTLP endpoint (set: traces on), refusing an endpoint that is no URL', () => {
+    expect(sharedOf({ TETHER_METRICS_TENANT_LABEL: '1' }).config.metricsTenantLabel).toBe(true);
+    expect(sharedOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).config.otlpEndpoint).toBe(
+      'http://collector:4318',
+    );
+    expect(sharedOf({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' }).config.otlpEndpoint).toBeUndefined();
+    expect(sharedOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).problems).toEqual([
+      'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, got "collector:4318"',
+    ]);
   });
 
   it('keeps an absolute workspace root and refuses a bad Redis URL and prefix', () => {

@@ -128,6 +128,14 @@ export interface SharedConfig {
   mcpMaxServers: number;
   /** pino level. */
   logLevel: LogLevel;
+  /** `TETHER_METRICS_TENANT_LABEL=1`: per-run metrics carry a `tenant` label (unbounded with many tenants: off by default). */
+  metricsTenantLabel: boolean;
+  /**
+   * `OTEL_EXPORTER_OTLP_ENDPOINT`: where traces go (OTLP). Set, the process
+   * starts the OpenTelemetry SDK (which reads its other `OTEL_*` variables
+   * itself); unset, no SDK is loaded and nothing is traced.
+   */
+  otlpEndpoint: string | undefined;
   /**
    * `TETHER_PUBLIC_URL`: the API's base URL as the world reaches it, for the links Tether sends out
    * (a `clarify.requested` webhook's `answer.url`). Default `http://127.0.0.1:<PORT>`, for development.
@@ -203,6 +211,8 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     mcpServers: readOperatorMcpServers(reader, cwd),
     mcpMaxServers: reader.integer('TETHER_MCP_MAX_SERVERS', MCP_LIMITS.tenantServersDefault, 0, 1_000),
     logLevel: reader.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
+    metricsTenantLabel: reader.boolean('TETHER_METRICS_TENANT_LABEL', false),
+    otlpEndpoint: readOtlpEndpoint(reader),
     publicUrl: readPublicUrl(reader),
     webhook: {
       maxEndpoints: reader.integer('TETHER_WEBHOOK_MAX_ENDPOINTS', WEBHOOK_DEFAULTS.maxEndpoints, 1, 1_000),
@@ -266,6 +276,17 @@ function readPublicUrl(reader: EnvReader): string {
     return `http://127.0.0.1:${port}`;
   }
   return url.href.replace(/\/+$/, '');
+}
+
+/** `OTEL_EXPORTER_OTLP_ENDPOINT`, an http(s) URL, or undefined when unset or empty. */
+function readOtlpEndpoint(reader: EnvReader): string | undefined {
+  const raw = reader.optional('OTEL_EXPORTER_OTLP_ENDPOINT')?.trim();
+  if (!raw) return undefined;
+  if (!/^https?:\/\/[^\s/]/.test(raw)) {
+    reader.problem(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, got ${JSON.stringify(raw)}`);
+    return undefined;
+  }
+  return raw;
 }
 
 /** Whether a key holds a Redis Cluster hash tag: its first `{` and the next `}`, not empty between. */
