@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { newId, newSessionRunId, type RunStatus, runTitle, TERMINAL_STATUSES } from '@tether/protocol';
-import { type Job, type JobType, Queue } from 'bullmq';
+import { type Job, type JobType, Queue, SpanKind, type Telemetry } from 'bullmq';
 import type { RedisClient } from './connection.js';
 import { QueueError } from './errors.js';
 import { promoteJob, RETRY_BACKOFF_TYPE } from './jobs.js';
@@ -14,6 +14,8 @@ const MAX_BATCH = 256;
 
 interface PendingSubmission {
   run: NewRun;
+  /** The job's data besides the run id (the request's id) and its trace context (BullMQ's telemetry metadata). */
+  job: { requestId?: string | undefined; traceMetadata?: string | undefined };
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -23,6 +25,8 @@ export interface RunJobData {
   runId: string;
   /** A crew child's parent: the child's claim checks that the parent still waits for it. */
   parentRunId?: string;
+  /** The id of the API request that submitted the run (or its crew root), for the worker's log lines. */
+  requestId?: string;
 }
 
 export interface RunServiceOptions {
@@ -45,15 +49,27 @@ export interface RunServiceOptions {
   webhooks?: WebhookDispatcher | undefined;
   /** Told of a dispatch that failed (the sweep or the run's next claim dispatches it later). */
   onWebhookError?: ((error: unknown, runId: string) => void) | undefined;
+  /**
+   * Traces (BullMQ's telemetry interface, `bullmq-otel`): given, the queues
+   * trace their operations and each submission gets an `enqueue run` span,
+   * child of the active context (the API request's), whose context its job
+   * carries to the worker. Undefined: no tracing at all.
+   */
+  telemetry?: Telemetry | undefined;
 }
 
 /** Creates a BullMQ queue of runs (one shard's: `keys.shardPrefix(shard)`) on a connection. */
-export function createRunQueue(redis: RedisClient, prefix: string): Queue<RunJobData> {
+export function createRunQueue(
+  redis: RedisClient,
+  prefix: string,
+  telemetry?: Telemetry | undefined,
+): Queue<RunJobData> {
   // Tether keeps its own event log; BullMQ's shared event stream is kept short.
   return new Queue<RunJobData>(QUEUE_NAME, {
     connection: redis,
     prefix,
     streams: { events: { maxLen: 100 } },
+    ...(telemetry ? { telemetry } : {}),
   });
 }
 
@@ -71,6 +87,7 @@ export class RunService {
   readonly #backoffMs: number;
   readonly #idempotencySeconds: number;
   readonly #queueConnection: RedisClient;
+  readonly #telemetry: Telemetry | undefined;
   /** Every queue this service has opened, by prefix: the shards', and older ones runs still name. */
   readonly #byPrefix = new Map<string, Queue<RunJobData>>();
   readonly #errorListeners: ((error: Error) => void)[] = [];
@@ -94,6 +111,7 @@ export class RunService {
     this.#queueConnection = options.queueConnection ?? options.redis;
     this.#webhooks = options.webhooks;
     this.#onWebhookError = options.onWebhookError ?? (() => {});
+    this.#telemetry = options.telemetry;
     this.queues = Array.from({ length: options.keys.shards }, (_, shard) => {
       return this.#queue(options.keys.shardPrefix(shard));
     });
@@ -107,7 +125,10 @@ export class RunService {
    * and one that has a job keeps it (BullMQ refuses a second job with the
    * same id).
    */
-  async queueChildren(children: readonly NewRun[]): Promise<void> {
+  async queueChildren(
+    children: readonly NewRun[],
+    options: { requestId?: string | undefined } = {},
+  ): Promise<void> {
     if (children.length === 0) return;
     const records = await this.store.getMany(children.map((child) => child.id));
     const toQueue = children.filter((_, i) => records[i]?.status === 'queued');
@@ -117,7 +138,7 @@ export class RunService {
           .filter((child) => child.queue === queue.opts.prefix)
           .map((child) => ({
             name: 'run',
-            data: { runId: child.id, parentRunId: child.crew?.parentRunId },
+            data: jobData(child.id, { requestId: options.requestId }, child.crew?.parentRunId),
             opts: this.#jobOptions(child.id),
           }));
         return jobs.length === 0 ? undefined : queue.addBulk(jobs);
@@ -139,6 +160,8 @@ export class RunService {
       idempotencyKey?: string | undefined;
       session?: SessionLink | undefined;
       hashOf?: unknown;
+      /** The submitting request's id, carried in the job to the worker's log lines. */
+      requestId?: string | undefined;
     } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = options.session;
@@ -172,7 +195,7 @@ export class RunService {
       }
     }
     const createdAtMs = Date.now();
-    await this.#enqueue({
+    await this.#enqueue(options.requestId, {
       id,
       tenant,
       spec: body,
@@ -215,11 +238,20 @@ export class RunService {
    * another (`addBulk`). Under load an API process takes many requests per
    * turn, and each would otherwise cost two writes of its own to Redis.
    */
-  #enqueue(run: NewRun): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#pending.push({ run, resolve, reject });
-      if (this.#pending.length === 1) setImmediate(() => void this.#flush());
-    });
+  async #enqueue(requestId: string | undefined, run: NewRun): Promise<void> {
+    const span = this.#telemetry && enqueueSpan(this.#telemetry, run);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.#pending.push({ run, job: { requestId, traceMetadata: span?.metadata }, resolve, reject });
+        if (this.#pending.length === 1) setImmediate(() => void this.#flush());
+      });
+    } catch (error) {
+      span?.span.recordException(error instanceof Error ? error : String(error));
+      span?.span.setAttribute('error.type', error instanceof Error ? error.name : 'error');
+      throw error;
+    } finally {
+      span?.span.end();
+    }
   }
 
   async #flush(): Promise<void> {
@@ -258,9 +290,14 @@ export class RunService {
         this.queues.map((queue) => {
           const jobs = created
             .filter(({ run }) => run.queue === queue.opts.prefix)
-            .map(({ run }) => ({ name: 'run', data: { runId: run.id }, opts: this.#jobOptions(run.id) }));
+            .map(({ run, job }) => ({
+              name: 'run',
+              data: jobData(run.id, job),
+              opts: this.#jobOptions(run.id, job.traceMetadata),
+            }));
           if (jobs.length === 0) return undefined;
-          if (jobs.length === 1) {
+          // With traces, addBulk even for one job: `add` puts its own span's context over the job's.
+          if (jobs.length === 1 && !this.#telemetry) {
             const [job] = jobs as [(typeof jobs)[number]];
             return queue.add(job.name, job.data, job.opts);
           }
@@ -285,13 +322,15 @@ export class RunService {
     for (const entry of created) entry.resolve();
   }
 
-  #jobOptions(runId: string) {
+  #jobOptions(runId: string, traceMetadata?: string | undefined) {
     return {
       jobId: runId,
       attempts: this.#attempts,
       backoff: { type: RETRY_BACKOFF_TYPE, delay: this.#backoffMs },
       removeOnComplete: true,
       removeOnFail: true,
+      // The trace context the worker's processing of the job continues (BullMQ's telemetry).
+      ...(traceMetadata ? { telemetry: { metadata: traceMetadata } } : {}),
     };
   }
 
@@ -433,7 +472,7 @@ export class RunService {
   #queue(prefix: string): Queue<RunJobData> {
     let queue = this.#byPrefix.get(prefix);
     if (!queue) {
-      queue = createRunQueue(this.#queueConnection, prefix);
+      queue = createRunQueue(this.#queueConnection, prefix, this.#telemetry);
       queue.on('error', (error) => {
         for (const listener of this.#errorListeners) listener(error);
       });
@@ -617,6 +656,31 @@ export class RunService {
 export interface SessionLink {
   id: string;
   multitask: 'enqueue' | 'reject' | 'interrupt';
+}
+
+/** A run's job data: its id, and what else it carries only when there is something. */
+function jobData(
+  runId: string,
+  job: { requestId?: string | undefined },
+  parentRunId?: string | undefined,
+): RunJobData {
+  const data: RunJobData = { runId };
+  if (parentRunId) data.parentRunId = parentRunId;
+  if (job.requestId) data.requestId = job.requestId;
+  return data;
+}
+
+/**
+ * The `enqueue run` span of a submission, child of the active context (the
+ * API request's), and its context serialised for the job: the worker's
+ * processing of the job continues the trace from it.
+ */
+function enqueueSpan(telemetry: Telemetry, run: NewRun) {
+  const { tracer, contextManager } = telemetry;
+  const active = contextManager.active();
+  const span = tracer.startSpan('enqueue run', { kind: SpanKind.PRODUCER }, active);
+  span.setAttributes({ 'tether.run.id': run.id, 'tether.queue': run.queue ?? '' });
+  return { span, metadata: contextManager.getMetadata(span.setSpanOnContext(active)) };
 }
 
 /** A stable hash of a request body: the same fields in any order hash alike. */

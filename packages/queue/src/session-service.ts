@@ -98,7 +98,11 @@ export class SessionService {
     tenant: string,
     sessionId: string,
     body: StoredBody & Pick<CreateSessionRunBody, 'multitask'>,
-    options: { idempotencyKey?: string | undefined; hashOf?: CreateSessionRunBody | undefined } = {},
+    options: {
+      idempotencyKey?: string | undefined;
+      hashOf?: CreateSessionRunBody | undefined;
+      requestId?: string | undefined;
+    } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = await this.record(tenant, sessionId);
     const { multitask = 'enqueue', ...own } = body;
@@ -110,6 +114,7 @@ export class SessionService {
       idempotencyKey: options.idempotencyKey,
       session: { id: sessionId, multitask },
       hashOf,
+      requestId: options.requestId,
     });
     if (multitask === 'interrupt' && result.created)
       await this.#interruptAhead(tenant, sessionId, result.run.id);
