@@ -13,9 +13,17 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import { RunEndMetrics } from '@tether/telemetry';
+import type { Telemetry } from 'bullmq';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import fp from 'fastify-plugin';
 import { type Logger, pino } from 'pino';
+import { Registry } from 'prom-client';
 import type { ApiConfig } from './config.js';
 import authPlugin from './plugins/auth.js';
 import countersPlugin from './plugins/counters.js';
@@ -28,6 +36,7 @@ import { requiresRedis } from './plugins/requires-redis.js';
 import socketsPlugin from './plugins/sockets.js';
 import streamsPlugin from './plugins/streams.js';
 import swaggerPlugin from './plugins/swagger.js';
+import tracingPlugin from './plugins/tracing.js';
 import validationPlugin from './plugins/validation.js';
 import { requestIdOf } from './request-id.js';
 import consoleRoutes from './routes/console/index.js';
@@ -49,16 +58,22 @@ declare module 'fastify' {
 
 export interface AppOptions {
   config: Readonly<ApiConfig>;
+  /** Traces (BullMQ's telemetry interface over the OpenTelemetry SDK), when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
+  telemetry?: Telemetry | undefined;
 }
 
 /** The whole API: plugins, then routes. Register it with `fastify-plugin` (as `createApp` does). */
-export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) => {
+export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config, telemetry }) => {
   app.decorate('config', config);
+  // First: the request's span is opened before any other hook runs, and is active in every handler.
+  if (telemetry) await app.register(tracingPlugin, { telemetry, quiet: isQuietRequest });
   await app.register(validationPlugin);
   await app.register(errorsPlugin);
   await app.register(redisPlugin, { config });
-  await app.register(queuePlugin, { config });
-  await app.register(metricsPlugin);
+  const registry = new Registry();
+  const runEnd = new RunEndMetrics(registry, { tenantLabel: config.metricsTenantLabel });
+  await app.register(queuePlugin, { config, telemetry, onEnded: runEnd.ended });
+  await app.register(metricsPlugin, { config, registry });
   await app.register(streamsPlugin, { config });
   await app.register(socketsPlugin, { config });
   await app.register(swaggerPlugin);
@@ -79,6 +94,39 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config }) 
   await app.register(requiresRedis(mcpServerRoutes), { prefix: '/v1/mcp-servers' });
   await app.register(requiresRedis(webhookRoutes), { prefix: '/v1/webhooks' });
 };
+
+/**
+ * Requests whose log lines go to debug level, and that get no span: probes,
+ * scrapes and the documentation's static files, which would otherwise fill
+ * the logs at `info`.
+ */
+export function isQuietRequest(url: string): boolean {
+  const path = url.split('?')[0] ?? '';
+  return (
+    path === '/healthz' ||
+    path === '/readyz' ||
+    path === '/metrics' ||
+    path === '/openapi.json' ||
+    path === '/docs' ||
+    path.startsWith('/docs/')
+  );
+}
+
+/** Fastify's request log lines ("incoming request", "request completed"), at debug level for quiet requests. */
+class TetherLogController extends LogController {
+  override incomingRequest(...args: Parameters<LogController['incomingRequest']>): void {
+    const [request] = args;
+    if (isQuietRequest(request.url)) request.log.debug({ req: request }, 'incoming request');
+    else super.incomingRequest(...args);
+  }
+
+  override requestCompleted(...args: Parameters<LogController['requestCompleted']>): void {
+    const [error, request, reply] = args;
+    if (!error && isQuietRequest(request.url)) {
+      reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    } else super.requestCompleted(...args);
+  }
+}
 
 /** `?token=` never reaches a log line. */
 export function redactUrl(url: string): string {
@@ -105,6 +153,7 @@ export function createLogger(config: Pick<ApiConfig, 'logLevel'>): Logger {
 export function serverOptions(config: Readonly<ApiConfig>, logger: Logger): FastifyServerOptions {
   return {
     loggerInstance: logger,
+    logController: new TetherLogController(),
     bodyLimit: config.bodyLimit,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -122,8 +171,9 @@ export function serverOptions(config: Readonly<ApiConfig>, logger: Logger): Fast
 export function createApp(
   config: Readonly<ApiConfig>,
   logger: Logger = createLogger(config),
+  options: { telemetry?: Telemetry | undefined } = {},
 ): FastifyInstance {
   const app = Fastify(serverOptions(config, logger)).withTypeProvider<TypeBoxTypeProvider>();
-  void app.register(fp(buildApp), { config });
+  void app.register(fp(buildApp), { config, telemetry: options.telemetry });
   return app;
 }

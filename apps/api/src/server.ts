@@ -31,7 +31,19 @@ else if (config.tokenSecretDerived) {
   );
 }
 
-const app = createApp(config, logger);
+// Traces only when an OTLP endpoint is set: the SDK is not even loaded otherwise.
+const tracing = config.otlpEndpoint
+  ? (await import('@tether/telemetry/tracing')).startTracing({ serviceName: 'tether-api' })
+  : undefined;
+if (tracing) logger.info({ endpoint: config.otlpEndpoint }, 'traces are sent over OTLP');
+const app = createApp(config, logger, { telemetry: tracing?.telemetry });
+/** Sends the spans not yet sent; never holds the exit up for long. */
+const flushTraces = async () => {
+  await Promise.race([
+    tracing?.shutdown(),
+    new Promise((resolve) => setTimeout(resolve, 2_000).unref()),
+  ]).catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
+};
 
 let signals = 0;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -48,7 +60,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     }, config.shutdownTimeoutMs);
     deadline.unref();
     app.close().then(
-      () => {
+      async () => {
+        await flushTraces();
         logger.info('stopped');
         process.exit(0);
       },

@@ -49,12 +49,15 @@ export class Lease {
     return this.#held;
   }
 
-  /** Looks now (takes or renews the lease), then every third of its life until `stop`. */
-  start(): void {
-    if (this.#timer || this.#stopped) return;
-    void this.look();
+  /**
+   * Looks now (takes or renews the lease), then every third of its life until
+   * `stop`; resolves with what the first look found.
+   */
+  start(): Promise<boolean> {
+    if (this.#timer || this.#stopped) return Promise.resolve(this.#held);
     this.#timer = setInterval(() => void this.look(), Math.floor(this.ttlMs / 3));
     this.#timer.unref();
+    return this.look();
   }
 
   /** Takes the lease if free, renews it if ours; resolves with whether it is ours now. */

@@ -7,6 +7,8 @@ export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'waiti
 export interface ElectedQueueCountsOptions {
   /** The lease of the one process that reads the counts (`keys.queueMetricsLease`), started by the caller. */
   lease: Lease;
+  /** Resolves once the lease has been looked at a first time (`lease.start()`): a first scrape waits for it. */
+  started?: Promise<unknown> | undefined;
   /** Reads the counts of every shard, added up (`RunService.jobCounts(...JOB_STATES)`). */
   read: () => Promise<Record<string, number>>;
   /** False while Redis is known to be unreachable: nothing is read then. Default always true. */
@@ -36,9 +38,10 @@ export class ElectedQueueCounts {
   }
 
   /** The counts when this process holds the lease and Redis answers; undefined otherwise. */
-  current(): Promise<Record<string, number> | undefined> {
-    const { lease, read, available, onError } = this.#options;
-    if (!lease.held || (available && !available())) return Promise.resolve(undefined);
+  async current(): Promise<Record<string, number> | undefined> {
+    const { lease, read, available, onError, started } = this.#options;
+    await started;
+    if (!lease.held || (available && !available())) return undefined;
     this.#current ??= read()
       .catch((error: unknown) => {
         onError?.(error);

@@ -1,6 +1,10 @@
+import { randomBytes } from 'node:crypto';
+import { Lease } from '@tether/queue';
+import { ElectedQueueCounts, JOB_STATES, queueJobsGauge } from '@tether/telemetry';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ApiConfig } from '../config.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -12,18 +16,23 @@ export interface ApiMetrics {
   registry: Registry;
   runsSubmitted: Counter<'created'>;
   sseEnded: Counter<'reason'>;
+  /** The queue's counts, read by this process only while it holds the queue-reader lease. */
+  queueCounts: ElectedQueueCounts;
 }
 
-/** BullMQ job states, as `getJobCounts` names them. */
-const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'waiting-children'] as const;
+export interface MetricsPluginOptions {
+  config: Readonly<ApiConfig>;
+  /** The app's registry (not prom-client's global one, so several apps in one test process do not collide). */
+  registry: Registry;
+}
 
 /**
- * `GET /metrics` in the Prometheus text format, from a registry of this app
- * (not prom-client's global one, so several apps in one test process do not
- * collide). Queue gauges are read from Redis at scrape time.
+ * `GET /metrics` in the Prometheus text format, from the app's registry. The
+ * queue gauges are read from Redis at scrape time by one process of the
+ * deployment, the holder of the queue-reader lease (an API or a worker):
+ * the other processes leave them out.
  */
-const metricsPlugin: FastifyPluginAsync = async (app) => {
-  const registry = new Registry();
+const metricsPlugin: FastifyPluginAsync<MetricsPluginOptions> = async (app, { config, registry }) => {
   collectDefaultMetrics({ register: registry });
 
   const http = new Histogram({
@@ -40,42 +49,31 @@ const metricsPlugin: FastifyPluginAsync = async (app) => {
     registers: [registry],
   });
 
-  // One Redis round trip per scrape, shared by every gauge below.
-  let counts: Promise<Record<string, number> | undefined> | undefined;
-  const jobCounts = () => {
-    // While Redis is unreachable the gauges are left out (the breaker has reported the outage).
-    if (!app.breaker.available) return Promise.resolve(undefined);
-    counts ??= app.runs
-      .jobCounts(...JOB_STATES)
-      .catch((error: unknown) => {
-        app.log.warn({ err: error }, 'metrics: could not read the queue counts');
-        return undefined;
-      })
-      .finally(() => {
-        setImmediate(() => {
-          counts = undefined;
-        });
-      });
-    return counts;
-  };
-
-  new Gauge({
-    name: 'tether_queue_jobs',
-    help: 'Jobs of the runs queue (every shard) by BullMQ state (queue depth).',
-    labelNames: ['state'] as const,
-    registers: [registry],
-    async collect() {
-      const current = await jobCounts();
-      if (!current) return;
-      for (const state of JOB_STATES) this.set({ state }, current[state] ?? 0);
-    },
+  const lease = new Lease({
+    redis: app.redis,
+    key: app.keys.queueMetricsLease,
+    holder: `tether-api:${config.instanceId}:${randomBytes(4).toString('hex')}`,
+    onError: (error) => app.log.debug({ err: error }, 'metrics: could not look at the queue-reader lease'),
   });
+  const queueCounts = new ElectedQueueCounts({
+    lease,
+    started: lease.start(),
+    read: () => app.runs.jobCounts(...JOB_STATES),
+    // While Redis is unreachable the gauges are left out (the breaker has reported the outage).
+    available: () => app.breaker.available,
+    onError: (error) => app.log.warn({ err: error }, 'metrics: could not read the queue counts'),
+  });
+  app.addHook('onClose', () => lease.stop());
+  const jobCounts = () => queueCounts.current();
+
+  queueJobsGauge(registry, queueCounts);
   new Gauge({
     name: 'tether_runs',
-    help: 'Live runs by status, from the queue: queued (waiting, prioritized), running (active), waiting_for_input (delayed: suspended on a question, waiting for crew children, or in retry backoff).',
+    help: 'Live runs by status, from the queue (read by the queue-reader lease holder only, as tether_queue_jobs): queued (waiting, prioritized), running (active), waiting_for_input (delayed: suspended on a question, waiting for crew children, or in retry backoff).',
     labelNames: ['status'] as const,
     registers: [registry],
     async collect() {
+      this.reset();
       const current = await jobCounts();
       if (!current) return;
       const n = (state: string) => current[state] ?? 0;
@@ -89,6 +87,7 @@ const metricsPlugin: FastifyPluginAsync = async (app) => {
     help: 'Runs suspended on a clarify question (delayed jobs; includes runs in retry backoff).',
     registers: [registry],
     async collect() {
+      this.reset();
       const current = await jobCounts();
       if (current) this.set(current.delayed ?? 0);
     },
@@ -125,7 +124,7 @@ const metricsPlugin: FastifyPluginAsync = async (app) => {
     },
   });
 
-  app.decorate('metrics', { registry, runsSubmitted, sseEnded });
+  app.decorate('metrics', { registry, runsSubmitted, sseEnded, queueCounts });
 
   app.addHook('onResponse', async (request, reply) => {
     http.observe(

@@ -1,6 +1,7 @@
 import { SKILL_LIMITS } from '@tether/protocol';
 import {
   createKeys,
+  type EndedRun,
   EventHub,
   McpServerStore,
   RunService,
@@ -11,6 +12,7 @@ import {
   WebhookDispatcher,
   WebhookStore,
 } from '@tether/queue';
+import type { Telemetry } from 'bullmq';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';
@@ -36,9 +38,13 @@ declare module 'fastify' {
 
 export interface QueuePluginOptions {
   config: Readonly<ApiConfig>;
+  /** Traces: the queue's operations, and an `enqueue run` span per submission. */
+  telemetry?: Telemetry | undefined;
+  /** Told of each run this process ends (a cancel of a queued or waiting run), for the metrics. */
+  onEnded?: ((run: EndedRun) => void) | undefined;
 }
 
-const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config }) => {
+const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config, telemetry, onEnded }) => {
   const keys = createKeys(config.queuePrefix, config.queueShards);
   const store = new RunStore({
     redis: app.redis,
@@ -46,6 +52,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
     eventMaxLength: config.eventMaxLength,
     retentionSeconds: config.retentionSeconds,
     sessionTtlSeconds: config.sessionTtlSeconds,
+    onEnded,
   });
   const webhooks = new WebhookStore({
     redis: app.redis,
@@ -64,6 +71,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   // Redis may be down at start: the subscription is made again when it is back.
   await dispatcher.listen().catch(() => {});
   const runs = new RunService({
+    telemetry,
     redis: app.redis,
     queueConnection: app.queueRedis,
     keys,

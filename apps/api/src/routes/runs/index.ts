@@ -62,6 +62,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { run, created } = await app.runs.submit(request.tenant, spec, {
         idempotencyKey: request.headers['idempotency-key'],
         hashOf: request.body,
+        requestId: request.id,
       });
       app.metrics.runsSubmitted.inc({ created: String(created) });
       if (!created) reply.header('idempotent-replayed', 'true');

@@ -197,6 +197,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { run, created } = await app.sessions.submit(request.tenant, id, body, {
         idempotencyKey: request.headers['idempotency-key'],
         hashOf: request.body,
+        requestId: request.id,
       });
       app.metrics.runsSubmitted.inc({ created: String(created) });
       if (!created) reply.header('idempotent-replayed', 'true');
