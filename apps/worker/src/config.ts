@@ -69,6 +69,8 @@ export interface WorkerConfig extends SharedConfig {
   webhookPerEndpoint: number;
   /** How often this worker looks for runs an API step left undispatched (`TETHER_WEBHOOK_SWEEP_MS`), and how old they must be. */
   webhookSweepMs: number;
+  /** `TETHER_METRICS_PORT`: the port the worker serves `GET /metrics` on; undefined (unset): no metrics at all. */
+  metricsPort: number | undefined;
 }
 
 /** Parses the worker's configuration; throws one error naming every bad variable. */
@@ -132,6 +134,7 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
     webhookConcurrency: reader.integer('TETHER_WEBHOOK_CONCURRENCY', 8, 0, 1_000),
     webhookPerEndpoint: reader.integer('TETHER_WEBHOOK_PER_ENDPOINT', 16, 1, 1_000),
     webhookSweepMs: reader.integer('TETHER_WEBHOOK_SWEEP_MS', 30_000, 100, 3_600_000),
+    metricsPort: readMetricsPort(reader),
   };
   reader.done();
   return Object.freeze(config);
@@ -164,4 +167,16 @@ function readSecrets(env: Env, reader: EnvReader): SecretBox | undefined {
     reader.problem(error instanceof Error ? error.message : String(error));
     return undefined;
   }
+}
+
+/** `TETHER_METRICS_PORT`: a TCP port (1 to 65535), or undefined when unset or empty (metrics off). */
+function readMetricsPort(reader: EnvReader): number | undefined {
+  const raw = reader.optional('TETHER_METRICS_PORT')?.trim();
+  if (!raw) return undefined;
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port < 1 || port > 65_535) {
+    reader.problem(`TETHER_METRICS_PORT must be a port from 1 to 65535, got ${JSON.stringify(raw)}`);
+    return undefined;
+  }
+  return port;
 }

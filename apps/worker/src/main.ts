@@ -23,7 +23,19 @@ const logger = pino({
 });
 const cluster = clusterStartNote(config);
 if (cluster) logger.info(cluster);
-const worker = startWorker(config, logger);
+// Traces only when an OTLP endpoint is set: the SDK is not even loaded otherwise.
+const tracing = config.otlpEndpoint
+  ? (await import('@tether/telemetry/tracing')).startTracing({ serviceName: 'tether-worker' })
+  : undefined;
+if (tracing) logger.info({ endpoint: config.otlpEndpoint }, 'traces are sent over OTLP');
+/** Sends the spans not yet sent; never holds the exit up for long. */
+const flushTraces = async () => {
+  await Promise.race([
+    tracing?.shutdown(),
+    new Promise((resolve) => setTimeout(resolve, 2_000).unref()),
+  ]).catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
+};
+const worker = startWorker(config, logger, { telemetry: tracing?.telemetry });
 let signals = 0;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
@@ -34,7 +46,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     }
     logger.info({ signal }, 'stopping');
     worker.close().then(
-      () => process.exit(0),
+      async () => {
+        await flushTraces();
+        process.exit(0);
+      },
       (error: unknown) => {
         logger.error({ err: error }, 'error while stopping');
         process.exit(1);

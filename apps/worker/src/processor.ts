@@ -1,6 +1,12 @@
 import type { ListingCache } from '@tether/mcp';
-import type { McpServerStore, MemoryStore, RunJobData, RunStore } from '@tether/queue';
-import type { Job } from 'bullmq';
+import {
+  type McpServerStore,
+  type MemoryStore,
+  RetryLater,
+  type RunJobData,
+  type RunStore,
+} from '@tether/queue';
+import { DelayedError, type Job, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 import { claimAttempt } from './attempt/claim.js';
 import {
@@ -10,6 +16,7 @@ import {
   type RunDispatch,
   type Settlement,
 } from './attempt/context.js';
+import { AttemptObserver, type Observability } from './attempt/observe.js';
 import { prepareAttempt } from './attempt/prepare.js';
 import { type ActiveAttempt, runPrepared, type StopReason } from './attempt/run.js';
 import { dispatchEvents, settleOutcome } from './attempt/settle.js';
@@ -47,6 +54,8 @@ export interface ProcessorDeps {
   mcpCache?: ListingCache | undefined;
   /** Webhook deliveries of the events attempts append. */
   webhooks?: RunDispatch | undefined;
+  /** Metrics and traces, when the worker has them. */
+  observability?: Observability | undefined;
 }
 
 /**
@@ -98,8 +107,35 @@ export function createProcessor(deps: ProcessorDeps) {
     },
   };
 
+  const observability = deps.observability;
+  const observed = Boolean(observability?.metrics || observability?.telemetry);
+
   async function processJob(job: Job<RunJobData>, token?: string): Promise<string | undefined> {
-    const runId = job.data.runId;
+    const { runId, requestId } = job.data;
+    const attempt = job.attemptsMade + 1;
+    const observer =
+      observed && observability
+        ? new AttemptObserver(observability, { runId, attempt, workerId: config.workerId, requestId })
+        : undefined;
+    let failure: unknown;
+    try {
+      return await processAttempt(job, token, observer);
+    } catch (error) {
+      // BullMQ's control flow (delay, wait, retry) is how an attempt ends, not a failure of it.
+      if (!(error instanceof DelayedError || error instanceof WaitingError || error instanceof RetryLater))
+        failure = error;
+      throw error;
+    } finally {
+      observer?.end(failure);
+    }
+  }
+
+  async function processAttempt(
+    job: Job<RunJobData>,
+    token: string | undefined,
+    observer: AttemptObserver | undefined,
+  ): Promise<string | undefined> {
+    const { runId, requestId } = job.data;
     const attempt = job.attemptsMade + 1;
     const ctx: AttemptContext = {
       job,
@@ -109,7 +145,8 @@ export function createProcessor(deps: ProcessorDeps) {
       fence: `${config.workerId}:${token ?? job.id}`,
       config,
       store,
-      log: logger.child({ runId, attempt }),
+      // Every line about the run names it, and the request that submitted it.
+      log: logger.child(requestId ? { runId, attempt, requestId } : { runId, attempt }),
       wakeSession: deps.wakeSession,
       parentRunId: job.data.parentRunId,
       crew: deps.crew,
@@ -119,13 +156,17 @@ export function createProcessor(deps: ProcessorDeps) {
       mcpServers: deps.mcpServers,
       mcpCache: deps.mcpCache,
       webhooks: deps.webhooks,
+      observer,
     };
     // A job that comes back (stall recovery, a resumed question, a retry) first dispatches what the
     // attempt before may have appended without dispatching (its worker died in between).
     if (job.attemptsStarted > 1) await dispatchEvents(ctx, 'recovery', true);
     // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged.
     const slot = await ctx.tenantSlots?.take(ctx);
-    if (slot?.kind === 'capped') return settleOutcome(ctx, slot);
+    if (slot?.kind === 'capped') {
+      if (observer) observer.tenant = slot.tenant;
+      return settleOutcome(ctx, slot);
+    }
     try {
       return await attemptJob(ctx);
     } finally {
@@ -139,6 +180,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const claimed = await claimAttempt(ctx);
     if (isSettlement(claimed)) return settleOutcome(ctx, claimed, [], [], await sessionOf(runId, claimed));
     ctx.tenant = claimed.tenant;
+    if (ctx.observer) ctx.observer.tenant = claimed.tenant;
     const prepared = await prepareAttempt(ctx, claimed);
     if (isSettlement(prepared)) return settleOutcome(ctx, prepared, [], [], claimed.sessionId);
     // A run without the delegate tools has no children to look for when it ends.

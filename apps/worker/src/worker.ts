@@ -7,6 +7,7 @@ import {
   createKeys,
   createRedisConnection,
   isRedisConnectionError,
+  Lease,
   McpServerStore,
   MemoryStore,
   type PumpJobData,
@@ -21,12 +22,20 @@ import {
   WebhookDispatcher,
   WebhookStore,
 } from '@tether/queue';
-import { type Job, Worker } from 'bullmq';
+import {
+  ElectedQueueCounts,
+  JOB_STATES,
+  MetricsPortInUseError,
+  type MetricsServer,
+  serveMetrics,
+} from '@tether/telemetry';
+import { type Job, type Telemetry, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { crewQueue } from './attempt/crew.js';
 import { mcpListingCache } from './attempt/mcp.js';
 import { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
+import { WorkerMetrics } from './metrics.js';
 import { createProcessor } from './processor.js';
 import { checkSandbox, logSandboxReport } from './sandbox-report.js';
 import { SkillFolders, SkillIndexes } from './skills.js';
@@ -37,8 +46,14 @@ import { createPump } from './webhooks/pump.js';
 const REPORT_INTERVAL_MS = 10_000;
 
 export interface TetherWorker {
-  /** Resolves once the BullMQ worker is connected and taking jobs. */
+  /** Resolves once the BullMQ worker is connected and taking jobs (and its metrics served, when asked for). */
   ready: Promise<void>;
+  /**
+   * The worker's metrics, served on `TETHER_METRICS_PORT`; undefined when it
+   * is unset. What else runs in the worker process reports here too (the
+   * webhook deliveries: `metrics.webhookDelivered(outcome)`).
+   */
+  metrics: WorkerMetrics | undefined;
   /**
    * Graceful stop: take no new jobs; active attempts stop at their next
    * checkpoint (or when the grace period ends) and go back to the queue for
@@ -47,8 +62,18 @@ export interface TetherWorker {
   close(): Promise<void>;
 }
 
+export interface StartWorkerOptions {
+  /** Traces (BullMQ's telemetry interface over the OpenTelemetry SDK), when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
+  telemetry?: Telemetry | undefined;
+}
+
 /** Starts a worker: a BullMQ worker on the runs queue, plus a listener for cancel broadcasts. */
-export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): TetherWorker {
+export function startWorker(
+  config: Readonly<WorkerConfig>,
+  logger: Logger,
+  options: StartWorkerOptions = {},
+): TetherWorker {
+  const { telemetry } = options;
   mkdirSync(config.workspaceRoot, { recursive: true });
   // The tokenizer's encoding is loaded now, before any job: a session run counts its turn at its
   // first checkpoint save, and the first count in a process loads the encoding (about 0.4 s,
@@ -80,17 +105,40 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       ),
     onClose: ({ downMs }) => logger.info({ downMs }, 'Redis is reachable again'),
   });
+  // Metrics only with TETHER_METRICS_PORT; the queue's counts by the one process holding the lease.
+  const queueLease =
+    config.metricsPort === undefined
+      ? undefined
+      : new Lease({
+          redis,
+          key: keys.queueMetricsLease,
+          holder: `tether-worker:${config.workerId}`,
+          onError: (error) =>
+            logger.debug({ err: error }, 'metrics: could not look at the queue-reader lease'),
+        });
+  const metrics =
+    queueLease &&
+    new WorkerMetrics({
+      tenantLabel: config.metricsTenantLabel,
+      queueCounts: new ElectedQueueCounts({
+        lease: queueLease,
+        read: () => runs.jobCounts(...JOB_STATES),
+        available: () => breaker.outage === undefined,
+        onError: (error) => logger.warn({ err: error }, 'metrics: could not read the queue counts'),
+      }),
+    });
   const store = new RunStore({
     redis,
     keys,
     eventMaxLength: config.eventMaxLength,
     retentionSeconds: config.retentionSeconds,
     sessionTtlSeconds: config.sessionTtlSeconds,
+    onEnded: metrics?.runEnd.ended,
   });
   let shuttingDown = false;
   // To find and promote the job of a session's next run (see `wakeSession`) and of a crew
   // parent whose last child has reported, and to queue, time out and cancel crew children.
-  const runs = new RunService({ redis, keys, store });
+  const runs = new RunService({ redis, keys, store, telemetry });
   const wakeSession = (sessionId: string) => runs.promoteSessionHead(sessionId);
   // The tenants' cap on running runs: a slot's lease is the lock's, so a dead worker's slots free with its locks.
   const tenantSlots =
@@ -152,6 +200,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     mcpServers: new McpServerStore({ redis, keys, maxServers: config.mcpMaxServers }),
     mcpCache: mcpListingCache(config.mcpListTtlMs),
     webhooks: dispatcher,
+    observability: { metrics, telemetry },
   });
 
   // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).
@@ -168,6 +217,8 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       // A retry's delay is the one the attempt recorded in `run.retrying` (see settleOutcome).
       settings: { backoffStrategy },
       autorun: true,
+      // BullMQ's 'process' span per job taken, continuing the trace its job carries (the enqueue's).
+      ...(telemetry ? { telemetry } : {}),
     });
     worker.on('error', (error) => {
       // BullMQ reports every reconnect attempt of its connections too.
@@ -281,12 +332,31 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     publish().catch((error: unknown) => logger.debug({ err: error }, 'could not publish the worker report'));
   }, REPORT_INTERVAL_MS);
   reporter.unref();
+  let metricsServer: MetricsServer | undefined;
+  const serving =
+    metrics && config.metricsPort !== undefined
+      ? serveMetrics({ registry: metrics.registry, port: config.metricsPort }).then(
+          (server) => {
+            metricsServer = server;
+            void queueLease?.start();
+          },
+          (error: unknown) => {
+            throw error instanceof MetricsPortInUseError
+              ? new Error(
+                  `TETHER_METRICS_PORT=${config.metricsPort}: the port is in use by another process; choose a free one, or unset it for no metrics`,
+                  { cause: error },
+                )
+              : error;
+          },
+        )
+      : undefined;
   // Ready, then listed in the workers hash: whoever sees this worker in /readyz knows it takes jobs.
   const ready = Promise.all([
     subscriber.subscribe(keys.cancelChannel),
     dispatcher.listen(),
     ...workers.map((worker) => worker.waitUntilReady()),
     pumps?.waitUntilReady(),
+    serving,
   ]).then(async () => {
     logger.info(
       {
@@ -298,6 +368,8 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
         tokenizerLoadMs,
         tenantMaxRunning: config.tenantMaxRunning || null,
         webhookConcurrency: config.webhookConcurrency,
+        metricsPort: metricsServer?.port ?? null,
+        tracing: telemetry !== undefined,
       },
       'worker ready',
     );
@@ -322,6 +394,8 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
       dispatcher.close();
       await webhookStore.close().catch(() => undefined);
       await redis.hdel(keys.workers, config.workerId).catch(() => undefined);
+      await queueLease?.stop();
+      await metricsServer?.close();
       await runs.close().catch(() => undefined);
       await skillFolders.close().catch(() => undefined);
       for (const connection of [subscriber, redis, workerConnection]) {
@@ -331,7 +405,7 @@ export function startWorker(config: Readonly<WorkerConfig>, logger: Logger): Tet
     })();
     return closing;
   };
-  return { ready, close };
+  return { ready, metrics, close };
 }
 
 /**

@@ -4,4 +4,11 @@ export type { TestProcess } from './processes.js';
 export type { TestRedisCluster } from './redis.js';
 export { findOnPath, freePort, startOwnRedis, startRedis, startRedisCluster, waitForPing } from './redis.js';
 export type { ApiProcess, Env, ProcessOptions, Stack, StackOptions } from './stack.js';
-export { startApiProcess, startStack, startWorkerProcess, WORKER_NODE_FLAGS } from './stack.js';
+export {
+  API_MAIN,
+  startApiProcess,
+  startStack,
+  startWorkerProcess,
+  WORKER_MAIN,
+  WORKER_NODE_FLAGS,
+} from './stack.js';

@@ -6,6 +6,7 @@ import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
 import type { WorkerSkills } from '../skills.js';
+import type { AttemptObserver } from './observe.js';
 import type { TenantSlotKeeper } from './tenant-slot.js';
 
 /** What every step of one attempt works with. */
@@ -43,6 +44,8 @@ export interface AttemptContext {
   tenant?: string | undefined;
   /** Webhook deliveries of the events the attempt appended; none without it. */
   webhooks?: RunDispatch | undefined;
+  /** What the attempt reports for metrics and traces; undefined when the worker has neither. */
+  observer?: AttemptObserver | undefined;
 }
 
 /** What an attempt needs of webhooks: its run's new events turned into deliveries. */
@@ -53,8 +56,11 @@ export interface RunDispatch {
 
 /** What the crew needs of the queue: children queued, ended, cancelled. */
 export interface CrewQueue {
-  /** Queues the jobs of children created and recorded in their parent's delegation (those still queued). */
-  queueChildren(children: readonly NewRun[]): Promise<void>;
+  /**
+   * Queues the jobs of children created and recorded in their parent's delegation (those still
+   * queued); their jobs carry `requestId`, the id of the request that submitted the crew's root.
+   */
+  queueChildren(children: readonly NewRun[], requestId?: string | undefined): Promise<void>;
   timeOutChild(childRunId: string, parentRunId: string, timeoutMs: number): Promise<void>;
   cancelChildren(runId: string): Promise<void>;
   /** Makes sure an ended child's result reached its parent, and that a parent with every result is awake. */

@@ -155,7 +155,7 @@ export async function resolveDelegation(
   if (delegation.pending > 0) {
     // The worker that delegated may have died before it queued the children: queue the ones still
     // queued (a child that has its job keeps it).
-    await ctx.crew.queueChildren(plan(pending));
+    await ctx.crew.queueChildren(plan(pending), ctx.job.data.requestId);
     for (const [childId] of delegation.children) {
       if (delegation.results.has(childId)) continue;
       const child = await store.get(childId);
@@ -214,7 +214,7 @@ export async function crewLimits(
 /** The crew's queue steps, done by a RunService on the deployment's keys. */
 export function crewQueue(runs: RunService, keys: TetherKeys): CrewQueue {
   return {
-    queueChildren: (children) => runs.queueChildren(children),
+    queueChildren: (children, requestId) => runs.queueChildren(children, { requestId }),
     timeOutChild: (childRunId, parentRunId, timeoutMs) =>
       runs.timeOutChild(childRunId, parentRunId, timeoutMs),
     cancelChildren: (runId) => runs.cancelChildren(runId),

@@ -137,6 +137,7 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     if (state.state === 'not_owner') return { kind: 'nothing', why: 'another worker owns the run' };
     if (state.state === 'pending') return { kind: 'sleep', untilMs: state.expiresAtMs, requestId };
     resume = state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true };
+    ctx.observer?.clarifyResumed(requestId);
   }
 
   // A run woken while it waits on client tool calls: every output in (or the deadline past), or

@@ -121,12 +121,13 @@ export async function runPrepared(
       taken: [...tools.map((tool) => tool.name), ...(spec.tools ?? []).map((tool) => tool.name)],
     });
     if (mcp) tools = [...tools, ...mcp.tools];
-    const provider = resolveProvider(spec.model, {
+    const resolved = resolveProvider(spec.model, {
       profiles: config.profiles,
       defaultProfile: config.defaultProfile,
       allowReplay: config.allowReplay,
       logger: log,
     });
+    const provider = ctx.observer ? ctx.observer.observe(resolved) : resolved;
     outcome = await runAttempt({
       checkpoint,
       provider,
@@ -157,6 +158,7 @@ export async function runPrepared(
       locale,
       // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
       interrupted: () => active.reason === 'shutdown' || active.reason === 'lost',
+      onToolCall: ctx.observer?.onToolCall,
     });
   } catch (error) {
     // Errors before the loop (a bad model spec, a tool context refused) are the run's, not the worker's.

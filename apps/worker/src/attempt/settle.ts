@@ -37,6 +37,11 @@ export async function settleOutcome(
   turn: readonly string[] = [],
   sessionId?: string | undefined,
 ): Promise<string | undefined> {
+  if (ctx.observer) {
+    const retried =
+      settlement.kind === 'failed' && settlement.retryable && ctx.attempt < (ctx.job.opts.attempts ?? 1);
+    ctx.observer.settled(retried ? 'retried' : settlement.kind);
+  }
   try {
     return await settle(ctx, settlement, events, turn);
   } finally {
@@ -262,7 +267,7 @@ async function settle(
         if (code === 'ERR_RUN_CANCEL_REQUESTED') return settle(ctx, { kind: 'cancelled' }, events, turn);
         throw error;
       }
-      await ctx.crew.queueChildren(children);
+      await ctx.crew.queueChildren(children, job.data.requestId);
       await dispatchEvents(ctx, 'delegating');
       await job.moveToDelayed(deadlineMs + CHILDREN_GRACE_MS, token);
       // Children that ended (or a cancel that came) before the job was delayed could not wake it: look again.
