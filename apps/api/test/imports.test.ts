@@ -27,8 +27,11 @@ function tetherEntry(specifier: string): string {
   return path.join(dir, entry.default);
 }
 
-/** Every bare package (not relative, not `node:`, not `@tether/*`) that `entry` can load. */
-function reachablePackages(entry: string): Set<string> {
+/**
+ * Every bare package (not relative, not `node:`, not `@tether/*`) that `entry` can load; with
+ * `staticOnly`, only through static imports (what loads at start, whatever the configuration).
+ */
+function reachablePackages(entry: string, staticOnly = false): Set<string> {
   const seen = new Set<string>();
   const packages = new Set<string>();
   const queue = [entry];
@@ -37,6 +40,7 @@ function reachablePackages(entry: string): Set<string> {
     seen.add(file);
     const text = readFileSync(file, 'utf8');
     for (const match of text.matchAll(SPECIFIER)) {
+      if (staticOnly && match[2] !== undefined) continue;
       const specifier = match[1] ?? match[2] ?? '';
       if (specifier.startsWith('.')) queue.push(path.resolve(path.dirname(file), specifier));
       else if (specifier.startsWith('@tether/')) queue.push(tetherEntry(specifier));
@@ -60,6 +64,25 @@ describe('the API', () => {
     'would see the SDK through the main @tether/agent entry (the walk can fail)',
     () => {
       expect(reachablePackages(tetherEntry('@tether/agent'))).toContain('openai');
+    },
+  );
+});
+
+describe('traces off', () => {
+  const entries = ['apps/api/dist/server.js', 'apps/worker/dist/main.js'].map((file) =>
+    path.join(ROOT, file),
+  );
+
+  it.skipIf(!entries.every((file) => existsSync(file)))(
+    'the API and the worker load no OpenTelemetry package at start: only the dynamic import behind OTEL_EXPORTER_OTLP_ENDPOINT does',
+    () => {
+      const otel = (packages: Set<string>) => [...packages].filter((name) => /opentelemetry|otel/.test(name));
+      for (const entry of entries) {
+        expect(otel(reachablePackages(entry, true))).toEqual([]);
+        expect(otel(reachablePackages(entry))).toEqual(
+          expect.arrayContaining(['@opentelemetry/sdk-node', 'bullmq-otel']),
+        );
+      }
     },
   );
 });
