@@ -3,7 +3,7 @@
  * instead: the services, volumes and health checks, and that every variable the apps read is
  * either set for the service or has a default in the app's config.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadApiConfig } from '../apps/api/src/config.js';
@@ -14,6 +14,7 @@ const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
 
 interface Service {
   image?: string;
+  profiles?: string[];
   build?: unknown;
   command?: string[];
   environment?: Record<string, string>;
@@ -87,9 +88,17 @@ const OPTIONAL = new Set([
 ]);
 
 describe('docker-compose.yml', () => {
-  it('has redis, api and worker, and the volumes they use', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'redis', 'worker']);
-    expect(Object.keys(compose.volumes).sort()).toEqual(['redis-data', 'workspaces']);
+  it('has redis, api and worker, prometheus and grafana in the observability profile, and their volumes', () => {
+    expect(Object.keys(services).sort()).toEqual(['api', 'grafana', 'prometheus', 'redis', 'worker']);
+    const inProfile = Object.keys(services).filter((name) => services[name]?.profiles !== undefined);
+    expect(inProfile.sort()).toEqual(['grafana', 'prometheus']);
+    for (const name of inProfile) expect(services[name]?.profiles).toEqual(['observability']);
+    expect(Object.keys(compose.volumes).sort()).toEqual([
+      'grafana-data',
+      'prometheus-data',
+      'redis-data',
+      'workspaces',
+    ]);
   });
 
   it('runs Redis with AOF everysec, noeviction, a password and a health check that uses it', () => {
@@ -195,5 +204,106 @@ describe('docker-compose.yml', () => {
     expect(instructions).not.toMatch(
       /TETHER_API_KEYS|REDIS_PASSWORD|REDIS_URL|TETHER_ALLOW_REPLAY|TETHER_TOKEN_SECRET/,
     );
+  });
+});
+
+/** Every metric name the code defines (`name: 'tether_…'`), for the dashboard's queries. */
+function definedMetrics(): Set<string> {
+  const files = [
+    'apps/api/src/plugins/metrics.ts',
+    'apps/worker/src/metrics.ts',
+    'packages/telemetry/src/queue-counts.ts',
+    'packages/telemetry/src/run-metrics.ts',
+  ];
+  const names = new Set<string>();
+  for (const file of files) {
+    for (const match of read(file).matchAll(/name: '(tether_[a-z_]+)'/g)) names.add(match[1] as string);
+  }
+  return names;
+}
+
+describe('observability (deploy/)', () => {
+  const prometheus = parse(read('deploy/prometheus/prometheus.yml')) as {
+    scrape_configs: {
+      job_name: string;
+      metrics_path: string;
+      dns_sd_configs: { names: string[]; type: string; port: number }[];
+    }[];
+  };
+
+  it('mounts files that exist, and publishes Prometheus and Grafana on loopback by default', () => {
+    for (const name of ['prometheus', 'grafana']) {
+      for (const volume of services[name]?.volumes ?? []) {
+        const source = volume.split(':')[0] as string;
+        if (source.startsWith('./')) expect(existsSync(new URL(source, root)), volume).toBe(true);
+      }
+    }
+    const set = interpolated(SECRETS).services;
+    expect(set.prometheus?.ports).toEqual(['127.0.0.1:9090:9090']);
+    expect(set.grafana?.ports).toEqual(['127.0.0.1:3001:3000']);
+  });
+
+  it('scrapes the API on its port and every worker on the metrics port compose gives it', () => {
+    const jobs = Object.fromEntries(prometheus.scrape_configs.map((job) => [job.job_name, job]));
+    expect(Object.keys(jobs).sort()).toEqual(['tether-api', 'tether-worker']);
+    const worker = loadWorkerConfig(interpolated(SECRETS).services.worker?.environment);
+    expect(jobs['tether-worker']?.dns_sd_configs).toEqual([
+      { names: ['worker'], type: 'A', port: worker.metricsPort, refresh_interval: '30s' },
+    ]);
+    const api = loadApiConfig(interpolated(SECRETS).services.api?.environment);
+    expect(jobs['tether-api']?.dns_sd_configs?.[0]).toMatchObject({ names: ['api'], port: api.port });
+    for (const job of prometheus.scrape_configs) expect(job.metrics_path).toBe('/metrics');
+  });
+
+  it("provisions Grafana with the compose Prometheus and the dashboard's folder", () => {
+    const datasources = parse(read('deploy/grafana/provisioning/datasources/prometheus.yml')) as {
+      datasources: { uid: string; type: string; url: string }[];
+    };
+    expect(datasources.datasources).toEqual([
+      expect.objectContaining({ uid: 'prometheus', type: 'prometheus', url: 'http://prometheus:9090' }),
+    ]);
+    const dashboards = parse(read('deploy/grafana/provisioning/dashboards/tether.yml')) as {
+      providers: { options: { path: string } }[];
+    };
+    const mounted = (services.grafana?.volumes ?? []).map((volume) => volume.split(':'));
+    expect(mounted).toContainEqual([
+      './deploy/grafana/dashboards',
+      dashboards.providers[0]?.options.path,
+      'ro',
+    ]);
+  });
+
+  it('has a dashboard whose every query is on metrics the code defines, covering each of the issue', () => {
+    const dashboard = JSON.parse(read('deploy/grafana/dashboards/tether.json')) as {
+      uid: string;
+      panels: { type: string; datasource?: { uid: string }; targets?: { expr: string }[] }[];
+    };
+    const defined = definedMetrics();
+    const used = new Set<string>();
+    for (const panel of dashboard.panels.filter((p) => p.type !== 'row')) {
+      expect(panel.datasource?.uid).toBe('prometheus');
+      for (const target of panel.targets ?? []) {
+        for (const match of target.expr.matchAll(/tether_[a-z_]+/g)) {
+          used.add(match[0].replace(/_(bucket|sum|count)$/, ''));
+        }
+      }
+    }
+    expect([...used].filter((name) => !defined.has(name))).toEqual([]);
+    for (const name of [
+      'tether_runs_finished_total',
+      'tether_run_duration_seconds',
+      'tether_attempts_total',
+      'tether_tool_calls_total',
+      'tether_tool_duration_seconds',
+      'tether_model_requests_total',
+      'tether_model_latency_seconds',
+      'tether_model_time_to_first_token_seconds',
+      'tether_tokens_total',
+      'tether_clarify_wait_seconds',
+      'tether_queue_jobs',
+      'tether_webhook_deliveries_total',
+    ]) {
+      expect(used, name).toContain(name);
+    }
   });
 });
