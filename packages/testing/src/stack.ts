@@ -131,8 +131,8 @@ export interface StackOptions {
   env?: Env;
   /** The APIs' own, over `env`. */
   apiEnv?: Env;
-  /** The workers' own, over `env`. */
-  workerEnv?: Env;
+  /** The workers' own, over `env`; a function gives each worker its own (a port of its own). */
+  workerEnv?: Env | ((id: string, index: number) => Env);
   /** The APIs' Node flags (default none). */
   apiNodeFlags?: readonly string[];
   /** The workers' Node flags (default {@link WORKER_NODE_FLAGS}). */
@@ -243,12 +243,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         }),
       );
     }
-    for (const id of workerIds) {
+    for (const [index, id] of workerIds.entries()) {
+      const own = typeof options.workerEnv === 'function' ? options.workerEnv(id, index) : options.workerEnv;
       workers.push(
         spawnWorker(id, {
           ...shared,
           nodeFlags: options.workerNodeFlags ?? WORKER_NODE_FLAGS,
-          env: { ...options.env, ...options.workerEnv },
+          env: { ...options.env, ...own },
         }),
       );
     }
