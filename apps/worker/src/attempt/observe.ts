@@ -153,8 +153,9 @@ export class AttemptObserver {
 
 /** A failed model request's outcome label: its `ERR_MODEL_<X>` code as `x` (a fixed set), else `error`. */
 export function modelOutcome(error: unknown): string {
-  if (isAgentError(error) && error.code.startsWith('ERR_MODEL_')) {
-    return error.code.slice('ERR_MODEL_'.length).toLowerCase();
-  }
-  return 'error';
+  const kind = isAgentError(error) ? MODEL_ERROR.exec(error.code)?.[1] : undefined;
+  return kind ? kind.toLowerCase() : 'error';
 }
+
+/** A model error's code, and what follows its prefix. */
+const MODEL_ERROR = /^ERR_MODEL_([A-Z_]+)$/;
