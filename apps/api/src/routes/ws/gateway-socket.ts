@@ -205,7 +205,10 @@ export class GatewaySocket {
       config: app.config,
       registered: app.mcpServers,
     });
-    const { run, created } = await app.sessions.submit(this.tenant, sessionId, sealed);
+    // The socket's upgrade request names every run its messages start, in the workers' log lines.
+    const { run, created } = await app.sessions.submit(this.tenant, sessionId, sealed, {
+      requestId: this.#request.id,
+    });
     app.metrics.runsSubmitted.inc({ created: String(created) });
     this.#send({ type: 'run_started', sessionId, runId: run.id });
     // Its events follow, from the run's first, unless the socket follows the session already.
