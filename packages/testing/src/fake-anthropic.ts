@@ -20,6 +20,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   FakeModelServer,
   isRecord,
@@ -67,6 +68,8 @@ export type AnthropicBehavior =
       usage?: AnthropicUsage;
       /** How many deltas each block's text or input is streamed in. Default 3. */
       pieces?: number;
+      /** A pause before each event (ms), for a model that takes its time (time to first token). */
+      eventDelayMs?: number;
     }
   /** Streams exactly these events (a streaming request only). */
   | { kind: 'events'; events: AnthropicEvent[] }
@@ -130,7 +133,11 @@ export class FakeAnthropicServer extends FakeModelServer<AnthropicBehavior> {
           sendJson(res, 200, message(model, behavior));
           return;
         }
-        await streamEvents(res, messageEvents(behavior.blocks, { ...behavior, model }));
+        await streamEvents(
+          res,
+          messageEvents(behavior.blocks, { ...behavior, model }),
+          behavior.eventDelayMs,
+        );
         res.end();
         return;
       case 'events':
@@ -223,7 +230,7 @@ export function messageEvents(
 /** A behaviour that answers `text`. */
 export function anthropicText(
   text: string,
-  options: { pieces?: number; usage?: AnthropicUsage; stopReason?: string } = {},
+  options: { pieces?: number; usage?: AnthropicUsage; stopReason?: string; eventDelayMs?: number } = {},
 ): AnthropicBehavior {
   return { kind: 'message', blocks: [{ type: 'text', text }], ...options };
 }
@@ -238,7 +245,7 @@ export interface AnthropicToolCall {
 /** A behaviour that makes tool calls, after `text` when given (stop reason `tool_use`). */
 export function anthropicToolUse(
   calls: AnthropicToolCall[],
-  options: { text?: string; pieces?: number; usage?: AnthropicUsage } = {},
+  options: { text?: string; pieces?: number; usage?: AnthropicUsage; eventDelayMs?: number } = {},
 ): AnthropicBehavior {
   const { text, ...rest } = options;
   return {
@@ -270,9 +277,10 @@ function stopReasonOf(blocks: AnthropicBlock[]): string {
   return blocks.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn';
 }
 
-async function streamEvents(res: ServerResponse, events: AnthropicEvent[]): Promise<void> {
+async function streamEvents(res: ServerResponse, events: AnthropicEvent[], delayMs = 0): Promise<void> {
   startEventStream(res);
   for (const item of events) {
+    if (delayMs > 0) await sleep(delayMs);
     await write(
       res,
       'raw' in item ? item.raw : `event: ${item.event}\ndata: ${JSON.stringify(item.data)}\n\n`,

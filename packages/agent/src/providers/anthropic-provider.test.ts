@@ -98,9 +98,26 @@ describe('Anthropic provider: streaming', () => {
         cacheWriteTokens: 300,
       },
       finishReason: 'stop',
+      firstTokenMs: expect.any(Number),
     });
     expect(deltas).toHaveLength(4);
     expect(deltas.join('')).toBe('Hello there, world.');
+  });
+
+  it('measures the time to the first token of the answer, text or tool call, apart from the whole answer', async () => {
+    // Every event 80 ms after the last: the first text is the 4th (message_start, ping, the block's
+    // start before it), a tool call's start the 3rd; four events or more follow either.
+    server.enqueue(
+      anthropicText('Hello there.', { pieces: 2, eventDelayMs: 80 }),
+      anthropicToolUse([{ id: 'toolu_1', name: 'todo', input: '{}' }], { eventDelayMs: 80 }),
+    );
+    for (const first of [320, 240]) {
+      const started = performance.now();
+      const response = await provider().complete(request());
+      const total = performance.now() - started;
+      expect(response.firstTokenMs).toBeGreaterThanOrEqual(first - 10);
+      expect(response.firstTokenMs).toBeLessThan(total - 240);
+    }
   });
 
   it('sends a streaming request with the key, max_tokens, and cache breakpoints on the system prompt and the last message', async () => {

@@ -104,15 +104,23 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
 
   return {
     name: config.name,
+    model: config.model,
     complete: (request) => completeWithRetries(config, request, () => tryOnce(client, config, request)),
   };
 }
 
 /** One HTTP request, streamed to its end. */
 function tryOnce(client: Anthropic, config: ResolvedOptions, request: ModelRequest): Promise<TryOutcome> {
-  const open = (signal: AbortSignal) =>
-    client.messages.create(buildBody(config, request), { signal, maxRetries: 0, timeout: config.timeoutMs });
-  return streamOnce(config, request, open, new MessageTurn(), (...failure) =>
+  const turn = new MessageTurn();
+  const open = (signal: AbortSignal) => {
+    turn.startedAt = performance.now();
+    return client.messages.create(buildBody(config, request), {
+      signal,
+      maxRetries: 0,
+      timeout: config.timeoutMs,
+    });
+  };
+  return streamOnce(config, request, open, turn, (...failure) =>
     classifyFailure(ANTHROPIC_ERRORS, ...failure),
   );
 }
@@ -267,6 +275,9 @@ class MessageTurn implements StreamedAnswer<RawMessageStreamEvent> {
   private usage: { input: number; output: number; write?: number; read?: number } | undefined;
   /** Whether `message_stop` came: the answer is whole. */
   finished = false;
+  /** When the request was sent, and when the first piece of the answer came (performance.now()). */
+  startedAt = 0;
+  private firstTokenAt: number | undefined;
 
   add(event: RawMessageStreamEvent, emit: (text: string) => void): void {
     switch (event.type) {
@@ -276,6 +287,8 @@ class MessageTurn implements StreamedAnswer<RawMessageStreamEvent> {
       case 'content_block_start': {
         const block = event.content_block;
         if (block.type === 'tool_use') {
+          // A tool call's first piece is its start, with its name.
+          this.firstTokenAt ??= performance.now();
           const call = { id: block.id || undefined, name: block.name, json: '', started: block.input };
           this.byIndex.set(event.index, call);
           this.calls.push(call);
@@ -306,6 +319,7 @@ class MessageTurn implements StreamedAnswer<RawMessageStreamEvent> {
   }
 
   private addText(text: string, emit: (text: string) => void): void {
+    if (text) this.firstTokenAt ??= performance.now();
     this.content += text;
     emit(text);
   }
@@ -333,6 +347,7 @@ class MessageTurn implements StreamedAnswer<RawMessageStreamEvent> {
       usage: this.totalUsage(),
       finishReason:
         this.stopReason === undefined ? 'stop' : (FINISH_REASONS[this.stopReason] ?? this.stopReason),
+      firstTokenMs: this.firstTokenAt === undefined ? undefined : this.firstTokenAt - this.startedAt,
     };
   }
 
