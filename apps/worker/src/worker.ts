@@ -293,6 +293,8 @@ export function startWorker(
             log: logger.child({ component: 'webhooks' }),
             shuttingDown: () => shuttingDown,
             waitForDue: (tenant, endpointId, ms) => dueSignals.wait(tenant, endpointId, ms),
+            // tether_webhook_deliveries_total{outcome}: every attempt's end, counted where it is decided.
+            onOutcome: metrics ? (outcome, tenant) => metrics.webhookDelivered(outcome, tenant) : undefined,
           }).process,
           {
             connection: workerConnection,

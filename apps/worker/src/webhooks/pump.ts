@@ -49,7 +49,7 @@ export interface PumpOptions {
   /** True once the worker stops: an activation ends its attempts in flight and hands the job back. */
   shuttingDown?: (() => boolean) | undefined;
   /** Told of each attempt's outcome (metrics). */
-  onOutcome?: ((outcome: AttemptOutcome) => void) | undefined;
+  onOutcome?: ((outcome: AttemptOutcome, tenant: string) => void) | undefined;
   /** How long one activation sends before it gives its slot to another endpoint (ms). Default 30 s. */
   activationMs?: number;
   /** How long a pump with nothing due sleeps before it looks again by itself (ms). Default 5 min. */
@@ -104,7 +104,7 @@ export function createPump(options: PumpOptions) {
       nextAtMs?: number | undefined;
     } = {},
   ): Promise<void> {
-    options.onOutcome?.(outcome);
+    options.onOutcome?.(outcome, data.tenant);
     const { disabled } = await store.settle(data.tenant, data.endpointId, delivery, { outcome, ...detail });
     if (outcome !== 'delivered') {
       log.info(
