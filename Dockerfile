@@ -18,8 +18,11 @@ COPY packages/agent/package.json packages/agent/
 COPY packages/client/package.json packages/client/
 COPY packages/config/package.json packages/config/
 COPY packages/fuzzy-match/package.json packages/fuzzy-match/
+COPY packages/mcp/package.json packages/mcp/
+COPY packages/outbound/package.json packages/outbound/
 COPY packages/protocol/package.json packages/protocol/
 COPY packages/queue/package.json packages/queue/
+COPY packages/telemetry/package.json packages/telemetry/
 COPY packages/testing/package.json packages/testing/
 COPY packages/tools/package.json packages/tools/
 RUN pnpm install --frozen-lockfile

@@ -3,7 +3,8 @@
  * instead: the services, volumes and health checks, and that every variable the apps read is
  * either set for the service or has a default in the app's config.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadApiConfig } from '../apps/api/src/config.js';
@@ -196,6 +197,13 @@ describe('docker-compose.yml', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^FROM .* AS build$/m);
     expect(dockerfile).toContain('pnpm install --frozen-lockfile');
+    // Every workspace package's manifest is in place before the install, or its dependencies are missing.
+    for (const dir of ['apps', 'packages']) {
+      for (const name of readdirSync(fileURLToPath(new URL(`${dir}/`, root)))) {
+        if (!existsSync(new URL(`${dir}/${name}/package.json`, root))) continue;
+        expect(dockerfile).toContain(`COPY ${dir}/${name}/package.json ${dir}/${name}/`);
+      }
+    }
     // No key, password or replay switch baked into the image.
     const instructions = dockerfile
       .split('\n')
