@@ -36,12 +36,7 @@
  * `rate_limit_error`, `api_error`) are retried, honouring `Retry-After`.
  */
 import { randomBytes } from 'node:crypto';
-import Anthropic, {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-} from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type {
   ContentBlockParam,
   MessageCreateParamsStreaming,
@@ -87,30 +82,61 @@ export interface AnthropicProviderOptions extends StreamingProviderOptions {
 
 type ResolvedOptions = ResolvedStreamingOptions & { model: string };
 
+/** The SDK's module. */
+type AnthropicSdk = typeof import('@anthropic-ai/sdk');
+
+let sdk: Promise<AnthropicSdk> | undefined;
+
+/**
+ * The SDK, loaded on first use rather than when this module is: it takes a
+ * while to load, and a worker that never runs an Anthropic profile never needs it.
+ */
+function loadSdk(): Promise<AnthropicSdk> {
+  sdk ??= import('@anthropic-ai/sdk');
+  return sdk;
+}
+
 /** A provider for Anthropic's Messages API. */
 export function createAnthropicProvider(options: AnthropicProviderOptions): ModelProvider {
   const config = resolveOptions(options);
-  const client = new Anthropic({
-    baseURL: config.baseURL,
-    // A key given here is the client's only credential: the SDK then reads no
-    // ANTHROPIC_API_KEY, token or profile of the worker's own to send to the
-    // server a profile names. Without one, the header it would carry is removed.
-    apiKey: config.apiKey ?? 'no-key',
-    ...(config.apiKey === undefined ? { defaultHeaders: { Authorization: null, 'X-Api-Key': null } } : {}),
-    maxRetries: 0,
-    timeout: config.timeoutMs,
-    logLevel: 'off',
-  });
+  let ready: Promise<{ client: Anthropic; errors: SdkErrors }> | undefined;
+  const load = async () => {
+    const loaded = await loadSdk().catch((error: unknown) => {
+      const message = `${config.name}: cannot load @anthropic-ai/sdk: ${String(error)}`;
+      throw new AgentError('ERR_AGENT_INTERNAL', message, { cause: error });
+    });
+    const client = new loaded.default({
+      baseURL: config.baseURL,
+      // A key given here is the client's only credential: the SDK then reads no
+      // ANTHROPIC_API_KEY, token or profile of the worker's own to send to the
+      // server a profile names. Without one, the header it would carry is removed.
+      apiKey: config.apiKey ?? 'no-key',
+      ...(config.apiKey === undefined ? { defaultHeaders: { Authorization: null, 'X-Api-Key': null } } : {}),
+      maxRetries: 0,
+      timeout: config.timeoutMs,
+      logLevel: 'off',
+    });
+    return { client, errors: sdkErrors(loaded) };
+  };
 
   return {
     name: config.name,
     model: config.model,
-    complete: (request) => completeWithRetries(config, request, () => tryOnce(client, config, request)),
+    async complete(request) {
+      ready ??= load();
+      const { client, errors } = await ready;
+      return completeWithRetries(config, request, () => tryOnce(client, errors, config, request));
+    },
   };
 }
 
 /** One HTTP request, streamed to its end. */
-function tryOnce(client: Anthropic, config: ResolvedOptions, request: ModelRequest): Promise<TryOutcome> {
+function tryOnce(
+  client: Anthropic,
+  errors: SdkErrors,
+  config: ResolvedOptions,
+  request: ModelRequest,
+): Promise<TryOutcome> {
   const turn = new MessageTurn();
   const open = (signal: AbortSignal) => {
     turn.startedAt = performance.now();
@@ -120,9 +146,7 @@ function tryOnce(client: Anthropic, config: ResolvedOptions, request: ModelReque
       timeout: config.timeoutMs,
     });
   };
-  return streamOnce(config, request, open, turn, (...failure) =>
-    classifyFailure(ANTHROPIC_ERRORS, ...failure),
-  );
+  return streamOnce(config, request, open, turn, (...failure) => classifyFailure(errors, ...failure));
 }
 
 /** The HTTP status each Messages error type stands for (an `error` event inside a stream has none). */
@@ -139,13 +163,17 @@ const ERROR_TYPE_STATUS: Readonly<Record<string, number>> = {
   overloaded_error: 529,
 };
 
-const ANTHROPIC_ERRORS: SdkErrors = {
-  APIError,
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIUserAbortError,
-  statusInStream: (error) => ERROR_TYPE_STATUS[(error as APIError).type ?? ''],
-};
+/** The SDK's error classes, and the status an `error` event inside a stream stands for. */
+function sdkErrors(loaded: AnthropicSdk): SdkErrors {
+  return {
+    APIError: loaded.APIError,
+    APIConnectionError: loaded.APIConnectionError,
+    APIConnectionTimeoutError: loaded.APIConnectionTimeoutError,
+    APIUserAbortError: loaded.APIUserAbortError,
+    statusInStream: (error) =>
+      ERROR_TYPE_STATUS[(error as InstanceType<AnthropicSdk['APIError']>).type ?? ''],
+  };
+}
 
 /** The request body; parameters the caller left unset are not sent at all. */
 function buildBody(config: ResolvedOptions, request: ModelRequest): MessageCreateParamsStreaming {
