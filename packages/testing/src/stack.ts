@@ -43,7 +43,7 @@ export interface ProcessOptions extends Omit<SpawnOptions, 'name' | 'onLine'> {
   env?: Env;
   /** Called with each line it prints. */
   onLine?: (name: string, line: string) => void;
-  /** How long to wait for its ready line (ms). Default 15,000. */
+  /** How long to wait for its ready line (ms). Default 30,000. */
   readyTimeoutMs?: number;
 }
 
@@ -105,7 +105,9 @@ export async function startWorkerProcess(options: ProcessOptions & { id?: string
   return worker;
 }
 
-async function ready(spawned: TestProcess, line: RegExp, timeoutMs = 15_000): Promise<void> {
+// 30 s: an API or worker imports more at start than it did (the MCP and model SDKs, OpenTelemetry's
+// API, undici), and on a loaded 2-core machine that alone took over 15 s.
+async function ready(spawned: TestProcess, line: RegExp, timeoutMs = 30_000): Promise<void> {
   try {
     await spawned.waitFor(line, timeoutMs);
   } catch (error) {
