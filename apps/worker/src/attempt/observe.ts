@@ -103,16 +103,21 @@ export class AttemptObserver {
     };
   }
 
-  /** For `runAttempt`'s `onToolCall`: each built-in tool call's span, count and duration. */
-  readonly onToolCall = (name: string) => {
+  /**
+   * For `runAttempt`'s `onToolCall`: each tool call's span, count and duration. An MCP server's
+   * tool is counted as `mcp` (its names are the servers', without bound); its span names it.
+   */
+  readonly onToolCall = (name: string, server?: string | undefined) => {
     const started = performance.now();
     const span = this.#child(`execute_tool ${name}`, SpanKind.INTERNAL, {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': name,
+      ...(server === undefined ? {} : { 'tether.mcp.server': server }),
     });
+    const label = server === undefined ? name : 'mcp';
     return (result: { ok: boolean; code?: string | undefined }) => {
       const outcome = result.ok ? 'ok' : result.code === 'ERR_TOOL_CANCELLED' ? 'cancelled' : 'error';
-      this.#metrics?.toolCalled(name, outcome, (performance.now() - started) / 1000, this.tenant);
+      this.#metrics?.toolCalled(label, outcome, (performance.now() - started) / 1000, this.tenant);
       span?.setAttributes({
         'tether.tool.outcome': outcome,
         ...(result.code ? { 'error.type': result.code } : {}),

@@ -171,12 +171,17 @@ export interface AttemptParams {
    */
   interrupted?: () => boolean;
   /**
-   * Told when a call of one of `tools` starts (its arguments not yet checked);
-   * the function it returns is told the call's result when it ends (metrics,
-   * traces). Client tools, clarify's suspension, delegations and `escalate`
+   * Told when a call of one of `tools` starts (its arguments not yet checked),
+   * with the MCP server of a server's tool; the function it returns is told the
+   * call's result when it ends (metrics, traces). Client tools, clarify's suspension, delegations and `escalate`
    * are not tool runs and are not told.
    */
-  onToolCall?: ((name: string) => (result: { ok: boolean; code?: string | undefined }) => void) | undefined;
+  onToolCall?:
+    | ((
+        name: string,
+        server: string | undefined,
+      ) => (result: { ok: boolean; code?: string | undefined }) => void)
+    | undefined;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -516,7 +521,7 @@ async function runTool(params: AttemptParams, tool: Tool, call: ToolCall) {
       ...(tool.server === undefined ? {} : { server: tool.server }),
     },
   });
-  const ended = params.onToolCall?.(tool.name);
+  const ended = params.onToolCall?.(tool.name, tool.server);
   const result = await executeTool(tool, call.arguments, { callId: call.id, signal: params.signal });
   ended?.(result);
   return result;
