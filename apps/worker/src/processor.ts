@@ -1,4 +1,3 @@
-import type { ListingCache } from '@tether/mcp';
 import {
   type McpServerStore,
   type MemoryStore,
@@ -16,6 +15,7 @@ import {
   type RunDispatch,
   type Settlement,
 } from './attempt/context.js';
+import type { McpListings } from './attempt/mcp.js';
 import { AttemptObserver, type Observability } from './attempt/observe.js';
 import { prepareAttempt } from './attempt/prepare.js';
 import { type ActiveAttempt, runPrepared, type StopReason } from './attempt/run.js';
@@ -51,7 +51,7 @@ export interface ProcessorDeps {
   /** The MCP servers tenants registered. */
   mcpServers?: McpServerStore | undefined;
   /** This worker's MCP tool listings. */
-  mcpCache?: ListingCache | undefined;
+  mcpListings?: McpListings | undefined;
   /** Webhook deliveries of the events attempts append. */
   webhooks?: RunDispatch | undefined;
   /** Metrics and traces, when the worker has them. */
@@ -154,7 +154,7 @@ export function createProcessor(deps: ProcessorDeps) {
       memory: deps.memory,
       skills: deps.skills,
       mcpServers: deps.mcpServers,
-      mcpCache: deps.mcpCache,
+      mcpListings: deps.mcpListings,
       webhooks: deps.webhooks,
       observer,
     };

@@ -32,7 +32,7 @@ import {
 import { type Job, type Telemetry, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { crewQueue } from './attempt/crew.js';
-import { mcpListingCache } from './attempt/mcp.js';
+import { McpListings } from './attempt/mcp.js';
 import { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import { WorkerMetrics } from './metrics.js';
@@ -198,7 +198,7 @@ export function startWorker(
     }),
     skills: { store: skillStore, indexes: new SkillIndexes(skillStore), folders: skillFolders },
     mcpServers: new McpServerStore({ redis, keys, maxServers: config.mcpMaxServers }),
-    mcpCache: mcpListingCache(config.mcpListTtlMs),
+    mcpListings: new McpListings(config.mcpListTtlMs),
     webhooks: dispatcher,
     observability: { metrics, telemetry },
   });

@@ -1,11 +1,11 @@
 import type { Checkpoint, PendingDelegation } from '@tether/agent';
-import type { ListingCache } from '@tether/mcp';
 import type { ErrorBody, PendingClarify, PendingToolCall, Usage } from '@tether/protocol';
 import type { McpServerStore, MemoryStore, NewRun, RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
 import type { WorkerSkills } from '../skills.js';
+import type { McpListings } from './mcp.js';
 import type { AttemptObserver } from './observe.js';
 import type { TenantSlotKeeper } from './tenant-slot.js';
 
@@ -39,7 +39,7 @@ export interface AttemptContext {
   /** The MCP servers tenants registered; without it, a run's name-only entries are this worker's stdio servers only. */
   mcpServers?: McpServerStore | undefined;
   /** This worker's MCP tool listings, shared by its runs. */
-  mcpCache?: ListingCache | undefined;
+  mcpListings?: McpListings | undefined;
   /** The run's tenant, once known (the claim says it). */
   tenant?: string | undefined;
   /** Webhook deliveries of the events the attempt appended; none without it. */

@@ -1,4 +1,5 @@
-import { ListingCache, type McpServerSpec, McpToolset, McpToolsetError } from '@tether/mcp';
+import type * as Mcp from '@tether/mcp';
+import type { ListingCache, McpServerSpec, McpToolset } from '@tether/mcp';
 import type { McpHeaders } from '@tether/protocol';
 import type { RunSpec } from '@tether/queue';
 import type { RunContext } from '@tether/tools';
@@ -8,16 +9,35 @@ import type { AttemptContext } from './context.js';
  * A run's MCP servers, on the worker's side: each entry of its spec resolved
  * (a URL with its headers opened, a server the tenant registered, or one of
  * this worker's stdio servers), then listed and made tools for the attempt
- * (`@tether/mcp`'s `McpToolset`, closed when the attempt ends).
+ * (`@tether/mcp`'s `McpToolset`, closed when the attempt ends). `@tether/mcp`
+ * (the MCP SDK, its HTTP client) is loaded by the first run that names a
+ * server, not at the worker's start: it takes half a second to load on a busy
+ * host, and most workers never need it.
  */
 
-/** The tool listings this worker process keeps (`TETHER_MCP_LIST_TTL_MS`), shared by its runs. */
-export function mcpListingCache(ttlMs: number): ListingCache {
-  return new ListingCache({ ttlMs });
+/** The tool listings this worker process keeps (`TETHER_MCP_LIST_TTL_MS`), shared by its runs, made at the first. */
+export class McpListings {
+  readonly ttlMs: number;
+  #cache: ListingCache | undefined;
+
+  constructor(ttlMs: number) {
+    this.ttlMs = ttlMs;
+  }
+
+  cache(mcp: typeof Mcp): ListingCache {
+    this.#cache ??= new mcp.ListingCache({ ttlMs: this.ttlMs });
+    return this.#cache;
+  }
 }
 
 /** Opens sealed headers, or says why they cannot be. */
-function openHeaders(ctx: AttemptContext, sealed: string | undefined, server: string): McpHeaders {
+function openHeaders(
+  mcp: typeof Mcp,
+  ctx: AttemptContext,
+  sealed: string | undefined,
+  server: string,
+): McpHeaders {
+  const { McpToolsetError } = mcp;
   if (sealed === undefined) return {};
   const secrets = ctx.config.secrets;
   if (!secrets) {
@@ -54,6 +74,7 @@ function narrowed(
  * @throws McpToolsetError `ERR_MCP_SERVER_UNKNOWN`, `ERR_MCP_SECRETS`
  */
 export async function resolveMcpServers(
+  mcp: typeof Mcp,
   ctx: AttemptContext,
   tenant: string,
   spec: RunSpec,
@@ -66,7 +87,7 @@ export async function resolveMcpServers(
       servers.push({
         name: entry.name,
         url: entry.url,
-        headers: openHeaders(ctx, entry.sealedHeaders, entry.name),
+        headers: openHeaders(mcp, ctx, entry.sealedHeaders, entry.name),
         ...allowed,
       });
       continue;
@@ -76,7 +97,7 @@ export async function resolveMcpServers(
       servers.push({
         name: entry.name,
         url: registered.url,
-        headers: openHeaders(ctx, registered.sealedHeaders, entry.name),
+        headers: openHeaders(mcp, ctx, registered.sealedHeaders, entry.name),
         allowedTools: narrowed(registered.allowedTools, entry.allowedTools),
       });
       continue;
@@ -86,7 +107,7 @@ export async function resolveMcpServers(
       servers.push({ name: entry.name, stdio, ...allowed });
       continue;
     }
-    throw new McpToolsetError(
+    throw new mcp.McpToolsetError(
       'ERR_MCP_SERVER_UNKNOWN',
       `The run names the MCP server ${entry.name}, which its tenant has not registered (or has deleted) and which this worker does not have (TETHER_MCP_SERVERS).`,
     );
@@ -102,16 +123,17 @@ export async function openMcpToolset(
   run: { context: RunContext; taken: Iterable<string> },
 ): Promise<McpToolset | undefined> {
   if (!spec.mcpServers || spec.mcpServers.length === 0) return undefined;
-  const servers = await resolveMcpServers(ctx, tenant, spec);
+  const mcp = await import('@tether/mcp');
+  const servers = await resolveMcpServers(mcp, ctx, tenant, spec);
   const { config } = ctx;
-  return McpToolset.open(servers, {
+  return mcp.McpToolset.open(servers, {
     limits: {
       policy: { allowHttp: config.mcpAllowHttp, allowPrivate: config.mcpAllowPrivate },
       callTimeoutMs: config.mcpCallTimeoutMs,
       connectTimeoutMs: config.mcpConnectTimeoutMs,
       maxResponseBytes: config.mcpMaxResponseBytes,
     },
-    cache: ctx.mcpCache ?? mcpListingCache(0),
+    cache: (ctx.mcpListings ?? new McpListings(0)).cache(mcp),
     context: run.context,
     taken: run.taken,
     logger: ctx.log,
