@@ -57,9 +57,6 @@ export interface WebhookDispatcherOptions {
   onDue?: ((tenant: string, endpointId: string) => void) | undefined;
 }
 
-/** Every type an endpoint can subscribe to, each between spaces, as `webhookCollect` takes them. */
-const ALL_TYPES = ` ${WEBHOOK_EVENT_TYPES.join(' ')} `;
-
 /** A run whose look read at least this many entries leaves a hint for the next one. */
 const HINT_AFTER = 64;
 
@@ -141,20 +138,25 @@ export class WebhookDispatcher {
 
   /**
    * Records the deliveries of the run's events not dispatched yet; returns how many. Pass the
-   * tenant when known: a tenant whose endpoints want nothing then costs no round trip.
+   * tenant when known: a tenant whose endpoints want nothing then costs no round trip (one small
+   * read when it is not given).
    */
   async dispatch(runId: string, tenant?: string): Promise<number> {
-    let types = tenant === undefined ? undefined : await this.types(tenant);
-    if (types?.size === 0) return 0;
-    const answer = types === undefined || types.has('clarify.requested') ? newAnswerToken() : undefined;
     const keys = this.#store.keys.run(runId);
+    // Unknown, the tenant is read first: one small read, where the look at the log would read (and
+    // return) up to `scan` entries of a run whose tenant wants nothing.
+    const known = tenant ?? (await this.#store.redis.hget(keys.record, 'tenant'));
+    if (!known) return 0;
+    let types = await this.types(known);
+    if (types.size === 0) return 0;
+    const answer = types.has('clarify.requested') ? newAnswerToken() : undefined;
     let after = '';
     let total = 0;
     for (;;) {
       const reply = await scripts.webhookCollect.run(this.#store.redis, {
         keys,
         args: {
-          types: types === undefined ? ALL_TYPES : ` ${[...types].join(' ')} `,
+          types: ` ${[...types].join(' ')} `,
           after,
           scan: this.#scan,
           clarifyPrefix: keys.clarify(''),
@@ -163,7 +165,7 @@ export class WebhookDispatcher {
       });
       if (!reply) return total;
       const [owner, status, session, metadata, lastRead, scanned, ...flat] = reply;
-      types ??= await this.types(owner);
+      if (owner !== known) types = await this.types(owner);
       if (types.size === 0) return total;
       const events: string[] = [];
       let sealed: string | undefined;

@@ -223,6 +223,25 @@ describe('dispatch', () => {
       'token_used',
     );
   });
+  it('dispatches a run whose tenant has no endpoint without reading its log, the tenant given or not', async () => {
+    const t = tenant();
+    const runId = await run(t);
+    const owner = 'w:1';
+    await store.claim(runId, owner, 1, 'w');
+    const pending: PendingClarify = {
+      requestId: newId('clr'),
+      question: 'Which one?',
+      choices: ['a', 'b'],
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    };
+    await store.suspend(runId, owner, pending);
+    expect(await dispatcher.dispatch(runId)).toBe(0);
+    expect(await dispatcher.dispatch(runId, t)).toBe(0);
+    // No answer token was made for the question (the log's look records one with each it reads).
+    const request = await redis.hgetall(keys.run(runId).clarify(pending.requestId));
+    expect(Object.keys(request).filter((field) => field.startsWith('t:'))).toEqual([]);
+    expect(await dispatcher.dispatch(newId('run'))).toBe(0);
+  });
 });
 
 describe('the pump’s steps', () => {
