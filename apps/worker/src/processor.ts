@@ -157,6 +157,8 @@ export function createProcessor(deps: ProcessorDeps) {
       mcpListings: deps.mcpListings,
       webhooks: deps.webhooks,
       observer,
+      // What the job says (a job queued before it did says nothing); the claim says it again.
+      tenant: job.data.tenant,
     };
     // A job that comes back (stall recovery, a resumed question, a retry) first dispatches what the
     // attempt before may have appended without dispatching (its worker died in between).

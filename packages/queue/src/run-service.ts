@@ -23,6 +23,11 @@ interface PendingSubmission {
 /** The BullMQ job of a run carries only its id: the run lives in its own keys. */
 export interface RunJobData {
   runId: string;
+  /**
+   * The run's tenant (jobs queued before it was carried have none): what a worker reads before the
+   * claim (its tenant's slot, its webhooks' subscriptions) without a round trip.
+   */
+  tenant?: string;
   /** A crew child's parent: the child's claim checks that the parent still waits for it. */
   parentRunId?: string;
   /** The id of the API request that submitted the run (or its crew root), for the worker's log lines. */
@@ -138,7 +143,7 @@ export class RunService {
           .filter((child) => child.queue === queue.opts.prefix)
           .map((child) => ({
             name: 'run',
-            data: jobData(child.id, { requestId: options.requestId }, child.crew?.parentRunId),
+            data: jobData(child, options.requestId),
             opts: this.#jobOptions(child.id),
           }));
         return jobs.length === 0 ? undefined : queue.addBulk(jobs);
@@ -292,7 +297,7 @@ export class RunService {
             .filter(({ run }) => run.queue === queue.opts.prefix)
             .map(({ run, job }) => ({
               name: 'run',
-              data: jobData(run.id, job),
+              data: jobData(run, job.requestId),
               opts: this.#jobOptions(run.id, job.traceMetadata),
             }));
           if (jobs.length === 0) return undefined;
@@ -658,15 +663,11 @@ export interface SessionLink {
   multitask: 'enqueue' | 'reject' | 'interrupt';
 }
 
-/** A run's job data: its id, and what else it carries only when there is something. */
-function jobData(
-  runId: string,
-  job: { requestId?: string | undefined },
-  parentRunId?: string | undefined,
-): RunJobData {
-  const data: RunJobData = { runId };
-  if (parentRunId) data.parentRunId = parentRunId;
-  if (job.requestId) data.requestId = job.requestId;
+/** A run's job data: its id and tenant, and what else it carries only when there is something. */
+function jobData(run: NewRun, requestId: string | undefined): RunJobData {
+  const data: RunJobData = { runId: run.id, tenant: run.tenant };
+  if (run.crew?.parentRunId) data.parentRunId = run.crew.parentRunId;
+  if (requestId) data.requestId = requestId;
   return data;
 }
 

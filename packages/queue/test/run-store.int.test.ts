@@ -59,7 +59,8 @@ describe('RunService.submit', () => {
     expect((await store.list('acme', { limit: 100 })).runs).toHaveLength(20);
     const counts = await service.jobCounts('wait');
     expect(counts.wait).toBe(40);
-    expect((await service.getJob(ids[3] as string))?.data).toEqual({ runId: ids[3] });
+    // A job carries its run's id and tenant only: the run's body stays in its record.
+    expect((await service.getJob(ids[3] as string))?.data).toEqual({ runId: ids[3], tenant: 'acme' });
     await service.close();
   });
 

@@ -40,7 +40,7 @@ export interface AttemptContext {
   mcpServers?: McpServerStore | undefined;
   /** This worker's MCP tool listings, shared by its runs. */
   mcpListings?: McpListings | undefined;
-  /** The run's tenant, once known (the claim says it). */
+  /** The run's tenant, once known (the job says it, or the claim). */
   tenant?: string | undefined;
   /** Webhook deliveries of the events the attempt appended; none without it. */
   webhooks?: RunDispatch | undefined;

@@ -49,7 +49,7 @@ export class TenantSlotKeeper {
    */
   async take(ctx: AttemptContext): Promise<HeldSlot | Capped | undefined> {
     const { runId, fence } = ctx;
-    const tenant = await this.#slots.tenantOf(runId);
+    const tenant = ctx.tenant ?? (await this.#slots.tenantOf(runId));
     if (tenant === undefined) return undefined;
     const taken = await this.#slots.take(tenant, runId, fence);
     if (!taken.held) {
