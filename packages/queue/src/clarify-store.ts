@@ -2,7 +2,7 @@ import type { PendingClarify, RunEventInput } from '@tether/protocol';
 import { QueueError } from './errors.js';
 import { eventPairs } from './event-log.js';
 import * as scripts from './scripts.js';
-import type { StoreContext } from './store-context.js';
+import { readWake, type StoreContext } from './store-context.js';
 
 export type AnswerResult =
   | 'ok'
@@ -63,16 +63,12 @@ export async function wakeReason(
   runId: string,
   requestId: string,
 ): Promise<'answered' | 'cancel' | undefined> {
-  const keys = ctx.keys.run(runId);
-  const replies = await ctx.redis
-    .pipeline()
-    .hget(keys.clarify(requestId), 'status')
-    .hget(keys.record, 'cancelRequested')
-    .exec();
-  const [status, cancel] = (replies ?? []).map(([error, value]) => {
-    if (error) throw error;
-    return value;
-  });
+  const { value: status, cancel } = await readWake(
+    ctx,
+    runId,
+    ctx.keys.run(runId).clarify(requestId),
+    'status',
+  );
   if (cancel) return 'cancel';
   if (status === 'answered') return 'answered';
   return undefined;

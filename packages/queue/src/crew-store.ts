@@ -4,7 +4,7 @@ import { eventPairs } from './event-log.js';
 import { luaJson } from './lua-script.js';
 import type { RunRecord } from './records.js';
 import * as scripts from './scripts.js';
-import type { StoreContext } from './store-context.js';
+import { readWake, type StoreContext } from './store-context.js';
 
 /**
  * The crew in Redis: a parent's delegation (the children it waits on and
@@ -187,16 +187,7 @@ export async function childrenWakeReason(
   ctx: StoreContext,
   runId: string,
 ): Promise<'ready' | 'cancel' | undefined> {
-  const keys = ctx.keys.run(runId);
-  const replies = await ctx.redis
-    .pipeline()
-    .hget(keys.delegation, 'pending')
-    .hget(keys.record, 'cancelRequested')
-    .exec();
-  const [pending, cancel] = (replies ?? []).map(([error, value]) => {
-    if (error) throw error;
-    return value;
-  });
+  const { value: pending, cancel } = await readWake(ctx, runId, ctx.keys.run(runId).delegation, 'pending');
   if (cancel) return 'cancel';
   if (pending === '0') return 'ready';
   return undefined;

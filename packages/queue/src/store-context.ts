@@ -11,3 +11,27 @@ export interface StoreContext {
   readonly retentionSeconds: number;
   readonly sessionTtlSeconds: number;
 }
+
+/**
+ * What a run that just went to sleep reads to know whether it should not have: a field of what it
+ * waits on (`key`, on the run's slot) and whether a cancel was requested, in one round trip. The
+ * worker was still moving its job to delayed meanwhile, and neither the awaited change nor a cancel
+ * could wake a job that was still active.
+ */
+export async function readWake(
+  ctx: StoreContext,
+  runId: string,
+  key: string,
+  field: string,
+): Promise<{ value: string | null; cancel: boolean }> {
+  const replies = await ctx.redis
+    .pipeline()
+    .hget(key, field)
+    .hget(ctx.keys.run(runId).record, 'cancelRequested')
+    .exec();
+  const [value, cancel] = (replies ?? []).map(([error, reply]) => {
+    if (error) throw error;
+    return reply as string | null;
+  });
+  return { value: value ?? null, cancel: Boolean(cancel) };
+}

@@ -2,7 +2,7 @@ import type { PendingToolCall, RunEventInput } from '@tether/protocol';
 import { QueueError } from './errors.js';
 import { eventPairs } from './event-log.js';
 import * as scripts from './scripts.js';
-import type { StoreContext } from './store-context.js';
+import { readWake, type StoreContext } from './store-context.js';
 
 /**
  * Client-executed tool calls in Redis: the calls of one model turn that a
@@ -138,17 +138,8 @@ export async function toolCallsWakeReason(
   ctx: StoreContext,
   runId: string,
 ): Promise<'received' | 'cancel' | undefined> {
-  const keys = ctx.keys.run(runId);
-  const replies = await ctx.redis
-    .pipeline()
-    .hget(keys.toolCalls, 'pending')
-    .hget(keys.record, 'cancelRequested')
-    .exec();
-  const [pending, cancel] = (replies ?? []).map(([error, value]) => {
-    if (error) throw error;
-    return value;
-  });
+  const { value: pending, cancel } = await readWake(ctx, runId, ctx.keys.run(runId).toolCalls, 'pending');
   if (cancel) return 'cancel';
-  if (pending !== null && pending !== undefined && Number(pending) <= 0) return 'received';
+  if (pending !== null && Number(pending) <= 0) return 'received';
   return undefined;
 }
