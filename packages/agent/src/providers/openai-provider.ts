@@ -29,7 +29,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Usage } from '@tether/protocol';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -73,10 +73,68 @@ export interface OpenAIProviderOptions extends StreamingProviderOptions {
 
 type ResolvedOptions = ResolvedStreamingOptions & { maxTokensField: MaxTokensField };
 
+/** The SDK's module. */
+type OpenAISdk = typeof import('openai');
+
+let sdk: Promise<OpenAISdk> | undefined;
+
+/**
+ * The SDK, loaded on the first model turn rather than when this module is (as
+ * the Anthropic provider's): it takes a while to load, on every worker start
+ * otherwise, and a worker that runs only replay runs never needs it.
+ */
+function loadSdk(): Promise<OpenAISdk> {
+  sdk ??= import('openai');
+  return sdk;
+}
+
+/** What a try needs of the loaded SDK: a client, and the SDK's error classes. */
+interface Loaded {
+  client: OpenAI;
+  errors: SdkErrors;
+}
+
 /** A provider for an OpenAI-compatible Chat Completions server. */
 export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvider {
   const config = resolveOptions(options);
-  const client = new OpenAI({
+  let ready: Promise<Loaded> | undefined;
+  const load = async (): Promise<Loaded> => {
+    const loaded = await loadSdk().catch((error: unknown) => {
+      const message = `${config.name}: cannot load openai: ${String(error)}`;
+      throw new AgentError('ERR_AGENT_INTERNAL', message, { cause: error });
+    });
+    return { client: newClient(loaded, config), errors: sdkErrors(loaded) };
+  };
+
+  // The model, once known: the profile's, or the first the server lists.
+  let model: Promise<string> | undefined =
+    config.model === undefined ? undefined : Promise.resolve(config.model);
+  const modelFor = (sdk: Loaded, signal: AbortSignal): Promise<string> => {
+    if (model === undefined) {
+      const lookup = firstListedModel(sdk, config, signal);
+      // A failed look-up is made again by the next try.
+      lookup.catch(() => {
+        if (model === lookup) model = undefined;
+      });
+      model = lookup;
+    }
+    return model;
+  };
+
+  return {
+    name: config.name,
+    model: config.model,
+    async complete(request) {
+      ready ??= load();
+      const loaded = await ready;
+      return completeWithRetries(config, request, () => tryOnce(loaded, config, request, modelFor));
+    },
+  };
+}
+
+/** The SDK's client for a profile. */
+function newClient(loaded: OpenAISdk, config: ResolvedOptions): OpenAI {
+  return new loaded.default({
     baseURL: config.baseURL,
     // The SDK fills every credential left undefined from process.env, and would
     // send the worker's own OPENAI_API_KEY to whatever server a profile names.
@@ -90,33 +148,11 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
     timeout: config.timeoutMs,
     logLevel: 'off',
   });
-
-  // The model, once known: the profile's, or the first the server lists.
-  let model: Promise<string> | undefined =
-    config.model === undefined ? undefined : Promise.resolve(config.model);
-  const modelFor = (signal: AbortSignal): Promise<string> => {
-    if (model === undefined) {
-      const lookup = firstListedModel(client, config, signal);
-      // A failed look-up is made again by the next try.
-      lookup.catch(() => {
-        if (model === lookup) model = undefined;
-      });
-      model = lookup;
-    }
-    return model;
-  };
-
-  return {
-    name: config.name,
-    model: config.model,
-    complete: (request) =>
-      completeWithRetries(config, request, () => tryOnce(client, config, request, modelFor)),
-  };
 }
 
 /** The first model `GET /models` lists; a server that cannot list any is a profile to fix. */
 async function firstListedModel(
-  client: OpenAI,
+  { client, errors }: Loaded,
   config: ResolvedOptions,
   signal: AbortSignal,
 ): Promise<string> {
@@ -127,7 +163,7 @@ async function firstListedModel(
     listed = page.data.find((entry) => typeof entry.id === 'string' && entry.id !== '')?.id;
   } catch (error) {
     // A server without the route (404, 405, 501) will never list one; anything else may pass.
-    if (error instanceof APIError && [404, 405, 501].includes(error.status ?? 0)) {
+    if (error instanceof errors.APIError && [404, 405, 501].includes(error.status ?? 0)) {
       throw new AgentError(
         'ERR_MODEL_PROFILE_INVALID',
         `${config.name}: the profile names no model and the server does not list its models (GET /models answered ${error.status}): ${fix}`,
@@ -150,31 +186,34 @@ async function firstListedModel(
  * when the profile names none).
  */
 function tryOnce(
-  client: OpenAI,
+  loaded: Loaded,
   config: ResolvedOptions,
   request: ModelRequest,
-  modelFor: (signal: AbortSignal) => Promise<string>,
+  modelFor: (loaded: Loaded, signal: AbortSignal) => Promise<string>,
 ): Promise<TryOutcome> {
   const turn = new StreamedTurn();
   const open = async (signal: AbortSignal) => {
-    const model = await modelFor(signal);
+    const model = await modelFor(loaded, signal);
     turn.startedAt = performance.now();
-    return client.chat.completions.create(buildBody(config, model, request), {
+    return loaded.client.chat.completions.create(buildBody(config, model, request), {
       signal,
       maxRetries: 0,
       timeout: config.timeoutMs,
     });
   };
-  return streamOnce(config, request, open, turn, (...failure) => classifyFailure(OPENAI_ERRORS, ...failure));
+  return streamOnce(config, request, open, turn, (...failure) => classifyFailure(loaded.errors, ...failure));
 }
 
-const OPENAI_ERRORS: SdkErrors = {
-  APIError,
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIUserAbortError,
-  statusInStream: (error) => statusInBody((error as APIError).error),
-};
+/** The SDK's error classes, as the streamed request's failure classification takes them. */
+function sdkErrors(loaded: OpenAISdk): SdkErrors {
+  return {
+    APIError: loaded.APIError,
+    APIConnectionError: loaded.APIConnectionError,
+    APIConnectionTimeoutError: loaded.APIConnectionTimeoutError,
+    APIUserAbortError: loaded.APIUserAbortError,
+    statusInStream: (error) => statusInBody((error as InstanceType<OpenAISdk['APIError']>).error),
+  };
+}
 
 /** An error object sent inside a stream may carry an HTTP-like `code` (OpenRouter does). */
 function statusInBody(body: unknown): number | undefined {
