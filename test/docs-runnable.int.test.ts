@@ -1,0 +1,221 @@
+/**
+ * The shell examples of README.md and docs/*.md that are marked runnable, run as a reader would run
+ * them, against a real stack: so the docs cannot drift from what the API and the CLI do.
+ *
+ * The marker is an HTML comment (invisible on GitHub) on the line right before a ```sh (or ```bash)
+ * fence:
+ *
+ *   <!-- runnable -->                        the block runs on its own and must exit 0
+ *   <!-- runnable: continues -->             it runs in the state the previous runnable block of the
+ *                                            same file left: its shell variables (an id it captured,
+ *                                            `RUN=$(curl … | jq -r .id)`) and its directory's files
+ *   <!-- runnable: expect-status=409 -->     the last HTTP status curl saw must be 409
+ *
+ * Options go after the colon, separated by spaces; an unknown one fails the test. Every block runs
+ * with `bash` under `set -euo pipefail`, in a temporary directory of its file (with a README.md in
+ * it, for `--files .`), the repository's `tether` on PATH, and `TETHER_URL` and `TETHER_API_KEY` set
+ * to the test stack's API and a key of tenant `acme`, as the docs' examples expect them. Each HTTP
+ * status curl sees is recorded (its `--write-out` to stderr): every one must be below 400, except
+ * the last when `expect-status` names it. The stack: Redis, one API and one worker, replay allowed,
+ * a secrets key (webhooks, MCP headers), and a fake OpenAI-compatible server as the default model,
+ * answering every turn with text: runs that name no model complete.
+ *
+ * Left unmarked: what cannot run here (docker compose, a real provider key, `pnpm start` itself,
+ * an MCP server or webhook receiver on the internet) and blocks that only set the variables above.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  type FakeOpenAIServer,
+  killAllSpawned,
+  startFakeOpenAI,
+  streamText,
+  testRedisUrl,
+  uniquePrefix,
+} from '@tether/testing';
+import { type Stack, startStack } from '@tether/testing/scripts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const CLI = join(ROOT, 'packages/client/dist/cli.js');
+const DOCS = ['README.md', 'docs/api.md', 'docs/client.md', 'docs/deploy.md'];
+const KEY = 'sk_docs_example_0123456789';
+const BLOCK_TIMEOUT_MS = 30_000;
+const OPTIONS = ['continues', 'expect-status'] as const;
+
+/** One marked block: where it is, what it runs, what it expects. */
+interface Block {
+  doc: string;
+  line: number;
+  code: string;
+  continues: boolean;
+  expectStatus: number | undefined;
+}
+
+/** The marked blocks of `doc` (a path from the repository's root), in order. */
+function runnableBlocks(doc: string, text: string): Block[] {
+  const lines = text.split('\n');
+  const blocks: Block[] = [];
+  for (const [index, line] of lines.entries()) {
+    const marker = /^<!-- runnable(?::\s*(.*?))?\s*-->$/.exec(line.trim());
+    if (!marker) {
+      if (line.includes('<!-- runnable')) throw new Error(`${doc}:${index + 1}: malformed marker ${line}`);
+      continue;
+    }
+    const fence = lines[index + 1] ?? '';
+    if (!/^```(sh|bash)$/.test(fence)) {
+      throw new Error(`${doc}:${index + 1}: a runnable marker must be followed by a \`\`\`sh fence`);
+    }
+    const end = lines.findIndex((l, i) => i > index + 1 && l === '```');
+    if (end < 0) throw new Error(`${doc}:${index + 2}: the fence is never closed`);
+    const block: Block = {
+      doc,
+      line: index + 2,
+      code: lines.slice(index + 2, end).join('\n'),
+      continues: false,
+      expectStatus: undefined,
+    };
+    for (const option of (marker[1] ?? '').split(/\s+/).filter(Boolean)) {
+      const [name, value] = option.split('=', 2);
+      if (name === 'continues' && value === undefined) block.continues = true;
+      else if (name === 'expect-status' && value !== undefined && /^[1-5]\d\d$/.test(value)) {
+        block.expectStatus = Number(value);
+      } else {
+        throw new Error(
+          `${doc}:${index + 1}: unknown runnable option "${option}" (known: ${OPTIONS.join(', ')})`,
+        );
+      }
+    }
+    blocks.push(block);
+  }
+  return blocks;
+}
+
+const docs = await Promise.all(
+  DOCS.map(async (doc) => ({ doc, blocks: runnableBlocks(doc, await readFile(join(ROOT, doc), 'utf8')) })),
+);
+
+// The script around a block: curl's statuses to stderr, the previous block's variables when it
+// continues, and its own new variables saved for the next one.
+function script(block: Block, state: string): string {
+  return [
+    'set -euo pipefail',
+    `curl() { command curl --write-out '%{stderr}\\n@@status %{http_code}\\n' "$@"; }`,
+    'compgen -v | sort > "$DOCS_STATE.before"',
+    block.continues ? `source "$DOCS_STATE"` : ': > "$DOCS_STATE"',
+    `trap 'for v in $(compgen -v | sort | comm -13 "$DOCS_STATE.before" -); do declare -p "$v"; done > "${state}.next" 2>/dev/null || true' EXIT`,
+    block.code,
+    '',
+  ].join('\n');
+}
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  statuses: number[];
+}
+
+async function runBlock(block: Block, cwd: string, env: NodeJS.ProcessEnv): Promise<Ran> {
+  const state = join(cwd, '.docs-state');
+  const child = spawn('bash', ['-c', script(block, state)], {
+    cwd,
+    env: { ...env, DOCS_STATE: state },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), BLOCK_TIMEOUT_MS);
+  const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+  clearTimeout(timer);
+  // The state the next block continues from: this one's, added to what it continued from.
+  const next = await readFile(`${state}.next`, 'utf8').catch(() => '');
+  await writeFile(state, next);
+  const statuses = [...stderr.matchAll(/^@@status (\d{3})$/gm)].map((m) => Number(m[1]));
+  return { code, stdout, stderr: stderr.replace(/^@@status \d{3}\n?/gm, ''), statuses };
+}
+
+let fake: FakeOpenAIServer;
+let stack: Stack;
+let work: string;
+let bin: string;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  // Every model turn of every run answers with text; far more than the examples start.
+  fake.enqueue(...Array.from({ length: 500 }, () => streamText('Done: the example ran.')));
+  work = await mkdtemp(join(tmpdir(), 'tether-docs-'));
+  bin = join(work, 'bin');
+  await mkdir(bin);
+  await writeFile(join(bin, 'tether'), `#!/bin/sh\nexec node ${JSON.stringify(CLI)} "$@"\n`, { mode: 0o755 });
+  stack = await startStack({
+    redis: testRedisUrl(),
+    env: {
+      TETHER_QUEUE_PREFIX: uniquePrefix('docs'),
+      LOG_LEVEL: 'info',
+      TETHER_API_KEYS: `acme:${KEY}`,
+      TETHER_ALLOW_REPLAY: '1',
+      TETHER_WORKSPACE_ROOT: join(work, 'workspaces'),
+      TETHER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+      TETHER_PUBLIC_URL: 'https://tether.example.com',
+      OPENAI_BASE_URL: fake.baseURL,
+      OPENAI_API_KEY: 'sk-test',
+      TETHER_MODEL: 'fake-model',
+    },
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await fake?.close();
+  await killAllSpawned();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('runnable doc examples', () => {
+  it('are marked in the docs whose examples all run against a stack', () => {
+    const counts = Object.fromEntries(docs.map(({ doc, blocks }) => [doc, blocks.length]));
+    expect(counts['docs/api.md']).toBeGreaterThan(10);
+    expect(counts['docs/client.md']).toBeGreaterThan(1);
+  });
+
+  for (const { doc, blocks } of docs.filter((d) => d.blocks.length > 0)) {
+    describe(doc, () => {
+      let cwd: string;
+      beforeAll(async () => {
+        cwd = await mkdtemp(join(work, 'doc-'));
+        await writeFile(join(cwd, 'README.md'), '# A project\n\nIt prints hello.\n');
+      });
+
+      for (const block of blocks) {
+        it(`${doc}:${block.line}`, async () => {
+          const ran = await runBlock(block, cwd, {
+            PATH: `${bin}:${process.env.PATH ?? ''}`,
+            HOME: process.env.HOME,
+            LANG: 'C.UTF-8',
+            NO_COLOR: '1',
+            TETHER_URL: stack.urls[0],
+            TETHER_API_KEY: KEY,
+          });
+          const where = `${doc}:${block.line}\n--- stdout\n${ran.stdout}\n--- stderr\n${ran.stderr}`;
+          expect(ran.code, where).toBe(0);
+          const last = block.expectStatus === undefined ? [] : ran.statuses.splice(-1);
+          expect(
+            ran.statuses.filter((status) => status >= 400 || status < 200),
+            where,
+          ).toEqual([]);
+          if (block.expectStatus !== undefined) expect(last, where).toEqual([block.expectStatus]);
+        });
+      }
+    });
+  }
+});
