@@ -3,7 +3,8 @@
  * them, against a real stack: so the docs cannot drift from what the API and the CLI do.
  *
  * The marker is an HTML comment (invisible on GitHub) on the line right before a ```sh (or ```bash)
- * fence:
+ * fence, or a ```console transcript, whose `$ ` lines are the commands (the rest is their output, not
+ * checked):
  *
  *   <!-- runnable -->                        the block runs on its own and must exit 0
  *   <!-- runnable: continues -->             it runs in the state the previous runnable block of the
@@ -14,7 +15,8 @@
  * Options go after the colon, separated by spaces; an unknown one fails the test. Every block runs
  * with `bash` under `set -euo pipefail`, in a temporary directory of its file (with a README.md in
  * it, for `--files .`), the repository's `tether` on PATH, and `TETHER_URL` and `TETHER_API_KEY` set
- * to the test stack's API and a key of tenant `acme`, as the docs' examples expect them. Each HTTP
+ * to the test stack's API and a key of tenant `acme`, as the docs' examples expect them. A file's
+ * blocks run one after another, the files side by side (each `it` awaits its block). Each HTTP
  * status curl sees is recorded (its `--write-out` to stderr): every one must be below 400, except
  * the last when `expect-status` names it. The stack: Redis, one API and one worker, replay allowed,
  * a secrets key (webhooks, MCP headers), and a fake OpenAI-compatible server as the default model,
@@ -24,6 +26,7 @@
  * an MCP server or webhook receiver on the internet) and blocks that only set the variables above.
  */
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,9 +44,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const CLI = join(ROOT, 'packages/client/dist/cli.js');
-const DOCS = ['README.md', 'docs/api.md', 'docs/client.md', 'docs/deploy.md'];
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 const KEY = 'sk_docs_example_0123456789';
-const BLOCK_TIMEOUT_MS = 30_000;
+// A block's own limit, generous for a loaded 2-core machine (a CLI command takes seconds to start
+// there); a test waits for the blocks of its file before it, so its limit is larger still.
+const BLOCK_TIMEOUT_MS = 60_000;
+const TEST_TIMEOUT_MS = 180_000;
 const OPTIONS = ['continues', 'expect-status'] as const;
 
 /** One marked block: where it is, what it runs, what it expects. */
@@ -62,19 +73,24 @@ function runnableBlocks(doc: string, text: string): Block[] {
   for (const [index, line] of lines.entries()) {
     const marker = /^<!-- runnable(?::\s*(.*?))?\s*-->$/.exec(line.trim());
     if (!marker) {
-      if (line.includes('<!-- runnable')) throw new Error(`${doc}:${index + 1}: malformed marker ${line}`);
+      if (line.trimStart().startsWith('<!-- runnable'))
+        throw new Error(`${doc}:${index + 1}: malformed marker ${line}`);
       continue;
     }
     const fence = lines[index + 1] ?? '';
-    if (!/^```(sh|bash)$/.test(fence)) {
-      throw new Error(`${doc}:${index + 1}: a runnable marker must be followed by a \`\`\`sh fence`);
+    const kind = /^```(sh|bash|console)$/.exec(fence)?.[1];
+    if (kind === undefined) {
+      throw new Error(`${doc}:${index + 1}: a runnable marker must be followed by a sh or console fence`);
     }
     const end = lines.findIndex((l, i) => i > index + 1 && l === '```');
     if (end < 0) throw new Error(`${doc}:${index + 2}: the fence is never closed`);
+    const body = lines.slice(index + 2, end);
     const block: Block = {
       doc,
       line: index + 2,
-      code: lines.slice(index + 2, end).join('\n'),
+      code: (kind === 'console' ? body.filter((l) => l.startsWith('$ ')).map((l) => l.slice(2)) : body).join(
+        '\n',
+      ),
       continues: false,
       expectStatus: undefined,
     };
@@ -119,8 +135,9 @@ interface Ran {
   statuses: number[];
 }
 
-async function runBlock(block: Block, cwd: string, env: NodeJS.ProcessEnv): Promise<Ran> {
-  const state = join(cwd, '.docs-state');
+/** Runs `block` in `cwd`; `state` is its file's variables file (outside `cwd`: `--files .` sends it). */
+async function runBlock(block: Block, cwd: string, state: string, env: NodeJS.ProcessEnv): Promise<Ran> {
+  const started = performance.now();
   const child = spawn('bash', ['-c', script(block, state)], {
     cwd,
     env: { ...env, DOCS_STATE: state },
@@ -137,6 +154,8 @@ async function runBlock(block: Block, cwd: string, env: NodeJS.ProcessEnv): Prom
   const timer = setTimeout(() => child.kill('SIGKILL'), BLOCK_TIMEOUT_MS);
   const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
   clearTimeout(timer);
+  const seconds = ((performance.now() - started) / 1_000).toFixed(1);
+  if (code === null) stderr += `\n(killed after ${seconds} s)`;
   // The state the next block continues from: this one's, added to what it continued from.
   const next = await readFile(`${state}.next`, 'utf8').catch(() => '');
   await writeFile(state, next);
@@ -148,6 +167,8 @@ let fake: FakeOpenAIServer;
 let stack: Stack;
 let work: string;
 let bin: string;
+/** Each block's run, started once the stack is up: a file's blocks in order, the files at once. */
+const results = new Map<Block, Promise<Ran>>();
 
 beforeAll(async () => {
   fake = await startFakeOpenAI();
@@ -172,6 +193,27 @@ beforeAll(async () => {
       TETHER_MODEL: 'fake-model',
     },
   });
+  const env = {
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    HOME: process.env.HOME,
+    LANG: 'C.UTF-8',
+    NO_COLOR: '1',
+    TETHER_URL: stack.urls[0],
+    TETHER_API_KEY: KEY,
+  };
+  for (const { blocks } of docs) {
+    // One chain per file, in a directory of its own (with a README.md for `--files .`).
+    const dir = mkdtemp(join(work, 'doc-')).then(async (cwd) => {
+      await writeFile(join(cwd, 'README.md'), '# A project\n\nIt prints hello.\n');
+      return cwd;
+    });
+    let previous: Promise<unknown> = dir;
+    for (const block of blocks) {
+      const ran = previous.then(async () => runBlock(block, await dir, `${await dir}.state`, env));
+      results.set(block, ran);
+      previous = ran.catch(() => undefined);
+    }
+  }
 }, 90_000);
 
 afterAll(async () => {
@@ -190,31 +232,23 @@ describe('runnable doc examples', () => {
 
   for (const { doc, blocks } of docs.filter((d) => d.blocks.length > 0)) {
     describe(doc, () => {
-      let cwd: string;
-      beforeAll(async () => {
-        cwd = await mkdtemp(join(work, 'doc-'));
-        await writeFile(join(cwd, 'README.md'), '# A project\n\nIt prints hello.\n');
-      });
-
       for (const block of blocks) {
-        it(`${doc}:${block.line}`, async () => {
-          const ran = await runBlock(block, cwd, {
-            PATH: `${bin}:${process.env.PATH ?? ''}`,
-            HOME: process.env.HOME,
-            LANG: 'C.UTF-8',
-            NO_COLOR: '1',
-            TETHER_URL: stack.urls[0],
-            TETHER_API_KEY: KEY,
-          });
-          const where = `${doc}:${block.line}\n--- stdout\n${ran.stdout}\n--- stderr\n${ran.stderr}`;
-          expect(ran.code, where).toBe(0);
-          const last = block.expectStatus === undefined ? [] : ran.statuses.splice(-1);
-          expect(
-            ran.statuses.filter((status) => status >= 400 || status < 200),
-            where,
-          ).toEqual([]);
-          if (block.expectStatus !== undefined) expect(last, where).toEqual([block.expectStatus]);
-        });
+        it(
+          `${doc}:${block.line}`,
+          async () => {
+            const ran = await results.get(block);
+            if (ran === undefined) throw new Error(`${doc}:${block.line} was not run`);
+            const where = `${doc}:${block.line}\n--- stdout\n${ran.stdout}\n--- stderr\n${ran.stderr}`;
+            expect(ran.code, where).toBe(0);
+            const last = block.expectStatus === undefined ? [] : ran.statuses.splice(-1);
+            expect(
+              ran.statuses.filter((status) => status >= 400 || status < 200),
+              where,
+            ).toEqual([]);
+            if (block.expectStatus !== undefined) expect(last, where).toEqual([block.expectStatus]);
+          },
+          TEST_TIMEOUT_MS,
+        );
       }
     });
   }
