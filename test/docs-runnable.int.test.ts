@@ -7,14 +7,14 @@
  * checked):
  *
  *   <!-- runnable -->                        the block runs on its own and must exit 0
- *   <!-- runnable: continues -->             it runs in the state the previous runnable block of the
- *                                            same file left: its shell variables (an id it captured,
- *                                            `RUN=$(curl … | jq -r .id)`) and its directory's files
+ *   <!-- runnable: continues -->             it starts with the shell variables the previous runnable
+ *                                            block of the same file left (an id it captured,
+ *                                            `RUN=$(curl … | jq -r .id)`, and those it continued from)
  *   <!-- runnable: expect-status=409 -->     the last HTTP status curl saw must be 409
  *
  * Options go after the colon, separated by spaces; an unknown one fails the test. Every block runs
- * with `bash` under `set -euo pipefail`, in a temporary directory of its file (with a README.md in
- * it, for `--files .`), the repository's `tether` on PATH, and `TETHER_URL` and `TETHER_API_KEY` set
+ * with `bash` under `set -euo pipefail`, in a temporary directory that every block of its file
+ * shares (with a README.md in it, for `--files .`), the repository's `tether` on PATH, and `TETHER_URL` and `TETHER_API_KEY` set
  * to the test stack's API and a key of tenant `acme`, as the docs' examples expect them. A file's
  * blocks run one after another, the files side by side (each `it` awaits its block). Each HTTP
  * status curl sees is recorded (its `--write-out` to stderr): every one must be below 400, except
@@ -114,18 +114,18 @@ const docs = await Promise.all(
   DOCS.map(async (doc) => ({ doc, blocks: runnableBlocks(doc, await readFile(join(ROOT, doc), 'utf8')) })),
 );
 
-// The script around a block: curl's statuses to stderr, the previous block's variables when it
-// continues, and its own new variables saved for the next one.
-function script(block: Block, state: string): string {
-  return [
+// The script around a block, all on its first line (so that bash's line N is the fence's line plus
+// N - 1): curl's statuses to stderr, the previous block's variables when it continues, and the
+// variables it leaves saved for the next one.
+function script(block: Block): string {
+  const prelude = [
     'set -euo pipefail',
     `curl() { command curl --write-out '%{stderr}\\n@@status %{http_code}\\n' "$@"; }`,
     'compgen -v | sort > "$DOCS_STATE.before"',
-    block.continues ? `source "$DOCS_STATE"` : ': > "$DOCS_STATE"',
-    `trap 'for v in $(compgen -v | sort | comm -13 "$DOCS_STATE.before" -); do declare -p "$v"; done > "${state}.next" 2>/dev/null || true' EXIT`,
-    block.code,
-    '',
-  ].join('\n');
+    block.continues ? 'source "$DOCS_STATE"' : ': > "$DOCS_STATE"',
+    `trap 'for v in $(compgen -v | sort | comm -13 "$DOCS_STATE.before" -); do declare -p "$v"; done > "$DOCS_STATE.next" 2>/dev/null || true' EXIT`,
+  ];
+  return `${prelude.join('; ')}\n${block.code}\n`;
 }
 
 interface Ran {
@@ -138,7 +138,7 @@ interface Ran {
 /** Runs `block` in `cwd`; `state` is its file's variables file (outside `cwd`: `--files .` sends it). */
 async function runBlock(block: Block, cwd: string, state: string, env: NodeJS.ProcessEnv): Promise<Ran> {
   const started = performance.now();
-  const child = spawn('bash', ['-c', script(block, state)], {
+  const child = spawn('bash', ['-c', script(block)], {
     cwd,
     env: { ...env, DOCS_STATE: state },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -238,7 +238,7 @@ describe('runnable doc examples', () => {
           async () => {
             const ran = await results.get(block);
             if (ran === undefined) throw new Error(`${doc}:${block.line} was not run`);
-            const where = `${doc}:${block.line}\n--- stdout\n${ran.stdout}\n--- stderr\n${ran.stderr}`;
+            const where = `${doc}:${block.line} (bash's line N is the doc's line ${block.line} + N - 1)\n--- stdout\n${ran.stdout}\n--- stderr\n${ran.stderr}`;
             expect(ran.code, where).toBe(0);
             const last = block.expectStatus === undefined ? [] : ran.statuses.splice(-1);
             expect(
