@@ -43,7 +43,7 @@ export interface ProcessOptions extends Omit<SpawnOptions, 'name' | 'onLine'> {
   env?: Env;
   /** Called with each line it prints. */
   onLine?: (name: string, line: string) => void;
-  /** How long to wait for its ready line (ms). Default 30,000. */
+  /** How long to wait for its ready line (ms). Default 45,000. */
   readyTimeoutMs?: number;
 }
 
@@ -105,9 +105,10 @@ export async function startWorkerProcess(options: ProcessOptions & { id?: string
   return worker;
 }
 
-// 30 s: an API or worker imports more at start than it did (the MCP and model SDKs, OpenTelemetry's
-// API, undici), and on a loaded 2-core machine that alone took over 15 s.
-async function ready(spawned: TestProcess, line: RegExp, timeoutMs = 30_000): Promise<void> {
+// 45 s: an API or worker imports more at start than it did (OpenTelemetry's API, undici, the
+// console's static files), and on a 2-core machine at a load average of 20 a whole stack took over
+// 30 s to be ready under vitest. Under the hooks' 60 s, so that this error is the one reported.
+async function ready(spawned: TestProcess, line: RegExp, timeoutMs = 45_000): Promise<void> {
   try {
     await spawned.waitFor(line, timeoutMs);
   } catch (error) {
@@ -157,7 +158,7 @@ export interface StackOptions {
    * stack waits for each worker's `worker ready` line instead.
    */
   listedWorkers?: () => Promise<readonly string[]>;
-  /** How long the stack may take to be ready (ms). Default 30,000. */
+  /** How long the stack may take to be ready (ms). Default 45,000. */
   readyTimeoutMs?: number;
   /** On `stop()`: how long a process gets after SIGTERM before SIGKILL (ms). Default 3,000. */
   stopTimeoutMs?: number;
@@ -187,7 +188,7 @@ export interface Stack {
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const stopTimeoutMs = options.stopTimeoutMs ?? 3_000;
-  const timeoutMs = options.readyTimeoutMs ?? 30_000;
+  const timeoutMs = options.readyTimeoutMs ?? 45_000;
   let redis: StartedRedis | undefined;
   let redisUrl: string;
   if (typeof options.redis === 'string') {
