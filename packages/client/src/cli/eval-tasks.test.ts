@@ -1,0 +1,106 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EVAL_KINDS } from './eval-metrics.js';
+import { filterTasks, loadTaskSet, parseTasks } from './eval-tasks.js';
+
+describe('the built-in task set', () => {
+  it('has at least 20 tasks, at least four of each kind, over a fixture of text files', async () => {
+    const { tasks, files } = await loadTaskSet();
+    expect(tasks.length).toBeGreaterThanOrEqual(20);
+    for (const kind of EVAL_KINDS) {
+      expect(tasks.filter((task) => task.kind === kind).length, kind).toBeGreaterThanOrEqual(4);
+    }
+    expect(Object.keys(files).sort()).toEqual([
+      'CHANGELOG.md',
+      'README.md',
+      'data/items.csv',
+      'notes/todo.txt',
+      'package.json',
+      'src/config.json',
+      'src/inventory.js',
+      'src/report.js',
+    ]);
+  });
+
+  it('names, in each edit task, a fixture file that holds the text to change', async () => {
+    const { tasks, files } = await loadTaskSet();
+    for (const task of tasks.filter((t) => t.kind === 'edit')) {
+      const named = Object.keys(files).filter((path) => task.input.includes(path));
+      expect(named, task.id).toHaveLength(1);
+    }
+    expect(files['README.md']).toContain('invetory');
+    expect(files['data/items.csv']).toContain('B-200,Bolt');
+    expect(files['notes/todo.txt']).toContain('- add CSV export');
+  });
+});
+
+describe('parseTasks', () => {
+  const base = { version: 1, fixture: 'fixture' };
+  it.each([
+    [[], 'must be a JSON object'],
+    [{ ...base, version: 2, tasks: [] }, 'version must be 1'],
+    [{ ...base, tasks: [] }, 'tasks must be a non-empty array'],
+    [{ ...base, tasks: [{ id: 'A b', kind: 'single', input: 'x' }] }, 'tasks[0].id must be'],
+    [
+      { ...base, tasks: [{ id: 'a', kind: 'hard', input: 'x' }] },
+      'tasks[0].kind must be one of single, multi',
+    ],
+    [
+      { ...base, tasks: [{ id: 'a', kind: 'edit', input: ' ' }] },
+      'tasks[0].input must be a non-empty string',
+    ],
+    [
+      {
+        ...base,
+        tasks: [
+          { id: 'a', kind: 'edit', input: 'x' },
+          { id: 'a', kind: 'edit', input: 'y' },
+        ],
+      },
+      'tasks[1].id "a" is used twice',
+    ],
+    [
+      { ...base, tasks: [{ id: 'a', kind: 'edit', input: 'x', edits: [] }] },
+      'tasks[0].edits is not a known field',
+    ],
+  ])('refuses %j: %s', (value, message) => {
+    expect(() => parseTasks(value, 'set.json')).toThrow(`task set set.json: ${message}`);
+  });
+
+  it('reads a task set file of its own, with its fixture beside it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tether-eval-'));
+    try {
+      await writeFile(
+        join(dir, 'set.json'),
+        JSON.stringify({ version: 1, fixture: '.', tasks: [{ id: 'a', kind: 'single', input: 'hi' }] }),
+      );
+      const set = await loadTaskSet(join(dir, 'set.json'));
+      expect(set.tasks).toEqual([{ id: 'a', kind: 'single', input: 'hi' }]);
+      expect(Object.keys(set.files)).toEqual(['set.json']);
+      await writeFile(join(dir, 'bad.json'), '{');
+      await expect(loadTaskSet(join(dir, 'bad.json'))).rejects.toThrow('not valid JSON');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('filterTasks', () => {
+  const tasks = [
+    { id: 'single-a', kind: 'single' as const, input: 'a' },
+    { id: 'multi-b', kind: 'multi' as const, input: 'b' },
+    { id: 'edit-c', kind: 'edit' as const, input: 'c' },
+    { id: 'edit-d', kind: 'edit' as const, input: 'd' },
+  ];
+  it('picks by id, kind and prefix*, in the set order', () => {
+    expect(filterTasks(tasks, undefined)).toEqual(tasks);
+    expect(filterTasks(tasks, 'edit-d, single').map((t) => t.id)).toEqual(['single-a', 'edit-d']);
+    expect(filterTasks(tasks, 'mu*,edit').map((t) => t.id)).toEqual(['multi-b', 'edit-c', 'edit-d']);
+  });
+  it('refuses an entry that picks nothing, and an empty filter', () => {
+    expect(() => filterTasks(tasks, 'edit,nope')).toThrow('--tasks nope: no task has that id or kind');
+    expect(() => filterTasks(tasks, ' , ')).toThrow('--tasks must name at least one');
+  });
+});
