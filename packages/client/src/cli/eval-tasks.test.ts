@@ -1,9 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EVAL_KINDS } from './eval-metrics.js';
-import { filterTasks, loadTaskSet, parseTasks } from './eval-tasks.js';
+import { BUILT_IN_TASKS, filterTasks, loadTaskSet, parseTasks } from './eval-tasks.js';
 
 describe('the built-in task set', () => {
   it('has at least 20 tasks, at least four of each kind, over a fixture of text files', async () => {
@@ -22,6 +23,14 @@ describe('the built-in task set', () => {
       'src/inventory.js',
       'src/report.js',
     ]);
+  });
+
+  it('is shipped in the published package (its folder is in package.json files)', async () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { files: string[] };
+    const folder = relative(root, dirname(BUILT_IN_TASKS)).split(/[\\/]/)[0];
+    expect(folder).toBe('eval');
+    expect(manifest.files).toContain(folder);
   });
 
   it('names, in each edit task, a fixture file that holds the text to change', async () => {

@@ -10,6 +10,7 @@ import {
 import { VERSION } from '../version.js';
 import { type ChatCommandOptions, chatCommand } from './chat-command.js';
 import { answerCommand, cancelCommand, logsCommand, runsCommand, showCommand } from './commands.js';
+import { registerEvalCommand } from './eval-command.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type CliIo, colorsFor } from './io.js';
 import { mcpAddCommand, mcpListCommand, mcpRemoveCommand } from './mcp-commands.js';
@@ -347,6 +348,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .action(async (id: string) => {
       exitCode = await cancelCommand(id, context());
     });
+
+  registerEvalCommand(program, context, (code) => (exitCode = code));
 
   program.addHelpText(
     'after',
