@@ -21,6 +21,7 @@ import { EVAL_CLARIFY_ANSWER } from '../src/cli/eval-command.js';
 import { loadTaskSet } from '../src/cli/eval-tasks.js';
 import type { CliIo } from '../src/cli/io.js';
 import { runCli } from '../src/cli/program.js';
+import { TetherClient } from '../src/index.js';
 import { KeyboardInput, RecordingOutput } from '../src/testing/terminal.js';
 import { API_KEY, type Stack, startStack } from './stack.js';
 
@@ -142,7 +143,7 @@ afterAll(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
-async function tether(args: string[], apiKey = API_KEY) {
+async function tether(args: string[], apiKey = API_KEY, signal?: AbortSignal) {
   const stdout = new RecordingOutput(false);
   const stderr = new RecordingOutput(false);
   const io: CliIo = {
@@ -150,6 +151,7 @@ async function tether(args: string[], apiKey = API_KEY) {
     stderr,
     stdin: new KeyboardInput(false),
     env: { TETHER_URL: stack.baseUrl, TETHER_API_KEY: apiKey, NO_COLOR: '1' },
+    ...(signal ? { signal } : {}),
   };
   const code = await runCli(args, io);
   return { code, stdout: stdout.plain, stderr: stderr.plain };
@@ -246,11 +248,34 @@ describe('tether eval through a real stack', () => {
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toMatch(message);
     }
+    const unknown = await tether(['eval', '--tasks', 'single-version', '--model', 'no-such-profile']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no-such-profile/);
     const unauthorised = await tether(['eval', '--tasks', 'single-version'], 'sk_wrong');
     expect(unauthorised.code).toBe(1);
     expect(unauthorised.stderr).toMatch(/HTTP 401/);
     expect(model.requests.length).toBe(asked);
     // The API is still healthy.
     expect((await fetch(`${stack.baseUrl}/readyz`)).status).toBe(200);
+  }, 60_000);
+
+  it('cancels the runs still going when stopped (Ctrl-C), and exits 130', async () => {
+    const hang: FakeBehavior = { kind: 'hang' };
+    model.script = { 'single-version': () => hang, 'single-list-src': () => hang };
+    const client = new TetherClient({ baseUrl: stack.baseUrl, apiKey: API_KEY });
+    const asked = model.requests.length;
+    const stop = new AbortController();
+    const running = tether(['eval', '--tasks', 'single-version,single-list-src'], API_KEY, stop.signal);
+    await model.waitForRequests(asked + 2);
+    stop.abort(new Error('interrupted'));
+    const stopped = await running;
+    expect(stopped.code).toBe(130);
+    const { data } = await client.list({ limit: 100 });
+    const hung = data.filter((run) =>
+      ['single-version', 'single-list-src'].includes(String(run.metadata?.evalTask)),
+    );
+    expect(hung).toHaveLength(2);
+    const ended = await Promise.all(hung.map((run) => client.wait(run.id, { intervalMs: 50 })));
+    expect(ended.map((run) => run.status)).toEqual(['cancelled', 'cancelled']);
   }, 60_000);
 });
