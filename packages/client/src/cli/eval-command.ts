@@ -270,7 +270,32 @@ export async function readResult(path: string): Promise<EvalResult> {
   ) {
     throw new UsageError(`--compare ${path}: not a tether eval result (version 1), as --json or --out write`);
   }
+  const missing = figureKeys.find((key) => !isRatio(figureOf(result.metrics, key)));
+  if (missing !== undefined)
+    throw new UsageError(`--compare ${path}: metrics.${missing} is missing or not a ratio`);
   return result as EvalResult;
+}
+
+// The keys a result must have figures for: those of the table.
+const figureKeys = figures(summarise([])).map((figure) => figure.key);
+
+function figureOf(metrics: unknown, key: string): unknown {
+  return key
+    .split('.')
+    .reduce<unknown>((value, part) => (isObject(value) ? value[part] : undefined), metrics);
+}
+
+function isRatio(value: unknown): boolean {
+  return (
+    isObject(value) &&
+    typeof value.count === 'number' &&
+    typeof value.total === 'number' &&
+    (value.rate === null || typeof value.rate === 'number')
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 function sameTasks(a: readonly TaskOutcome[], b: readonly TaskOutcome[]): boolean {
