@@ -5,7 +5,7 @@
  * (found by the task's input in the request), well behaved or badly, and the
  * figures are checked exactly, then compared with each other.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -234,6 +234,28 @@ describe('tether eval through a real stack', () => {
     expect(after.stdout).toContain('(over a different set of tasks)');
   }, 60_000);
 
+  it('runs a task set of its own (--task-set), with its own fixture', async () => {
+    const dir = join(tmp, 'own');
+    await mkdir(join(dir, 'work'), { recursive: true });
+    await writeFile(join(dir, 'work', 'notes.md'), '# Notes\nold line\n');
+    const input = 'In notes.md, replace the old line with a new one.';
+    await writeFile(
+      join(dir, 'set.json'),
+      JSON.stringify({ version: 1, fixture: 'work', tasks: [{ id: 'own-edit', kind: 'edit', input }] }),
+    );
+    model.inputs.set('own-edit', input);
+    model.script = {
+      'own-edit': (turn) =>
+        [streamToolCalls([patch('notes.md', 'old line', 'new line')]), streamText('Replaced.')][turn] ??
+        streamText('-'),
+    };
+    const own = await tether(['eval', '--task-set', join(dir, 'set.json'), '--json']);
+    expect(own.code).toBe(0);
+    const result = JSON.parse(own.stdout) as EvalResult;
+    expect(result.tasks.map((t) => [t.id, t.status, t.patchEdits])).toEqual([['own-edit', 'completed', 1]]);
+    expect(result.metrics.patchShare).toEqual(ratio(1, 1));
+  }, 60_000);
+
   it('refuses bad options before submitting anything, and says a wrong key is refused', async () => {
     const asked = model.requests.length;
     const cases: Array<[string[], RegExp]> = [
@@ -242,6 +264,7 @@ describe('tether eval through a real stack', () => {
       [['eval', '--tasks', 'nope'], /--tasks nope: no task has that id or kind/],
       [['eval', '--compare', join(tmp, 'missing.json')], /--compare .*missing\.json: cannot read the file/],
       [['eval', '--locale', 'fr'], /--locale must be zh or en/],
+      [['eval', '--task-set', join(tmp, 'none.json')], /task set .*none\.json: cannot read the file/],
     ];
     for (const [args, message] of cases) {
       const result = await tether(args);

@@ -28,6 +28,8 @@ export interface EvalCommandOptions {
   model?: string;
   locale?: string;
   tasks?: string;
+  /** A task set file of the user's own (default: the built-in one). */
+  taskSet?: string;
   concurrency?: string;
   maxSteps?: string;
   json?: boolean;
@@ -167,7 +169,7 @@ export async function evalCommand(options: EvalCommandOptions, ctx: CommandConte
     ...(options.model === undefined ? {} : { model: options.model }),
     ...(options.locale === undefined ? {} : { locale: options.locale }),
   });
-  const set = await loadTaskSet();
+  const set = await loadTaskSet(options.taskSet);
   const tasks = filterTasks(set.tasks, options.tasks);
   const json = options.json === true;
   const at = new Date(ctx.now?.() ?? Date.now()).toISOString();
@@ -229,6 +231,7 @@ export function registerEvalCommand(
       '--tasks <filter>',
       'only these tasks: ids, kinds (single, multi, ambiguous, edit), prefix*, comma-separated',
     )
+    .option('--task-set <file>', 'a task set of your own instead of the built-in one (format: docs/eval.md)')
     .option('--concurrency <n>', 'runs at a time, 1 to 16 (default 2)')
     .option('--max-steps <n>', "each run's model turn limit, 1 to 100 (default 20)")
     .option('--locale <locale>', 'language of the runs: zh or en')
