@@ -86,6 +86,11 @@ export async function freePort(): Promise<number> {
 export interface RedisServerOptions {
   /** Its data directory, kept (default: a temporary one, removed by `stop()`). */
   dir?: string;
+  /**
+   * Its port (default: a free one, a few tried). A given port is tried once: the caller checks
+   * it is free first, as a busy one may hold another Redis that would answer PING.
+   */
+  port?: number;
   /** The append-only file's fsync policy, or `off` for no append-only file (default). */
   appendfsync?: 'always' | 'everysec' | 'off';
   /** Its log level (default `warning`). */
@@ -122,8 +127,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       ? ['--save', '', '--appendonly', 'no']
       : ['--appendonly', 'yes', '--appendfsync', fsync, '--save', ''];
   let lastError: unknown;
-  for (let tries = 0; tries < 5; tries++) {
-    const port = await freePort();
+  for (let tries = 0; tries < (options.port === undefined ? 5 : 1); tries++) {
+    const port = options.port ?? (await freePort());
     try {
       const child = await spawnRedisServer(binary, port, dir, options, persistence);
       return {

@@ -8,6 +8,7 @@ import {
   TetherUnauthorizedError,
 } from '../errors.js';
 import { VERSION } from '../version.js';
+import { DEFAULT_URL, resolveBaseUrl } from './base-url.js';
 import { type ChatCommandOptions, chatCommand } from './chat-command.js';
 import { answerCommand, cancelCommand, logsCommand, runsCommand, showCommand } from './commands.js';
 import { registerEvalCommand } from './eval-command.js';
@@ -30,7 +31,7 @@ import {
   webhooksRemoveCommand,
 } from './webhook-commands.js';
 
-export const DEFAULT_URL = 'http://127.0.0.1:3000';
+export { DEFAULT_URL };
 
 interface GlobalOptions {
   url?: string;
@@ -50,7 +51,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   const program = new Command('tether')
     .description('Run agent jobs on a Tether server, follow them live, and answer their questions.')
-    .addOption(new Option('--url <url>', `API address (env TETHER_URL, default ${DEFAULT_URL})`))
+    .addOption(
+      new Option(
+        '--url <url>',
+        `API address (env TETHER_URL, else a running pnpm start's .tether/stack.json, else ${DEFAULT_URL})`,
+      ),
+    )
     .addOption(new Option('--api-key <key>', 'API key (env TETHER_API_KEY)'))
     .version(VERSION, '-V, --version', "print the CLI's version")
     .exitOverride()
@@ -63,7 +69,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   const context = (): CommandContext => {
     const globals = program.opts<GlobalOptions>();
-    const baseUrl = globals.url ?? nonEmpty(io.env.TETHER_URL) ?? DEFAULT_URL;
+    const {
+      url: baseUrl,
+      source,
+      file,
+    } = resolveBaseUrl({ flag: globals.url, env: io.env, cwd: process.cwd() });
     const apiKey = globals.apiKey ?? nonEmpty(io.env.TETHER_API_KEY);
     const options: TetherClientOptions = { baseUrl, ...(apiKey ? { apiKey } : {}) };
     let client: TetherClient;
@@ -71,7 +81,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       client = io.createClient ? io.createClient(options) : new TetherClient(options);
     } catch (error) {
       if (error instanceof Error && 'code' in error && error.code === CLIENT_ERROR_CODES.invalidOption) {
-        throw new UsageError(`${error.message} (from ${globals.url ? '--url' : 'TETHER_URL'})`);
+        throw new UsageError(`${error.message} (from ${file ?? source})`);
       }
       throw error;
     }
@@ -355,7 +365,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     'after',
     `
 Environment:
-  TETHER_URL       API address (default ${DEFAULT_URL})
+  TETHER_URL       API address (default: the running local stack's, from TETHER_STACK_FILE or the
+                   nearest .tether/stack.json that pnpm start writes; else ${DEFAULT_URL})
   TETHER_API_KEY   API key sent as a bearer token
   NO_COLOR         turn colours off
 
