@@ -1,56 +1,35 @@
 #!/usr/bin/env node
-// pnpm start [--workers N] [--port P]: the local stack in one terminal.
-// Builds if needed, finds or starts Redis, runs the API and N workers with readable logs,
-// and stops everything (its own redis-server included) on Ctrl-C.
+// pnpm start [--workers N] [--port P] [--redis-port R]: the local stack in one terminal.
+// Checks its ports, builds if needed, finds or starts Redis, runs the API and N workers with readable
+// logs, restarts a crashed worker with backoff, writes .tether/stack.json while it runs, and stops
+// everything (its own redis-server included) on Ctrl-C.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs, UsageError, usage } from './start/options.mjs';
+import { apiHosts, portInUse } from './start/ports.mjs';
+import { RestartBackoff } from './start/restarts.mjs';
+import {
+  removeStackFile,
+  stackFilePath,
+  stackHome,
+  withoutCredentials,
+  writeStackFile,
+} from './start/stack-file.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const HOME = resolve(ROOT, process.env.TETHER_HOME ?? '.tether');
+const HOME = stackHome(ROOT, process.env);
+const STACK_FILE = stackFilePath(HOME);
 const USE_COLOR = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code, text) => (USE_COLOR ? `\x1b[${code}m${text}\x1b[0m` : text);
+const STOP_TIMEOUT_MS = 15_000;
+const READY_TIMEOUT_MS = 30_000;
+const startedAt = Date.now();
 
-function usage(exitCode) {
-  console.log(`Usage: pnpm start [--workers N] [--port P]
-
-Runs the Tether API (http://127.0.0.1:P, default 3000) and N workers (default 1).
-Redis: REDIS_CLUSTER_NODES (a Redis Cluster's seed nodes) or REDIS_URL if set;
-else a local redis-server with its data under ${HOME}/redis.
-Environment is passed through: the model comes from OPENAI_API_KEY (OPENAI_BASE_URL for
-another OpenAI-compatible server) or ANTHROPIC_API_KEY, TETHER_MODEL picks the model (docs/agent.md).`);
-  process.exit(exitCode);
-}
-
-function parseArgs(argv) {
-  const options = { workers: 1, port: Number(process.env.PORT ?? 3000) };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = () => {
-      const next = argv[++i];
-      if (next === undefined) fail(`${arg} needs a value`);
-      return next;
-    };
-    if (arg === '--help' || arg === '-h') usage(0);
-    else if (arg === '--workers') options.workers = Number(value());
-    else if (arg.startsWith('--workers=')) options.workers = Number(arg.slice(10));
-    else if (arg === '--port') options.port = Number(value());
-    else if (arg.startsWith('--port=')) options.port = Number(arg.slice(7));
-    else fail(`unknown option ${arg} (try --help)`);
-  }
-  if (!Number.isInteger(options.workers) || options.workers < 1 || options.workers > 64) {
-    fail('--workers must be a whole number from 1 to 64');
-  }
-  if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65_535) {
-    fail('--port must be a port number from 1 to 65535');
-  }
-  return options;
-}
-
-function fail(message) {
+function fail(message, exitCode = 2) {
   console.error(`${paint(31, 'tether start:')} ${message}`);
-  process.exit(2);
+  process.exit(exitCode);
 }
 
 /** The newest modification time under `dir` (0 when it does not exist). */
@@ -105,17 +84,25 @@ const tag = (name) => paint(COLORS[name] ?? 34, name.padEnd(9));
 let startup;
 let stack;
 let stopping = false;
+let wroteStackFile = false;
 const starting = new AbortController();
+/** Each worker by id: its current process (a restarted one replaces the one that crashed), its backoff. */
+const workers = new Map();
 
 async function stopAll(exitCode) {
   if (stopping) return;
   stopping = true;
   console.log(paint(2, 'stopping…'));
+  for (const worker of workers.values()) clearTimeout(worker.restart);
   // A stack still starting stops what it started (and rejects) once aborted.
   starting.abort();
   const started = stack ?? (await startup?.catch(() => undefined));
-  // Services first (they drain), then our own Redis.
-  await started?.stop();
+  if (started !== undefined) {
+    // Services first (they drain), then our own Redis.
+    const services = [...started.apis, ...[...workers.values()].map((worker) => worker.process)];
+    await Promise.all(services.map((spawned) => spawned.stop('SIGTERM', STOP_TIMEOUT_MS)));
+    await started.redis?.stop();
+  }
   process.exit(exitCode);
 }
 
@@ -123,15 +110,38 @@ async function stopAll(exitCode) {
 function processes() {
   if (stack === undefined) return [];
   const own = stack.redis ? [{ name: 'redis', child: stack.redis.child }] : [];
-  return [...stack.processes, ...own];
+  return [...stack.apis, ...[...workers.values()].map((worker) => worker.process), ...own];
 }
 
-const options = parseArgs(process.argv.slice(2));
+let options;
+try {
+  options = parseArgs(process.argv.slice(2), process.env);
+} catch (error) {
+  if (error instanceof UsageError) fail(error.message);
+  throw error;
+}
+if (options.help) {
+  console.log(usage(HOME));
+  process.exit(0);
+}
+// A cluster's processes find it through REDIS_CLUSTER_NODES (passed through); the stack checks its first seed.
+const cluster = process.env.REDIS_CLUSTER_NODES?.trim() || undefined;
+const seed = cluster?.split(',')[0]?.trim();
+const password = process.env.REDIS_PASSWORD ? `:${encodeURIComponent(process.env.REDIS_PASSWORD)}@` : '';
+const given = seed ? `redis://${password}${seed}` : process.env.REDIS_URL;
+if (given && options.redisPortGiven) {
+  fail(
+    `--redis-port is the port of the stack's own redis-server, but ${seed ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL'} gives a Redis: leave out one or the other`,
+  );
+}
+await checkPorts();
+
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void stopAll(0));
-// Whatever way this script ends, nothing it started outlives it.
+// Whatever way this script ends, nothing it started outlives it, and its stack file goes.
 process.on('exit', () => {
   for (const { child } of processes())
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  if (wroteStackFile) removeStackFile(STACK_FILE);
 });
 
 if (needsBuild()) {
@@ -140,15 +150,21 @@ if (needsBuild()) {
   if (built.status !== 0) fail('the build failed (see above)');
 }
 // Only now: the build makes them.
-const { findOnPath, startStack, waitForPing } = await import('@tether/testing/scripts');
+const { findOnPath, spawnNode, startStack, waitForPing, WORKER_MAIN, WORKER_NODE_FLAGS } = await import(
+  '@tether/testing/scripts'
+);
 const { DEFAULT_MODELS, describeProfile, profilesFromEnv } = await import('@tether/agent/spec');
+// The CLI's own reader of the file: a stack file whose pnpm start still runs.
+const { readStackFile } = await import('../packages/client/dist/cli/base-url.js');
 
+const other = readStackFile(STACK_FILE);
+if (other !== undefined) {
+  fail(
+    `another pnpm start (pid ${other.pid}, API ${other.apiUrl}) runs with ${HOME}: stop it, or give this one a directory of its own with TETHER_HOME=…`,
+    1,
+  );
+}
 mkdirSync(join(HOME, 'workspaces'), { recursive: true });
-// A cluster's processes find it through REDIS_CLUSTER_NODES (passed through); the stack checks its first seed.
-const cluster = process.env.REDIS_CLUSTER_NODES?.trim() || undefined;
-const seed = cluster?.split(',')[0]?.trim();
-const password = process.env.REDIS_PASSWORD ? `:${encodeURIComponent(process.env.REDIS_PASSWORD)}@` : '';
-const given = seed ? `redis://${password}${seed}` : process.env.REDIS_URL;
 if (given) {
   const name = seed ? `REDIS_CLUSTER_NODES: ${seed}` : `REDIS_URL=${given}`;
   await waitForPing(given, 1_000).catch(() => fail(`${name} does not answer PING`));
@@ -160,25 +176,32 @@ if (given) {
 or start one with Docker: docker compose up -d redis, then REDIS_URL=redis://127.0.0.1:6379 pnpm start`);
 }
 
+const env = {
+  TETHER_WORKSPACE_ROOT: process.env.TETHER_WORKSPACE_ROOT ?? join(HOME, 'workspaces'),
+  TETHER_ALLOW_REPLAY: process.env.TETHER_ALLOW_REPLAY ?? '1',
+};
+const onLine = (name, line) => {
+  if (line.trim()) console.log(pretty(tag(name), line));
+};
 // Up means the API is ready and every worker has said so (each lists itself in /readyz once ready).
 startup = startStack({
-  redis: given ?? { dir: join(HOME, 'redis'), appendfsync: 'everysec', logLevel: 'notice' },
+  redis: given ?? {
+    dir: join(HOME, 'redis'),
+    port: options.redisPort,
+    appendfsync: 'everysec',
+    logLevel: 'notice',
+  },
   apis: 1,
   workers: options.workers,
   port: options.port,
   inheritEnv: true,
-  env: {
-    TETHER_WORKSPACE_ROOT: process.env.TETHER_WORKSPACE_ROOT ?? join(HOME, 'workspaces'),
-    TETHER_ALLOW_REPLAY: process.env.TETHER_ALLOW_REPLAY ?? '1',
-  },
+  env,
   cwd: ROOT,
   detached: true,
-  onLine: (name, line) => {
-    if (line.trim()) console.log(pretty(tag(name), line));
-  },
+  onLine,
   maxOutputChars: 16_000,
-  readyTimeoutMs: 30_000,
-  stopTimeoutMs: 15_000,
+  readyTimeoutMs: READY_TIMEOUT_MS,
+  stopTimeoutMs: STOP_TIMEOUT_MS,
   signal: starting.signal,
 });
 try {
@@ -193,18 +216,130 @@ try {
 }
 
 if (stack !== undefined && !stopping) {
-  for (const { name, child } of processes()) {
+  for (const worker of stack.workers) {
+    workers.set(worker.name, { process: worker, startedAt: Date.now(), backoff: new RestartBackoff() });
+    superviseWorker(worker.name);
+  }
+  // The API or Redis gone, nothing works: the stack stops, saying which.
+  const vital = [...stack.apis.map(({ name, child }) => ({ name, child }))];
+  if (stack.redis) vital.push({ name: 'redis', child: stack.redis.child });
+  for (const { name, child } of vital) {
     child.once('exit', (code, signal) => {
       if (stopping) return;
-      console.error(paint(31, `${name} exited (code ${code}, signal ${signal}); stopping the stack`));
+      console.error(paint(31, `${name} exited (${exitReason(code, signal)}); stopping the stack`));
       void stopAll(1);
     });
   }
+  updateStackFile();
   const base = stack.urls[0];
   console.log(
     `\n${paint(1, 'Tether is up')} at ${base}  (console: ${base}/console/, API docs: ${base}/docs, ${options.workers} worker${options.workers > 1 ? 's' : ''}, Redis ${cluster ? `Cluster ${cluster}` : stack.redisUrl})\n` +
-      `${modelBanner().join('\n')}\n`,
+      `${modelBanner().join('\n')}\n` +
+      paint(2, `  stack file: ${STACK_FILE} (pnpm demo and pnpm tether find the API there)\n`),
   );
+}
+
+/** Says nothing when the port is free; else names it, the flag that changes it, and exits 1. */
+async function checkPorts() {
+  const busy = async (port, hosts) => {
+    for (const host of hosts)
+      if (await portInUse(port, host).catch((error) => fail(error.message, 1))) return true;
+    return false;
+  };
+  if (await busy(options.port, apiHosts(process.env))) {
+    const tether = await fetch(`http://127.0.0.1:${options.port}/readyz`, {
+      signal: AbortSignal.timeout(1_000),
+    })
+      .then((response) => response.headers.get('content-type')?.includes('json') === true)
+      .catch(() => false);
+    fail(
+      `port ${options.port} is in use${tether ? ' (a Tether API answers there: another pnpm start?)' : ''}, so the API cannot listen on it. ` +
+        `Stop what holds it, or choose another port with --port, e.g. pnpm start --port ${options.port + 1}`,
+      1,
+    );
+  }
+  if (!given && (await busy(options.redisPort, ['127.0.0.1']))) {
+    fail(
+      `port ${options.redisPort} is in use (another pnpm start's Redis?), so the stack's redis-server cannot listen on it. ` +
+        `Stop what holds it, or choose another port with --redis-port, e.g. pnpm start --redis-port ${options.redisPort + 1} ` +
+        '(or give a running Redis with REDIS_URL)',
+      1,
+    );
+  }
+}
+
+/** Restarts the worker `id` whenever it exits while the stack runs, with backoff, and logs each crash. */
+function superviseWorker(id) {
+  const worker = workers.get(id);
+  const spawned = worker.process;
+  spawned.exited.then(({ code, signal }) => {
+    if (stopping || worker.process !== spawned) return;
+    const upMs = Date.now() - worker.startedAt;
+    const delayMs = worker.backoff.crashed(upMs);
+    console.error(
+      `${tag(id)} ${paint(31, 'CRASH')} ${id} crashed (${exitReason(code, signal)}) after ${seconds(upMs)}; ` +
+        `restarting in ${seconds(delayMs)} (crash ${worker.backoff.crashes} in a row)`,
+    );
+    worker.restart = setTimeout(() => void restartWorker(id), delayMs);
+  });
+}
+
+/** Starts the worker `id` again, as startStack started it; one that is not ready in time is killed (a crash). */
+async function restartWorker(id) {
+  if (stopping) return;
+  const worker = workers.get(id);
+  worker.process = spawnNode(WORKER_MAIN, { ...env, REDIS_URL: stack.redisUrl, TETHER_WORKER_ID: id }, [], {
+    name: id,
+    nodeFlags: WORKER_NODE_FLAGS,
+    inheritEnv: true,
+    detached: true,
+    cwd: ROOT,
+    onLine: (line) => onLine(id, line),
+    maxOutputChars: 16_000,
+    killAfterMs: STOP_TIMEOUT_MS,
+  });
+  worker.startedAt = Date.now();
+  superviseWorker(id);
+  try {
+    await worker.process.waitFor(/"msg":"worker ready"/, READY_TIMEOUT_MS);
+  } catch {
+    // It exited (supervised above), or hangs: killed, it counts as a crash.
+    await worker.process.stop('SIGKILL');
+    return;
+  }
+  if (stopping) return;
+  console.log(`${tag(id)} ${paint(32, 'BACK ')} ${id} restarted (pid ${worker.process.child.pid})`);
+  updateStackFile();
+}
+
+/** Writes .tether/stack.json with the stack's addresses and its processes' pids as they are now. */
+function updateStackFile() {
+  const base = stack.urls[0];
+  const pids = {
+    start: process.pid,
+    api: stack.apis[0]?.child.pid,
+    redis: stack.redis?.child.pid,
+    workers: Object.fromEntries([...workers].map(([id, worker]) => [id, worker.process.child.pid])),
+  };
+  writeStackFile(STACK_FILE, {
+    version: 1,
+    pid: process.pid,
+    startedAt: new Date(startedAt).toISOString(),
+    apiUrl: base,
+    consoleUrl: `${base}/console/`,
+    redisUrl: cluster ? undefined : withoutCredentials(stack.redisUrl),
+    redisClusterNodes: cluster,
+    pids,
+  });
+  wroteStackFile = true;
+}
+
+function exitReason(code, signal) {
+  return signal ? `signal ${signal}` : `exit code ${code}`;
+}
+
+function seconds(ms) {
+  return ms < 10_000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms / 1000)} s`;
 }
 
 /**

@@ -1,0 +1,38 @@
+// .tether/stack.json: where a running pnpm start is, for pnpm demo, the tether CLI and other tools.
+// Written once the stack is up (and again when a worker comes back with a new pid), removed when it
+// stops. A stack killed with -9 leaves it behind: its `pid` no longer runs, and readers skip it.
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/** The stack's directory: TETHER_HOME (against the repository's root), else `<root>/.tether`. */
+export function stackHome(root, env) {
+  return resolve(root, env.TETHER_HOME?.trim() || '.tether');
+}
+
+/** The stack file of the stack whose directory is `home`. */
+export function stackFilePath(home) {
+  return join(home, 'stack.json');
+}
+
+/** A Redis URL without its credentials: the file is for finding the stack, never for secrets. */
+export function withoutCredentials(url) {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the file whole (a reader never sees half of it), readable by its owner only. */
+export function writeStackFile(path, content) {
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+  renameSync(temporary, path);
+}
+
+export function removeStackFile(path) {
+  rmSync(path, { force: true });
+}
