@@ -248,7 +248,7 @@ async function checkPorts() {
   };
   if (await busy(options.port, apiHosts(process.env))) {
     const tether = await fetch(`http://127.0.0.1:${options.port}/readyz`, {
-      signal: AbortSignal.timeout(1_000),
+      signal: AbortSignal.timeout(3_000),
     })
       .then((response) => response.headers.get('content-type')?.includes('json') === true)
       .catch(() => false);
@@ -308,8 +308,9 @@ async function restartWorker(id) {
     return;
   }
   if (stopping) return;
-  console.log(`${tag(id)} ${paint(32, 'BACK ')} ${id} restarted (pid ${worker.process.child.pid})`);
+  // The file first: whoever reads the line finds the new pid there.
   updateStackFile();
+  console.log(`${tag(id)} ${paint(32, 'BACK ')} ${id} restarted (pid ${worker.process.child.pid})`);
 }
 
 /** Writes .tether/stack.json with the stack's addresses and its processes' pids as they are now. */
