@@ -11,6 +11,7 @@ import { parseArgs, UsageError, usage } from './start/options.mjs';
 import { apiHosts, portInUse } from './start/ports.mjs';
 import { RestartBackoff } from './start/restarts.mjs';
 import {
+  leftovers,
   removeStackFile,
   stackFilePath,
   stackHome,
@@ -246,6 +247,10 @@ async function checkPorts() {
       if (await portInUse(port, host).catch((error) => fail(error.message, 1))) return true;
     return false;
   };
+  // A pnpm start killed with -9 leaves its processes (each in a group of its own) holding the ports.
+  const left = leftovers(STACK_FILE);
+  const hint =
+    left.length > 0 ? `. A pnpm start that was killed left processes running: kill ${left.join(' ')}` : '';
   if (await busy(options.port, apiHosts(process.env))) {
     const tether = await fetch(`http://127.0.0.1:${options.port}/readyz`, {
       signal: AbortSignal.timeout(3_000),
@@ -254,7 +259,7 @@ async function checkPorts() {
       .catch(() => false);
     fail(
       `port ${options.port} is in use${tether ? ' (a Tether API answers there: another pnpm start?)' : ''}, so the API cannot listen on it. ` +
-        `Stop what holds it, or choose another port with --port, e.g. pnpm start --port ${options.port + 1}`,
+        `Stop what holds it, or choose another port with --port, e.g. pnpm start --port ${options.port + 1}${hint}`,
       1,
     );
   }
@@ -262,7 +267,7 @@ async function checkPorts() {
     fail(
       `port ${options.redisPort} is in use (another pnpm start's Redis?), so the stack's redis-server cannot listen on it. ` +
         `Stop what holds it, or choose another port with --redis-port, e.g. pnpm start --redis-port ${options.redisPort + 1} ` +
-        '(or give a running Redis with REDIS_URL)',
+        `(or give a running Redis with REDIS_URL)${hint}`,
       1,
     );
   }

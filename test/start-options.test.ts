@@ -1,4 +1,8 @@
 /** pnpm start's command line and its restart backoff (scripts/start/*.mjs), without starting anything. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 interface Options {
@@ -25,6 +29,9 @@ const {
   restartDelayMs(crashes: number): number;
   STABLE_AFTER_MS: number;
 } = await import(new URL('../scripts/start/restarts.mjs', import.meta.url).href);
+const { leftovers }: { leftovers(path: string): number[] } = await import(
+  new URL('../scripts/start/stack-file.mjs', import.meta.url).href
+);
 
 describe('pnpm start options', () => {
   it('defaults to port 3000 (or PORT), Redis on a fixed port, one worker', () => {
@@ -80,5 +87,33 @@ describe('worker restart backoff', () => {
     expect(backoff.crashed(STABLE_AFTER_MS)).toBe(1_000);
     expect(backoff.crashes).toBe(1);
     expect(backoff.crashed(10)).toBe(2_000);
+  });
+});
+
+describe('the processes a killed pnpm start left', () => {
+  it("lists the stale stack file's processes that still run, and nothing while its pnpm start runs", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tether-leftovers-'));
+    try {
+      const file = join(dir, 'stack.json');
+      const dead = Number(
+        spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' })
+          .stdout,
+      );
+      const write = (pid: number) =>
+        writeFileSync(
+          file,
+          JSON.stringify({
+            pid,
+            pids: { api: process.pid, redis: dead, workers: { 'worker-1': process.ppid } },
+          }),
+        );
+      write(dead);
+      expect(leftovers(file)).toEqual([process.pid, process.ppid]);
+      write(process.pid);
+      expect(leftovers(file)).toEqual([]);
+      expect(leftovers(join(dir, 'none.json'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
