@@ -10,7 +10,7 @@
 FROM node:20-bookworm-slim AS build
 RUN npm install -g pnpm@12.4.2
 WORKDIR /app
-COPY package.json pnpm-lock.yaml pnpm-workspace.yaml tsconfig.base.json ./
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .pnpmfile.mjs tsconfig.base.json ./
 COPY apps/api/package.json apps/api/
 COPY apps/console/package.json apps/console/
 COPY apps/worker/package.json apps/worker/
