@@ -61,6 +61,11 @@ export interface ApiConfig extends SharedConfig {
   secrets: SecretBox | undefined;
   /** The built console (`index.html` and `assets/`), served at `/console/`. */
   consoleDir: string;
+  /**
+   * Origins whose browser pages may call the API (`TETHER_CORS_ORIGINS`): exact origins, or `['*']`
+   * for any (then without credentials). Empty: no CORS headers at all.
+   */
+  corsOrigins: readonly string[];
 }
 
 /** Where `pnpm build` puts the console: apps/console/dist, beside this app (from src/ or dist/ alike). */
@@ -141,6 +146,41 @@ export function parseApiKeys(raw: string | undefined, problem: (message: string)
 }
 
 /**
+ * Parses `TETHER_CORS_ORIGINS`: a comma-separated list of exact origins
+ * (`https://app.example.com,http://localhost:5173`), or `*` alone for any
+ * origin. Each entry must be an http(s) origin as a browser sends it in
+ * `Origin`: `scheme://host[:port]`, lower case, no default port, no path (not
+ * even `/`), query or credentials; a problem names the entry and, when the
+ * URL parses, the origin it should have been.
+ */
+export function parseCorsOrigins(raw: string | undefined, problem: (message: string) => void): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const entries = raw.split(',').map((entry) => entry.trim());
+  if (entries.includes('*')) {
+    if (entries.length > 1) problem('TETHER_CORS_ORIGINS: * allows every origin and must stand alone');
+    return ['*'];
+  }
+  const origins: string[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const where = `TETHER_CORS_ORIGINS entry ${index + 1} (${JSON.stringify(entry)})`;
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      problem(`${where} must be an origin scheme://host[:port] with scheme http or https`);
+    } else if (url.origin !== entry) {
+      problem(
+        `${where} must be an origin scheme://host[:port] as browsers send it, without a path, query or default port: ${url.origin}`,
+      );
+    } else if (!origins.includes(entry)) origins.push(entry);
+  }
+  return origins;
+}
+
+/**
  * The read-token key when `TETHER_TOKEN_SECRET` is not set: a hash of the
  * configured keys, so every API instance with the same keys issues and accepts
  * the same tokens. Changing the keys invalidates outstanding tokens.
@@ -197,6 +237,9 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     profiles,
     defaultProfile,
     consoleDir: reader.string('TETHER_CONSOLE_DIR', DEFAULT_CONSOLE_DIR),
+    corsOrigins: parseCorsOrigins(reader.optional('TETHER_CORS_ORIGINS'), (message) =>
+      reader.problem(message),
+    ),
   };
   reader.done();
   return Object.freeze(config);
