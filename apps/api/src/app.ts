@@ -26,8 +26,10 @@ import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import type { ApiConfig } from './config.js';
 import authPlugin from './plugins/auth.js';
+import corsPlugin from './plugins/cors.js';
 import countersPlugin from './plugins/counters.js';
 import errorsPlugin from './plugins/errors.js';
+import methodNotAllowedPlugin from './plugins/method-not-allowed.js';
 import metricsPlugin from './plugins/metrics.js';
 import queuePlugin from './plugins/queue.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
@@ -62,6 +64,9 @@ export interface AppOptions {
   telemetry?: Telemetry | undefined;
 }
 
+/** `/v1/runs/` is `/v1/runs`, for the router and for the 405 plugin's table alike. */
+const IGNORE_TRAILING_SLASH = true;
+
 /** The whole API: plugins, then routes. Register it with `fastify-plugin` (as `createApp` does). */
 export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config, telemetry }) => {
   app.decorate('config', config);
@@ -69,6 +74,9 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config, te
   if (telemetry) await app.register(tracingPlugin, { telemetry, quiet: isQuietRequest });
   await app.register(validationPlugin);
   await app.register(errorsPlugin);
+  // CORS before anything that refuses a request, 405's route table before any route.
+  await app.register(corsPlugin, { origins: config.corsOrigins });
+  await app.register(methodNotAllowedPlugin, { ignoreTrailingSlash: IGNORE_TRAILING_SLASH });
   await app.register(redisPlugin, { config });
   const registry = new Registry();
   const runEnd = new RunEndMetrics(registry, { tenantLabel: config.metricsTenantLabel });
@@ -163,7 +171,7 @@ export function serverOptions(config: Readonly<ApiConfig>, logger: Logger): Fast
     // The client's X-Request-Id when it is sane (see requestIdOf), else a random UUID.
     requestIdHeader: false,
     genReqId: requestIdOf,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: IGNORE_TRAILING_SLASH },
   };
 }
 

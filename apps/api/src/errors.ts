@@ -82,6 +82,11 @@ export const API_ERRORS = {
     statusCode: 404,
     description: 'The tenant has registered no MCP server of this name.',
   },
+  ERR_METHOD_NOT_ALLOWED: {
+    statusCode: 405,
+    description:
+      'The path exists but not with this method; `Allow` lists the methods it has (an unknown path is `ERR_NOT_FOUND`).',
+  },
   ERR_MCP_SERVERS_LIMIT: {
     statusCode: 409,
     description:
