@@ -455,7 +455,7 @@ describe('service routes', () => {
         'post /v1/runs/{id}/clarify/{requestId}',
         'post /v1/runs/{id}/tool-outputs/{requestId}',
         'get /v1/runs/{id}/files',
-        'get /v1/runs/{id}/files/{*}',
+        'get /v1/runs/{id}/files/{path}',
         'get /v1/sessions',
         'post /v1/sessions',
         'get /v1/sessions/{id}',

@@ -44,19 +44,24 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     closing = true;
   });
 
-  const options = (summary: string, codes: 'ok' | 'ready') => ({
+  const options = (operationId: string, summary: string, codes: 'ok' | 'ready') => ({
     config: { auth: 'public' as const, rateLimit: false },
     schema: {
       tags: ['health'],
+      operationId,
       summary,
       security: [],
       response: codes === 'ok' ? { 200: OkSchema } : { 200: ReadySchema, 503: ErrorResponseSchema },
     },
   });
 
-  app.get('/healthz', options('Liveness: always 200 while the process serves', 'ok'), async () => ({
-    status: 'ok' as const,
-  }));
+  app.get(
+    '/healthz',
+    options('getLiveness', 'Liveness: always 200 while the process serves', 'ok'),
+    async () => ({
+      status: 'ok' as const,
+    }),
+  );
 
   /** The workers' sandbox reports, the stale ones (workers gone without a goodbye) removed. */
   const liveWorkers = async () => {
@@ -81,7 +86,11 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/readyz',
-    options("Readiness: 200 when Redis answers PING, with every live worker's sandbox; else 503", 'ready'),
+    options(
+      'getReadiness',
+      "Readiness: 200 when Redis answers PING, with every live worker's sandbox; else 503",
+      'ready',
+    ),
     async (_request, reply) => {
       if (closing) return reply.code(503).send(errorBody('ERR_NOT_READY', 'The server is shutting down.'));
       if (!app.breaker.available) {

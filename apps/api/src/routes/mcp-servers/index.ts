@@ -28,6 +28,7 @@ const mcpServerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['mcp'],
+        operationId: 'listMcpServers',
         summary: "List the caller's MCP servers",
         description:
           "The servers the tenant registered, by name (their headers' names, never their values), how many it may register, and the names of the operator's stdio servers, which a run may name too.",
@@ -46,6 +47,7 @@ const mcpServerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['mcp'],
+        operationId: 'getMcpServer',
         summary: 'Read an MCP server',
         params: McpServerParamsSchema,
         response: { 200: McpServerSchema, 404: ErrorResponseSchema, ...COMMON_ERRORS },
@@ -63,6 +65,7 @@ const mcpServerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['mcp'],
+        operationId: 'registerMcpServer',
         summary: 'Register an MCP server, or replace one',
         description:
           "A remote server (Streamable HTTP, or legacy SSE) the tenant's runs may name by `name` alone in `mcpServers`. The URL follows the rules against SSRF (`ERR_URL_REFUSED`); `headers` (an `Authorization` token, say) are sealed with `TETHER_SECRETS_KEY` and never shown again. A server of the same name is replaced (its headers too). 201 when created, 200 when replaced; 409 `ERR_MCP_SERVERS_LIMIT` past `TETHER_MCP_MAX_SERVERS`, 409 `ERR_MCP_SERVER_NAME_TAKEN` for an operator's server's name.",
@@ -115,6 +118,7 @@ const mcpServerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['mcp'],
+        operationId: 'deleteMcpServer',
         summary: 'Delete an MCP server',
         description:
           'Runs started before keep the server for their current attempt; later ones cannot name it.',

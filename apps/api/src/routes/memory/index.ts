@@ -51,6 +51,7 @@ const memoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['memory'],
+        operationId: 'listMemoryEntries',
         summary: "List a memory scope's entries",
         description:
           'Newest first, or best first for `q` (full-text relevance, then recency). `total` counts every entry of the scope. A scope that holds nothing answers an empty page.',
@@ -72,6 +73,7 @@ const memoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['memory'],
+        operationId: 'createMemoryEntry',
         summary: 'Add a memory entry',
         description:
           "The content (1 to 2,000 characters, trimmed) and tags pass the content guard the agent's saves pass: 422 `ERR_MEMORY_REFUSED` with the reason. 409 `ERR_MEMORY_DUPLICATE` (naming the entry that holds the same content) or `ERR_MEMORY_FULL` (`TETHER_MEMORY_MAX_ENTRIES`, `TETHER_MEMORY_MAX_BYTES`; the message lists the oldest entries). 201 with the entry.",
@@ -99,6 +101,7 @@ const memoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['memory'],
+        operationId: 'deleteMemoryEntry',
         summary: 'Delete a memory entry',
         description: '204, or 404 `ERR_MEMORY_NOT_FOUND` when the scope holds no such entry.',
         params: EntryParamsSchema,
@@ -116,6 +119,7 @@ const memoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['memory'],
+        operationId: 'clearMemoryScope',
         summary: 'Delete every entry of a memory scope',
         description: '200 with how many entries were deleted (0 for a scope that held none).',
         params: ScopeParamsSchema,

@@ -39,6 +39,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['runs'],
+        operationId: 'createRun',
         summary: 'Submit a run',
         description:
           'Queues a run and answers 202 with its id, links and a short-lived read token for its events (`?token=`). With an `Idempotency-Key`, the same key and body answer the same run again (header `Idempotent-Replayed: true`); the same key with another body is 409.',
@@ -81,6 +82,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['runs'],
+        operationId: 'listRuns',
         summary: "List the caller's runs, newest first",
         querystring: ListQuerySchema,
         response: { 200: RunListSchema, ...COMMON_ERRORS },
@@ -103,6 +105,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'key-or-session-token' },
       schema: {
         tags: ['runs'],
+        operationId: 'getRun',
         summary: 'Read a run',
         params: RunParamsSchema,
         response: { 200: RunSchema, 404: ErrorResponseSchema, ...COMMON_ERRORS },
@@ -116,6 +119,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['runs'],
+        operationId: 'cancelRun',
         summary: 'Cancel a run',
         description:
           'Answers 202 with the status the run had: a queued or waiting run ends now, a running one at its next step (`run.cancelled` is its last event). A finished run is 409.',

@@ -75,6 +75,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       schema: {
         tags: ['sessions'],
+        operationId: 'createSession',
         summary: 'Create a session',
         description:
           "Answers 201 with the session and a session-scoped `token` for browsers: it reads the session, its messages and events and its runs, sends messages and answers their questions (as the bearer, or `?token=`), for the session's retention. The body is optional: `metadata`, `files` (written into the session's workspace before its first run) and `defaults` (model, toolsets, locale, clarify, limits, memory, tools and toolTimeoutMs of its runs).",
@@ -108,6 +109,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['sessions'],
+        operationId: 'listSessions',
         summary: "List the caller's sessions, newest first",
         querystring: ListQuerySchema,
         response: { 200: SessionListSchema, ...COMMON_ERRORS },
@@ -123,6 +125,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'key-or-session-token' },
       schema: {
         tags: ['sessions'],
+        operationId: 'getSession',
         summary: 'Read a session',
         description:
           '`status` is `idle` (no live run), `busy` (a run queued or running) or `waiting_for_input` (its run waits on `pendingClarify`).',
@@ -139,6 +142,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['sessions'],
+        operationId: 'deleteSession',
         summary: 'Delete a session',
         description:
           "Removes the session, its transcript, its runs' records and events, and its workspace: 204. 409 `ERR_SESSION_BUSY` while a run is live, unless `?cancel=true`, which cancels the live runs first.",
@@ -166,6 +170,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'key-or-session-token' },
       schema: {
         tags: ['sessions'],
+        operationId: 'sendSessionMessage',
         summary: 'Send a message: a run of the session',
         description:
           "The body is a run's (its fields override the session's defaults) plus `multitask`, for when a run of the session is live: `enqueue` (the default) starts this run when that one ends; `reject` answers 409 `ERR_SESSION_BUSY`; `interrupt` cancels it at its next safe point (between tool calls, or while it waits on a question), then this run starts. The run sees the session's transcript as its history. 202 with the run, which carries `sessionId`. With a session token, `toolsets`, `memory`, `limits` and `mcpServers` are refused (403 `ERR_SESSION_TOKEN_FIELD`): they come from the session's defaults.",
@@ -218,6 +223,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'key-or-session-token' },
       schema: {
         tags: ['sessions'],
+        operationId: 'listSessionMessages',
         summary: "Read the session's transcript",
         description:
           "The transcript in order: each run's input (`user`), the assistant's turns (with `toolCalls`) and the tool results (`tool`, with `toolCallId`), `limit` at a time; pass `nextCursor` as `?cursor=` for the next page. A run's turn enters the transcript when the run ends.",
@@ -240,6 +246,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       exposeHeadRoute: false,
       schema: {
         tags: ['sessions', 'events'],
+        operationId: 'streamSessionEvents',
         summary: 'Follow every run of the session (SSE)',
         description:
           "One SSE stream of every run of the session, in order: each event as `id:` (its session event id, `<runId>:<eventId>`), `event:` (its type) and `data:` (the event as JSON, `id` being the session event id). After `Last-Event-ID` (or `?after=`), or from the session's first event; it stays open between runs (`: ping` every 15 s) and ends when the session is deleted. Accepts the session token as `?token=`.",

@@ -40,6 +40,7 @@ const skillRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['skills'],
+        operationId: 'listSkills',
         summary: "List the caller's skills, by name",
         description: "Every skill's summary (no files), and the tenant's totals and limits.",
         response: { 200: SkillListSchema, ...COMMON_ERRORS },
@@ -62,6 +63,7 @@ const skillRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['skills'],
+        operationId: 'getSkill',
         summary: 'Read a skill and every file of it',
         params: SkillParamsSchema,
         response: { 200: SkillSchema, 404: ErrorResponseSchema, ...COMMON_ERRORS },
@@ -80,6 +82,7 @@ const skillRoutes: FastifyPluginAsyncTypebox = async (app) => {
       bodyLimit: Math.max(app.config.bodyLimit, SKILL_LIMITS.bodyMaxBytes),
       schema: {
         tags: ['skills'],
+        operationId: 'putSkill',
         summary: 'Create or replace a skill',
         description:
           'The whole skill: `files` maps each path inside the skill folder to its UTF-8 content, and must hold `SKILL.md` (YAML frontmatter with `name`, equal to `:name`, and `description`, then a body). It replaces every file of an existing skill. `pinned` (left out: a new skill is not pinned, an existing one keeps its setting) keeps the agent from changing or deleting it. 201 when created, 200 when replaced, with the summary. 400 `ERR_SKILL_INVALID` lists every problem of the format; 409 `ERR_SKILLS_LIMIT` names the limit.',
@@ -129,6 +132,7 @@ const skillRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['skills'],
+        operationId: 'deleteSkill',
         summary: 'Delete a skill',
         description: 'Pinned or not: 204. Runs that have it loaded keep what they read.',
         params: SkillParamsSchema,

@@ -12,6 +12,7 @@ const toolRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['tools'],
+        operationId: 'listTools',
         summary: 'The tool catalog: toolsets, defaults, and each tool with the JSON Schema of its arguments',
         response: { 200: ToolCatalogSchema, ...COMMON_ERRORS },
       },

@@ -68,6 +68,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'createWebhook',
         summary: 'Add a webhook endpoint',
         description: `The events to send (${'`*`'} for all) are POSTed to \`url\`, signed with the Standard Webhooks scheme. 201 with the endpoint and its \`secret\` (\`whsec_…\`), shown only now. 400 \`ERR_URL_REFUSED\` for a URL the outbound rules refuse; 409 \`ERR_WEBHOOK_LIMIT\` past \`TETHER_WEBHOOK_MAX_ENDPOINTS\`; 503 \`ERR_SECRETS_KEY_MISSING\` without \`TETHER_SECRETS_KEY\`.`,
         body: CreateWebhookBodySchema,
@@ -108,6 +109,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'listWebhooks',
         summary: "List the tenant's webhook endpoints",
         description: 'Oldest first; a disabled endpoint shows `enabled: false`, when and why.',
         response: { 200: WebhookListSchema, ...COMMON_ERRORS },
@@ -121,6 +123,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'getWebhook',
         summary: 'Read a webhook endpoint',
         params: EndpointParamsSchema,
         response: { 200: WebhookSchema, 404: ErrorResponseSchema, ...COMMON_ERRORS },
@@ -134,6 +137,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'updateWebhook',
         summary: 'Change a webhook endpoint',
         description:
           'Any of `url`, `events`, `description` (`""` removes it) and `enabled`: `true` enables a disabled endpoint again (its failures are forgotten), `false` disables it. 200 with the endpoint.',
@@ -164,6 +168,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'deleteWebhook',
         summary: 'Delete a webhook endpoint',
         description: '204; its pending deliveries are dropped. 404 `ERR_WEBHOOK_NOT_FOUND`.',
         params: EndpointParamsSchema,
@@ -181,6 +186,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'rotateWebhookSecret',
         summary: "Rotate a webhook endpoint's signing secret",
         description:
           'A new secret signs every attempt from now on (retries of earlier deliveries included); the old one signs nothing more. 200 with the endpoint and its new `secret`, shown only now.',
@@ -208,6 +214,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'listWebhookDeliveries',
         summary: "List a webhook endpoint's deliveries",
         description: `Newest first: each delivery's status, attempts, the last HTTP status or error, and when it is tried next. The log keeps the newest \`TETHER_WEBHOOK_LOG_MAX\` deliveries of an endpoint, an ended one for \`TETHER_WEBHOOK_RETENTION_S\`.`,
         params: EndpointParamsSchema,
@@ -230,6 +237,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'redeliverWebhookDelivery',
         summary: 'Send a delivery again',
         description:
           "A new delivery of the same message (the same `webhook-id` and payload, so a receiver that deduplicates sees it once), after the run's deliveries still pending to this endpoint. 202 with it. 404 `ERR_WEBHOOK_DELIVERY_NOT_FOUND`; 409 `ERR_WEBHOOK_DISABLED` while the endpoint is disabled.",

@@ -19,6 +19,7 @@ const clarifyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'key-or-session-token', answerToken: true },
       schema: {
         tags: ['clarify'],
+        operationId: 'answerClarify',
         summary: 'Answer a clarify question',
         description:
           "200 when the answer is accepted. 409 when the question was already answered (`ERR_CLARIFY_ALREADY_ANSWERED`), timed out (`ERR_CLARIFY_TIMED_OUT`, `ERR_CLARIFY_EXPIRED`) or the run has ended (`ERR_CLARIFY_NOT_PENDING`); 404 for an unknown run or request. Instead of a key, the answer token of the question's `clarify.requested` webhook delivery (`answer.token`, `wat_…`) may be sent as the bearer or in `?token=`: it answers that one question, once (401 `ERR_ANSWER_TOKEN_INVALID` for a token of another question, 409 `ERR_ANSWER_TOKEN_USED` the second time).",

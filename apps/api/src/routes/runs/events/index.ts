@@ -52,6 +52,7 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       exposeHeadRoute: false,
       schema: {
         tags: ['events'],
+        operationId: 'streamRunEvents',
         summary: "Follow a run's events (SSE), or read a page of them (JSON)",
         description:
           'SSE (`text/event-stream`, the default): every event after `Last-Event-ID` (or `?after=`, or from the start), then live ones as they happen, each as `id:` (the event id), `event:` (its type) and `data:` (the whole event as JSON); a `: ping` comment every 15 s; the stream ends after the terminal event (`run.completed`, `run.failed`, `run.cancelled`). With `Accept: application/json`: a page of at most `limit` events after `?after=` and the cursor of the next page (null once the run has ended and nothing follows). Accepts `?token=` (the read token of `POST /v1/runs`) instead of a bearer key.',

@@ -12,6 +12,15 @@ function disposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
+/** The download route's parameters as /openapi.json names them. */
+const FilePathParamsSchema = Type.Object({
+  id: RunIdSchema,
+  path: Type.String({
+    description:
+      'The file, relative to the workspace; its slashes as they are (`dir/a.txt`) or encoded (`dir%2Fa.txt`).',
+  }),
+});
+
 /**
  * `GET /v1/runs/:id/files` and `GET /v1/runs/:id/files/*`: what a run left in
  * its workspace. The API must see the workers' workspace root (shared storage).
@@ -28,6 +37,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['files'],
+        operationId: 'listRunFiles',
         summary: "List the files of a run's workspace",
         params: RunParamsSchema,
         response: { 200: RunFileListSchema, 404: ErrorResponseSchema, ...COMMON_ERRORS },
@@ -42,8 +52,17 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/:id/files/*',
     {
+      // The document names the wildcard `{path}` (a `{*}` breaks client generators); a generated
+      // client that sends it as one encoded segment (`dir%2Fa.txt`) reaches the same file.
+      config: {
+        swaggerTransform: ({ schema, url }) => ({
+          url: url.replace(/\*$/, ':path'),
+          schema: { ...schema, params: FilePathParamsSchema },
+        }),
+      },
       schema: {
         tags: ['files'],
+        operationId: 'getRunFile',
         summary: "Download a file of a run's workspace",
         description:
           'The bytes of the file (`application/octet-stream`). The path is relative to the workspace.',

@@ -22,6 +22,7 @@ const toolOutputRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'key-or-session-token' },
       schema: {
         tags: ['tools'],
+        operationId: 'submitToolOutput',
         summary: 'Post the output of a client tool call',
         description:
           '200 when the output is accepted (the run resumes once every client call of its turn has an output). `output` is at most 100,000 characters; `isError: true` gives it to the model as a failed call. 409 when an output was posted already (`ERR_TOOL_OUTPUT_ALREADY_POSTED`), the call timed out (`ERR_TOOL_OUTPUT_TIMED_OUT`, `ERR_TOOL_OUTPUT_EXPIRED`) or the run has ended (`ERR_TOOL_OUTPUT_NOT_PENDING`); 404 for an unknown run or request.',
