@@ -15,7 +15,7 @@ export const API_ERRORS = {
   ERR_VALIDATION: {
     statusCode: 400,
     description:
-      'The request does not match its schema (unknown field, wrong type, bad path parameter, bound exceeded); the message names the field.',
+      'The request does not match its schema (unknown field, wrong type, bad path parameter, bound exceeded); the message names the field, and a value outside a fixed set lists the allowed ones (`body.multitask must be one of "enqueue", "reject", "interrupt"`). A malformed replay script is `ERR_MODEL_REPLAY_SCRIPT_INVALID` instead.',
   },
   ERR_INVALID_JSON: { statusCode: 400, description: 'The request body is not valid JSON.' },
   ERR_JSON_TOO_DEEP: {
@@ -112,7 +112,8 @@ export const API_ERRORS = {
   },
   ERR_UNSUPPORTED_MEDIA_TYPE: {
     statusCode: 415,
-    description: 'The request body is not `application/json`.',
+    description:
+      'The request body is not `application/json`; the message says to send `Content-Type: application/json` and names the type that was sent.',
   },
   ERR_RATE_LIMITED: {
     statusCode: 429,

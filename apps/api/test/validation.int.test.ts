@@ -166,8 +166,19 @@ describe('request validation', () => {
         headers: { ...ACME, 'content-type': type },
         payload: 'input=x',
       });
-      expect(errorOf(response), type).toMatchObject({ status: 415, code: 'ERR_UNSUPPORTED_MEDIA_TYPE' });
+      expect(errorOf(response), type).toMatchObject({
+        status: 415,
+        code: 'ERR_UNSUPPORTED_MEDIA_TYPE',
+        message: `The request body must be JSON: send Content-Type: application/json (this request sent Content-Type: ${type}).`,
+      });
     }
+    const untyped = await app.inject({ method: 'POST', url: '/v1/runs', headers: ACME, payload: 'input=x' });
+    expect(errorOf(untyped)).toMatchObject({
+      status: 415,
+      message:
+        'The request body must be JSON: send Content-Type: application/json (this request sent no Content-Type).',
+    });
+    expect(await expectServing(app)).toEqual([]);
   });
 
   it('answers 413 for a body over the limit, and takes one just under it', async () => {
@@ -409,8 +420,8 @@ describe('request validation', () => {
       ],
       [
         { input: 'x', model: { provider: 'replay', script: [{ toolCalls: [] }] } },
-        'ERR_VALIDATION',
-        'body.model',
+        'ERR_MODEL_REPLAY_SCRIPT_INVALID',
+        'body.model.script[0].toolCalls (turn 0)',
       ],
     ];
     for (const [body, code, text] of cases) {
@@ -426,6 +437,60 @@ describe('request validation', () => {
       payload: { input: 'x', model: { profile: 'fast' } },
     });
     expect(profile.statusCode).toBe(202);
+  });
+
+  it('answers ERR_MODEL_REPLAY_SCRIPT_INVALID naming the turn and the field of a malformed replay script', async () => {
+    const { app } = await build();
+    const turns = (bad: object) => [{ toolCalls: [{ name: 'todo', arguments: {} }] }, { content: 'a' }, bad];
+    const cases: [object, string][] = [
+      [
+        { provider: 'replay', script: turns({ toolCalls: [{ name: '', arguments: {} }] }) },
+        'Invalid replay script: body.model.script[2].toolCalls[0].name (turn 2) is wrong: expected string length greater or equal to 1.',
+      ],
+      [
+        { provider: 'replay', script: turns({ toolCalls: [{ name: 'a', arguments: [] }] }) },
+        'body.model.script[2].toolCalls[0].arguments (turn 2) is wrong: expected object',
+      ],
+      [
+        { provider: 'replay', script: turns({ content: 'x', colour: 'blue' }) },
+        'body.model.script[2].colour (turn 2) is not a known field',
+      ],
+      [
+        { provider: 'replay', script: turns({ text: 'x' }) },
+        'body.model.script[2].content (turn 2) is required',
+      ],
+      [{ provider: 'replay', script: [] }, 'body.model.script has 0 turns; a script has 1 to 1000.'],
+      [{ provider: 'replay' }, 'body.model.script is required'],
+      [{ provider: 'replay', script: [{ content: 'x' }], seed: 1 }, 'body.model.seed is not a known field'],
+      [
+        { provider: 'replay', script: [{ content: 'x' }], children: [{ script: turns({ content: 1 }) }] },
+        'body.model.children[0].script[2].content (turn 2) is wrong: expected string',
+      ],
+    ];
+    for (const [model, message] of cases) {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/v1/runs',
+        headers: ACME,
+        payload: { input: 'x', model },
+      });
+      const error = errorOf(response);
+      expect(error, JSON.stringify(model)).toMatchObject({
+        status: 400,
+        code: 'ERR_MODEL_REPLAY_SCRIPT_INVALID',
+      });
+      expect(error.message, JSON.stringify(model)).toContain(message);
+      if (message.includes('(turn ')) expect(error.message).toContain('Each turn is');
+    }
+    // A profile's model spec is told as before.
+    const profile = await app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: ACME,
+      payload: { input: 'x', model: { profile: 'fast', colour: 1 } },
+    });
+    expect(errorOf(profile)).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+    expect(await expectServing(app)).toEqual([]);
   });
 
   it('refuses replay runs when TETHER_ALLOW_REPLAY is off', async () => {

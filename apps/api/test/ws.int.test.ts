@@ -437,7 +437,7 @@ describe('the WebSocket gateway', () => {
       [
         { type: 'message', sessionId, content: 'hi', options: { multitask: 'sometimes' } },
         'ERR_VALIDATION',
-        /frame\.options\.multitask/,
+        /frame\.options\.multitask must be one of "enqueue", "reject", "interrupt"/,
       ],
       [
         { type: 'message', sessionId, content: 'hi', options: { input: 'x' } },

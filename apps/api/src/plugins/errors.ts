@@ -3,6 +3,7 @@ import { isRedisConnectionError } from '@tether/queue';
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type ApiErrorCode, errorBody, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';
+import { replayScriptProblem } from './replay-problem.js';
 
 type ValidationIssue = NonNullable<FastifyError['validation']>[number];
 
@@ -50,9 +51,16 @@ export function mainIssue(issues: readonly ValidationIssue[]): ValidationIssue {
 /**
  * One validation problem as a sentence naming the field, such as
  * `body.limits.maxSteps must be integer`, or the key, such as
- * `body.metadata key "aaa…" must NOT have more than 128 characters`.
+ * `body.metadata key "aaa…" must NOT have more than 128 characters`. A value
+ * outside a union of literals (`anyOf` of `const`s, TypeBox's
+ * `Union([Literal(…), …])`) or an `enum` lists the allowed values, read from
+ * the other `issues` of the same union.
  */
-export function describeValidation(issue: ValidationIssue, context: string | undefined): string {
+export function describeValidation(
+  issue: ValidationIssue,
+  context: string | undefined,
+  issues: readonly ValidationIssue[] = [issue],
+): string {
   const params = issue.params as Record<string, unknown>;
   const path = (issue.instancePath ?? '')
     .split('/')
@@ -73,9 +81,69 @@ export function describeValidation(issue: ValidationIssue, context: string | und
       return `${field(params.missingProperty)} is required`;
     case 'pattern':
       return `${field()} ${issue.message ?? 'is malformed'}`;
+    case 'const':
+    case 'type': {
+      const literals = literalsOfUnion(issue, issues);
+      if (literals !== undefined) return `${field()} must be ${oneOf(literals)}`;
+      if (issue.keyword === 'const') return `${field()} must be ${oneOf([params.allowedValue])}`;
+      return `${field()} ${issue.message ?? 'is invalid'}`;
+    }
+    case 'enum':
+      return `${field()} must be ${oneOf((params.allowedValues as unknown[] | undefined) ?? [])}`;
     default:
       return `${field()} ${issue.message ?? 'is invalid'}`;
   }
+}
+
+/**
+ * The values a union of literals allows, when `issue` is a value outside one:
+ * every branch's problem at the same place of the body under the same `anyOf`
+ * (Ajv tries each; nested unions included) is a `const` or, for a value of
+ * another type, a `type` whose schema is a `const` (Ajv's `verbose` errors
+ * carry it). Undefined when a branch is more than a literal.
+ */
+function literalsOfUnion(issue: ValidationIssue, issues: readonly ValidationIssue[]): unknown[] | undefined {
+  const union = UNION_BRANCH.exec(issue.schemaPath)?.[1];
+  if (union === undefined) return undefined;
+  // By branch: a value of another type fails a branch's `type` and its `const`.
+  const values = new Map<string, unknown>();
+  for (const one of issues) {
+    if (one.instancePath !== issue.instancePath || one.keyword === 'anyOf') continue;
+    if (UNION_BRANCH.exec(one.schemaPath)?.[1] !== union) continue;
+    const literal = literalOf(one);
+    if (literal === undefined) return undefined;
+    values.set(one.schemaPath.replace(/\/[^/]+$/, ''), literal.value);
+  }
+  return values.size > 0 ? [...values.values()] : undefined;
+}
+
+/** The value a `const` or `type` problem's schema allows, if that schema is a literal. */
+function literalOf(issue: ValidationIssue): { value: unknown } | undefined {
+  if (issue.keyword === 'const') return { value: (issue.params as { allowedValue?: unknown }).allowedValue };
+  const schema = (issue as { parentSchema?: unknown }).parentSchema;
+  if (issue.keyword === 'type' && typeof schema === 'object' && schema !== null && 'const' in schema) {
+    return { value: (schema as { const: unknown }).const };
+  }
+  return undefined;
+}
+
+/** A problem inside one or more `anyOf`s: the outermost union's schema path, then the branches. */
+const UNION_BRANCH = /^(.*?)(?:\/anyOf\/\d+)+\/(?:const|type)$/;
+
+/** `"a"`, or `one of "a", "b"`. */
+function oneOf(values: readonly unknown[]): string {
+  const shown = values.map((value) => JSON.stringify(value)).join(', ');
+  return values.length === 1 ? shown : `one of ${shown}`;
+}
+
+/** The 415 message: what to send, and what was sent. */
+function unsupportedMediaType(request: FastifyRequest): string {
+  const sent = request.headers['content-type'];
+  const what =
+    sent === undefined || sent === ''
+      ? 'no Content-Type'
+      : `Content-Type: ${sent.length > 100 ? `${sent.slice(0, 100)}…` : sent}`;
+  return `The request body must be JSON: send Content-Type: application/json (this request sent ${what}).`;
 }
 
 /** What a thrown error answers: status, code and a message safe for the client. */
@@ -85,10 +153,16 @@ export function classify(
 ): { status: number; code: string; message: string } {
   const fastify = error as FastifyError;
   if (Array.isArray(fastify.validation) && fastify.validation.length > 0) {
+    const context = fastify.validationContext;
+    const replay =
+      context === 'body' ? replayScriptProblem(fastify.validation, request.body, context) : undefined;
+    if (replay !== undefined) {
+      return { status: 400, code: 'ERR_MODEL_REPLAY_SCRIPT_INVALID', message: replay };
+    }
     return {
       status: 400,
       code: 'ERR_VALIDATION',
-      message: describeValidation(mainIssue(fastify.validation), fastify.validationContext),
+      message: describeValidation(mainIssue(fastify.validation), context, fastify.validation),
     };
   }
   if (error instanceof TetherError) {
@@ -102,14 +176,17 @@ export function classify(
   } else if (typeof fastify.code === 'string' && fastify.code in FASTIFY_CODES) {
     const code = FASTIFY_CODES[fastify.code] as ApiErrorCode;
     const status = fastify.statusCode ?? 400;
+    if (code === 'ERR_UNSUPPORTED_MEDIA_TYPE')
+      return { status, code, message: unsupportedMediaType(request) };
     return { status, code, message: fastify.message };
   } else if (isRedisConnectionError(error)) {
     return { status: 503, code: 'ERR_UNAVAILABLE', message: UNAVAILABLE_MESSAGE };
   } else if (fastify.statusCode !== undefined && fastify.statusCode >= 400 && fastify.statusCode < 500) {
+    const code = STATUS_CODES[fastify.statusCode] ?? 'ERR_VALIDATION';
     return {
       status: fastify.statusCode,
-      code: STATUS_CODES[fastify.statusCode] ?? 'ERR_VALIDATION',
-      message: fastify.message,
+      code,
+      message: code === 'ERR_UNSUPPORTED_MEDIA_TYPE' ? unsupportedMediaType(request) : fastify.message,
     };
   }
   return {

@@ -22,7 +22,8 @@ import { jsonDeeperThan } from '../json-depth.js';
  */
 const validationPlugin: FastifyPluginAsync = async (app) => {
   const maxDepth = app.config.jsonMaxDepth;
-  const common: Options = { removeAdditional: false, allErrors: false, strict: false };
+  // verbose: a problem carries its schema, so a value outside a union of literals can list them (errors.ts).
+  const common: Options = { removeAdditional: false, allErrors: false, strict: false, verbose: true };
   const bodies = new Ajv({ ...common, coerceTypes: false, useDefaults: false });
   const strings = new Ajv({ ...common, coerceTypes: true, useDefaults: true });
   addFormats.default(bodies);

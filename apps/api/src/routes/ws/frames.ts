@@ -20,7 +20,14 @@ import { describeValidation, mainIssue } from '../../plugins/errors.js';
  * that fails is `ERR_WS_FRAME`, naming the field; a `message`'s `options` are
  * a run's body and fail as one does (`ERR_VALIDATION`).
  */
-const ajv = new Ajv({ removeAdditional: false, allErrors: false, strict: false, coerceTypes: false });
+// verbose: as the validation plugin's, so a value outside a union of literals is told them.
+const ajv = new Ajv({
+  removeAdditional: false,
+  allErrors: false,
+  strict: false,
+  coerceTypes: false,
+  verbose: true,
+});
 addFormats.default(ajv);
 
 const validators = Object.fromEntries(
@@ -53,7 +60,10 @@ export function parseClientFrame(data: Buffer, isBinary: boolean, maxDepth: numb
     );
   }
   const validate = validators[type as WsClientFrameType];
-  if (!validate(frame)) throw frameError(`${describeValidation(mainIssue(validate.errors ?? []), 'frame')}.`);
+  if (!validate(frame)) {
+    const issues = validate.errors ?? [];
+    throw frameError(`${describeValidation(mainIssue(issues), 'frame', issues)}.`);
+  }
   return frame as WsClientFrame;
 }
 
@@ -70,7 +80,7 @@ export function messageRunBody(frame: Extract<WsClientFrame, { type: 'message' }
   if (!runBody(body)) {
     throw new ApiError(
       'ERR_VALIDATION',
-      `${describeValidation(mainIssue(runBody.errors ?? []), 'frame.options')}.`,
+      `${describeValidation(mainIssue(runBody.errors ?? []), 'frame.options', runBody.errors ?? [])}.`,
     );
   }
   return body as CreateSessionRunBody;
