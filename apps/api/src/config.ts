@@ -231,7 +231,12 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     wsMaxPerTenant: reader.integer('TETHER_WS_MAX_PER_TENANT', 200, 1, 1_000_000),
     wsHeartbeatMs: reader.integer('TETHER_WS_HEARTBEAT_MS', 30_000, 10, 600_000),
     shutdownTimeoutMs: reader.integer('TETHER_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
-    instanceId: reader.string('TETHER_API_ID', `${hostname()}:${process.pid}`, /^[A-Za-z0-9_.:-]{1,100}$/),
+    instanceId: reader.string(
+      'TETHER_API_ID',
+      `${hostname()}:${process.pid}`,
+      /^[A-Za-z0-9_.:-]{1,100}$/,
+      '1 to 100 letters, digits, _ . : or -',
+    ),
     trustProxy: reader.boolean('TETHER_TRUST_PROXY', false),
     secrets: readSecrets(env, reader),
     profiles,

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { TetherError } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
-import { clusterStartNote, EnvReader, parseClusterNodes, readSharedConfig } from './config.js';
+import { clusterStartNote, configReport, EnvReader, parseClusterNodes, readSharedConfig } from './config.js';
 import { ConfigError } from './errors.js';
 
 function failure(run: () => void): ConfigError {
@@ -56,6 +56,85 @@ describe('EnvReader', () => {
       '- LEVEL must be one of info, debug, got "loud"',
       '- OTHER is wrong',
     ]);
+  });
+});
+
+describe('the report of an invalid configuration', () => {
+  it('names each bad variable once, with its value and every rule it breaks, secrets masked', () => {
+    const env = {
+      PORT: '99999',
+      REDIS_URL: 'http://app:hunter2@redis:6379',
+      TETHER_API_KEYS: 'acme:sk_0123456789',
+      REDIS_CLUSTER_NODES: 'h1:7000,,h2',
+      REDIS_PASSWORD: 'pw',
+    };
+    const reader = new EnvReader(env);
+    reader.integer('PORT', 3000, 0, 65_535);
+    // Read twice (the API's PORT and the public URL's default): listed once.
+    reader.integer('PORT', 3000, 0, 65_535);
+    reader.string('REDIS_URL', 'redis://', /^rediss?:\/\//, 'a redis:// or rediss:// URL');
+    reader.problem('TETHER_API_KEYS entry 1 must be tenant:key');
+    parseClusterNodes(env.REDIS_CLUSTER_NODES, (problem) => reader.problem(problem));
+    reader.problem('REDIS_PASSWORD is wrong');
+    reader.problem('something without a variable');
+    const error = failure(() => reader.done());
+    expect(error.report?.split('\n')).toEqual([
+      'Invalid configuration: 6 settings are wrong.',
+      '  PORT = "99999"',
+      '      must be an integer from 0 to 65535',
+      '  REDIS_URL = "http://app:****@redis:6379"',
+      '      must be a redis:// or rediss:// URL',
+      '  TETHER_API_KEYS = (secret, 18 characters)',
+      '      entry 1 must be tenant:key',
+      '  REDIS_CLUSTER_NODES = "h1:7000,,h2"',
+      '      entry 2 is empty (expected host:port,host:port,...)',
+      '      entry 3 must be host:port (an IPv6 host in brackets: [::1]:7000)',
+      '  REDIS_PASSWORD = (secret, 2 characters)',
+      '      is wrong',
+      '  something without a variable',
+      'Every variable, its default and its range: docs/operations.md. Nothing was started.',
+    ]);
+    // The error's message (for logs and tests) says the same, masked too.
+    expect(error.message).not.toContain('hunter2');
+    expect(error.message).toContain(
+      'REDIS_URL must be a redis:// or rediss:// URL, got "http://app:****@redis:6379"',
+    );
+  });
+
+  it('masks every key, token, secret and password, and passwords in URLs anywhere', () => {
+    const env = {
+      OPENAI_API_KEY: 'sk-1',
+      TETHER_SESSION_TOKEN: 't',
+      TETHER_TOKEN_SECRET: 's',
+      TETHER_SECRETS_KEY: 'k',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://u:p@collector',
+    };
+    const report = configReport(
+      [
+        'OPENAI_API_KEY must be longer, got "sk-1"',
+        'TETHER_SESSION_TOKEN is wrong',
+        'TETHER_TOKEN_SECRET is wrong',
+        'TETHER_SECRETS_KEY is wrong',
+        'OTEL_EXPORTER_OTLP_ENDPOINT is wrong',
+        'TETHER_MODEL / OPENAI_API_KEY: profile 0 is wrong',
+      ],
+      env,
+    );
+    expect(report).toContain('OPENAI_API_KEY = (secret, 4 characters)\n      must be longer\n');
+    expect(report).toContain('TETHER_SESSION_TOKEN = (secret, 1 characters)');
+    expect(report).toContain('TETHER_TOKEN_SECRET = (secret, 1 characters)');
+    expect(report).toContain('TETHER_SECRETS_KEY = (secret, 1 characters)');
+    expect(report).toContain('OTEL_EXPORTER_OTLP_ENDPOINT = "https://u:****@collector"');
+    expect(report).toContain(
+      '  TETHER_MODEL = (unset), OPENAI_API_KEY = (secret, 4 characters)\n      profile 0 is wrong\n',
+    );
+    expect(report).not.toContain('sk-1');
+  });
+
+  it('throws nothing while every value is valid', () => {
+    const reader = new EnvReader({ PORT: '80' });
+    reader.integer('PORT', 3000, 0, 65_535);
+    expect(() => reader.done()).not.toThrow();
   });
 });
 

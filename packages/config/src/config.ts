@@ -18,11 +18,12 @@ export class EnvReader {
     this.#env = env;
   }
 
-  string(name: string, fallback: string, pattern?: RegExp): string {
+  /** `what`: what a value must be, in words, for the problem (else the pattern is shown). */
+  string(name: string, fallback: string, pattern?: RegExp, what?: string): string {
     const raw = this.#env[name];
     if (raw === undefined || raw === '') return fallback;
     if (pattern && !pattern.test(raw)) {
-      this.problems.push(`${name} must match ${pattern}, got ${JSON.stringify(raw)}`);
+      this.problem(`${name} must ${what ? `be ${what}` : `match ${pattern}`}, got ${shownValue(name, raw)}`);
       return fallback;
     }
     return raw;
@@ -38,7 +39,7 @@ export class EnvReader {
     if (raw === undefined || raw === '') return fallback;
     const value = Number(raw);
     if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
-      this.problems.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+      this.problem(`${name} must be an integer from ${min} to ${max}, got ${shownValue(name, raw)}`);
       return fallback;
     }
     return value;
@@ -50,7 +51,7 @@ export class EnvReader {
     const value = raw.trim().toLowerCase();
     if (['1', 'true', 'yes', 'on'].includes(value)) return true;
     if (['0', 'false', 'no', 'off'].includes(value)) return false;
-    this.problems.push(`${name} must be true or false (1/0, yes/no, on/off), got ${JSON.stringify(raw)}`);
+    this.problem(`${name} must be true or false (1/0, yes/no, on/off), got ${shownValue(name, raw)}`);
     return fallback;
   }
 
@@ -58,23 +59,85 @@ export class EnvReader {
     const raw = this.#env[name];
     if (raw === undefined || raw === '') return fallback;
     if (!values.includes(raw as T)) {
-      this.problems.push(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+      this.problem(`${name} must be one of ${values.join(', ')}, got ${shownValue(name, raw)}`);
       return fallback;
     }
     return raw as T;
   }
 
-  /** Adds a problem found by other means. */
+  /**
+   * Adds a problem found by other means: a sentence that starts with the
+   * variable's name. A password in a URL is masked; a problem already listed
+   * (a variable read twice) is not listed again.
+   */
   problem(message: string): void {
-    this.problems.push(message);
+    const masked = maskUrlPasswords(message);
+    if (!this.problems.includes(masked)) this.problems.push(masked);
   }
 
-  /** Throws `ERR_CONFIG` listing every problem, if any. */
+  /**
+   * Throws `ERR_CONFIG` listing every problem, if any. Its `report` is the
+   * block an entry point prints (see `loadOrExit`): each bad variable once,
+   * with its value (secrets masked) and what it must be.
+   */
   done(): void {
     if (this.problems.length > 0) {
-      throw new ConfigError('ERR_CONFIG', `Invalid configuration:\n- ${this.problems.join('\n- ')}`);
+      throw new ConfigError('ERR_CONFIG', `Invalid configuration:\n- ${this.problems.join('\n- ')}`, {
+        report: configReport(this.problems, this.#env),
+      });
     }
   }
+}
+
+/** Variables whose values are never shown: keys, tokens, secrets and passwords. */
+const SECRET_NAME = /_KEYS?$|_TOKEN$|_SECRET|PASSWORD/;
+
+/** A variable's value as a problem shows it: JSON-quoted, a secret's masked, a URL's password masked. */
+export function shownValue(name: string, raw: string): string {
+  if (SECRET_NAME.test(name)) return `(secret, ${raw.length} characters)`;
+  return JSON.stringify(maskUrlPasswords(raw));
+}
+
+/** `redis://user:pw@host` → `redis://user:****@host`, anywhere in a text. */
+function maskUrlPasswords(text: string): string {
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"]*:)[^\s@/"]+@/gi, '$1****@');
+}
+
+/** The leading variable name of a problem (or names, `A / B`, for a setting read from several), and the rest of it. */
+const PROBLEM = /^([A-Z][A-Z0-9_]*[A-Z0-9](?: \/ [A-Z][A-Z0-9_]*[A-Z0-9])*)\b:? ?(.*)$/s;
+
+/**
+ * The block an invalid configuration prints: every bad variable once, its
+ * value as given (secrets masked) and each thing wrong with it, which names
+ * the valid range. Problems that name no variable come last, as they are.
+ */
+export function configReport(problems: readonly string[], env: Env): string {
+  const byName = new Map<string, string[]>();
+  const other: string[] = [];
+  for (const problem of problems) {
+    const match = PROBLEM.exec(problem);
+    if (!match) {
+      other.push(problem);
+      continue;
+    }
+    const [, name = '', rest = ''] = match;
+    // The value is shown once, above: a rule's own "got …" would repeat it.
+    const rule = rest.replace(/,? \(?got (?:"(?:[^"\\]|\\.)*"|\(secret, \d+ characters\))\)?$/, '');
+    byName.set(name, [...(byName.get(name) ?? []), rule]);
+  }
+  const count = byName.size + other.length;
+  const lines = [`Invalid configuration: ${count === 1 ? '1 setting is' : `${count} settings are`} wrong.`];
+  for (const [names, rules] of byName) {
+    const values = names.split(' / ').map((name) => {
+      const raw = env[name];
+      return `${name} = ${raw === undefined ? '(unset)' : shownValue(name, raw)}`;
+    });
+    lines.push(`  ${values.join(', ')}`);
+    for (const rule of rules) lines.push(`      ${rule}`);
+  }
+  for (const problem of other) lines.push(`  ${problem}`);
+  lines.push('Every variable, its default and its range: docs/operations.md. Nothing was started.');
+  return lines.join('\n');
 }
 
 /** A Redis Cluster node, as `REDIS_CLUSTER_NODES` lists it. */
@@ -177,7 +240,12 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     reader.problem(problem),
   );
   const defaultUrl = 'redis://127.0.0.1:6379';
-  const queuePrefix = reader.string('TETHER_QUEUE_PREFIX', '{tether}', /^[A-Za-z0-9_:{}.-]{1,64}$/);
+  const queuePrefix = reader.string(
+    'TETHER_QUEUE_PREFIX',
+    '{tether}',
+    /^[A-Za-z0-9_:{}.-]{1,64}$/,
+    '1 to 64 letters, digits, _ : { } . or -',
+  );
   const queueShards = reader.integer('TETHER_QUEUE_SHARDS', 1, 1, 64);
   // Several shards get tags of their own ({tether:0} …); one queue has the prefix's.
   if (redisClusterNodes && queueShards === 1 && !hasHashTag(queuePrefix)) {
@@ -189,7 +257,7 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     // Ignored, so not checked, when a cluster is given.
     redisUrl: redisClusterNodes
       ? (reader.optional('REDIS_URL') ?? defaultUrl)
-      : reader.string('REDIS_URL', defaultUrl, /^rediss?:\/\//),
+      : reader.string('REDIS_URL', defaultUrl, /^rediss?:\/\//, 'a redis:// or rediss:// URL'),
     redisClusterNodes,
     redisPassword: reader.optional('REDIS_PASSWORD'),
     queuePrefix,

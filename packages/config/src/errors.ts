@@ -15,8 +15,12 @@ export type ConfigErrorCode = keyof typeof CONFIG_ERRORS;
 export class ConfigError extends TetherError {
   declare readonly code: ConfigErrorCode;
 
-  constructor(code: ConfigErrorCode, message: string, options: { cause?: unknown } = {}) {
+  /** For a person reading a terminal: every bad variable once, its value (secrets masked) and its range. */
+  readonly report: string | undefined;
+
+  constructor(code: ConfigErrorCode, message: string, options: { cause?: unknown; report?: string } = {}) {
     super(code, message, { statusCode: CONFIG_ERRORS[code].statusCode, cause: options.cause });
     this.name = 'ConfigError';
+    this.report = options.report;
   }
 }
