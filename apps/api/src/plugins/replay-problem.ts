@@ -40,13 +40,9 @@ function modelPointer(issues: readonly ValidationIssue[]): string[] | undefined 
       .split('/')
       .slice(1)
       .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
+    // A problem of the model object itself (an unknown field) is at its path, one inside it below.
     const index = segments.indexOf('model');
     if (index >= 0) return segments.slice(0, index + 1);
-    // A problem of the model object itself (its unknown field) is reported at its parent.
-    const extra = (issue.params as { additionalProperty?: unknown }).additionalProperty;
-    if (issue.keyword === 'additionalProperties' && extra === 'provider' && segments.at(-1) === 'model') {
-      return segments;
-    }
   }
   return undefined;
 }
@@ -74,7 +70,7 @@ function scriptProblem(script: unknown, at: string): string | undefined {
     if (Value.Check(schema, turn)) continue;
     const error = Value.Errors(schema, turn).First();
     const field = error === undefined ? '' : fieldPath(error.path);
-    const why = error === undefined ? 'is invalid' : describe(error.message);
+    const why = error === undefined ? 'is invalid' : asRule(error.message);
     return `${at}[${index}]${field} (turn ${index}) ${why}. ${TURN_SHAPES}`;
   }
   return undefined;
@@ -118,7 +114,7 @@ function fieldPath(pointer: string): string {
 }
 
 /** TypeBox's message as the rest of a sentence about the field. */
-function describe(message: string): string {
+function asRule(message: string): string {
   if (message === 'Unexpected property') return 'is not a known field';
   if (message === 'Expected required property') return 'is required';
   return `is wrong: ${message.charAt(0).toLowerCase()}${message.slice(1)}`;
