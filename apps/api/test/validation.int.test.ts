@@ -352,6 +352,9 @@ describe('request validation', () => {
       });
       expect(errorOf(response), url).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
     }
+    // A query string's union of literals lists its values as a body's does.
+    const status = await app.inject({ method: 'GET', url: '/v1/runs?status=sleeping', headers: ACME });
+    expect(errorOf(status).message).toMatch(/^querystring\.status must be one of "queued", "running", /);
     const badHeader = await app.inject({
       method: 'GET',
       url: `/v1/runs/${id}/events`,
