@@ -26,7 +26,7 @@ import { type CgroupVerdict, type CommandCgroup, cgroupSupport, killRunCgroups }
 import { commandLease } from './command-lease.js';
 import { ToolError } from './errors.js';
 import { OutputCapture } from './output-capture.js';
-import { killProcessTree, killRunProcesses } from './process-tree.js';
+import { killProcessTree, killRunProcesses, processStartTicks } from './process-tree.js';
 import { buildBwrapArgs, buildCommandEnv, type SandboxUser, ulimitValues } from './sandbox.js';
 
 /**
@@ -162,6 +162,8 @@ interface Launched {
   child: ChildProcessByStdio<Writable | null, Readable, Readable>;
   tag: string;
   end?: string;
+  /** When the launcher started (see `process-tree.ts`): none of the command's processes started earlier. */
+  startTicks: number | undefined;
   /** The error of a spawn that failed (emitted once, after the spawn returned). */
   failed: Promise<Error>;
 }
@@ -238,7 +240,9 @@ async function launch(
       ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
     }) as ChildProcessByStdio<Writable | null, Readable, Readable>; // the typings know no fourth stdio entry
     const failed = new Promise<Error>((resolve) => child.on('error', resolve));
-    return end === undefined ? { child, tag, failed } : { child, tag, end, failed };
+    // Read before anything returns to the event loop, which reaps the launcher once it exits.
+    const startTicks = child.pid === undefined ? undefined : processStartTicks(child.pid);
+    return end === undefined ? { child, tag, startTicks, failed } : { child, tag, end, startTicks, failed };
   } catch (error) {
     throw spawnFailure(error);
   }
@@ -485,7 +489,7 @@ function supervise(
       const tree =
         options.cgroup !== undefined && options.sandbox === 'bwrap'
           ? Promise.resolve(killProcessGroup(pid))
-          : killProcessTree({ pid, tag, rootAlive: () => !exited });
+          : killProcessTree({ pid, tag, rootAlive: () => !exited, startTicks: launched.startTicks });
       const group = options.cgroup?.kill() ?? Promise.resolve([]);
       kills.push(
         Promise.all([group, tree]).then(([inGroup, inTree]) => [...new Set([...inGroup, ...inTree])]),
