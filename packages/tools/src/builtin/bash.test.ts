@@ -104,17 +104,23 @@ async function eventually(check: () => Promise<boolean>): Promise<void> {
   expect(await check()).toBe(true);
 }
 
-/** A logger that records, per call, whether the command ran in a prepared sandbox. */
-function preparedLog(): { logger: RunContext['logger']; prepared: boolean[] } {
+/**
+ * A logger that records, per call, whether the command ran in a prepared sandbox, and whether the
+ * next one was prepared while it ran (calls back to back).
+ */
+function preparedLog(): { logger: RunContext['logger']; prepared: boolean[]; ahead: boolean[] } {
   const prepared: boolean[] = [];
+  const ahead: boolean[] = [];
   const logger = {
     warn: () => undefined,
     info: () => undefined,
     debug: (obj: object, msg?: string) => {
-      if (msg === 'bash finished') prepared.push((obj as { prepared: boolean }).prepared);
+      if (msg !== 'bash finished') return;
+      prepared.push((obj as { prepared: boolean }).prepared);
+      ahead.push((obj as { preparedAhead: boolean }).preparedAhead);
     },
   };
-  return { logger, prepared };
+  return { logger, prepared, ahead };
 }
 
 function outputEvents(events: RunEventInput[]): { stream: string; chunk: string; callId: string }[] {
@@ -270,6 +276,34 @@ describe.each([
     expect(long.content).toBe('Exit code: 0\nOutput:\n20001\n');
     await invoke(tool, { command: 'true' });
     expect(log.prepared).toEqual([false, true, true, false, true]);
+  });
+
+  test('prepares the next sandbox while the command runs when calls come back to back, after it otherwise', async () => {
+    const log = preparedLog();
+    let output = '';
+    const tool = fx.tool('bash', {
+      sandbox,
+      logger: log.logger,
+      emit: (event) => {
+        if (event.type === 'tool.output') output += event.data.chunk;
+      },
+    });
+    await invoke(tool, { command: 'true' });
+    // The moment the previous call returned: the next sandbox starts as soon as this command is sent.
+    const call = new AbortController();
+    const running = invoke(tool, { command: 'echo running; exec sleep 300' }, callContext(call.signal));
+    // Once the command runs, the sandbox it took no longer waits: any that does is the next one's.
+    await eventually(async () => output.includes('running'));
+    await eventually(async () => (await preparedSandboxes(fx.workspace)).length === 1);
+    call.abort();
+    expect(await running).toMatchObject({ ok: false, code: 'ERR_TOOL_CANCELLED' });
+    // A model turn apart: prepared after the command, as one sandbox per run is enough then.
+    await delay(200);
+    await invoke(tool, { command: 'true' });
+    expect(log.ahead).toEqual([false, true, false]);
+    expect(log.prepared).toEqual([false, true, true]);
+    await tool.close?.();
+    expect(await preparedSandboxes(fx.workspace)).toEqual([]);
   });
 
   test('discards the prepared sandbox when the run is cancelled and when the tool is closed', async () => {

@@ -121,6 +121,15 @@ const PREPARED_COMMAND_BYTES = 16 * 1024;
 /** A prepared sandbox that no command took for this long is discarded (the run may have ended). */
 const PREPARED_IDLE_MS = 60_000;
 
+/**
+ * A call that starts within this long of the previous call's end came back to
+ * back (a script's calls, several calls of one model turn): the sandbox
+ * prepared after the previous command is still starting (20 to 40 ms on a
+ * quiet 2-core VM), and the next call will likely come as fast. Its next
+ * sandbox is then prepared while its command runs, not after.
+ */
+const BACK_TO_BACK_MS = 50;
+
 /** The sandbox prepared for a run's next command, with its cgroup. */
 interface Prepared {
   command: PreparedCommand;
@@ -146,7 +155,9 @@ async function release(prepared: Prepared): Promise<void> {
  * {@link PreparedCommand}), so that the next call only sends its command. A
  * prepared sandbox is discarded when the run is cancelled, when the tool is
  * closed, and after {@link PREPARED_IDLE_MS} unused; a call that finds none
- * ready to take starts its own, as the first call does.
+ * ready to take starts its own, as the first call does. When calls come back to
+ * back ({@link BACK_TO_BACK_MS}), the next command's sandbox is prepared as soon
+ * as the command is sent, so that it starts while the command runs.
  */
 export function createBashTool(environment: ToolEnvironment): Tool {
   const { ctx, limits, logger } = environment;
@@ -154,6 +165,8 @@ export function createBashTool(environment: ToolEnvironment): Tool {
   let closed = false;
   /** The next command's sandbox, while it is being prepared or waits. */
   let next: Promise<Prepared | undefined> | undefined;
+  /** When the last call returned (`performance.now()`). */
+  let lastEnd = Number.NEGATIVE_INFINITY;
 
   const discardNext = (): Promise<void> => {
     const pending = next;
@@ -209,6 +222,7 @@ export function createBashTool(environment: ToolEnvironment): Tool {
   };
 
   const tool = defineTool(bashSchema, async (args, call) => {
+    const backToBack = performance.now() - lastEnd < BACK_TO_BACK_MS;
     const signal = callSignal(environment, call.signal);
     throwIfCancelled(signal, 'bash');
     if (args.command.includes('\0')) {
@@ -250,7 +264,9 @@ export function createBashTool(environment: ToolEnvironment): Tool {
       cgroup = await createCgroup(environment, support, 'bash');
       running = runCommand({ ...spec, cgroup, ...commandCall });
     }
+    if (backToBack) prepareNext(support, spec);
     const result = await running.finally(() => {
+      lastEnd = performance.now();
       // Every process of the command is dead by now (runCommand killed the cgroup): removing the empty
       // group need not delay the result.
       void cgroup?.remove().catch((error: unknown) => {
@@ -272,6 +288,7 @@ export function createBashTool(environment: ToolEnvironment): Tool {
         exitCode: result.exitCode,
         ms: result.durationMs,
         prepared: usePrepared,
+        preparedAhead: backToBack,
       },
       'bash finished',
     );
