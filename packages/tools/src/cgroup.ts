@@ -185,12 +185,17 @@ function eventCount(text: string | undefined, key: string): number {
   return line === undefined ? 0 : Number(line.slice(key.length + 1)) || 0;
 }
 
-/** Kills every process in `dir` until it is empty; the pids hierarchy holds all of a command's processes. */
-async function killAll(dir: string): Promise<number[]> {
-  try {
-    await writeFile(path.join(dir, 'cgroup.kill'), '1');
-  } catch {
-    // cgroup v1, or a kernel before 5.14: kill one by one below.
+/**
+ * Kills every process in `dir` until it is empty; the pids hierarchy holds all of a command's
+ * processes. `v2`: try `cgroup.kill` first (v1 has none: one file operation less per command).
+ */
+async function killAll(dir: string, v2: boolean): Promise<number[]> {
+  if (v2) {
+    try {
+      await writeFile(path.join(dir, 'cgroup.kill'), '1');
+    } catch {
+      // A kernel before 5.14: kill one by one below.
+    }
   }
   let remaining: number[] = [];
   for (let round = 0; round < 220; round++) {
@@ -298,12 +303,13 @@ export class CommandCgroup {
   async verdict(): Promise<CgroupVerdict> {
     const [first, second] = this.#dirs;
     if (first === undefined) return { pidsLimitHit: false, oomKilled: false };
-    const pidsEvents = await readText(path.join(first, 'pids.events'));
     const memoryDir = this.#support.kind === 'v1' ? (second ?? first) : first;
-    const memoryEvents =
+    const [pidsEvents, memoryEvents] = await Promise.all([
+      readText(path.join(first, 'pids.events')),
       this.#support.kind === 'v1'
-        ? await readText(path.join(memoryDir, 'memory.oom_control'))
-        : await readText(path.join(memoryDir, 'memory.events'));
+        ? readText(path.join(memoryDir, 'memory.oom_control'))
+        : readText(path.join(memoryDir, 'memory.events')),
+    ]);
     return {
       pidsLimitHit: eventCount(pidsEvents, 'max') > 0,
       oomKilled: eventCount(memoryEvents, 'oom_kill') > 0,
@@ -313,7 +319,7 @@ export class CommandCgroup {
   /** Kills every process of the command; resolves with pids that would not die (expected empty). */
   kill(): Promise<number[]> {
     const [holder] = this.#dirs;
-    return holder === undefined ? Promise.resolve([]) : killAll(holder);
+    return holder === undefined ? Promise.resolve([]) : killAll(holder, this.#support.kind === 'v2');
   }
 
   /** Kills what is left and removes the group from every hierarchy. */
@@ -341,7 +347,7 @@ export async function killRunCgroups(support: CgroupSupport, runId: string): Pro
     for (const dir of directories(support, name)) {
       try {
         if ((await stat(dir)).isDirectory()) {
-          await killAll(dir);
+          await killAll(dir, support.kind === 'v2');
           await removeDir(dir);
         }
       } catch {
