@@ -1,7 +1,7 @@
-// node bench/sandbox-ab.mjs <baseline tools dist> — two builds of packages/tools interleaved in one
-// invocation, on a machine too busy for one build's figures to compare with another run's: blocks of
-// BENCH_BLOCK calls of each variant in turn (bare bash, each build under bwrap and none), BENCH_BLOCKS
-// times. Back to back within a block; the first call of a block is not counted (its sandbox was
+// node bench/sandbox-ab.mjs <tools dist>… — builds of packages/tools (copies of a dist/ folder, each
+// named after its folder, and this checkout's as "new") interleaved in one invocation, on a machine
+// too busy for one build's figures to compare with another run's: blocks of BENCH_BLOCK calls of each
+// variant in turn (bare bash, each build under bwrap and none), BENCH_BLOCKS times. Back to back within a block; the first call of a block is not counted (its sandbox was
 // prepared during the other variants' blocks). BENCH_PAUSE_MS > 0: every call that far apart instead.
 // One JSON line per variant: the median, p90 and mean in ms, and the median added over bare bash.
 import { spawn } from 'node:child_process';
@@ -11,17 +11,22 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 
-const baselineDir = process.argv[2];
-if (baselineDir === undefined) throw new Error('usage: node bench/sandbox-ab.mjs <baseline tools dist dir>');
+const baselines = process.argv.slice(2);
+if (baselines.length === 0) throw new Error('usage: node bench/sandbox-ab.mjs <tools dist dir>…');
 const BLOCK = Number(process.env.BENCH_BLOCK ?? 8);
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 6);
 const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 0);
 const MODES = (process.env.BENCH_MODES ?? 'bwrap,none').split(',');
 
-const builds = {
-  base: await import(pathToFileURL(path.resolve(baselineDir, 'index.js')).href),
-  new: await import('../packages/tools/dist/index.js'),
-};
+const builds = {};
+for (const dir of baselines) {
+  const name = path
+    .basename(dir)
+    .replace(/^\./, '')
+    .replace(/-dist$/, '');
+  builds[name] = await import(pathToFileURL(path.resolve(dir, 'index.js')).href);
+}
+builds.new = await import('../packages/tools/dist/index.js');
 
 function stats(times) {
   const sorted = [...times].sort((a, b) => a - b);
