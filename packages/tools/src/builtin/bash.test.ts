@@ -55,7 +55,7 @@ function escapingTree(token: string): string {
     `setsid bash -c 'exec -a "$0" sleep 300' "$T-setsid" &`,
     `setsid bash -c '(exec -a "$0" sleep 300) &' "$T-setsid-orphan"`,
     'n=0',
-    'until [ "$n" -ge 4 ]; do n=0; for f in /proc/[0-9]*/cmdline; do IFS= read -r -d "" a < "$f" 2>/dev/null && case "$a" in "$T"-*) n=$((n+1));; esac; done; sleep 0.01; done',
+    'until [ "$n" -ge 4 ]; do n=0; for f in /proc/[0-9]*/cmdline; do IFS= read -r -d "" a 2>/dev/null < "$f" && case "$a" in "$T"-*) n=$((n+1));; esac; done; sleep 0.01; done',
     'echo ready',
     'exec -a "$T-main" sleep 300',
   ].join('\n');
@@ -230,7 +230,7 @@ describe.each([
         '(exec -a "$T-bg" sleep 300) &',
         `setsid bash -c 'exec -a "$0" sleep 300' "$T-bg2" &`,
         'n=0',
-        'until [ "$n" -ge 2 ]; do n=0; for f in /proc/[0-9]*/cmdline; do IFS= read -r -d "" a < "$f" 2>/dev/null && case "$a" in "$T"-*) n=$((n+1));; esac; done; sleep 0.01; done',
+        'until [ "$n" -ge 2 ]; do n=0; for f in /proc/[0-9]*/cmdline; do IFS= read -r -d "" a 2>/dev/null < "$f" && case "$a" in "$T"-*) n=$((n+1));; esac; done; sleep 0.01; done',
         'echo started',
       ].join('\n'),
     });
