@@ -1,9 +1,10 @@
 import type { Run, RunEvent, TetherClient } from '@tether/client';
 import { TERMINAL_STATUSES } from '@tether/protocol';
 import { useEffect, useState } from 'preact/hooks';
-import { countdown, prettyArgs, STATUS_TEXT } from './format.js';
+import { countdown, STATUS_TEXT } from './format.js';
 import { onLinkClick } from './router.js';
-import { EMPTY_TIMELINE, foldEvents, type Timeline, type TimelineItem } from './timeline.js';
+import { EMPTY_TIMELINE, foldEvents, type Timeline } from './timeline.js';
+import { TimelineList, Todos } from './timeline-view.js';
 
 /** Events that change what `GET /v1/runs/:id` says (status, question, usage): the run is read again after each. */
 const RUN_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
@@ -132,11 +133,7 @@ export function RunPage({ client, id }: { client: TetherClient; id: string }) {
       ) : null}
       <section aria-labelledby="timeline-heading">
         <h2 id="timeline-heading">Timeline</h2>
-        <ol class="timeline" aria-live="polite">
-          {timeline.items.map((item) => (
-            <TimelineEntry item={item} key={item.key} />
-          ))}
-        </ol>
+        <TimelineList items={timeline.items} />
       </section>
     </>
   );
@@ -250,86 +247,4 @@ function CancelRun({
       {error ? <p role="alert">{error}</p> : null}
     </fieldset>
   );
-}
-
-function Todos({ todos }: { todos: readonly { id: string; content: string; status: string }[] }) {
-  return (
-    <ul class="todos">
-      {todos.map((todo) => (
-        <li key={todo.id} class={`todo todo-${todo.status}`}>
-          <input
-            type="checkbox"
-            checked={todo.status === 'completed'}
-            disabled
-            aria-label={`${todo.content} (${todo.status.replace('_', ' ')})`}
-          />
-          <span>{todo.content}</span>
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-function TimelineEntry({ item }: { item: TimelineItem }) {
-  const time = <time dateTime={item.at}>{new Date(item.at).toLocaleTimeString()}</time>;
-  switch (item.kind) {
-    case 'status':
-      return (
-        <li class="event event-status">
-          {time} {item.text}
-        </li>
-      );
-    case 'text':
-      return (
-        <li class="event event-text">
-          {time}
-          <p class="assistant">{item.text}</p>
-        </li>
-      );
-    case 'tool':
-      return (
-        <li class="event event-tool">
-          {time} <strong>Tool {item.name}</strong>
-          {item.result ? (item.result.ok ? ' (done)' : ' (failed)') : ' (running)'}
-          <pre class="args">{prettyArgs(item.args)}</pre>
-          {item.output !== '' || item.result ? (
-            <details>
-              <summary>Output of {item.name}</summary>
-              {item.output !== '' ? <pre class="stream">{item.output}</pre> : null}
-              {item.result ? <pre class="result">{item.result.content}</pre> : null}
-            </details>
-          ) : null}
-        </li>
-      );
-    case 'todos':
-      return (
-        <li class="event event-todos">
-          {time} Todos updated
-          <Todos todos={item.todos} />
-        </li>
-      );
-    case 'question':
-      return (
-        <li class="event event-question">
-          {time} Asked: {item.question}{' '}
-          {item.outcome === undefined
-            ? '(waiting for an answer)'
-            : 'answer' in item.outcome
-              ? `Answered: ${item.outcome.answer}`
-              : 'Timed out without an answer'}
-        </li>
-      );
-    case 'retry':
-      return (
-        <li class="event event-retry">
-          {time} Retrying (attempt {item.attempt}, in {Math.round(item.delayMs / 1_000)} s): {item.error}
-        </li>
-      );
-    case 'usage':
-      return (
-        <li class="event event-usage">
-          {time} Usage: {item.usage.inputTokens} tokens in, {item.usage.outputTokens} out
-        </li>
-      );
-  }
 }
