@@ -19,6 +19,18 @@ describe('foldEvents', () => {
     expect(done.items).toMatchObject([{ kind: 'text', text: 'Hello!', streaming: false }]);
   });
 
+  it("ends the streamed text with the message that follows the turn's usage, as the worker emits them", () => {
+    const timeline = foldEvents(EMPTY_TIMELINE, [
+      event('message.delta', { text: 'All done' }),
+      event('usage', { inputTokens: 10, outputTokens: 2, totalTokens: 12 }),
+      event('message', { role: 'assistant', content: 'All done.', toolCalls: [] }),
+    ]);
+    expect(timeline.items).toMatchObject([
+      { kind: 'text', text: 'All done.', streaming: false },
+      { kind: 'usage' },
+    ]);
+  });
+
   it('collects a tool call’s output chunks and result by call id', () => {
     const timeline = foldEvents(EMPTY_TIMELINE, [
       event('tool.call', { callId: 'c1', name: 'bash', arguments: '{"command":"ls"}' }),

@@ -5,7 +5,8 @@
  * Invariants: an event is folded at most once (its id only grows in the log,
  * so an id at or before the last one folded is a replay and is skipped);
  * streamed assistant text (`message.delta`) is one item until the `message`
- * that ends it, whose content replaces what was streamed; each tool call is
+ * that ends it (after the turn's `usage`), whose content replaces what was
+ * streamed; each tool call is
  * one item that collects its output chunks and its result by `callId`.
  */
 
@@ -102,13 +103,18 @@ function fold(items: TimelineItem[], event: RunEvent): void {
         items.push({ kind: 'text', ...base, text: event.data.text, streaming: true });
       }
       return;
-    case 'message':
-      if (last?.kind === 'text' && last.streaming) {
-        items[items.length - 1] = { ...last, text: event.data.content, streaming: false };
+    case 'message': {
+      // The turn's usage comes between its streamed text and its message: look past it.
+      let at = items.length - 1;
+      while (at >= 0 && items[at]?.kind === 'usage') at--;
+      const streamed = items[at];
+      if (streamed?.kind === 'text' && streamed.streaming) {
+        items[at] = { ...streamed, text: event.data.content, streaming: false };
       } else if (event.data.content !== '') {
         items.push({ kind: 'text', ...base, text: event.data.content, streaming: false });
       }
       return;
+    }
     case 'tool.call':
       items.push({
         kind: 'tool',
