@@ -30,7 +30,7 @@ export function RunPage({ client, id }: { client: TetherClient; id: string }) {
   useEffect(() => {
     const controller = new AbortController();
     const { signal } = controller;
-    const refresh = () =>
+    const read = () =>
       client.get(id, { signal }).then(
         (next) => setRun(next),
         (failure: unknown) => {
@@ -39,6 +39,24 @@ export function RunPage({ client, id }: { client: TetherClient; id: string }) {
           else setError(`Could not read the run: ${String(failure)}`);
         },
       );
+    // One read at a time: events that change the run while one is on its way ask for one more
+    // after it, not one each (a long run's replay has hundreds of them).
+    let reading: Promise<void> | undefined;
+    let again = false;
+    const refresh = (): Promise<void> => {
+      if (reading) {
+        again = true;
+        return reading;
+      }
+      reading = read().finally(() => {
+        reading = undefined;
+        if (again) {
+          again = false;
+          void refresh();
+        }
+      });
+      return reading;
+    };
     const follow = async () => {
       await refresh();
       // Events arrive in bursts: they are folded in per animation frame, not one render each.
