@@ -10,10 +10,12 @@ import { join } from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import { TetherClient } from '@tether/client';
 import type { ReplayScript } from '@tether/protocol';
+import { createKeys, createRedisConnection, type RedisClient, RunStore } from '@tether/queue';
 import { killAllSpawned, testRedisUrl, uniquePrefix } from '@tether/testing';
 import { type Stack, startStack } from '@tether/testing/scripts';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { appendLongRun, LONG_RUN_EVENTS, longRunEvents } from './long-run.mjs';
 
 const API_KEY = 'sk_console_0123456789';
 /** The flags this machine's Chromium needs (issue 18). */
@@ -28,14 +30,27 @@ const CHROMIUM_FLAGS = [
   '--disable-sync',
 ];
 
+const PREFIX = uniquePrefix('console');
 let stack: Stack;
 let base: string;
 let workspaceRoot: string;
 let profile: string;
 let browser: BrowserContext;
 let client: TetherClient;
+let redis: RedisClient | undefined;
 /** Uncaught errors of the console's pages: none are expected. */
 const pageErrors: string[] = [];
+
+/** What every process of the stack is given. */
+const sharedEnv = () => ({
+  TETHER_QUEUE_PREFIX: PREFIX,
+  TETHER_WORKSPACE_ROOT: workspaceRoot,
+  TETHER_ALLOW_REPLAY: '1',
+  TETHER_SANDBOX: 'none',
+  LOG_LEVEL: 'info',
+});
+/** The API's own. */
+const API_ENV = { HOST: '127.0.0.1', TETHER_API_KEYS: `acme:${API_KEY}`, TETHER_SSE_HEARTBEAT_MS: '1000' };
 
 beforeAll(async () => {
   workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-console-ws-'));
@@ -44,14 +59,11 @@ beforeAll(async () => {
   const [started, launched] = await Promise.allSettled([
     startStack({
       redis: testRedisUrl(),
-      env: {
-        TETHER_QUEUE_PREFIX: uniquePrefix('console'),
-        TETHER_WORKSPACE_ROOT: workspaceRoot,
-        TETHER_ALLOW_REPLAY: '1',
-        TETHER_SANDBOX: 'none',
-        LOG_LEVEL: 'info',
-      },
-      apiEnv: { HOST: '127.0.0.1', TETHER_API_KEYS: `acme:${API_KEY}`, TETHER_SSE_HEARTBEAT_MS: '1000' },
+      env: sharedEnv(),
+      apiEnv: API_ENV,
+      // Above the 30 s default: the stack starts beside Chromium, and an API alone took 15 s to listen
+      // on this 2-core machine under a load of 19.
+      readyTimeoutMs: 60_000,
     }),
     // A persistent context is Playwright's way to a fresh --user-data-dir of our own.
     chromium.launchPersistentContext(profile, {
@@ -67,9 +79,10 @@ beforeAll(async () => {
   if (launched.status === 'rejected') throw launched.reason;
   base = stack.urls[0] as string;
   client = new TetherClient({ baseUrl: base, apiKey: API_KEY });
-}, 60_000);
+}, 90_000);
 
 afterAll(async () => {
+  redis?.disconnect();
   await browser?.close();
   await stack?.stop();
   await killAllSpawned();
@@ -112,6 +125,25 @@ async function seriousViolations(page: Page): Promise<string[]> {
   return violations
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
     .flatMap((violation) => violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`));
+}
+
+/** Resolves with the request id of the first question `id` asks, read from its event stream. */
+async function questionOf(id: string): Promise<string> {
+  for await (const event of client.stream(id)) {
+    if (event.type === 'clarify.requested') return event.data.requestId;
+  }
+  throw new Error(`run ${id} ended without asking`);
+}
+
+/** The run's events appended to its log directly (the test's RunStore on the stack's Redis). */
+function runStore(): RunStore {
+  redis ??= createRedisConnection({
+    url: stack.redisUrl,
+    name: 'console-test',
+    mode: 'wait',
+    onError: () => {},
+  });
+  return new RunStore({ redis, keys: createKeys(PREFIX) });
 }
 
 const CLARIFY_COLOUR: ReplayScript = [
@@ -240,4 +272,65 @@ describe('the console in Chromium', () => {
     expect((await client.get(id)).status).toBe('cancelled');
     await page.close();
   });
+
+  it('draws a 5,000-event run as a virtualised list that follows its tail, reachable by keyboard', async () => {
+    // The question waits long enough for a loaded machine to append and draw the 5,000 events.
+    const { id } = await client.submit({
+      input: 'a long run',
+      model: {
+        provider: 'replay',
+        script: [
+          { toolCalls: [call('clarify', { question: 'Carry on?', choices: ['yes'] })] },
+          { content: 'carried on' },
+        ],
+      },
+      clarify: { timeoutMs: 600_000 },
+    });
+    const requestId = await questionOf(id);
+    await appendLongRun(runStore(), id);
+    const page = await openSignedIn(`/console/runs/${id}`);
+    const rows = page.locator('li.timeline-row');
+    // The view starts at the bottom: the last of the run's steps is drawn.
+    const lastMessage = longRunEvents().findLast((event) => event.type === 'message');
+    if (lastMessage?.type !== 'message') throw new Error('the long run has no message');
+    await page.getByText(lastMessage.data.content, { exact: true }).waitFor({ timeout: 15_000 });
+    const total = Number(await rows.first().getAttribute('aria-setsize'));
+    // Each step is a text row and a tool row (its result folded into the call), plus todos and usage.
+    expect(total).toBeGreaterThan((2 * LONG_RUN_EVENTS) / 3);
+    const drawn = await rows.count();
+    expect(drawn).toBeGreaterThan(0);
+    expect(drawn).toBeLessThan(100);
+    expect(await rows.last().getAttribute('aria-posinset')).toBe(String(total));
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // Scrolled to the bottom, the view follows rows that arrive.
+    await client.answer(id, requestId, 'yes');
+    const completed = page.locator('.event-status').filter({ hasText: /Completed$/ });
+    await completed.waitFor({ timeout: 15_000 });
+    await statusIs(page, 'Completed');
+    const box = page.getByRole('region', { name: 'Timeline events' });
+    const inView = async (row: typeof completed) => {
+      const [outer, inner] = await Promise.all([box.boundingBox(), row.boundingBox()]);
+      return (
+        outer !== null &&
+        inner !== null &&
+        inner.y >= outer.y &&
+        inner.y + inner.height <= outer.y + outer.height + 1
+      );
+    };
+    await expect.poll(() => inView(completed)).toBe(true);
+
+    // The keyboard alone scrolls it: Home shows the run's first row (and drops the last), End the last.
+    await box.focus();
+    await page.keyboard.press('Home');
+    await page.locator('li.timeline-row[aria-posinset="1"]').getByText('Queued').waitFor();
+    await completed.waitFor({ state: 'detached' });
+    expect(await rows.count()).toBeLessThan(100);
+    await page.keyboard.press('End');
+    await completed.waitFor();
+    await expect.poll(() => inView(completed)).toBe(true);
+    await page.close();
+  });
+
+
 });
