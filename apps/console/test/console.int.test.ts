@@ -332,5 +332,32 @@ describe('the console in Chromium', () => {
     await page.close();
   });
 
+  it('shows a patch call as a unified diff, its lines marked by sign and by label', async () => {
+    const id = await submit([
+      { toolCalls: [call('write_file', { path: 'notes.md', content: 'alpha\nbeta\ngamma\n' })] },
+      { toolCalls: [call('patch', { path: 'notes.md', old_string: 'beta', new_string: 'BETA\nbeta two' })] },
+      { toolCalls: [call('patch', { path: 'notes.md', old_string: 'omega', new_string: 'psi' })] },
+      { content: 'patched' },
+    ]);
+    await client.wait(id);
+    const page = await openSignedIn(`/console/runs/${id}`);
+    await statusIs(page, 'Completed');
+    // The applied patch: the diff of its result, with its hunk's line numbers.
+    const applied = page.getByRole('figure', { name: 'Change to notes.md', exact: true });
+    await applied.waitFor();
+    expect(await applied.locator('.diff-hunk').allTextContents()).toEqual(['@@ -1,3 +1,4 @@\n']);
+    expect(await applied.locator('.diff-remove').allTextContents()).toEqual(['Removed: -beta\n']);
+    expect(await applied.locator('.diff-add').allTextContents()).toEqual([
+      'Added: +BETA\n',
+      'Added: +beta two\n',
+    ]);
+    expect(await applied.locator('.diff-context').allTextContents()).toEqual([' alpha\n', ' gamma\n']);
+    // The refused one has no diff in its result: it is drawn from the call's arguments.
+    const refused = page.getByRole('figure', { name: /^Change to notes\.md \(from the call/ });
+    expect(await refused.locator('.diff-remove').allTextContents()).toEqual(['Removed: -omega\n']);
+    expect(await refused.locator('.diff-add').allTextContents()).toEqual(['Added: +psi\n']);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.close();
+  });
 
 });
