@@ -21,6 +21,8 @@ const RUN_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
   'run.cancelled',
 ]);
 
+const READ_FAILED = 'Could not read the run:';
+
 /** One run: its status, a pending question, "Cancel run", and its live timeline. */
 export function RunPage({ client, id }: { client: TetherClient; id: string }) {
   const [run, setRun] = useState<Run | null>();
@@ -32,11 +34,15 @@ export function RunPage({ client, id }: { client: TetherClient; id: string }) {
     const { signal } = controller;
     const read = () =>
       client.get(id, { signal }).then(
-        (next) => setRun(next),
+        (next) => {
+          setRun(next);
+          // A read that failed while the API was away is forgotten once one succeeds.
+          setError((current) => (current?.startsWith(READ_FAILED) ? undefined : current));
+        },
         (failure: unknown) => {
           if (signal.aborted) return;
           if (failure instanceof Error && failure.name === 'TetherNotFoundError') setRun(null);
-          else setError(`Could not read the run: ${String(failure)}`);
+          else setError(`${READ_FAILED} ${String(failure)}`);
         },
       );
     // One read at a time: events that change the run while one is on its way ask for one more

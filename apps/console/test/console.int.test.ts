@@ -12,9 +12,10 @@ import { TetherClient } from '@tether/client';
 import type { ReplayScript } from '@tether/protocol';
 import { createKeys, createRedisConnection, type RedisClient, RunStore } from '@tether/queue';
 import { killAllSpawned, testRedisUrl, uniquePrefix } from '@tether/testing';
-import { type Stack, startStack } from '@tether/testing/scripts';
+import { type Stack, startApiProcess, startStack } from '@tether/testing/scripts';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { EMPTY_TIMELINE, foldEvents } from '../src/timeline.js';
 import { appendLongRun, LONG_RUN_EVENTS, longRunEvents } from './long-run.mjs';
 
 const API_KEY = 'sk_console_0123456789';
@@ -360,4 +361,61 @@ describe('the console in Chromium', () => {
     await page.close();
   });
 
+  it('shows every event once when the API restarts in the middle of the stream', async () => {
+    const steps = 6;
+    const id = await submit([
+      ...Array.from({ length: steps }, (_, step) => ({
+        toolCalls: [call('bash', { command: `sleep 1; echo step-${step}` })],
+      })),
+      { content: 'all steps done' },
+    ]);
+    const page = await openSignedIn(`/console/runs/${id}`);
+    await page
+      .getByText(/Tool bash/)
+      .first()
+      .waitFor({ timeout: 15_000 });
+    const api = stack.apis[0];
+    if (!api) throw new Error('the stack has no API');
+    await api.stop('SIGTERM');
+    expect((await client.get(id).catch(() => undefined))?.status).toBeUndefined();
+    // The same port, so that the page's stream reconnects to it (with Last-Event-ID).
+    stack.apis[0] = await startApiProcess({
+      redisUrl: stack.redisUrl,
+      port: api.port,
+      env: { ...sharedEnv(), ...API_ENV },
+      readyTimeoutMs: 60_000,
+    });
+    await statusIs(page, 'Completed', 60_000);
+    await page.getByText('all steps done').first().waitFor();
+    const logged = await client.events(id, { limit: 1_000 });
+    const toolCalls = logged.data.filter((event) => event.type === 'tool.call').length;
+    expect(toolCalls).toBe(steps);
+    // The whole list, drawn or not, has one row per item of the logged events folded once.
+    const expected = foldEvents(EMPTY_TIMELINE, logged.data).items.length;
+    expect(await page.locator('li.timeline-row').first().getAttribute('aria-setsize')).toBe(String(expected));
+    // A page tall enough to draw every row of this short run, so that each can be counted.
+    await page.setViewportSize({ width: 1280, height: 2400 });
+    await page.locator(`li.timeline-row[aria-posinset="1"]`).waitFor();
+    expect(await page.locator('li.timeline-row').count()).toBe(expected);
+    expect(await page.locator('.event-tool').count()).toBe(steps);
+    for (let step = 0; step < steps; step++) {
+      expect(await page.locator('.event-tool').nth(step).locator('details').textContent()).toContain(
+        `step-${step}`,
+      );
+    }
+    expect(await page.locator('.event-text').filter({ hasText: 'all steps done' }).count()).toBe(1);
+    expect(
+      await page
+        .locator('.event-status')
+        .filter({ hasText: /Started attempt 1$/ })
+        .count(),
+    ).toBe(1);
+    expect(
+      await page
+        .locator('.event-status')
+        .filter({ hasText: /Completed$/ })
+        .count(),
+    ).toBe(1);
+    await page.close();
+  });
 });
