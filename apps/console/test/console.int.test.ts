@@ -4,9 +4,10 @@
  * worker process) running replay runs. Needs `pnpm build` first (the API's
  * dist/ and the console's dist/).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { AxeBuilder } from '@axe-core/playwright';
 import { TetherClient } from '@tether/client';
 import type { ReplayScript } from '@tether/protocol';
@@ -52,6 +53,18 @@ const sharedEnv = () => ({
 });
 /** The API's own. */
 const API_ENV = { HOST: '127.0.0.1', TETHER_API_KEYS: `acme:${API_KEY}`, TETHER_SSE_HEARTBEAT_MS: '1000' };
+
+/** With TETHER_SCREENSHOTS=1 the tests save the pages docs/console.md shows, as docs/images/console-<name>.png. */
+const SCREENSHOTS =
+  process.env.TETHER_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('../../../docs/images/', import.meta.url))
+    : undefined;
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (SCREENSHOTS === undefined) return;
+  await mkdir(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`) });
+}
 
 beforeAll(async () => {
   workspaceRoot = await mkdtemp(join(tmpdir(), 'tether-console-ws-'));
@@ -188,6 +201,7 @@ describe('the console in Chromium', () => {
     await newRow.getByRole('cell', { name: 'Waiting for input' }).waitFor({ timeout: 10_000 });
     expect(await page.getByRole('row').nth(1).textContent()).toContain(waiting);
     expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'runs');
 
     await page.getByLabel('Status').selectOption('completed');
     await newRow.waitFor({ state: 'detached' });
@@ -214,6 +228,7 @@ describe('the console in Chromium', () => {
       .first()
       .waitFor();
     expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'question');
 
     await page.getByRole('button', { name: 'blue', exact: true }).click();
     await statusIs(page, 'Completed');
@@ -320,6 +335,7 @@ describe('the console in Chromium', () => {
       );
     };
     await expect.poll(() => inView(completed)).toBe(true);
+    await screenshot(page, 'long-run');
 
     // The keyboard alone scrolls it: Home shows the run's first row (and drops the last), End the last.
     await box.focus();
