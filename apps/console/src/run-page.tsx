@@ -22,6 +22,8 @@ const RUN_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
 ]);
 
 const READ_FAILED = 'Could not read the run:';
+/** Events per page of the history read before the stream (the API's most). */
+const HISTORY_PAGE = 1_000;
 
 /** One run: its status, a pending question, "Cancel run", and its live timeline. */
 export function RunPage({ client, id }: { client: TetherClient; id: string }) {
@@ -64,7 +66,8 @@ export function RunPage({ client, id }: { client: TetherClient; id: string }) {
       return reading;
     };
     const follow = async () => {
-      await refresh();
+      // The run and its history are read side by side: the timeline does not wait for the run.
+      void refresh();
       // Events arrive in bursts: they are folded in per animation frame, not one render each.
       let batch: RunEvent[] = [];
       let scheduled = false;
@@ -75,7 +78,19 @@ export function RunPage({ client, id }: { client: TetherClient; id: string }) {
         setTimeline((current) => foldEvents(current, events));
       };
       try {
-        for await (const event of client.stream(id, { signal })) {
+        // The history first, by pages of JSON (a page of 1,000 events is one answer, cheaper to send
+        // and to read than 1,000 SSE frames), then the stream from the last event of the history.
+        let lastEventId: string | undefined;
+        for (;;) {
+          const page = await client.events(id, { after: lastEventId, limit: HISTORY_PAGE, signal });
+          const last = page.data.at(-1);
+          if (last) {
+            lastEventId = last.id;
+            setTimeline((current) => foldEvents(current, page.data));
+          }
+          if (page.data.length < HISTORY_PAGE || page.nextCursor === null) break;
+        }
+        for await (const event of client.stream(id, { signal, lastEventId })) {
           batch.push(event);
           if (!scheduled) {
             scheduled = true;
