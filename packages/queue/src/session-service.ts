@@ -9,6 +9,7 @@ import {
 import type { ChainableCommander } from 'ioredis';
 import { QueueError } from './errors.js';
 import type { RunRecord, StoredBody } from './records.js';
+import { clarifyRequests } from './run-removal.js';
 import type { RunService } from './run-service.js';
 import type { SessionRecord } from './session-store.js';
 import * as sessions from './session-store.js';
@@ -233,7 +234,7 @@ export class SessionService {
     const deadline = Date.now() + this.#cancelWaitMs;
     for (;;) {
       const runIds = await this.#store.redis.lrange(this.#store.keys.session(sessionId).runs, 0, -1);
-      const requests = await this.#clarifyRequests(runIds);
+      const requests = await clarifyRequests(this.#store, runIds);
       const result = await sessions.deleteSession(this.#store, sessionId, tenant, runIds, requests);
       if (result === 'ok' || result === 'missing') return;
       if (result === 'busy' && Date.now() > deadline) {
@@ -245,22 +246,6 @@ export class SessionService {
       if (result === 'busy') await new Promise((resolve) => setTimeout(resolve, 100));
       session = await this.record(tenant, sessionId);
     }
-  }
-
-  /** Every clarify request of the runs, from their events (`clarify.requested`). */
-  async #clarifyRequests(runIds: readonly string[]): Promise<[string, string][]> {
-    const found: [string, string][] = [];
-    for (const runId of runIds) {
-      for (let after = '0'; ; ) {
-        const events = await this.#store.readEvents(runId, after, 1_000);
-        for (const event of events) {
-          if (event.type === 'clarify.requested') found.push([runId, event.data.requestId]);
-        }
-        if (events.length < 1_000) break;
-        after = (events.at(-1) as { id: string }).id;
-      }
-    }
-    return found;
   }
 
   async #interruptAhead(tenant: string, sessionId: string, runId: string): Promise<void> {

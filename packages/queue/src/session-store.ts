@@ -1,5 +1,6 @@
 import type { PendingClarify, SessionDefaults, SessionStatus, TranscriptEntryView } from '@tether/protocol';
 import { isoTime } from './replies.js';
+import { unlinkRuns } from './run-removal.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
 
@@ -174,16 +175,8 @@ export async function deleteSession(
   if (result !== 'ok') return result;
   // Followers of the session waiting for its next run learn now that there is none.
   await ctx.redis.publish(keys.runsChannel, '');
-  const owned: string[] = [];
-  for (const runId of runIds) {
-    const run = ctx.keys.run(runId);
-    owned.push(run.record, run.checkpoint, run.spec, run.pending, run.metadata, run.events, run.turn);
-  }
-  for (const [runId, requestId] of requestIds) owned.push(ctx.keys.run(runId).clarify(requestId));
-  // One slot: one command per 500 keys.
-  for (let i = 0; i < owned.length; i += 500) await ctx.redis.unlink(...owned.slice(i, i + 500));
+  await unlinkRuns(ctx, tenant, runIds, requestIds);
   await ctx.redis.zrem(ctx.keys.tenantSessions(tenant), sessionId);
-  if (runIds.length > 0) await ctx.redis.zrem(ctx.keys.tenantRuns(tenant), ...runIds);
   return 'ok';
 }
 
