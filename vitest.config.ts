@@ -17,6 +17,8 @@ const CLUSTER_FILES = [
   'packages/queue/test/run-store.int.test.ts',
   // The crew's scripts: a crew tree keeps its keys in its root's hash slot.
   'packages/queue/test/crew-store.int.test.ts',
+  // Deleting a run: its crew tree's keys in the root's slot, its index entries in the tenant's.
+  'packages/queue/test/run-removal.int.test.ts',
   // A tenant's registered MCP servers: one hash under the tenant's tag.
   'packages/queue/test/mcp-server-store.int.test.ts',
   // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.

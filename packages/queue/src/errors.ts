@@ -7,6 +7,21 @@ export const QUEUE_ERRORS = {
     description: 'No run with this id for this tenant (or its retention has passed).',
   },
   ERR_RUN_FINISHED: { statusCode: 409, description: 'The run has already ended; it cannot be cancelled.' },
+  ERR_RUN_ACTIVE: {
+    statusCode: 409,
+    description:
+      'The run (or one of its crew children) is still active (queued, running, waiting_for_input or waiting_for_children): cancel it and delete it once it has ended.',
+  },
+  ERR_RUN_IN_SESSION: {
+    statusCode: 409,
+    description:
+      "The run belongs to a session: its record is part of the session's transcript, so it goes with the session (`DELETE /v1/sessions/:id`).",
+  },
+  ERR_RUN_CREW_CHILD: {
+    statusCode: 409,
+    description:
+      "The run is a crew child: it goes with its tree (delete its root run), and its parent's delegation decides whether it runs again.",
+  },
   ERR_RUN_NOT_OWNER: {
     statusCode: 409,
     description:

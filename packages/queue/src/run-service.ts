@@ -549,6 +549,52 @@ export class RunService {
   }
 
   /**
+   * Deletes an ended run: its record, events and other keys, and its crew
+   * children's (and theirs), and its entries in the tenant's index. Refused
+   * (409) while the run or one of its children is active (any status but
+   * completed, failed or cancelled: `ERR_RUN_ACTIVE`), for a session's run
+   * (`ERR_RUN_IN_SESSION`: it goes with its session) and for a crew child
+   * (`ERR_RUN_CREW_CHILD`: it goes with its root). The caller removes the
+   * workspace. An ended run never becomes active again, so the check and the
+   * removal need not be one step.
+   */
+  async delete(tenant: string, runId: string): Promise<RunRecord> {
+    const run = await this.get(tenant, runId);
+    if (run.sessionId) {
+      throw new QueueError(
+        'ERR_RUN_IN_SESSION',
+        `Run ${runId} belongs to session ${run.sessionId}: delete the session instead (DELETE /v1/sessions/${run.sessionId}).`,
+      );
+    }
+    if (run.parentRunId) {
+      throw new QueueError(
+        'ERR_RUN_CREW_CHILD',
+        `Run ${runId} is a crew child of ${run.parentRunId}: delete its root run ${run.rootRunId ?? run.parentRunId} instead.`,
+      );
+    }
+    const tree = await this.#tree(runId);
+    const records = await this.store.getMany(tree);
+    for (const [i, record] of records.entries()) {
+      if (record && !TERMINAL_STATUSES.includes(record.status)) {
+        const which = i === 0 ? `Run ${runId}` : `Crew child ${tree[i]} of run ${runId}`;
+        throw new QueueError(
+          'ERR_RUN_ACTIVE',
+          `${which} is still active (${record.status}): cancel it (POST /v1/runs/${runId}/cancel) and delete it once it has ended.`,
+        );
+      }
+    }
+    await this.store.remove(tenant, tree);
+    return run;
+  }
+
+  /** The run and every crew child under it, the run first. */
+  async #tree(runId: string): Promise<string[]> {
+    const ids = [runId];
+    for (let i = 0; i < ids.length; i++) ids.push(...(await this.store.childIds(ids[i] as string)));
+    return ids;
+  }
+
+  /**
    * Makes sure an ended crew child's result reached its parent (the step that
    * ended it reports it, unless it did not know the parent), and wakes a
    * parent that has every result (the process that ended its last child may

@@ -20,6 +20,7 @@ import type { TetherKeys } from './keys.js';
 import { luaJson } from './lua-script.js';
 import type { NewRun, RunRecord, RunSpec, StoredBody } from './records.js';
 import * as records from './records.js';
+import * as removal from './run-removal.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
 import type { ToolCallsState, ToolOutputResult } from './tool-call-store.js';
@@ -497,6 +498,14 @@ export class RunStore implements StoreContext {
   /** How many crew children the run has started over its life. */
   async childCount(runId: string): Promise<number> {
     return Number((await this.redis.hget(this.keys.run(runId).record, 'childCount')) ?? 0);
+  }
+
+  /**
+   * Removes ended runs (all in one hash slot: a crew tree's) with every key
+   * they own and their entries in the tenant's index (see run-removal.ts).
+   */
+  async remove(tenant: string, runIds: readonly string[]): Promise<void> {
+    await removal.unlinkRuns(this, tenant, runIds, await removal.clarifyRequests(this, runIds));
   }
 
   /** The ids of the crew children the run has started, in order. */

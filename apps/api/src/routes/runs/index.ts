@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
@@ -10,6 +11,7 @@ import {
   RunSchema,
   RunStatusSchema,
 } from '@tether/protocol';
+import { workspaceDir } from '@tether/tools';
 import { sealMcpServers } from '../../mcp-servers.js';
 import { COMMON_ERRORS, RunParamsSchema } from '../schemas.js';
 import clarifyRoutes from './clarify/index.js';
@@ -135,6 +137,31 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const status = await app.runs.cancel(request.tenant, request.params.id);
       return reply.code(202).send({ id: request.params.id, status });
+    },
+  );
+
+  app.delete(
+    '/:id',
+    {
+      schema: {
+        operationId: 'deleteRun',
+        tags: ['runs'],
+        summary: 'Delete a run',
+        description:
+          "Removes an ended run (completed, failed or cancelled): its record, its events, its crew children's, its workspace and its place in `GET /v1/runs`: 204. 409 `ERR_RUN_ACTIVE` while it or one of its crew children is active (queued, running, waiting_for_input, waiting_for_children): cancel it first. A session's run goes with its session (409 `ERR_RUN_IN_SESSION`: `DELETE /v1/sessions/:id`), a crew child with its root run (409 `ERR_RUN_CREW_CHILD`).",
+        params: RunParamsSchema,
+        response: {
+          204: Type.Null(),
+          404: ErrorResponseSchema,
+          409: ErrorResponseSchema,
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const run = await app.runs.delete(request.tenant, request.params.id);
+      await rm(workspaceDir(app.config.workspaceRoot, run), { recursive: true, force: true });
+      return reply.code(204).send(null);
     },
   );
 
