@@ -6,7 +6,6 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Run } from '@tether/protocol';
-import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACME, BETA, build, expectServing, replayRun, submit, suspend } from './helper.js';
 import { deployment, startWorker, stopAll } from './processes.js';
@@ -18,13 +17,6 @@ const exists = (path: string) =>
     () => true,
     () => false,
   );
-
-/** Ends a queued run as a worker would: claims it, then fails it. */
-async function fail(app: FastifyInstance, runId: string): Promise<void> {
-  const claimed = await app.store.claim(runId, 'w:1', 1, 'w');
-  if (claimed.status !== 'ok') throw new Error(`claim answered ${claimed.status}`);
-  await app.store.finalize(runId, { status: 'failed', error: { code: 'ERR_X', message: 'broke' } }, 'w:1');
-}
 
 describe('DELETE /v1/runs/:id', () => {
   it('refuses an active run (409), then removes the record, events, workspace and list entry once ended', async () => {
@@ -88,5 +80,118 @@ describe('DELETE /v1/runs/:id', () => {
     const bad = await app.inject({ method: 'DELETE', url: '/v1/runs/not-a-run', headers: ACME });
     expect(bad.statusCode).toBe(400);
     await expectServing(app);
+  });
+});
+
+describe('POST /v1/runs/:id/retry', () => {
+  it('starts a failed run again as a new run with its spec, files and retryOf; refuses other statuses and tenants', async () => {
+    const { app } = await build();
+    const body = replayRun(undefined, { files: { 'a.txt': 'original' }, metadata: { team: 'a' } });
+    const id = await submit(app, ACME, body);
+    const retry = (runId: string, headers: Record<string, string> = ACME) =>
+      app.inject({ method: 'POST', url: `/v1/runs/${runId}/retry`, headers });
+
+    const queued = await retry(id);
+    expect(queued.statusCode).toBe(409);
+    expect(queued.json()).toEqual({
+      error: { code: 'ERR_RUN_NOT_RETRYABLE', message: expect.stringContaining('is queued') },
+    });
+    // As a worker does: the files written, moved out of the spec, then the run fails.
+    const spec = (await app.store.get(id))?.spec;
+    await app.store.claim(id, 'w:1', 1, 'w');
+    await app.store.dropFiles(id, spec as NonNullable<typeof spec>);
+    expect((await app.store.get(id))?.spec?.files).toBeUndefined();
+    await app.store.finalize(id, { status: 'failed', error: { code: 'ERR_X', message: 'broke' } }, 'w:1');
+    expect((await retry(id, BETA)).statusCode).toBe(404);
+
+    const retried = await retry(id);
+    expect(retried.statusCode).toBe(202);
+    const created = retried.json<{ id: string; status: string; token: string }>();
+    expect(created).toMatchObject({ status: 'queued', token: expect.any(String) });
+    expect(created.id).not.toBe(id);
+    expect(retried.headers.location).toBe(`/v1/runs/${created.id}`);
+    const read = await app.inject({ method: 'GET', url: `/v1/runs/${created.id}`, headers: ACME });
+    expect(read.json<Run>()).toMatchObject({
+      id: created.id,
+      status: 'queued',
+      retryOf: id,
+      metadata: { team: 'a' },
+    });
+    expect((await app.store.get(created.id))?.spec).toEqual(body);
+    expect(await app.runs.getJob(created.id)).toBeDefined();
+    // The old run is left as it was.
+    expect(
+      (await app.inject({ method: 'GET', url: `/v1/runs/${id}`, headers: ACME })).json<Run>(),
+    ).toMatchObject({
+      status: 'failed',
+    });
+    expect(
+      (await app.inject({ method: 'GET', url: `/v1/runs/${id}`, headers: ACME })).json<Run>().retryOf,
+    ).toBeUndefined();
+    // A queued retry is no failed run.
+    expect((await retry(created.id)).statusCode).toBe(409);
+    await expectServing(app);
+  });
+
+  it('honours an Idempotency-Key: the same run again is the same retry, another run with the key is 409', async () => {
+    const { app } = await build();
+    const [first, second] = [await submit(app), await submit(app)];
+    for (const id of [first, second])
+      await app.inject({ method: 'POST', url: `/v1/runs/${id}/cancel`, headers: ACME });
+    const post = (runId: string) =>
+      app.inject({
+        method: 'POST',
+        url: `/v1/runs/${runId}/retry`,
+        headers: { ...ACME, 'idempotency-key': 'retry-1' },
+      });
+    const a = await post(first);
+    const b = await post(first);
+    expect(a.statusCode).toBe(202);
+    expect(b.statusCode).toBe(202);
+    expect(b.json<{ id: string }>().id).toBe(a.json<{ id: string }>().id);
+    expect(b.headers['idempotent-replayed']).toBe('true');
+    const other = await post(second);
+    expect(other.statusCode).toBe(409);
+    expect(other.json<{ error: { code: string } }>().error.code).toBe('ERR_IDEMPOTENCY_CONFLICT');
+    const listed = await expectServing(app);
+    expect(listed.filter((id) => id !== first && id !== second)).toEqual([a.json<{ id: string }>().id]);
+    const bad = await app.inject({
+      method: 'POST',
+      url: `/v1/runs/${first}/retry`,
+      headers: { ...ACME, 'idempotency-key': 'a'.repeat(300) },
+    });
+    expect(bad.statusCode).toBe(400);
+  });
+
+  it('a retried run completes on a worker, in a fresh workspace with the original files', async () => {
+    const shared = await deployment('retry');
+    const { app } = await build({
+      env: { TETHER_QUEUE_PREFIX: shared.prefix, TETHER_WORKSPACE_ROOT: shared.workspaceRoot },
+    });
+    const id = await submit(
+      app,
+      ACME,
+      replayRun([{ content: 'done again' }], { files: { 'a.txt': 'original' } }),
+    );
+    const spec = (await app.store.get(id))?.spec;
+    await app.store.claim(id, 'w:1', 1, 'w');
+    await app.store.dropFiles(id, spec as NonNullable<typeof spec>);
+    await mkdir(join(shared.workspaceRoot, id), { recursive: true });
+    await writeFile(join(shared.workspaceRoot, id, 'a.txt'), 'changed by the failed run');
+    await app.store.finalize(id, { status: 'failed', error: { code: 'ERR_X', message: 'broke' } }, 'w:1');
+
+    const retried = await app.inject({ method: 'POST', url: `/v1/runs/${id}/retry`, headers: ACME });
+    const newId = retried.json<{ id: string }>().id;
+    await startWorker(shared);
+    const deadline = Date.now() + 30_000;
+    let run: Run;
+    for (;;) {
+      run = (await app.inject({ method: 'GET', url: `/v1/runs/${newId}`, headers: ACME })).json<Run>();
+      if (['completed', 'failed', 'cancelled'].includes(run.status) || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(run).toMatchObject({ status: 'completed', output: 'done again', retryOf: id });
+    expect(await readFile(join(shared.workspaceRoot, newId, 'a.txt'), 'utf8')).toBe('original');
+    expect(await readFile(join(shared.workspaceRoot, id, 'a.txt'), 'utf8')).toBe('changed by the failed run');
   });
 });

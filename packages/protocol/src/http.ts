@@ -292,6 +292,8 @@ export const RunSchema = Type.Object({
   depth: Type.Optional(Type.Integer({ minimum: 0 })),
   /** A crew parent: the children it started, in order, with their status. */
   children: Type.Optional(Type.Array(ChildRunSchema)),
+  /** A retry (`POST /v1/runs/:id/retry`): the failed or cancelled run it started again. */
+  retryOf: Type.Optional(Type.String()),
   createdAt: Type.String({ format: 'date-time' }),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),

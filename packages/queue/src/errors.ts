@@ -22,6 +22,11 @@ export const QUEUE_ERRORS = {
     description:
       "The run is a crew child: it goes with its tree (delete its root run), and its parent's delegation decides whether it runs again.",
   },
+  ERR_RUN_NOT_RETRYABLE: {
+    statusCode: 409,
+    description:
+      "Only a failed or cancelled run can be retried, and not a session's run (send the message again) nor a crew child (its parent's delegation decides); the message says which.",
+  },
   ERR_RUN_NOT_OWNER: {
     statusCode: 409,
     description:

@@ -31,8 +31,17 @@ export interface RunKeys {
   record: string;
   /** String: the agent checkpoint (JSON). */
   checkpoint: string;
-  /** String: the submitted body (JSON), until the run ends. */
+  /**
+   * String: the submitted body (JSON), until the run ends; a failed or cancelled run's stays
+   * for the retention, for a retry (`POST /v1/runs/:id/retry`).
+   */
   spec: string;
+  /**
+   * String: the submitted files (JSON), moved out of the spec once the worker has written them
+   * into the workspace; kept, like the spec, while the run is live and after it failed or was
+   * cancelled, so that a retry starts from them again.
+   */
+  files: string;
   /** String: the question the run waits on (JSON), while it waits. */
   pending: string;
   /** String: the caller's metadata (JSON), when given. */
@@ -314,6 +323,7 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
         record: base,
         checkpoint: `${base}:checkpoint`,
         spec: `${base}:spec`,
+        files: `${base}:files`,
         pending: `${base}:pending`,
         metadata: `${base}:metadata`,
         events: `${base}:events`,

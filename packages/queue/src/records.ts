@@ -46,6 +46,8 @@ export interface NewRun {
   session?: { id: string; input: string; multitask: 'enqueue' | 'reject' | 'interrupt' } | undefined;
   /** A crew child: its parent, its tree's root, its depth, and its place in the delegation that starts it. */
   crew?: ChildLink | undefined;
+  /** A retry: the failed or cancelled run it starts again. */
+  retryOf?: string | undefined;
 }
 
 /** Where a crew child sits: its parent, root and depth, the delegation's call and its task index, and its deadline. */
@@ -131,6 +133,7 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
     run.queue,
   ];
   if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
+  if (run.retryOf) fields.push('retryOf', run.retryOf);
   // Kept for the run's life (its spec goes when it ends): lists show it.
   fields.push('title', runTitle(run.spec.input));
   if (run.crew) {
@@ -197,11 +200,30 @@ export async function readRecords(
   });
 }
 
-/** Drops the submitted files from the stored spec once the worker has written them. */
+/**
+ * Moves the submitted files out of the stored spec once the worker has written
+ * them (a later attempt must not write them again over the run's work), into
+ * the run's `files` key, where a retry finds them. One step (the run's slot).
+ */
 export async function dropFiles(ctx: StoreContext, runId: string, spec: StoredBody): Promise<void> {
   if (!spec.files) return;
-  const { files: _files, ...rest } = spec;
-  await ctx.redis.set(ctx.keys.run(runId).spec, JSON.stringify(rest), 'XX');
+  const { files, ...rest } = spec;
+  const keys = ctx.keys.run(runId);
+  const replies = await ctx.redis
+    .multi()
+    .set(keys.spec, JSON.stringify(rest), 'XX')
+    .set(keys.files, JSON.stringify(files))
+    .exec();
+  for (const [error] of replies ?? []) if (error) throw error;
+}
+
+/** The submitted files a worker moved out of the run's spec (see {@link dropFiles}), if any are kept. */
+export async function keptFiles(
+  ctx: StoreContext,
+  runId: string,
+): Promise<Record<string, string> | undefined> {
+  const json = await ctx.redis.get(ctx.keys.run(runId).files);
+  return json ? (JSON.parse(json) as Record<string, string>) : undefined;
 }
 
 export async function loadCheckpoint(ctx: StoreContext, runId: string): Promise<string | undefined> {

@@ -19,7 +19,10 @@ import type { StoredBody } from './records.js';
 /** A run as stored: what the API shows plus what the worker needs. */
 export interface RunRecord extends Run {
   tenant: string;
-  /** The submitted body (files included until the worker has written them); gone once the run ends. */
+  /**
+   * The submitted body (files included until the worker has written them, then in the `files`
+   * key); gone once the run completes, kept for the retention after it failed or was cancelled.
+   */
   spec?: StoredBody | undefined;
   cancelRequested: boolean;
   /** The fencing token of the worker that owns the current attempt. */
@@ -64,6 +67,7 @@ export function parseRecord(
   };
   if (hash.title !== undefined) record.title = hash.title;
   if (hash.session) record.sessionId = hash.session;
+  if (hash.retryOf) record.retryOf = hash.retryOf;
   if (hash.parent) {
     record.parentRunId = hash.parent;
     record.rootRunId = hash.root ?? hash.parent;

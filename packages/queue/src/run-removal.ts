@@ -40,7 +40,7 @@ export async function unlinkRuns(
   for (const runId of runIds) {
     const run = ctx.keys.run(runId);
     owned.push(run.record, run.checkpoint, run.spec, run.pending, run.metadata, run.events, run.turn);
-    owned.push(run.children, run.delegation, run.toolCalls, run.toolOutputs, run.webhookHint);
+    owned.push(run.children, run.delegation, run.toolCalls, run.toolOutputs, run.webhookHint, run.files);
   }
   for (const [runId, requestId] of requestIds) owned.push(ctx.keys.run(runId).clarify(requestId));
   // One slot: one command per 500 keys.

@@ -167,6 +167,8 @@ export class RunService {
       hashOf?: unknown;
       /** The submitting request's id, carried in the job to the worker's log lines. */
       requestId?: string | undefined;
+      /** A retry: the run it starts again (see {@link retry}). */
+      retryOf?: string | undefined;
     } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = options.session;
@@ -207,6 +209,7 @@ export class RunService {
       createdAtMs,
       bodyHash,
       queue,
+      retryOf: options.retryOf,
       session: session && {
         id: session.id,
         multitask: session.multitask,
@@ -234,7 +237,44 @@ export class RunService {
     if (bodyHash) run.bodyHash = bodyHash;
     if (body.metadata) run.metadata = body.metadata;
     if (session) run.sessionId = session.id;
+    if (options.retryOf) run.retryOf = options.retryOf;
     return { run, created: true };
+  }
+
+  /**
+   * Starts a failed or cancelled run again, as a new run with the same spec
+   * (the stored body, its submitted files put back when the worker had moved
+   * them out) and `retryOf` naming it. Refused (`ERR_RUN_NOT_RETRYABLE`) for
+   * any other status, a session's run and a crew child. An idempotency key
+   * answers the same new run for the same run again, as `submit` does.
+   */
+  async retry(
+    tenant: string,
+    runId: string,
+    options: { idempotencyKey?: string | undefined; requestId?: string | undefined } = {},
+  ): Promise<{ run: RunRecord; created: boolean }> {
+    const old = await this.get(tenant, runId);
+    const refuse = (why: string) => new QueueError('ERR_RUN_NOT_RETRYABLE', `Run ${runId} ${why}`);
+    if (old.status !== 'failed' && old.status !== 'cancelled') {
+      throw refuse(`is ${old.status}: only a failed or cancelled run can be retried.`);
+    }
+    if (old.sessionId) {
+      throw refuse(
+        `belongs to session ${old.sessionId}: send the message again (POST /v1/sessions/${old.sessionId}/runs).`,
+      );
+    }
+    if (old.parentRunId) throw refuse(`is a crew child of ${old.parentRunId}: retry its root run instead.`);
+    if (!old.spec) {
+      throw refuse('has no stored spec (it ended before specs were kept for retries): submit it again.');
+    }
+    const files = await this.store.keptFiles(runId);
+    const spec: StoredBody = files ? { ...old.spec, files: { ...files, ...old.spec.files } } : old.spec;
+    return this.submit(tenant, spec, {
+      idempotencyKey: options.idempotencyKey,
+      hashOf: { retryOf: runId },
+      requestId: options.requestId,
+      retryOf: runId,
+    });
   }
 
   /**

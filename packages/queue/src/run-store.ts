@@ -119,9 +119,14 @@ export class RunStore implements StoreContext {
     return records.readRecords(this, runIds, false);
   }
 
-  /** Drops the submitted files from the stored spec once the worker has written them. */
+  /** Moves the submitted files out of the stored spec once the worker has written them (see {@link records.dropFiles}). */
   dropFiles(runId: string, spec: StoredBody): Promise<void> {
     return records.dropFiles(this, runId, spec);
+  }
+
+  /** The submitted files the worker moved out of the spec, if kept (see {@link records.keptFiles}). */
+  keptFiles(runId: string): Promise<Record<string, string> | undefined> {
+    return records.keptFiles(this, runId);
   }
 
   /** A tenant's runs, newest first, `limit` at a time after `cursor` (a run id). */

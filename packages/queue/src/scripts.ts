@@ -165,6 +165,7 @@ export const finalizeRun = script('finalizeRun', {
     'parentRecord',
     'parentEvents',
     'parentDelegation',
+    'files',
   ],
   args: [
     'channel',

@@ -1,6 +1,7 @@
 --[[
   Ends the run once: sets the terminal status and fields (and the final checkpoint), drops the
-  spec and the pending question, appends the events emitted before the end and then the terminal
+  pending question, drops the spec and the submitted files of a completed run (a failed or cancelled
+  run's stay for the retention: a retry starts from them), appends the events emitted before the end and then the terminal
   event (the last one), and lets the run's keys expire after the retention. A session's run moves
   its turn into the session's transcript and leaves the session's queue in the same step. A crew
   child records its result in its parent's delegation in the same step (and `child.finished` in the
@@ -23,6 +24,7 @@
     KEYS[14] parentRecord   a crew child's parent's record (hash)
     KEYS[15] parentEvents   the parent's event log (stream)
     KEYS[16] parentDelegation  the parent's delegation (hash)
+    KEYS[17] files          the submitted files, once written (string)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -72,7 +74,8 @@ local now = nowMs()
 redis.call('HSET', KEYS[1], 'status', ARGV[4], 'finishedAt', now, unpack(ARGV, 18, fieldsEnd))
 redis.call('HDEL', KEYS[1], 'owner')
 if ARGV[9] ~= '' then redis.call('SET', KEYS[3], ARGV[9]) end
-redis.call('DEL', KEYS[4], KEYS[5], KEYS[12])
+redis.call('DEL', KEYS[5], KEYS[12])
+if ARGV[4] == 'completed' then redis.call('DEL', KEYS[4], KEYS[17]) end
 if fields[3] then
   if turnCount > 0 then replaceTurn(KEYS[7], fieldsEnd + 1, turnCount) end
   endTurn(KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], ARGV[3], now, ARGV[10])
@@ -80,7 +83,9 @@ end
 appendPairs(KEYS[2], ARGV[1], ARGV[2], ARGV[3], fieldsEnd + 1 + turnCount)
 local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[6])
 compact(KEYS[2])
-for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[13] }) do redis.call('EXPIRE', key, ARGV[7]) end
+for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[13], KEYS[4], KEYS[17] }) do
+  redis.call('EXPIRE', key, ARGV[7])
+end
 local parent = ''
 if fields[4] then
   if fields[4] ~= ARGV[11] then

@@ -93,6 +93,50 @@ describe('finalizeRun', () => {
     expect(await redis.ttl(run.keys.clarify(REQUEST_ID))).toBe(-1);
   });
 
+  it("keeps a failed or cancelled run's spec and submitted files for the retention (a retry starts from them); a completed run's go", async () => {
+    for (const status of ['failed', 'cancelled', 'completed'] as const) {
+      const run = await live();
+      await redis.set(run.keys.files, '{"a.txt":"A"}');
+      const ended = await finalizeRun.run(redis, {
+        keys: run.scriptKeys,
+        args: {
+          ...run.base,
+          status,
+          eventType: `run.${status}`,
+          eventData: {
+            completed: '{"output":"done"}',
+            failed: '{"error":{"code":"ERR_X","message":"broke"}}',
+            cancelled: '{}',
+          }[status],
+          retention: RETENTION,
+          token: '',
+          checkpoint: '',
+          sessionTtl: 600,
+          parentId: '',
+          parentChannel: '',
+          childStatus: status,
+          childSummary: '',
+          childUsage: '{}',
+          turnCount: 0,
+          fieldCount: 0,
+          pairs: [],
+        },
+      });
+      expect(Array.isArray(ended)).toBe(true);
+      if (status === 'completed') {
+        expect(await redis.exists(run.keys.spec, run.keys.files)).toBe(0);
+        continue;
+      }
+      expect(await redis.get(run.keys.spec)).toBe('{"input":"hi"}');
+      expect(await redis.get(run.keys.files)).toBe('{"a.txt":"A"}');
+      for (const key of [run.keys.spec, run.keys.files]) {
+        expect(await redis.ttl(key)).toBeGreaterThan(RETENTION - 10);
+        expect(await redis.ttl(key)).toBeLessThanOrEqual(RETENTION);
+      }
+      expect(await redis.exists(run.keys.pending)).toBe(0);
+    }
+  });
+
   it("answers the run's tenant with the end", async () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', owner: 'w1:t1', tenant: 'acme' });

@@ -165,6 +165,42 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
+  app.post(
+    '/:id/retry',
+    {
+      schema: {
+        operationId: 'retryRun',
+        tags: ['runs'],
+        summary: 'Retry a failed or cancelled run',
+        description:
+          "Starts the run again as a new run with the same spec (the submitted body, with its files in a fresh workspace) and `retryOf` naming the old one: 202 as `POST /v1/runs`. 409 `ERR_RUN_NOT_RETRYABLE` for a run that is not failed or cancelled, a session's run or a crew child. An `Idempotency-Key` answers the same new run for the same run again (`Idempotent-Replayed: true`); the key with another run is 409.",
+        params: RunParamsSchema,
+        headers: IdempotencyHeadersSchema,
+        response: {
+          202: CreateRunResponseSchema,
+          404: ErrorResponseSchema,
+          409: ErrorResponseSchema,
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { run, created } = await app.runs.retry(request.tenant, request.params.id, {
+        idempotencyKey: request.headers['idempotency-key'],
+        requestId: request.id,
+      });
+      app.metrics.runsSubmitted.inc({ created: String(created) });
+      if (!created) reply.header('idempotent-replayed', 'true');
+      reply.header('location', runLinks(run.id).self);
+      return reply.code(202).send({
+        id: run.id,
+        status: 'queued',
+        links: runLinks(run.id),
+        token: app.readTokens.issue(run.id, request.tenant),
+      });
+    },
+  );
+
   await app.register(eventRoutes);
   await app.register(clarifyRoutes);
   await app.register(toolOutputRoutes);

@@ -12,6 +12,7 @@ export function toRun(record: RunRecord): Run {
       ? { parentRunId: record.parentRunId, rootRunId: record.rootRunId, depth: record.depth }
       : {}),
     ...(record.children !== undefined ? { children: record.children } : {}),
+    ...(record.retryOf !== undefined ? { retryOf: record.retryOf } : {}),
     createdAt: record.createdAt,
     attempts: record.attempts,
     todos: record.todos,
