@@ -19,6 +19,8 @@ const CLUSTER_FILES = [
   'packages/queue/test/crew-store.int.test.ts',
   // Deleting a run: its crew tree's keys in the root's slot, its index entries in the tenant's.
   'packages/queue/test/run-removal.int.test.ts',
+  // Listing by metadata: the indexes in the tenant's slot, beside its list.
+  'packages/queue/test/run-list.int.test.ts',
   // A tenant's registered MCP servers: one hash under the tenant's tag.
   'packages/queue/test/mcp-server-store.int.test.ts',
   // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.

@@ -195,3 +195,58 @@ describe('POST /v1/runs/:id/retry', () => {
     expect(await readFile(join(shared.workspaceRoot, id, 'a.txt'), 'utf8')).toBe('changed by the failed run');
   });
 });
+
+describe('GET /v1/runs?metadata.<key>=<value>', () => {
+  it("pages through the caller's runs with every pair, and refuses a malformed filter naming the field", async () => {
+    const { app } = await build();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push(
+        await submit(
+          app,
+          ACME,
+          replayRun(undefined, { metadata: { team: 'a b', env: i < 3 ? 'prod' : 'dev' } }),
+        ),
+      );
+    }
+    await submit(app, ACME, replayRun(undefined, { metadata: { team: 'other' } }));
+    await submit(app, BETA, replayRun(undefined, { metadata: { team: 'a b', env: 'prod' } }));
+    const list = (query: string, headers: Record<string, string> = ACME) =>
+      app.inject({ method: 'GET', url: `/v1/runs?${query}`, headers });
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await list(
+        `metadata.team=a%20b&metadata.env=prod&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      );
+      expect(page.statusCode).toBe(200);
+      const body = page.json<{ data: Run[]; nextCursor: string | null }>();
+      expect(body.data.length).toBeLessThanOrEqual(2);
+      for (const run of body.data) expect(run.metadata).toMatchObject({ team: 'a b', env: 'prod' });
+      seen.push(...body.data.map((run) => run.id));
+      cursor = body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(ids.slice(0, 3).reverse());
+    const beta = (await list('metadata.team=a%20b', BETA)).json<{ data: Run[] }>().data;
+    expect(beta).toHaveLength(1);
+    expect(ids).not.toContain(beta[0]?.id);
+
+    const refused = async (query: string, field: string) => {
+      const response = await list(query);
+      expect(response.statusCode).toBe(400);
+      const { error } = response.json<{ error: { code: string; message: string } }>();
+      expect(error.code).toBe('ERR_VALIDATION');
+      expect(error.message).toContain(field);
+    };
+    await refused(`metadata.${'k'.repeat(129)}=x`, 'querystring.metadata.k');
+    await refused('metadata.=x', 'querystring.metadata.');
+    await refused(`metadata.team=${'v'.repeat(257)}`, 'querystring.metadata.team');
+    await refused('metadata.team=a&metadata.team=b', 'querystring.metadata.team');
+    await refused(
+      Array.from({ length: 9 }, (_, i) => `metadata.k${i}=v`).join('&'),
+      'at most 8 metadata.<key> filters',
+    );
+    expect(await expectServing(app)).toHaveLength(6);
+  });
+});

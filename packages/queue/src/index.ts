@@ -48,6 +48,8 @@ export {
   MemoryStore,
   preview,
 } from './memory-store.js';
+export type { ListOptions } from './records.js';
+export { LIST_SCAN_MAX, METADATA_INDEX_VALUE_MAX } from './records.js';
 export type { BreakerState, RedisBreakerOptions, RedisOutage, WatchedConnection } from './redis-breaker.js';
 export { RedisBreaker } from './redis-breaker.js';
 export { parsePublishedEvent } from './replies.js';

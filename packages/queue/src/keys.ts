@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { runSessionTag, runTreeTag, sessionTag } from '@tether/protocol';
 
 /**
@@ -213,6 +214,13 @@ export interface TetherKeys {
   tenantSessions(tenant: string): string;
   /** Sorted set (all scores 0, members ordered by id): a tenant's runs. */
   tenantRuns(tenant: string): string;
+  /**
+   * Sorted set (all scores 0, members ordered by id): a tenant's runs whose metadata has `key`
+   * set to the string `value` (`GET /v1/runs?metadata.<key>=<value>`), written at create beside
+   * {@link tenantRuns}, in the same hash slot. The pair is hashed into the name (SHA-1), so any
+   * key and value make a key of bounded length.
+   */
+  tenantRunsByMetadata(tenant: string, key: string, value: string): string;
   /** The slots of a tenant's cap on runs executing at once (`TETHER_TENANT_MAX_RUNNING`). */
   tenantSlots(tenant: string): TenantSlotKeys;
   /** String: idempotency key of a tenant → `runId hash`. */
@@ -352,6 +360,10 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     },
     tenantSessions: (tenant) => `${namespace}:tenant:{${tenant}}:sessions`,
     tenantRuns: (tenant) => `${namespace}:tenant:{${tenant}}:runs`,
+    tenantRunsByMetadata: (tenant, key, value) =>
+      `${namespace}:tenant:{${tenant}}:runs:meta:${createHash('sha1')
+        .update(JSON.stringify([key, value]))
+        .digest('hex')}`,
     tenantSlots: (tenant) => {
       const base = `${namespace}:tenant:{${tenant}}`;
       return { running: `${base}:running`, holders: `${base}:running:holders`, parked: `${base}:parked` };

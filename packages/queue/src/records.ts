@@ -66,10 +66,33 @@ export type { RunRecord } from './replies.js';
 type CreateCall = CallOf<typeof scripts.createRun>;
 
 /**
+ * The metadata a run is listed by (`GET /v1/runs?metadata.<key>=<value>`): its string values of
+ * at most this many characters (a longer value, or one that is no string, is kept but not indexed).
+ */
+export const METADATA_INDEX_VALUE_MAX = 256;
+
+/** The (key, value) pairs of a run's metadata that are indexed for filters. */
+export function indexedMetadata(metadata: Record<string, unknown> | undefined): [string, string][] {
+  if (!metadata) return [];
+  return Object.entries(metadata).filter(
+    (pair): pair is [string, string] =>
+      typeof pair[1] === 'string' && pair[1].length <= METADATA_INDEX_VALUE_MAX,
+  );
+}
+
+/** The tenant's index keys a run is in: its list, and one per indexed metadata pair (one hash slot). */
+export function indexKeys(ctx: StoreContext, tenant: string, metadata: Record<string, unknown> | undefined) {
+  return [
+    ctx.keys.tenantRuns(tenant),
+    ...indexedMetadata(metadata).map(([key, value]) => ctx.keys.tenantRunsByMetadata(tenant, key, value)),
+  ];
+}
+
+/**
  * Creates several runs in one round trip (one per hash slot on a cluster):
- * each record (with `run.queued`) and its entry in the tenant's index. The
- * index is in another hash slot, so not in the script; listing skips ids whose
- * record is not the tenant's. Returns, per run and in order, true, false (the
+ * each record (with `run.queued`) and its entries in the tenant's indexes (its
+ * list, and one per indexed metadata pair). The indexes are in another hash
+ * slot, so not in the script; listing skips ids whose record is not the tenant's. Returns, per run and in order, true, false (the
  * id exists), 'no_session' or 'busy' (a session's run refused, see the
  * `createRun` script), or the error Redis answered.
  */
@@ -80,24 +103,40 @@ export async function createRuns(
   if (runs.length === 0) return [];
   const calls = runs.map((run) => createCall(ctx, run));
   const pipelines = new SlotPipelines(ctx.redis);
+  const indexes = runs.map((run) => indexKeys(ctx, run.tenant, run.spec.metadata));
+  // Where each run's replies start: its script's, then one per index key.
+  const starts: number[] = [];
+  let position = 0;
   for (const [index, run] of runs.entries()) {
     const call = calls[index] as CreateCall;
-    const tenantRuns = ctx.keys.tenantRuns(run.tenant);
+    const keys = indexes[index] as string[];
+    starts.push(position);
+    position += 1 + keys.length;
     pipelines.add(call.keys.record, (pipeline) => scripts.createRun.queue(pipeline, call));
-    pipelines.add(tenantRuns, (pipeline) => pipeline.zadd(tenantRuns, 0, run.id));
+    pipelines.add(keys[0] as string, (pipeline) => {
+      for (const key of keys) pipeline.zadd(key, 0, run.id);
+    });
   }
   const replies = await pipelines.exec();
+  const addToIndexes = async (run: NewRun, keys: string[]) => {
+    const pipeline = ctx.redis.pipeline();
+    for (const key of keys) pipeline.zadd(key, 0, run.id);
+    await pipeline.exec();
+  };
   return Promise.all(
     runs.map(async (run, index) => {
       const call = calls[index] as CreateCall;
-      const [created, indexed] = [replies[2 * index], replies[2 * index + 1]];
+      const keys = indexes[index] as string[];
+      const start = starts[index] as number;
+      const created = replies[start];
+      const indexed = replies.slice(start + 1, start + 1 + keys.length).find(([error]) => error);
       let [error, id] = created ?? [new Error('Redis sent no reply for the run')];
       if (error && isNoScript(error)) {
         // Redis forgot the script (a restart or failover): run it by its source.
         try {
           [error, id] = [null, await scripts.createRun.run(ctx.redis, call)];
-          // A listing in between could have dropped the entry as a run that is gone: add it again.
-          if (id) await ctx.redis.zadd(ctx.keys.tenantRuns(run.tenant), 0, run.id);
+          // A listing in between could have dropped the entries as a run that is gone: add them again.
+          if (id) await addToIndexes(run, keys);
         } catch (retryError) {
           error = retryError as Error;
         }
@@ -105,8 +144,10 @@ export async function createRuns(
       if (error) return error;
       if (indexed?.[0]) return indexed[0];
       if (id === 'no_session' || id === 'busy') {
-        // Refused: the index entry written beside it names no run.
-        await ctx.redis.zrem(ctx.keys.tenantRuns(run.tenant), run.id);
+        // Refused: the index entries written beside it name no run.
+        const pipeline = ctx.redis.pipeline();
+        for (const key of keys) pipeline.zrem(key, run.id);
+        await pipeline.exec();
         return id;
       }
       return Boolean(id);
@@ -230,18 +271,42 @@ export async function loadCheckpoint(ctx: StoreContext, runId: string): Promise<
   return (await ctx.redis.get(ctx.keys.run(runId).checkpoint)) ?? undefined;
 }
 
-/** A tenant's runs, newest first, `limit` at a time after `cursor` (a run id). */
+/** The most index entries one page of a filtered listing reads before it answers (with a cursor). */
+export const LIST_SCAN_MAX = 1_000;
+
+/** How a tenant's runs are listed: a page of `limit` after `cursor` (a run id), by status and metadata. */
+export interface ListOptions {
+  status?: RunStatus | undefined;
+  limit: number;
+  cursor?: string | undefined;
+  /** Metadata equality, every pair (ANDed); each value a string of at most {@link METADATA_INDEX_VALUE_MAX}. */
+  metadata?: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * A tenant's runs, newest first, `limit` at a time after `cursor` (a run id).
+ * With `metadata`, the index of one of its pairs (the smallest) is read
+ * instead of the tenant's whole list, and the other pairs and the status are
+ * checked on the records; such a page reads at most {@link LIST_SCAN_MAX}
+ * index entries, and may then hold fewer than `limit` runs with a cursor to go on.
+ */
 export async function listRuns(
   ctx: StoreContext,
   tenant: string,
-  options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined },
+  options: ListOptions,
 ): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
-  const key = ctx.keys.tenantRuns(tenant);
+  const pairs = Object.entries(options.metadata ?? {});
+  const key = pairs.length === 0 ? ctx.keys.tenantRuns(tenant) : await smallestIndex(ctx, tenant, pairs);
+  const filtered = options.status !== undefined || pairs.length > 1;
+  const matches = (record: RunRecord) =>
+    (!options.status || record.status === options.status) &&
+    pairs.every(([name, value]) => record.metadata?.[name] === value);
   const runs: RunRecord[] = [];
   let cursor = options.cursor;
+  let scanned = 0;
   // Ids sort by creation time, so the index is read in reverse lexical order.
   for (;;) {
-    const batch = options.status ? Math.max(options.limit * 4, 100) : options.limit + 1;
+    const batch = filtered ? Math.max(options.limit * 4, 100) : options.limit + 1;
     const ids = await ctx.redis.zrevrangebylex(key, cursor ? `(${cursor}` : '+', '-', 'LIMIT', 0, batch);
     if (ids.length === 0) return { runs, nextCursor: null };
     const records = await readRecords(ctx, ids, false);
@@ -250,12 +315,12 @@ export async function listRuns(
       const record = records[i];
       const id = ids[i] as string;
       cursor = id;
-      // Gone (expired), or an id that was never this tenant's run.
+      // Gone (expired, or deleted), or an id that was never this tenant's run.
       if (!record || record.tenant !== tenant) {
         gone.push(id);
         continue;
       }
-      if (options.status && record.status !== options.status) continue;
+      if (!matches(record)) continue;
       if (runs.length === options.limit) {
         if (gone.length > 0) await ctx.redis.zrem(key, ...gone);
         return { runs, nextCursor: (runs.at(-1) as RunRecord).id };
@@ -265,5 +330,21 @@ export async function listRuns(
     // Runs whose keys expired leave the index as they are met.
     if (gone.length > 0) await ctx.redis.zrem(key, ...gone);
     if (ids.length < batch) return { runs, nextCursor: null };
+    scanned += ids.length;
+    // A filter that few entries match: answer what was found, and where to go on.
+    if (pairs.length > 0 && scanned >= LIST_SCAN_MAX) return { runs, nextCursor: cursor ?? null };
   }
+}
+
+/** The index key of the pair with the fewest runs (one round trip in the tenant's slot). */
+async function smallestIndex(ctx: StoreContext, tenant: string, pairs: [string, string][]): Promise<string> {
+  const keys = pairs.map(([name, value]) => ctx.keys.tenantRunsByMetadata(tenant, name, value));
+  if (keys.length === 1) return keys[0] as string;
+  const pipeline = ctx.redis.pipeline();
+  for (const key of keys) pipeline.zcard(key);
+  const sizes = ((await pipeline.exec()) ?? []).map(([error, size]) => {
+    if (error) throw error;
+    return size as number;
+  });
+  return keys[sizes.indexOf(Math.min(...sizes))] as string;
 }

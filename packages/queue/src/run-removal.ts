@@ -1,4 +1,5 @@
 import * as eventLog from './event-log.js';
+import { indexKeys } from './records.js';
 import type { StoreContext } from './store-context.js';
 
 /**
@@ -28,7 +29,8 @@ export async function clarifyRequests(
 
 /**
  * Unlinks every key of the runs (all in one hash slot: a session's, or a crew
- * tree's) and their clarify requests, then takes them out of the tenant's index.
+ * tree's) and their clarify requests, then takes them out of the tenant's
+ * indexes (its list, and its metadata's, read from the runs first).
  */
 export async function unlinkRuns(
   ctx: StoreContext,
@@ -36,6 +38,14 @@ export async function unlinkRuns(
   runIds: readonly string[],
   requestIds: readonly (readonly [runId: string, requestId: string])[],
 ): Promise<void> {
+  if (runIds.length === 0) return;
+  const metadata = await ctx.redis.mget(...runIds.map((runId) => ctx.keys.run(runId).metadata));
+  const indexes = new Map<string, string[]>();
+  for (const [i, json] of metadata.entries()) {
+    for (const key of indexKeys(ctx, tenant, json ? JSON.parse(json) : undefined)) {
+      indexes.set(key, [...(indexes.get(key) ?? []), runIds[i] as string]);
+    }
+  }
   const owned: string[] = [];
   for (const runId of runIds) {
     const run = ctx.keys.run(runId);
@@ -45,5 +55,8 @@ export async function unlinkRuns(
   for (const [runId, requestId] of requestIds) owned.push(ctx.keys.run(runId).clarify(requestId));
   // One slot: one command per 500 keys.
   for (let i = 0; i < owned.length; i += 500) await ctx.redis.unlink(...owned.slice(i, i + 500));
-  if (runIds.length > 0) await ctx.redis.zrem(ctx.keys.tenantRuns(tenant), ...runIds);
+  // Every index is in the tenant's slot: one round trip.
+  const pipeline = ctx.redis.pipeline();
+  for (const [key, ids] of indexes) pipeline.zrem(key, ...ids);
+  for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
 }

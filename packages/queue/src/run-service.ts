@@ -5,7 +5,7 @@ import type { RedisClient } from './connection.js';
 import { QueueError } from './errors.js';
 import { promoteJob, RETRY_BACKOFF_TYPE } from './jobs.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
-import type { NewRun, RunRecord, StoredBody } from './records.js';
+import type { ListOptions, NewRun, RunRecord, StoredBody } from './records.js';
 import type { AnswerResult, RunStore } from './run-store.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
 
@@ -386,10 +386,8 @@ export class RunService {
     return run;
   }
 
-  list(
-    tenant: string,
-    options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined },
-  ) {
+  /** A tenant's runs, newest first, by pages, by status and metadata (see `RunStore.list`). */
+  list(tenant: string, options: ListOptions) {
     return this.store.list(tenant, options);
   }
 

@@ -129,10 +129,10 @@ export class RunStore implements StoreContext {
     return records.keptFiles(this, runId);
   }
 
-  /** A tenant's runs, newest first, `limit` at a time after `cursor` (a run id). */
+  /** A tenant's runs, newest first, `limit` at a time after `cursor` (a run id), by status and metadata (see {@link records.listRuns}). */
   list(
     tenant: string,
-    options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined },
+    options: records.ListOptions,
   ): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
     return records.listRuns(this, tenant, options);
   }

@@ -17,6 +17,7 @@ import { COMMON_ERRORS, RunParamsSchema } from '../schemas.js';
 import clarifyRoutes from './clarify/index.js';
 import eventRoutes from './events/index.js';
 import fileRoutes from './files/index.js';
+import { metadataFilter } from './metadata-filter.js';
 import { runLinks, toRun } from './run-view.js';
 import { checkSubmission } from './submission.js';
 import toolOutputRoutes from './tool-outputs/index.js';
@@ -86,6 +87,8 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['runs'],
         operationId: 'listRuns',
         summary: "List the caller's runs, newest first",
+        description:
+          "Filters: `status`, and `metadata.<key>=<value>` (string equality on the run's metadata, up to 8 pairs, ANDed; values of at most 256 characters). A filtered page reads at most 1,000 index entries: it may hold fewer than `limit` runs, even none, with a `nextCursor` to go on.",
         querystring: ListQuerySchema,
         response: { 200: RunListSchema, ...COMMON_ERRORS },
       },
@@ -95,6 +98,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         status: request.query.status,
         limit: request.query.limit ?? 20,
         cursor: request.query.cursor,
+        metadata: metadataFilter(request.query as Record<string, unknown>),
       });
       return { data: runs.map(toRun), nextCursor };
     },
