@@ -160,7 +160,7 @@ export class TetherClient {
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
-  private readonly retry: ResolvedRetry;
+  private readonly retryPolicy: ResolvedRetry;
 
   constructor(options: TetherClientOptions) {
     if (!isRecord(options)) throw invalidOption('TetherClient needs an options object with a baseUrl');
@@ -178,12 +178,12 @@ export class TetherClient {
     if (!(Number.isFinite(this.timeoutMs) && this.timeoutMs > 0)) {
       throw invalidOption(`timeoutMs must be a number > 0 (got ${options.timeoutMs})`);
     }
-    this.retry = resolveRetry(options.retry);
+    this.retryPolicy = resolveRetry(options.retry);
     this.sessions = new TetherSessions({
       baseUrl: this.baseUrl,
       json: (spec) => this.json(spec),
       send: (spec, read) => this.send(spec, read),
-      idempotencyKey: (given) => given ?? (this.retry.limit > 0 ? globalThis.crypto.randomUUID() : undefined),
+      idempotencyKey: (given) => given ?? (this.retryPolicy.limit > 0 ? globalThis.crypto.randomUUID() : undefined),
     });
     this.runs = { runToCompletion: (body, options) => runToCompletion(this, body, options) };
     this.memory = new TetherMemory({ json: (spec) => this.json(spec) });
@@ -194,7 +194,7 @@ export class TetherClient {
 
   /** `POST /v1/runs`: queues a run. */
   async submit(body: CreateRunBody, options: SubmitOptions = {}): Promise<CreateRunResponse> {
-    const key = options.idempotencyKey ?? (this.retry.limit > 0 ? globalThis.crypto.randomUUID() : undefined);
+    const key = options.idempotencyKey ?? (this.retryPolicy.limit > 0 ? globalThis.crypto.randomUUID() : undefined);
     const result = await this.json({
       method: 'POST',
       path: '/v1/runs',
@@ -496,11 +496,11 @@ export class TetherClient {
   }
 
   private retryDelay(error: unknown, attempt: number, spec: RequestSpec): number | undefined {
-    if (attempt >= this.retry.limit || spec.signal?.aborted) return undefined;
-    const backoff = jitter(Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** attempt));
+    if (attempt >= this.retryPolicy.limit || spec.signal?.aborted) return undefined;
+    const backoff = jitter(Math.min(this.retryPolicy.maxDelayMs, this.retryPolicy.initialDelayMs * 2 ** attempt));
     if (error instanceof TetherRateLimitError) {
       const wait = error.retryAfterMs ?? backoff;
-      return wait <= this.retry.maxRetryAfterMs ? wait : undefined;
+      return wait <= this.retryPolicy.maxRetryAfterMs ? wait : undefined;
     }
     if (!spec.idempotent) return undefined;
     if (error instanceof TetherConnectionError || error instanceof TetherTimeoutError) return backoff;
