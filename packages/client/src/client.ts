@@ -82,6 +82,13 @@ export interface ListOptions extends RequestOptions {
   status?: RunStatus;
   limit?: number;
   cursor?: string;
+  /**
+   * Only runs whose metadata has every pair (string equality, ANDed), sent as
+   * `metadata.<key>=<value>`: at most 8 pairs, keys of 1 to 128 characters,
+   * values of at most 256. A filtered page may hold fewer than `limit` runs
+   * with a `nextCursor` to go on.
+   */
+  metadata?: Record<string, string>;
 }
 
 export interface EventsPageOptions extends RequestOptions {
@@ -183,7 +190,8 @@ export class TetherClient {
       baseUrl: this.baseUrl,
       json: (spec) => this.json(spec),
       send: (spec, read) => this.send(spec, read),
-      idempotencyKey: (given) => given ?? (this.retryPolicy.limit > 0 ? globalThis.crypto.randomUUID() : undefined),
+      idempotencyKey: (given) =>
+        given ?? (this.retryPolicy.limit > 0 ? globalThis.crypto.randomUUID() : undefined),
     });
     this.runs = { runToCompletion: (body, options) => runToCompletion(this, body, options) };
     this.memory = new TetherMemory({ json: (spec) => this.json(spec) });
@@ -194,7 +202,8 @@ export class TetherClient {
 
   /** `POST /v1/runs`: queues a run. */
   async submit(body: CreateRunBody, options: SubmitOptions = {}): Promise<CreateRunResponse> {
-    const key = options.idempotencyKey ?? (this.retryPolicy.limit > 0 ? globalThis.crypto.randomUUID() : undefined);
+    const key =
+      options.idempotencyKey ?? (this.retryPolicy.limit > 0 ? globalThis.crypto.randomUUID() : undefined);
     const result = await this.json({
       method: 'POST',
       path: '/v1/runs',
@@ -240,10 +249,19 @@ export class TetherClient {
     if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit > 0)) {
       throw invalidOption(`list limit must be an integer > 0 (got ${options.limit})`);
     }
+    const metadata: Record<string, string> = {};
+    for (const [key, value] of Object.entries(options.metadata ?? {})) {
+      if (key === '' || typeof value !== 'string') {
+        throw invalidOption(
+          `list metadata must map keys to strings (got ${JSON.stringify(key)}: ${typeof value})`,
+        );
+      }
+      metadata[`metadata.${key}`] = value;
+    }
     const result = await this.json({
       method: 'GET',
       path: '/v1/runs',
-      query: { status: options.status, limit: options.limit, cursor: options.cursor },
+      query: { status: options.status, limit: options.limit, cursor: options.cursor, ...metadata },
       signal: options.signal,
       idempotent: true,
     });
@@ -298,6 +316,44 @@ export class TetherClient {
       throw new TetherProtocolError(`POST ${runPath(id)}/cancel answered without a status`);
     }
     return result as unknown as CancelRunResponse;
+  }
+
+  /**
+   * `DELETE /v1/runs/:id`: an ended run, its events, crew children and
+   * workspace are gone. An active run (or child), a session's run and a crew
+   * child alone throw `TetherConflictError` (`ERR_RUN_ACTIVE`,
+   * `ERR_RUN_IN_SESSION`, `ERR_RUN_CREW_CHILD`).
+   */
+  async delete(id: string, options: RequestOptions = {}): Promise<void> {
+    await this.json({
+      method: 'DELETE',
+      path: runPath(id),
+      signal: options.signal,
+      // Sent again after a lost connection, a delete that happened would answer 404.
+      idempotent: false,
+    });
+  }
+
+  /**
+   * `POST /v1/runs/:id/retry`: a failed or cancelled run starts again as a
+   * new run (its `retryOf` names the old one); answers as `submit`. Any other
+   * status throws `TetherConflictError` (`ERR_RUN_NOT_RETRYABLE`). With
+   * retries on and no `idempotencyKey`, the client makes one, as `submit` does.
+   */
+  async retry(id: string, options: SubmitOptions = {}): Promise<CreateRunResponse> {
+    const key =
+      options.idempotencyKey ?? (this.retryPolicy.limit > 0 ? globalThis.crypto.randomUUID() : undefined);
+    const result = await this.json({
+      method: 'POST',
+      path: `${runPath(id)}/retry`,
+      headers: key === undefined ? {} : { 'idempotency-key': key },
+      signal: options.signal,
+      idempotent: key !== undefined,
+    });
+    if (!isRecord(result) || typeof result.id !== 'string') {
+      throw new TetherProtocolError(`POST ${runPath(id)}/retry answered without a run id`);
+    }
+    return result as unknown as CreateRunResponse;
   }
 
   /**
@@ -497,7 +553,9 @@ export class TetherClient {
 
   private retryDelay(error: unknown, attempt: number, spec: RequestSpec): number | undefined {
     if (attempt >= this.retryPolicy.limit || spec.signal?.aborted) return undefined;
-    const backoff = jitter(Math.min(this.retryPolicy.maxDelayMs, this.retryPolicy.initialDelayMs * 2 ** attempt));
+    const backoff = jitter(
+      Math.min(this.retryPolicy.maxDelayMs, this.retryPolicy.initialDelayMs * 2 ** attempt),
+    );
     if (error instanceof TetherRateLimitError) {
       const wait = error.retryAfterMs ?? backoff;
       return wait <= this.retryPolicy.maxRetryAfterMs ? wait : undefined;

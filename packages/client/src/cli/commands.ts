@@ -23,7 +23,24 @@ export interface RunsCommandOptions {
   status?: string;
   limit?: string;
   cursor?: string;
+  /** `key=value` pairs (repeatable): only runs whose metadata has every one. */
+  metadata?: string[];
   json?: boolean;
+}
+
+/** `--metadata key=value` pairs as the filter `client.list` takes. */
+export function metadataOption(pairs: readonly string[] | undefined): Record<string, string> | undefined {
+  if (!pairs || pairs.length === 0) return undefined;
+  const filter: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`--metadata must be key=value (got "${pair}")`);
+    const key = pair.slice(0, at);
+    if (key in filter)
+      throw new UsageError(`--metadata names "${key}" twice: each key once (pairs are ANDed)`);
+    filter[key] = pair.slice(at + 1);
+  }
+  return filter;
 }
 
 /** `tether runs`: the caller's runs, newest first, one page. */
@@ -36,8 +53,10 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
     }
     status = options.status as RunStatus;
   }
+  const metadata = metadataOption(options.metadata);
   const page = await client.list({
     ...(status ? { status } : {}),
+    ...(metadata ? { metadata } : {}),
     ...pageOptions(options, io),
   });
   if (options.json) {
@@ -66,7 +85,15 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
       `${run.id.padEnd(idWidth)}  ${colorStatus(run.status, c)}${pad}  ${relativeTime(run.createdAt, now)}${waiting}\n`,
     );
   }
-  if (page.nextCursor) io.stdout.write(`${c.dim(`More: tether runs --cursor ${page.nextCursor}`)}\n`);
+  if (page.nextCursor) {
+    const filters = [
+      ...(options.status ? [`--status ${options.status}`] : []),
+      ...(options.metadata ?? []).map((pair) => `--metadata ${JSON.stringify(pair)}`),
+    ];
+    io.stdout.write(
+      `${c.dim(`More: tether runs ${[...filters, `--cursor ${page.nextCursor}`].join(' ')}`)}\n`,
+    );
+  }
   return EXIT.ok;
 }
 
@@ -214,6 +241,28 @@ export async function answerCommand(
   if (text.trim() === '') throw new UsageError('the answer must not be empty');
   await ctx.client.answer(id, requestId, text, ctx.io.signal ? { signal: ctx.io.signal } : {});
   ctx.io.stdout.write(`Answer sent to ${id} (${requestId}).\n`);
+  return EXIT.ok;
+}
+
+/** `tether rm ID`: an ended run and everything it left. */
+export async function removeCommand(id: string, ctx: CommandContext): Promise<ExitCode> {
+  await ctx.client.delete(id, ctx.io.signal ? { signal: ctx.io.signal } : {});
+  ctx.io.stdout.write(`Deleted ${id}.\n`);
+  return EXIT.ok;
+}
+
+/** `tether retry ID`: a failed or cancelled run again, as a new run (its id printed). */
+export async function retryCommand(
+  id: string,
+  options: { json?: boolean },
+  ctx: CommandContext,
+): Promise<ExitCode> {
+  const created = await ctx.client.retry(id, ctx.io.signal ? { signal: ctx.io.signal } : {});
+  if (options.json) {
+    ctx.io.stdout.write(`${JSON.stringify(created)}\n`);
+    return EXIT.ok;
+  }
+  ctx.io.stdout.write(`Retrying ${id} as ${created.id}. Follow it: tether logs ${created.id} --follow\n`);
   return EXIT.ok;
 }
 

@@ -10,7 +10,15 @@ import {
 import { VERSION } from '../version.js';
 import { DEFAULT_URL, resolveBaseUrl } from './base-url.js';
 import { type ChatCommandOptions, chatCommand } from './chat-command.js';
-import { answerCommand, cancelCommand, logsCommand, runsCommand, showCommand } from './commands.js';
+import {
+  answerCommand,
+  cancelCommand,
+  logsCommand,
+  removeCommand,
+  retryCommand,
+  runsCommand,
+  showCommand,
+} from './commands.js';
 import { registerEvalCommand } from './eval-command.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type CliIo, colorsFor } from './io.js';
@@ -314,6 +322,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .command('runs')
     .description('list your runs, newest first')
     .option('--status <status>', 'only runs in this status')
+    .option('--metadata <key=value>', 'only runs whose metadata has this pair (repeat: all of them)', repeat)
     .option('--limit <n>', 'runs per page')
     .option('--cursor <cursor>', 'the page after this cursor')
     .option('--json', 'print the page as JSON')
@@ -357,6 +366,23 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .argument('<id>', 'run id')
     .action(async (id: string) => {
       exitCode = await cancelCommand(id, context());
+    });
+
+  program
+    .command('retry')
+    .description('run a failed or cancelled run again, as a new run with the same request')
+    .argument('<id>', 'run id')
+    .option('--json', 'print the new run as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      exitCode = await retryCommand(id, options, context());
+    });
+
+  program
+    .command('rm')
+    .description('delete an ended run: its record, events and workspace (cancel a live one first)')
+    .argument('<id>', 'run id')
+    .action(async (id: string) => {
+      exitCode = await removeCommand(id, context());
     });
 
   registerEvalCommand(program, context, (code) => (exitCode = code));
