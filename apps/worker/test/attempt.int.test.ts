@@ -120,7 +120,7 @@ describe('claimAttempt', () => {
 });
 
 describe('prepareAttempt', () => {
-  it('writes the submitted files, then drops them from the stored spec', async () => {
+  it('writes the submitted files, then moves them out of the stored spec (kept for a retry)', async () => {
     const d = await deploy('prepare-files');
     const ctx = await contextFor(d, { files: { 'src/a.txt': 'A' } });
     const claimed = await claimAttempt(ctx);
@@ -132,6 +132,7 @@ describe('prepareAttempt', () => {
     });
     expect(existsSync(join(d.workspaceRoot, ctx.runId, 'src/a.txt'))).toBe(true);
     expect((await d.store.get(ctx.runId))?.spec?.files).toBeUndefined();
+    expect(await d.store.keptFiles(ctx.runId)).toEqual({ 'src/a.txt': 'A' });
   });
 
   it('fails the run, not retryable, on a file path outside the workspace', async () => {
