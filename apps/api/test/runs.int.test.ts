@@ -451,6 +451,8 @@ describe('service routes', () => {
         'post /v1/runs',
         'get /v1/runs/{id}',
         'post /v1/runs/{id}/cancel',
+        'delete /v1/runs/{id}',
+        'post /v1/runs/{id}/retry',
         'get /v1/runs/{id}/events',
         'post /v1/runs/{id}/clarify/{requestId}',
         'post /v1/runs/{id}/tool-outputs/{requestId}',
