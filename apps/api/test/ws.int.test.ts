@@ -447,6 +447,18 @@ describe('the WebSocket gateway', () => {
       [
         {
           type: 'message',
+          sessionId,
+          content: 'hi',
+          options: {
+            model: { provider: 'replay', script: [{ content: 'ok' }, { toolCalls: [{ arguments: {} }] }] },
+          },
+        },
+        'ERR_MODEL_REPLAY_SCRIPT_INVALID',
+        /frame\.options\.model\.script\[1\]\.toolCalls\[0\]\.name/,
+      ],
+      [
+        {
+          type: 'message',
           sessionId: null,
           content: 'hi',
           options: { toolsets: ['nope'], model: replay({ content: 'x' }) },

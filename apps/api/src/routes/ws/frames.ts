@@ -1,6 +1,7 @@
 import {
   type CreateSessionRunBody,
   CreateSessionRunBodySchema,
+  TetherError,
   WS_CLIENT_FRAME_SCHEMAS,
   WS_CLIENT_FRAME_TYPES,
   type WsClientFrame,
@@ -12,13 +13,15 @@ import secureJson from 'secure-json-parse';
 import { ApiError } from '../../errors.js';
 import { jsonDeeperThan } from '../../json-depth.js';
 import { describeValidation, mainIssue } from '../../plugins/errors.js';
+import { replayScriptProblem } from '../../plugins/replay-problem.js';
 
 /**
  * Client frames of the gateway, read as request bodies are (see the validation
  * plugin): JSON text, no `__proto__`, nesting bounded, each frame checked
  * against its type's schema with no coercion and no unknown fields. A frame
  * that fails is `ERR_WS_FRAME`, naming the field; a `message`'s `options` are
- * a run's body and fail as one does (`ERR_VALIDATION`).
+ * a run's body and fail as one does (`ERR_VALIDATION`, or `ERR_MODEL_REPLAY_SCRIPT_INVALID` for a
+ * malformed replay script).
  */
 // verbose: as the validation plugin's, so a value outside a union of literals is told them.
 const ajv = new Ajv({
@@ -78,6 +81,11 @@ export function messageRunBody(frame: Extract<WsClientFrame, { type: 'message' }
   }
   const body = { ...options, input: frame.content };
   if (!runBody(body)) {
+    // A malformed replay script is told by turn and field, as in a request body.
+    const replay = replayScriptProblem(runBody.errors ?? [], body, 'frame.options');
+    if (replay !== undefined) {
+      throw new TetherError('ERR_MODEL_REPLAY_SCRIPT_INVALID', replay, { statusCode: 400 });
+    }
     throw new ApiError(
       'ERR_VALIDATION',
       `${describeValidation(mainIssue(runBody.errors ?? []), 'frame.options', runBody.errors ?? [])}.`,
