@@ -120,7 +120,9 @@ describe('crew over the API', () => {
       ...parentBody([{ goal: 'x' }], [{ script: [{ content: 'ok' }], extra: true }]),
     });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('ERR_VALIDATION');
+    // A child's replay script is the replay model's: its problem is named as a script's.
+    expect(bad.body.error.code).toBe('ERR_MODEL_REPLAY_SCRIPT_INVALID');
+    expect(bad.body.error.message).toMatch(/body\.model\.children\[0\]\.extra is not a known field/);
     expect((await call(api.base, 'GET', '/v1/runs?limit=1')).status).toBe(200);
   }, 30_000);
 
