@@ -59,7 +59,11 @@ describe('request ids', () => {
     });
     expect(sent.headers['x-request-id']).toBe('req-from-client.1');
     const runId = sent.json<{ id: string }>().id;
-    expect((await app.runs.getJob(runId))?.data).toEqual({ runId, requestId: 'req-from-client.1' });
+    expect((await app.runs.getJob(runId))?.data).toEqual({
+      runId,
+      tenant: 'acme',
+      requestId: 'req-from-client.1',
+    });
 
     const insane = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'a b' } });
     expect(insane.headers['x-request-id']).toMatch(UUID);
