@@ -12,6 +12,7 @@ import {
   RunStatusSchema,
 } from '@tether/protocol';
 import { workspaceDir } from '@tether/tools';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sealMcpServers } from '../../mcp-servers.js';
 import { COMMON_ERRORS, RunParamsSchema } from '../schemas.js';
 import clarifyRoutes from './clarify/index.js';
@@ -68,15 +69,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         hashOf: request.body,
         requestId: request.id,
       });
-      app.metrics.runsSubmitted.inc({ created: String(created) });
-      if (!created) reply.header('idempotent-replayed', 'true');
-      reply.header('location', runLinks(run.id).self);
-      return reply.code(202).send({
-        id: run.id,
-        status: 'queued',
-        links: runLinks(run.id),
-        token: app.readTokens.issue(run.id, request.tenant),
-      });
+      return accepted(app, request, reply, run.id, created);
     },
   );
 
@@ -193,15 +186,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         idempotencyKey: request.headers['idempotency-key'],
         requestId: request.id,
       });
-      app.metrics.runsSubmitted.inc({ created: String(created) });
-      if (!created) reply.header('idempotent-replayed', 'true');
-      reply.header('location', runLinks(run.id).self);
-      return reply.code(202).send({
-        id: run.id,
-        status: 'queued',
-        links: runLinks(run.id),
-        token: app.readTokens.issue(run.id, request.tenant),
-      });
+      return accepted(app, request, reply, run.id, created);
     },
   );
 
@@ -210,5 +195,27 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(toolOutputRoutes);
   await app.register(fileRoutes);
 };
+
+/**
+ * A run accepted, by a submission or a retry: 202 with its links and a read token; or the run an
+ * Idempotency-Key already made, said so.
+ */
+function accepted(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  runId: string,
+  created: boolean,
+) {
+  app.metrics.runsSubmitted.inc({ created: String(created) });
+  if (!created) reply.header('idempotent-replayed', 'true');
+  reply.header('location', runLinks(runId).self);
+  return reply.code(202).send({
+    id: runId,
+    status: 'queued',
+    links: runLinks(runId),
+    token: app.readTokens.issue(runId, request.tenant),
+  });
+}
 
 export default runRoutes;
