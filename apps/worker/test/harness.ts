@@ -120,7 +120,14 @@ export async function createDeployment(name: string, options: DeploymentOptions 
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<never>((_, reject) => {
           timer = setTimeout(async () => {
-            const log = (await store.readEvents(runId)).map((e) => e.type).join(', ');
+            // Each retry and failure with its error, to tell why a run did not get there.
+            const log = (await store.readEvents(runId))
+              .map((e) =>
+                e.type === 'run.retrying' || e.type === 'run.failed'
+                  ? `${e.type} ${JSON.stringify(e.data)}`
+                  : e.type,
+              )
+              .join(', ');
             reject(new Error(`no matching event for ${runId} within ${timeoutMs} ms; log: ${log}`));
           }, timeoutMs);
         });

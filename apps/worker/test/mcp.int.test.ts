@@ -68,6 +68,8 @@ describe('MCP servers in runs', () => {
       TETHER_MCP_ALLOW_HTTP: '1',
       TETHER_MCP_ALLOW_PRIVATE: '1',
       TETHER_MCP_CALL_TIMEOUT_MS: '1000',
+      // server-everything started over stdio in a sandbox takes seconds on a loaded machine.
+      TETHER_MCP_CONNECT_TIMEOUT_MS: '30000',
       TETHER_MCP_MAX_RESPONSE_BYTES: '100000',
       TETHER_SANDBOX: sandbox,
       // Of the worker only: the stdio server must not see it.
