@@ -105,7 +105,15 @@ describe('TETHER_TENANT_MAX_RUNNING', () => {
 
   it("crew children count toward their tenant's cap; the parent waiting for them holds no slot", async () => {
     const d = await deploy('tenant-cap-crew');
-    const env = { TETHER_TENANT_MAX_RUNNING: '2', TETHER_WORKER_CONCURRENCY: '4' };
+    // A slot's lease is the lock's (the harness's 2 s): on a loaded machine a late renewal lets it
+    // lapse, and the next child is handed the slot while the first still runs (a third child, as the
+    // lease rules say: the -9 case below is about that). This test is about who holds slots.
+    const env = {
+      TETHER_TENANT_MAX_RUNNING: '2',
+      TETHER_WORKER_CONCURRENCY: '4',
+      TETHER_LOCK_DURATION_MS: '10000',
+      TETHER_STALLED_INTERVAL_MS: '5000',
+    };
     await Promise.all([d.startWorker(env), d.startWorker(env)]);
     const tasks = ['one', 'two', 'three', 'four', 'five'].map((goal) => ({ goal }));
     const { run } = await d.service.submit(TENANT, {
