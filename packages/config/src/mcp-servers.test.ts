@@ -58,6 +58,35 @@ describe('TETHER_MCP_SERVERS', () => {
     expect(problems[4]).toMatch(/server "extra": unknown field "cwd"/);
   });
 
+  it('refuses a command the sandbox would not find: a relative path, or a program under /tmp or /run', () => {
+    // The sandbox gives every command a private /tmp and /run: a host file there is not seen.
+    const hostTmp = mkdtempSync('/tmp/tether-mcp-host-');
+    const script = join(hostTmp, 'server.js');
+    writeFileSync(script, '');
+    try {
+      const { servers, problems } = read(
+        JSON.stringify({
+          relative: { command: './bin/server' },
+          intmp: { command: '/tmp/servers/fs-mcp' },
+          inrun: { command: '/run/mcp/server' },
+          scriptintmp: { command: 'node', args: [script, 'stdio'] },
+          // Paths of the sandbox's own private /tmp (nothing there on this host) are the server's business.
+          cache: { command: 'node', args: ['server.js', '/tmp/cache-dir', '--log=/tmp/x'] },
+        }),
+      );
+      expect(Object.keys(servers)).toEqual(['cache']);
+      expect(problems).toHaveLength(4);
+      expect(problems[0]).toMatch(/server "relative": "command" "\.\/bin\/server" is a relative path/);
+      expect(problems[1]).toMatch(
+        /server "intmp": "command" "\/tmp\/servers\/fs-mcp" is under \/tmp or \/run/,
+      );
+      expect(problems[2]).toMatch(/server "inrun": "command" "\/run\/mcp\/server" is under \/tmp or \/run/);
+      expect(problems[3]).toContain(`server "scriptintmp": "args" names ${JSON.stringify(script)}`);
+    } finally {
+      rmSync(hostTmp, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a file that is missing, not JSON, or not an object', () => {
     const problems: string[] = [];
     readMcpServersFile(join(dir, 'missing.json'), (problem) => problems.push(problem));

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { MCP_LIMITS, MCP_SERVER_NAME_PATTERN, type StdioServerConfig } from '@tether/protocol';
 
 /** The most operator servers `TETHER_MCP_SERVERS` may define. */
@@ -6,6 +6,16 @@ const MAX_OPERATOR_SERVERS = 64;
 const NAME = new RegExp(MCP_SERVER_NAME_PATTERN);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const KEYS = ['command', 'args', 'env'];
+/**
+ * Host directories a run's sandbox does not show: bwrap gives each command a
+ * private `/tmp` and `/run` (docs/tools.md), so a program kept there is not
+ * found once the server starts.
+ */
+const HIDDEN_IN_SANDBOX = ['/tmp/', '/run/'];
+
+function hiddenInSandbox(path: string): boolean {
+  return HIDDEN_IN_SANDBOX.some((dir) => path.startsWith(dir));
+}
 
 /**
  * Reads the operator's stdio MCP servers: `path` names a JSON file of
@@ -79,6 +89,26 @@ export function readMcpServersFile(
     );
     if (badEnv) {
       problem(`${at}: "env" entry ${JSON.stringify(badEnv[0])} must be a variable name with a string value`);
+      continue;
+    }
+    if (command.includes('/') && !command.startsWith('/')) {
+      problem(
+        `${at}: "command" ${JSON.stringify(command)} is a relative path, which would be looked up from the run's workspace; give an absolute path or a program on the sandbox's PATH`,
+      );
+      continue;
+    }
+    if (hiddenInSandbox(command)) {
+      problem(
+        `${at}: "command" ${JSON.stringify(command)} is under /tmp or /run, which the run's sandbox replaces with private ones (it would not be found); install the server elsewhere, e.g. under /opt or /usr/local`,
+      );
+      continue;
+    }
+    // An argument naming a file of this host under /tmp or /run (a server's script) is as unreachable.
+    const hiddenArg = (args as string[]).find((arg) => hiddenInSandbox(arg) && existsSync(arg));
+    if (hiddenArg !== undefined) {
+      problem(
+        `${at}: "args" names ${JSON.stringify(hiddenArg)}, under /tmp or /run, which the run's sandbox replaces with private ones (the server would not find it); move it elsewhere, e.g. under /opt or /usr/local`,
+      );
       continue;
     }
     servers[name] = { command, args: args as string[], env: env as Record<string, string> };
