@@ -1,7 +1,17 @@
 import { useEffect, useState } from 'preact/hooks';
 
-/** The console's pages, from the path under /console/. */
-export type Route = { page: 'runs' } | { page: 'run'; id: string } | { page: 'missing'; path: string };
+/** A run page's tabs. */
+export type RunTab = 'timeline' | 'files';
+
+/**
+ * The console's pages, from the path under /console/. A run's page is on its
+ * timeline (`/runs/:id`) or its files (`/runs/:id/files/<path>`, `path` a file
+ * or folder of the workspace, '' for its top).
+ */
+export type Route =
+  | { page: 'runs' }
+  | { page: 'run'; id: string; tab?: RunTab; path?: string }
+  | { page: 'missing'; path: string };
 
 const BASE = '/console';
 
@@ -9,12 +19,35 @@ export function parseRoute(pathname: string): Route {
   const path = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;
   if (path === '' || path === '/') return { page: 'runs' };
   const run = /^\/runs\/([^/]+)\/?$/.exec(path);
-  if (run) return { page: 'run', id: decodeURIComponent(run[1] as string) };
+  if (run) return { page: 'run', id: decodeURIComponent(run[1] as string), tab: 'timeline', path: '' };
+  const files = /^\/runs\/([^/]+)\/files(?:\/(.*))?$/.exec(path);
+  if (files) {
+    const segments = (files[2] ?? '').split('/').filter((segment) => segment !== '');
+    try {
+      const id = decodeURIComponent(files[1] as string);
+      return { page: 'run', id, tab: 'files', path: segments.map(decodeURIComponent).join('/') };
+    } catch {
+      // A malformed escape (`%E0%A4%A`) names nothing.
+      return { page: 'missing', path: pathname };
+    }
+  }
   return { page: 'missing', path: pathname };
 }
 
 export function hrefOf(route: Route): string {
-  return route.page === 'run' ? `${BASE}/runs/${encodeURIComponent(route.id)}` : `${BASE}/`;
+  if (route.page !== 'run') return `${BASE}/`;
+  return route.tab === 'files' ? filesHref(route.id, route.path) : runHref(route.id);
+}
+
+/** A run's page (its timeline). */
+export function runHref(id: string): string {
+  return `${BASE}/runs/${encodeURIComponent(id)}`;
+}
+
+/** A run's Files tab at `path` (a file or folder of its workspace; '' for its top), each segment encoded. */
+export function filesHref(id: string, path = ''): string {
+  const segments = path.split('/').filter((segment) => segment !== '');
+  return `${runHref(id)}/files${segments.map((segment) => `/${encodeURIComponent(segment)}`).join('')}`;
 }
 
 /** Goes to `href` without reloading the page. */

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { filesHref, hrefOf, parseRoute } from './router.js';
+
+describe('the routes', () => {
+  it("reads a run's timeline and its Files tab, a folder or file of it, each segment decoded", () => {
+    expect(parseRoute('/console/runs/run_1')).toEqual({
+      page: 'run',
+      id: 'run_1',
+      tab: 'timeline',
+      path: '',
+    });
+    expect(parseRoute('/console/runs/run_1/files')).toEqual({
+      page: 'run',
+      id: 'run_1',
+      tab: 'files',
+      path: '',
+    });
+    expect(parseRoute('/console/runs/run_1/files/')).toEqual({
+      page: 'run',
+      id: 'run_1',
+      tab: 'files',
+      path: '',
+    });
+    expect(parseRoute('/console/runs/run_1/files/docs/a%20b.md')).toEqual({
+      page: 'run',
+      id: 'run_1',
+      tab: 'files',
+      path: 'docs/a b.md',
+    });
+    expect(parseRoute('/console/runs/run_1/files/%E0%A4%A')).toEqual({
+      page: 'missing',
+      path: '/console/runs/run_1/files/%E0%A4%A',
+    });
+    expect(parseRoute('/console/runs/run_1/other')).toEqual({
+      page: 'missing',
+      path: '/console/runs/run_1/other',
+    });
+  });
+
+  it('writes the links that it reads back', () => {
+    for (const path of ['', 'README.md', 'docs/a b.md', 'é/#?.txt']) {
+      const href = filesHref('run_1', path);
+      expect(parseRoute(href)).toEqual({ page: 'run', id: 'run_1', tab: 'files', path });
+      expect(hrefOf({ page: 'run', id: 'run_1', tab: 'files', path })).toBe(href);
+    }
+    expect(filesHref('run_1', 'docs/a b.md')).toBe('/console/runs/run_1/files/docs/a%20b.md');
+    expect(hrefOf({ page: 'run', id: 'run_1' })).toBe('/console/runs/run_1');
+  });
+});
