@@ -24,7 +24,10 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    document.title = route.page === 'run' ? `Run ${route.id} · Tether console` : 'Runs · Tether console';
+    document.title =
+      route.page === 'run'
+        ? `${route.tab === 'files' ? 'Files of run' : 'Run'} ${route.id} · Tether console`
+        : 'Runs · Tether console';
   }, [route]);
 
   return (
@@ -54,7 +57,7 @@ export function App() {
         ) : auth.state === 'signed-out' ? (
           <SignIn onSignedIn={(client) => setAuth({ state: 'in', client, keyed: true })} />
         ) : route.page === 'run' ? (
-          <RunPage key={route.id} client={auth.client} id={route.id} />
+          <RunPage key={route.id} client={auth.client} id={route.id} tab={route.tab} filePath={route.path} />
         ) : route.page === 'runs' ? (
           <RunsPage client={auth.client} />
         ) : (

@@ -1,8 +1,9 @@
 import type { Run, RunEvent, TetherClient } from '@tether/client';
 import { TERMINAL_STATUSES } from '@tether/protocol';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { FilesTab } from './files-tab.js';
 import { countdown, STATUS_TEXT } from './format.js';
-import { onLinkClick } from './router.js';
+import { filesHref, navigate, onLinkClick, type RunTab, runHref } from './router.js';
 import { EMPTY_TIMELINE, foldEvents, type Timeline } from './timeline.js';
 import { TimelineList, Todos } from './timeline-view.js';
 
@@ -21,15 +22,41 @@ const RUN_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
   'run.cancelled',
 ]);
 
+/** Tools whose results mean the workspace may have changed: the Files tab reads it again after each. */
+const FILE_CHANGING_TOOLS: ReadonlySet<string> = new Set(['write_file', 'patch', 'bash']);
+/** Events after which the workspace may have changed (a child writes in its tree's workspace). */
+const FILE_CHANGING_EVENTS: ReadonlySet<RunEvent['type']> = new Set([
+  'child.finished',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+]);
+
 const READ_FAILED = 'Could not read the run:';
 /** Events per page of the history read before the stream (the API's most). */
 const HISTORY_PAGE = 1_000;
 
-/** One run: its status, a pending question, "Cancel run", and its live timeline. */
-export function RunPage({ client, id }: { client: TetherClient; id: string }) {
+/**
+ * One run: its status, a pending question, "Cancel run", and two tabs: its
+ * live timeline and its workspace's files (`tab`, with `filePath` the file or
+ * folder shown).
+ */
+export function RunPage({
+  client,
+  id,
+  tab = 'timeline',
+  filePath = '',
+}: {
+  client: TetherClient;
+  id: string;
+  tab?: RunTab;
+  filePath?: string;
+}) {
   const [run, setRun] = useState<Run | null>();
   const [timeline, setTimeline] = useState<Timeline>(EMPTY_TIMELINE);
   const [error, setError] = useState<string>();
+  // Bumped by the stream's events: the Files tab reads the workspace again.
+  const [filesVersion, setFilesVersion] = useState(0);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -97,6 +124,12 @@ export function RunPage({ client, id }: { client: TetherClient; id: string }) {
             requestAnimationFrame(flush);
           }
           if (RUN_CHANGING.has(event.type)) void refresh();
+          if (
+            FILE_CHANGING_EVENTS.has(event.type) ||
+            (event.type === 'tool.result' && FILE_CHANGING_TOOLS.has(event.data.name))
+          ) {
+            setFilesVersion((version) => version + 1);
+          }
         }
       } catch (failure) {
         if (signal.aborted) return;
@@ -170,11 +203,79 @@ export function RunPage({ client, id }: { client: TetherClient; id: string }) {
           <Todos todos={run.todos} />
         </section>
       ) : null}
-      <section aria-labelledby="timeline-heading">
-        <h2 id="timeline-heading">Timeline</h2>
-        <TimelineList items={timeline.items} />
+      <RunTabs runId={run.id} tab={tab} />
+      <section id="panel-timeline" role="tabpanel" aria-labelledby="tab-timeline" hidden={tab !== 'timeline'}>
+        {tab === 'timeline' ? <TimelineList items={timeline.items} /> : null}
+      </section>
+      <section id="panel-files" role="tabpanel" aria-labelledby="tab-files" hidden={tab !== 'files'}>
+        {tab === 'files' ? (
+          <>
+            {run.rootRunId && run.rootRunId !== run.id ? (
+              <p class="muted">A crew child works in its root run's workspace: these are its files.</p>
+            ) : null}
+            <FilesTab client={client} runId={run.id} path={filePath} version={filesVersion} />
+          </>
+        ) : null}
       </section>
     </>
+  );
+}
+
+const TABS: readonly { tab: RunTab; label: string }[] = [
+  { tab: 'timeline', label: 'Timeline' },
+  { tab: 'files', label: 'Files' },
+];
+
+/**
+ * The run's tabs (ARIA's tabs pattern, activation following focus): each is
+ * a link to its own URL, so a tab survives a reload; Left and Right (and Home,
+ * End) move between them, and only the selected one is in the Tab order.
+ */
+function RunTabs({ runId, tab }: { runId: string; tab: RunTab }) {
+  const list = useRef<HTMLDivElement>(null);
+  const hrefOf = (to: RunTab) => (to === 'files' ? filesHref(runId) : runHref(runId));
+  const select = (to: RunTab) => {
+    if (to !== tab) navigate(hrefOf(to));
+    list.current?.querySelector<HTMLElement>(`#tab-${to}`)?.focus();
+  };
+  return (
+    <div
+      class="tabs"
+      role="tablist"
+      aria-label="Run views"
+      ref={list}
+      onKeyDown={(event) => {
+        const at = TABS.findIndex((entry) => entry.tab === tab);
+        const next =
+          event.key === 'ArrowRight'
+            ? (at + 1) % TABS.length
+            : event.key === 'ArrowLeft'
+              ? (at - 1 + TABS.length) % TABS.length
+              : event.key === 'Home'
+                ? 0
+                : event.key === 'End'
+                  ? TABS.length - 1
+                  : undefined;
+        if (next === undefined) return;
+        event.preventDefault();
+        select((TABS[next] as (typeof TABS)[number]).tab);
+      }}
+    >
+      {TABS.map((entry) => (
+        <a
+          key={entry.tab}
+          id={`tab-${entry.tab}`}
+          role="tab"
+          href={hrefOf(entry.tab)}
+          aria-selected={entry.tab === tab}
+          aria-controls={`panel-${entry.tab}`}
+          tabIndex={entry.tab === tab ? 0 : -1}
+          onClick={onLinkClick}
+        >
+          {entry.label}
+        </a>
+      ))}
+    </div>
   );
 }
 
