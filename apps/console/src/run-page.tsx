@@ -1,6 +1,7 @@
 import type { Run, RunEvent, TetherClient } from '@tether/client';
 import { TERMINAL_STATUSES } from '@tether/protocol';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { CrewTree } from './crew-tree.js';
 import { FilesTab } from './files-tab.js';
 import { countdown, STATUS_TEXT } from './format.js';
 import { filesHref, navigate, onLinkClick, type RunTab, runHref } from './router.js';
@@ -20,6 +21,8 @@ const RUN_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
   'run.completed',
   'run.failed',
   'run.cancelled',
+  'child.started',
+  'child.finished',
 ]);
 
 /** Tools whose results mean the workspace may have changed: the Files tab reads it again after each. */
@@ -37,9 +40,9 @@ const READ_FAILED = 'Could not read the run:';
 const HISTORY_PAGE = 1_000;
 
 /**
- * One run: its status, a pending question, "Cancel run", and two tabs: its
- * live timeline and its workspace's files (`tab`, with `filePath` the file or
- * folder shown).
+ * One run: its status, a pending question, "Cancel run", its crew (a parent's
+ * children, a child's parent and root), and two tabs: its live timeline and
+ * its workspace's files (`tab`, with `filePath` the file or folder shown).
  */
 export function RunPage({
   client,
@@ -55,8 +58,9 @@ export function RunPage({
   const [run, setRun] = useState<Run | null>();
   const [timeline, setTimeline] = useState<Timeline>(EMPTY_TIMELINE);
   const [error, setError] = useState<string>();
-  // Bumped by the stream's events: the Files tab reads the workspace again.
+  // Bumped by the stream's events: the Files tab reads the workspace again, the crew tree its runs.
   const [filesVersion, setFilesVersion] = useState(0);
+  const [crewVersion, setCrewVersion] = useState(0);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -130,6 +134,9 @@ export function RunPage({
           ) {
             setFilesVersion((version) => version + 1);
           }
+          if (event.type === 'child.started' || event.type === 'child.finished') {
+            setCrewVersion((version) => version + 1);
+          }
         }
       } catch (failure) {
         if (signal.aborted) return;
@@ -166,6 +173,26 @@ export function RunPage({
       </p>
       <h1 class="run-id">Run {run.id}</h1>
       <dl class="facts">
+        {run.parentRunId ? (
+          <>
+            <dt>Parent run</dt>
+            <dd>
+              <a href={runHref(run.parentRunId)} onClick={onLinkClick}>
+                {run.parentRunId}
+              </a>
+            </dd>
+          </>
+        ) : null}
+        {run.rootRunId ? (
+          <>
+            <dt>Root run</dt>
+            <dd>
+              <a href={runHref(run.rootRunId)} onClick={onLinkClick}>
+                {run.rootRunId}
+              </a>
+            </dd>
+          </>
+        ) : null}
         <dt>Status</dt>
         <dd class={`status status-${run.status}`} data-testid="run-status">
           {STATUS_TEXT[run.status]}
@@ -202,6 +229,9 @@ export function RunPage({
           <h2 id="todos-heading">Todos</h2>
           <Todos todos={run.todos} />
         </section>
+      ) : null}
+      {run.children && run.children.length > 0 ? (
+        <CrewTree client={client} runId={run.id} version={crewVersion} />
       ) : null}
       <RunTabs runId={run.id} tab={tab} />
       <section id="panel-timeline" role="tabpanel" aria-labelledby="tab-timeline" hidden={tab !== 'timeline'}>
