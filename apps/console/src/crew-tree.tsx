@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { STATUS_TEXT } from './format.js';
 import { onLinkClick, runHref } from './router.js';
 
-/** While a run of the tree has not ended, the tree is read again this often: its grandchildren's changes reach no stream the page follows. */
+/** While a child (or theirs) has not ended, the tree is read again this often: a grandchild's changes reach no stream the page follows. */
 const POLL_MS = 3_000;
 
 /** Why a child was not read, in words. */
@@ -27,8 +27,8 @@ const active = (tree: RunTree): boolean =>
  * A crew run's children as nested lists (theirs too): each with its goal (the
  * child's title: its goal's first line) as a link to its page, its status as
  * text, and how it ended. Read with the SDK's `tree` when `version` changes
- * (the run's `child.*` events), and every {@link POLL_MS} while any run of it
- * has not ended.
+ * (the run's `child.*` events), and every {@link POLL_MS} while any of its
+ * descendants has not ended.
  */
 export function CrewTree({
   client,
@@ -50,7 +50,8 @@ export function CrewTree({
       (read) => {
         setTree(read);
         setError(undefined);
-        if (active(read)) timer = setTimeout(() => setPolls((count) => count + 1), POLL_MS);
+        // The run's own status comes from its stream; its descendants' do not.
+        if (read.children.some(active)) timer = setTimeout(() => setPolls((count) => count + 1), POLL_MS);
       },
       (failure: unknown) => {
         if (controller.signal.aborted) return;
