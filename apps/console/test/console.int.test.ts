@@ -4,7 +4,7 @@
  * worker process) running replay runs. Needs `pnpm build` first (the API's
  * dist/ and the console's dist/).
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,8 @@ import { EMPTY_TIMELINE, foldEvents } from '../src/timeline.js';
 import { appendLongRun, LONG_RUN_EVENTS, longRunEvents } from './long-run.mjs';
 
 const API_KEY = 'sk_console_0123456789';
+/** Another tenant's key: its console must see none of acme's runs. */
+const OTHER_TENANT_KEY = 'sk_console_other_987654';
 /** The flags this machine's Chromium needs (issue 18). */
 const CHROMIUM_FLAGS = [
   '--headless',
@@ -49,10 +51,16 @@ const sharedEnv = () => ({
   TETHER_WORKSPACE_ROOT: workspaceRoot,
   TETHER_ALLOW_REPLAY: '1',
   TETHER_SANDBOX: 'none',
+  // Children of children: the crew tree's test has a child delegate too.
+  TETHER_CREW_MAX_DEPTH: '2',
   LOG_LEVEL: 'info',
 });
 /** The API's own. */
-const API_ENV = { HOST: '127.0.0.1', TETHER_API_KEYS: `acme:${API_KEY}`, TETHER_SSE_HEARTBEAT_MS: '1000' };
+const API_ENV = {
+  HOST: '127.0.0.1',
+  TETHER_API_KEYS: `acme:${API_KEY},other:${OTHER_TENANT_KEY}`,
+  TETHER_SSE_HEARTBEAT_MS: '1000',
+};
 
 /** With TETHER_SCREENSHOTS=1 the tests save the pages docs/console.md shows, as docs/images/console-<name>.png. */
 const SCREENSHOTS =
@@ -432,6 +440,257 @@ describe('the console in Chromium', () => {
         .filter({ hasText: /Completed$/ })
         .count(),
     ).toBe(1);
+    await page.close();
+  });
+});
+
+/** A new tab at `path`, signed in with `key`. */
+async function openSignedInAs(key: string, path: string): Promise<Page> {
+  const page = await browser.newPage();
+  page.on('pageerror', (error) => pageErrors.push(`${path}: ${error.message}`));
+  await page.goto(`${base}${path}`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  return page;
+}
+
+/** What a download the page started holds, as text. */
+async function downloaded(page: Page, start: () => Promise<void>): Promise<{ name: string; text: string }> {
+  const [download] = await Promise.all([page.waitForEvent('download'), start()]);
+  const stream = await download.createReadStream();
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return { name: download.suggestedFilename(), text: Buffer.concat(chunks).toString('latin1') };
+}
+
+describe("the console's Files tab and crew tree", () => {
+  it('lists the workspace, shows a file, reloads its deep link, downloads without the key in a URL', async () => {
+    const id = await submit([
+      {
+        toolCalls: [
+          call('write_file', { path: 'notes/plan.md', content: '# Plan\n\n- first step\n' }),
+          call('bash', {
+            command: "printf 'GIF\\000\\001' > image.bin; head -c 600000 /dev/zero | tr '\\000' a > big.txt",
+          }),
+        ],
+      },
+      { content: 'wrote' },
+    ]);
+    await client.wait(id);
+    const page = await openSignedIn(`/console/runs/${id}`);
+    await statusIs(page, 'Completed');
+    const tabs = page.getByRole('tablist', { name: 'Run views' });
+    const timelineTab = tabs.getByRole('tab', { name: 'Timeline' });
+    const filesTab = tabs.getByRole('tab', { name: 'Files' });
+    expect(await timelineTab.getAttribute('aria-selected')).toBe('true');
+    await page.getByRole('region', { name: 'Timeline events' }).waitFor();
+    await filesTab.click();
+    expect(new URL(page.url()).pathname).toBe(`/console/runs/${id}/files`);
+    expect(await filesTab.getAttribute('aria-selected')).toBe('true');
+    const panel = page.getByRole('tabpanel', { name: 'Files' });
+    await panel.waitFor();
+    // The top: the folder with its file count and size, then the files with theirs.
+    const folderRow = panel.getByRole('row').filter({ has: page.getByRole('link', { name: 'notes/' }) });
+    expect(await folderRow.getByRole('cell').nth(1).textContent()).toBe('1 file, 21 bytes');
+    const bigRow = panel.getByRole('row').filter({ has: page.getByRole('link', { name: 'big.txt' }) });
+    expect(await bigRow.getByRole('cell').nth(1).textContent()).toBe('586 KB');
+    expect(await panel.getByRole('link', { name: 'plan.md' }).count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // The keyboard: Left goes to the timeline (and its URL), Right back to the files.
+    await filesTab.focus();
+    await page.keyboard.press('ArrowLeft');
+    await expect.poll(() => timelineTab.getAttribute('aria-selected')).toBe('true');
+    expect(new URL(page.url()).pathname).toBe(`/console/runs/${id}`);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Timeline');
+    await page.getByRole('region', { name: 'Timeline events' }).waitFor();
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => filesTab.getAttribute('aria-selected')).toBe('true');
+    expect(await timelineTab.getAttribute('tabindex')).toBe('-1');
+
+    // Into the folder, then the file: its text in a <pre>, on a deep link that survives a reload.
+    await panel.getByRole('link', { name: 'notes/' }).click();
+    await panel.getByRole('link', { name: 'plan.md' }).click();
+    expect(new URL(page.url()).pathname).toBe(`/console/runs/${id}/files/notes/plan.md`);
+    const content = page.getByRole('region', { name: 'Content of notes/plan.md' });
+    expect(await content.locator('pre').textContent()).toBe('# Plan\n\n- first step\n');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'files');
+    await page.reload();
+    expect(await content.locator('pre').textContent()).toBe('# Plan\n\n- first step\n');
+    expect(await page.getByRole('tab', { name: 'Files' }).getAttribute('aria-selected')).toBe('true');
+
+    // The download is a blob: URL of bytes fetched with the key in a header.
+    const link = page.getByRole('link', { name: 'Download plan.md' });
+    const href = (await link.getAttribute('href')) ?? '';
+    expect(href).toMatch(/^blob:/);
+    expect(href).not.toContain(API_KEY);
+    expect(await downloaded(page, () => link.click())).toEqual({
+      name: 'plan.md',
+      text: '# Plan\n\n- first step\n',
+    });
+
+    // The breadcrumbs lead back; a binary file and a large one say so, and download all the same.
+    await page.getByRole('navigation', { name: 'Folder' }).getByRole('link', { name: 'Workspace' }).click();
+    await panel.getByRole('link', { name: 'image.bin' }).click();
+    await page.getByText('This file is binary: it is not shown here.').waitFor();
+    expect(
+      await downloaded(page, () => page.getByRole('link', { name: 'Download image.bin' }).click()),
+    ).toEqual({
+      name: 'image.bin',
+      text: 'GIF\u0000\u0001',
+    });
+    await page.goBack();
+    await panel.getByRole('link', { name: 'big.txt' }).click();
+    await page.getByText('This file is too large to show here (more than 512 KB).').waitFor();
+    const big = await downloaded(page, () => page.getByRole('button', { name: 'Download big.txt' }).click());
+    expect(big.name).toBe('big.txt');
+    expect(big.text).toBe('a'.repeat(600_000));
+
+    // A path the workspace does not hold says so.
+    await page.goto(`${base}/console/runs/${id}/files/notes/missing.md`);
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'There is no file or folder notes/missing.md' })
+      .waitFor();
+    await page.close();
+  });
+
+  it("follows the run's file changes live, reads again on Refresh, and says when the workspace is empty or the run gone", async () => {
+    const id = await submit([
+      { toolCalls: [call('write_file', { path: 'first.txt', content: 'one' })] },
+      { toolCalls: [call('clarify', { question: 'Write the second?', choices: ['yes'] })] },
+      { toolCalls: [call('write_file', { path: 'second.txt', content: 'two' })] },
+      { toolCalls: [call('clarify', { question: 'Finish?', choices: ['yes'] })] },
+      { content: 'both written' },
+    ]);
+    const requestId = await questionOf(id);
+    const page = await openSignedIn(`/console/runs/${id}/files`);
+    const panel = page.getByRole('tabpanel', { name: 'Files' });
+    await panel.getByRole('link', { name: 'first.txt' }).waitFor();
+    expect(await panel.getByRole('link', { name: 'second.txt' }).count()).toBe(0);
+    // The write_file result on the stream reads the workspace again: no reload, no click.
+    await client.answer(id, requestId, 'yes');
+    await panel.getByRole('link', { name: 'second.txt' }).waitFor({ timeout: 15_000 });
+    // A file written behind the run's back shows on "Refresh".
+    await writeFile(join(workspaceRoot, id, 'outside.txt'), 'from the test');
+    expect(await panel.getByRole('link', { name: 'outside.txt' }).count()).toBe(0);
+    await panel.getByRole('button', { name: 'Refresh' }).click();
+    await panel.getByRole('link', { name: 'outside.txt' }).waitFor();
+    await client.cancel(id);
+    await statusIs(page, 'Cancelled');
+
+    // Deleted while its page is open: "Refresh" says the run and its files are gone.
+    await client.delete(id);
+    await panel.getByRole('button', { name: 'Refresh' }).click();
+    await panel
+      .getByRole('alert')
+      .filter({ hasText: 'This run no longer exists (it was deleted, or its retention ended)' })
+      .waitFor();
+    await page.close();
+
+    const empty = await submit([{ content: 'nothing written' }]);
+    await client.wait(empty);
+    const emptyPage = await openSignedIn(`/console/runs/${empty}/files`);
+    await emptyPage.getByText('The workspace is empty: no files have been written to it yet.').waitFor();
+    await emptyPage.close();
+  });
+
+  it("shows a crew parent's children as a live tree (children of children too), each linked, and a child's parent and root", async () => {
+    const { id: parentId } = await client.submit({
+      input: 'lead the crew',
+      toolsets: ['base', 'planning', 'interaction', 'crew'],
+      model: {
+        provider: 'replay',
+        script: [
+          { toolCalls: [call('clarify', { question: 'Start the crew?', choices: ['go'] })] },
+          {
+            toolCalls: [
+              call('delegate_parallel', {
+                tasks: [{ goal: 'alpha: write alpha.txt' }, { goal: 'beta: report back' }],
+              }),
+            ],
+          },
+          { content: 'the crew is done' },
+        ],
+        children: [
+          {
+            match: 'alpha',
+            script: [
+              { toolCalls: [call('write_file', { path: 'alpha.txt', content: 'by alpha' })] },
+              { toolCalls: [call('delegate_task', { goal: 'gamma: check alpha.txt' })] },
+              { content: 'alpha done' },
+            ],
+            children: [{ script: [{ content: 'gamma done' }] }],
+          },
+          { script: [{ content: 'beta done' }] },
+        ],
+      },
+    });
+    const requestId = await questionOf(parentId);
+    const page = await openSignedIn(`/console/runs/${parentId}`);
+    await page.getByText('Start the crew?', { exact: true }).waitFor();
+    const crew = page.getByRole('region', { name: 'Crew' });
+    expect(await crew.count()).toBe(0);
+    // The page follows the parent's child events: the tree appears, and its runs end, without a reload.
+    await client.answer(parentId, requestId, 'go');
+    await statusIs(page, 'Completed', 30_000);
+    const alpha = crew
+      .getByRole('listitem')
+      .filter({ has: page.getByRole('link', { name: 'alpha: write alpha.txt' }) });
+    const gammaLink = alpha.getByRole('list').getByRole('link', { name: 'gamma: check alpha.txt' });
+    await gammaLink.waitFor({ timeout: 15_000 });
+    await expect
+      .poll(() => crew.locator('.status').allTextContents())
+      .toEqual(['Completed', 'Completed', 'Completed']);
+    const parent = await client.get(parentId);
+    const [alphaId, betaId] = (parent.children ?? []).map((child) => child.id);
+    const alphaRun = await client.get(alphaId as string);
+    const gammaId = alphaRun.children?.[0]?.id as string;
+    expect(await crew.getByRole('link', { name: 'beta: report back' }).getAttribute('href')).toBe(
+      `/console/runs/${betaId}`,
+    );
+    // The top list holds the parent's two children; gamma is nested under alpha.
+    expect(await crew.locator(':scope > ul.crew > li').count()).toBe(2);
+    expect(await alpha.locator('ul.crew > li').count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'crew');
+
+    // Following a link opens the child's page, which names its parent and root, and shares their files.
+    await gammaLink.click();
+    expect(new URL(page.url()).pathname).toBe(`/console/runs/${gammaId}`);
+    await statusIs(page, 'Completed');
+    const facts = page.locator('dl.facts');
+    expect(await facts.getByRole('link', { name: alphaId }).getAttribute('href')).toBe(
+      `/console/runs/${alphaId}`,
+    );
+    expect(await facts.getByRole('link', { name: parentId }).getAttribute('href')).toBe(
+      `/console/runs/${parentId}`,
+    );
+    await page.getByRole('tab', { name: 'Files' }).click();
+    await page.getByRole('tabpanel', { name: 'Files' }).getByRole('link', { name: 'alpha.txt' }).waitFor();
+    await facts.getByRole('link', { name: alphaId }).click();
+    await page.getByRole('heading', { name: `Run ${alphaId}` }).waitFor();
+    await page
+      .getByRole('region', { name: 'Crew' })
+      .getByRole('link', { name: 'gamma: check alpha.txt' })
+      .waitFor();
+    await page.close();
+  });
+
+  it("shows another tenant's run as not found, on its page and its file's deep link", async () => {
+    const id = await submit([
+      { toolCalls: [call('write_file', { path: 'secret.txt', content: 'acme only' })] },
+      { content: 'kept' },
+    ]);
+    await client.wait(id);
+    const page = await openSignedInAs(OTHER_TENANT_KEY, `/console/runs/${id}/files/secret.txt`);
+    await page.getByRole('heading', { name: 'Run not found' }).waitFor();
+    expect(await page.getByText('acme only').count()).toBe(0);
+    expect(await page.getByRole('tab').count()).toBe(0);
+    await page.goto(`${base}/console/runs/${id}`);
+    await page.getByRole('heading', { name: 'Run not found' }).waitFor();
+    expect(await page.getByText('secret.txt').count()).toBe(0);
     await page.close();
   });
 });
