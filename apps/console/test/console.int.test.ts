@@ -547,11 +547,16 @@ describe("the console's Files tab and crew tree", () => {
     expect(big.name).toBe('big.txt');
     expect(big.text).toBe('a'.repeat(600_000));
 
-    // A path the workspace does not hold says so.
+    // A path the workspace does not hold says so, one leading out of it too (it is never asked for).
     await page.goto(`${base}/console/runs/${id}/files/notes/missing.md`);
     await page
       .getByRole('alert')
       .filter({ hasText: 'There is no file or folder notes/missing.md' })
+      .waitFor();
+    await page.goto(`${base}/console/runs/${id}/files/..%2F..%2Fetc%2Fpasswd`);
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'There is no file or folder ../../etc/passwd' })
       .waitFor();
     await page.close();
   });
