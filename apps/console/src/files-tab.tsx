@@ -6,6 +6,9 @@ import { ancestorsOf, baseName, folderView, formatBytes, kindOf, textOf } from '
 /** Files above this size are not shown in the page (a download is offered instead). */
 export const VIEW_MAX_BYTES = 512 * 1_024;
 
+/** How long a blob: URL outlives its link (a download started from it has taken the blob by then). */
+const REVOKE_AFTER_MS = 60_000;
+
 const revoke = (url: string | undefined) => {
   if (url !== undefined) URL.revokeObjectURL(url);
 };
@@ -227,7 +230,7 @@ function FileView({
 }) {
   const [content, setContent] = useState<Content>({ state: 'loading' });
   const [downloadError, setDownloadError] = useState<string>();
-  // The blob: URL of the download link: revoked when a newer read replaces it, or when the view goes.
+  // The blob: URL of the download link: revoked after a newer read replaces it, or when the view goes.
   const shownUrl = useRef<string>();
   const name = baseName(file.path);
 
@@ -246,7 +249,9 @@ function FileView({
         const text = textOf(new Uint8Array(await blob.arrayBuffer()));
         if (controller.signal.aborted) return;
         const url = URL.createObjectURL(blob);
-        revoke(shownUrl.current);
+        // The link replaced may be in the middle of being clicked: its URL goes a little later.
+        const replaced = shownUrl.current;
+        setTimeout(() => revoke(replaced), REVOKE_AFTER_MS);
         shownUrl.current = url;
         setContent(text === undefined ? { state: 'binary', url } : { state: 'text', text, url });
       })
@@ -270,7 +275,7 @@ function FileView({
       anchor.click();
       anchor.remove();
       // The browser has taken the blob once the click's download has started.
-      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      setTimeout(() => revoke(url), REVOKE_AFTER_MS);
     } catch (failure) {
       setDownloadError(`Could not download ${file.path}: ${String(failure)}`);
     }
