@@ -34,6 +34,10 @@ const FILE_CHANGING_EVENTS: ReadonlySet<RunEvent['type']> = new Set([
   'run.failed',
   'run.cancelled',
 ]);
+/** Whether `event` says the workspace may have changed. */
+const changesFiles = (event: RunEvent): boolean =>
+  FILE_CHANGING_EVENTS.has(event.type) ||
+  (event.type === 'tool.result' && FILE_CHANGING_TOOLS.has(event.data.name));
 
 const READ_FAILED = 'Could not read the run:';
 /** Events per page of the history read before the stream (the API's most). */
@@ -118,6 +122,8 @@ export function RunPage({
           if (last) {
             lastEventId = last.id;
             setTimeline((current) => foldEvents(current, page.data));
+            // The Files tab's first read may have come before these events: one more read per page.
+            if (page.data.some(changesFiles)) setFilesVersion((version) => version + 1);
           }
           if (page.data.length < HISTORY_PAGE || page.nextCursor === null) break;
         }
@@ -128,12 +134,7 @@ export function RunPage({
             requestAnimationFrame(flush);
           }
           if (RUN_CHANGING.has(event.type)) void refresh();
-          if (
-            FILE_CHANGING_EVENTS.has(event.type) ||
-            (event.type === 'tool.result' && FILE_CHANGING_TOOLS.has(event.data.name))
-          ) {
-            setFilesVersion((version) => version + 1);
-          }
+          if (changesFiles(event)) setFilesVersion((version) => version + 1);
           if (event.type === 'child.started' || event.type === 'child.finished') {
             setCrewVersion((version) => version + 1);
           }
