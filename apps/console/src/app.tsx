@@ -1,5 +1,6 @@
 import type { TetherClient } from '@tether/client';
 import { useEffect, useState } from 'preact/hooks';
+import { NewRunPage } from './new-run-page.js';
 import { onLinkClick, useRoute } from './router.js';
 import { RunPage } from './run-page.js';
 import { RunsPage } from './runs-page.js';
@@ -27,7 +28,9 @@ export function App() {
     document.title =
       route.page === 'run'
         ? `${route.tab === 'files' ? 'Files of run' : 'Run'} ${route.id} · Tether console`
-        : 'Runs · Tether console';
+        : route.page === 'new-run'
+          ? 'New run · Tether console'
+          : 'Runs · Tether console';
   }, [route]);
 
   return (
@@ -58,6 +61,8 @@ export function App() {
           <SignIn onSignedIn={(client) => setAuth({ state: 'in', client, keyed: true })} />
         ) : route.page === 'run' ? (
           <RunPage key={route.id} client={auth.client} id={route.id} tab={route.tab} filePath={route.path} />
+        ) : route.page === 'new-run' ? (
+          <NewRunPage client={auth.client} />
         ) : route.page === 'runs' ? (
           <RunsPage client={auth.client} />
         ) : (

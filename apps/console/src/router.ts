@@ -10,6 +10,7 @@ export type RunTab = 'timeline' | 'files';
  */
 export type Route =
   | { page: 'runs' }
+  | { page: 'new-run' }
   | { page: 'run'; id: string; tab?: RunTab; path?: string }
   | { page: 'missing'; path: string };
 
@@ -18,6 +19,8 @@ const BASE = '/console';
 export function parseRoute(pathname: string): Route {
   const path = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;
   if (path === '' || path === '/') return { page: 'runs' };
+  // Before a run's path: "new" is no run id.
+  if (/^\/runs\/new\/?$/.test(path)) return { page: 'new-run' };
   const run = /^\/runs\/([^/]+)\/?$/.exec(path);
   if (run) return { page: 'run', id: decodeURIComponent(run[1] as string), tab: 'timeline', path: '' };
   const files = /^\/runs\/([^/]+)\/files(?:\/(.*))?$/.exec(path);
@@ -35,6 +38,7 @@ export function parseRoute(pathname: string): Route {
 }
 
 export function hrefOf(route: Route): string {
+  if (route.page === 'new-run') return `${BASE}/runs/new`;
   if (route.page !== 'run') return `${BASE}/`;
   return route.tab === 'files' ? filesHref(route.id, route.path) : runHref(route.id);
 }

@@ -72,7 +72,12 @@ export function RunsPage({ client }: { client: TetherClient }) {
 
   return (
     <>
-      <h1>Runs</h1>
+      <div class="page-head">
+        <h1>Runs</h1>
+        <a class="button" href={hrefOf({ page: 'new-run' })} onClick={onLinkClick}>
+          New run
+        </a>
+      </div>
       <div class="filters">
         <label>
           Status
