@@ -699,3 +699,230 @@ describe("the console's Files tab and crew tree", () => {
     await page.close();
   });
 });
+
+/** Presses Tab until the focused element is `target`'s, at most `limit` times; the elements passed on the way, by id or name. */
+async function tabTo(page: Page, target: string, limit = 60): Promise<string[]> {
+  const passed: string[] = [];
+  for (let step = 0; step < limit; step++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const element = document.activeElement;
+      return element?.id || element?.textContent?.trim() || element?.tagName || '';
+    });
+    passed.push(focused);
+    if (focused === target) return passed;
+  }
+  throw new Error(`Tab never reached ${target}: ${passed.join(', ')}`);
+}
+
+/** Drops a text file named `name` on the page's drop zone, as a real drag and drop does (a DataTransfer made in the page). */
+async function dropFile(page: Page, name: string, content: string): Promise<void> {
+  await page.getByTestId('drop-zone').evaluate(
+    (zone, file) => {
+      const data = new DataTransfer();
+      data.items.add(new File([file.content], file.name, { type: 'text/plain' }));
+      for (const type of ['dragenter', 'dragover', 'drop']) {
+        zone.dispatchEvent(new DragEvent(type, { dataTransfer: data, bubbles: true, cancelable: true }));
+      }
+    },
+    { name, content },
+  );
+}
+
+/** What the form's Request field shows, parsed. */
+async function requestShown(page: Page): Promise<Record<string, unknown>> {
+  return JSON.parse(await page.getByLabel('Request', { exact: true }).inputValue()) as Record<
+    string,
+    unknown
+  >;
+}
+
+const READ_BOTH: ReplayScript = [
+  { toolCalls: [call('read_file', { path: 'notes/plan.md' }), call('read_file', { path: 'dropped.txt' })] },
+  { content: 'read both' },
+];
+
+describe('the New run form in Chromium', () => {
+  it('submits a task with a pasted file and a dropped one, showing the request it sends; the run page shows its events and the workspace has the files', async () => {
+    const page = await openSignedIn('/console/');
+    await page.getByRole('link', { name: 'New run' }).click();
+    expect(new URL(page.url()).pathname).toBe('/console/runs/new');
+    await page.getByRole('heading', { name: 'New run' }).waitFor();
+    expect(await page.title()).toBe('New run · Tether console');
+
+    // The toolsets are the catalog's, the API's defaults checked.
+    const catalog = await client.tools();
+    await page.getByRole('checkbox').first().waitFor();
+    for (const name of catalog.toolsets) {
+      expect(await page.getByRole('checkbox', { name, exact: true }).isChecked()).toBe(
+        catalog.defaultToolsets.includes(name),
+      );
+    }
+    expect(catalog.defaultToolsets).toContain('interaction');
+    await page.getByRole('checkbox', { name: 'interaction', exact: true }).uncheck();
+
+    await page.getByLabel('Task', { exact: true }).fill('Read both files\nthen stop');
+    await page.getByLabel('Path', { exact: true }).fill('notes/plan.md');
+    await page.getByLabel('Content', { exact: true }).fill('# Plan\n1. read\n');
+    await page.getByRole('button', { name: 'Add file' }).click();
+    await dropFile(page, 'dropped.txt', 'dropped text\n');
+    const files = page.getByRole('list', { name: 'Files to send' });
+    await files.getByRole('button', { name: 'Remove dropped.txt' }).waitFor();
+    expect(await files.getByRole('listitem').allTextContents()).toEqual([
+      'notes/plan.md 15 characters Remove notes/plan.md',
+      'dropped.txt 13 characters Remove dropped.txt',
+    ]);
+    // The pasted fields are emptied for the next file.
+    expect(await page.getByLabel('Path', { exact: true }).inputValue()).toBe('');
+
+    await page.getByLabel('Locale').selectOption('en');
+    await page.getByLabel('Clarify timeout (seconds)').fill('120');
+    await page.getByLabel('Max steps').fill('5');
+    await page.getByText('Advanced', { exact: true }).click();
+    await page
+      .getByLabel(/^Advanced/)
+      .fill(JSON.stringify({ model: { provider: 'replay', script: READ_BOTH }, metadata: { from: 'form' } }));
+    const expected = {
+      input: 'Read both files\nthen stop',
+      toolsets: catalog.defaultToolsets.filter((name) => name !== 'interaction'),
+      locale: 'en',
+      clarify: { timeoutMs: 120_000 },
+      limits: { maxSteps: 5 },
+      files: { 'notes/plan.md': '# Plan\n1. read\n', 'dropped.txt': 'dropped text\n' },
+      model: { provider: 'replay', script: READ_BOTH },
+      metadata: { from: 'form' },
+    };
+    // The catalog's order, not the order of the clicks.
+    expected.toolsets = catalog.toolsets.filter((name) => expected.toolsets.includes(name));
+    expect(await requestShown(page)).toEqual(expected);
+    expect(await seriousViolations(page)).toEqual([]);
+    if (SCREENSHOTS !== undefined) {
+      await mkdir(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOTS, 'console-new-run.png'), fullPage: true });
+    }
+
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.waitForURL(/\/console\/runs\/run_/);
+    const id = new URL(page.url()).pathname.split('/').pop() as string;
+    await statusIs(page, 'Completed');
+    await page.getByText('read both', { exact: true }).first().waitFor();
+    expect(await page.locator('.event-tool').count()).toBe(2);
+    const run = await client.get(id);
+    expect(run).toMatchObject({ title: 'Read both files', metadata: { from: 'form' }, output: 'read both' });
+    expect(await (await client.file(id, 'notes/plan.md')).text()).toBe('# Plan\n1. read\n');
+    expect(await (await client.file(id, 'dropped.txt')).text()).toBe('dropped text\n');
+    await page.close();
+  });
+
+  it("shows the API's refusal beside the form and keeps everything typed; a wrong Advanced is caught before sending; the page loads on reload", async () => {
+    const page = await openSignedIn('/console/runs/new');
+    await page.getByRole('heading', { name: 'New run' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'New run' }).waitFor();
+    await page.getByRole('checkbox').first().waitFor();
+    const newest = async () => (await client.list({ limit: 1 })).data[0]?.id;
+    const before = await newest();
+
+    await page.getByLabel('Task', { exact: true }).fill('Keep what I typed');
+    await page.getByLabel('Path', { exact: true }).fill('kept.md');
+    await page.getByLabel('Content', { exact: true }).fill('kept\n');
+    // Enter in the path field adds the file; it does not submit the form.
+    await page.getByLabel('Path', { exact: true }).press('Enter');
+    await page.getByRole('button', { name: 'Remove kept.md' }).waitFor();
+    await page.getByLabel('Max steps').fill('5000');
+    await page.getByText('Advanced', { exact: true }).click();
+
+    // Not JSON: said under the field and again on Submit; nothing is sent.
+    await page.getByLabel(/^Advanced/).fill('{"model": ');
+    await page.getByText(/^Advanced is not valid JSON: /).waitFor();
+    expect(await page.getByLabel(/^Advanced/).getAttribute('aria-invalid')).toBe('true');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^Advanced is not valid JSON: / })
+      .waitFor();
+    await page.getByLabel(/^Advanced/).fill('[1, 2]');
+    await page.getByText(/^Advanced must be a JSON object/).waitFor();
+
+    // Past the API's bound: its own 400, word for word, beside the form.
+    const advanced = JSON.stringify({ model: { provider: 'replay', script: [{ content: 'kept it' }] } });
+    await page.getByLabel(/^Advanced/).fill(advanced);
+    const body = await requestShown(page);
+    expect(body).toMatchObject({ limits: { maxSteps: 5000 }, files: { 'kept.md': 'kept\n' } });
+    const refusal = await client.submit(body as never).then(
+      () => undefined,
+      (error: Error & { code?: string }) => `${error.message} (${error.code})`,
+    );
+    expect(refusal).toMatch(/maxSteps.*\(ERR_VALIDATION\)$/);
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: `The API refused the run: ${refusal}` })
+      .waitFor();
+    expect(new URL(page.url()).pathname).toBe('/console/runs/new');
+    expect(await page.getByLabel('Task', { exact: true }).inputValue()).toBe('Keep what I typed');
+    expect(await page.getByLabel('Max steps').inputValue()).toBe('5000');
+    expect(await page.getByLabel(/^Advanced/).inputValue()).toBe(advanced);
+    await page.getByRole('button', { name: 'Remove kept.md' }).waitFor();
+    expect(await newest()).toBe(before);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // Put right, the same form goes through.
+    await page.getByLabel('Max steps').fill('3');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.waitForURL(/\/console\/runs\/run_/);
+    await statusIs(page, 'Completed');
+    const id = new URL(page.url()).pathname.split('/').pop() as string;
+    expect(await newest()).toBe(id);
+    expect(await (await client.file(id, 'kept.md')).text()).toBe('kept\n');
+    await page.close();
+  });
+
+  it('fits one column on a phone-sized screen and is used with the keyboard alone', async () => {
+    const page = await openSignedIn('/console/runs/new');
+    await page.setViewportSize({ width: 375, height: 700 });
+    await page.getByRole('checkbox').first().waitFor();
+    // Nothing wider than the screen, and each field starts at the same left edge, under the one before.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    const boxes = await Promise.all(
+      ['Task', 'Locale', 'Max steps', 'Request'].map((label) =>
+        page.getByLabel(label, { exact: true }).boundingBox(),
+      ),
+    );
+    const lefts = new Set(boxes.map((box) => Math.round(box?.x ?? -1)));
+    expect(lefts.size).toBe(1);
+    const tops = boxes.map((box) => box?.y ?? -1);
+    expect(tops).toEqual([...tops].sort((a, b) => a - b));
+
+    // The keyboard alone: type the task, uncheck a toolset with Space, add a file, open Advanced, submit with Enter.
+    await page.getByLabel('Task', { exact: true }).focus();
+    await page.keyboard.type('Typed at the keyboard');
+    const passed = await tabTo(page, 'toolset-planning');
+    expect(passed[0]).toMatch(/^toolset-/);
+    await page.keyboard.press('Space');
+    expect(await page.getByRole('checkbox', { name: 'planning', exact: true }).isChecked()).toBe(false);
+    await tabTo(page, 'file-path');
+    await page.keyboard.type('typed.md');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('typed\n');
+    await tabTo(page, 'Add file');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Remove typed.md' }).waitFor();
+    await page.getByLabel('Task', { exact: true }).focus();
+    await tabTo(page, 'Advanced');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    await page.keyboard.insertText(
+      JSON.stringify({ model: { provider: 'replay', script: [{ content: 'typed' }] } }),
+    );
+    expect((await requestShown(page)).toolsets).not.toContain('planning');
+    await tabTo(page, 'Submit');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/console\/runs\/run_/);
+    await statusIs(page, 'Completed');
+    const id = new URL(page.url()).pathname.split('/').pop() as string;
+    expect(await (await client.file(id, 'typed.md')).text()).toBe('typed\n');
+    await page.close();
+  });
+});
