@@ -737,6 +737,9 @@ async function requestShown(page: Page): Promise<Record<string, unknown>> {
   >;
 }
 
+/** How long a form's replay run gets to complete: the machine these run on is shared, at loads of 20 on 2 cores. */
+const RUN_DONE_MS = 45_000;
+
 const READ_BOTH: ReplayScript = [
   { toolCalls: [call('read_file', { path: 'notes/plan.md' }), call('read_file', { path: 'dropped.txt' })] },
   { content: 'read both' },
@@ -804,13 +807,17 @@ describe('the New run form in Chromium', () => {
     await page.getByRole('button', { name: 'Submit' }).click();
     await page.waitForURL(/\/console\/runs\/run_/);
     const id = new URL(page.url()).pathname.split('/').pop() as string;
-    await statusIs(page, 'Completed');
+    await statusIs(page, 'Completed', RUN_DONE_MS);
     await page.getByText('read both', { exact: true }).first().waitFor();
     expect(await page.locator('.event-tool').count()).toBe(2);
     const run = await client.get(id);
     expect(run).toMatchObject({ title: 'Read both files', metadata: { from: 'form' }, output: 'read both' });
     expect(await (await client.file(id, 'notes/plan.md')).text()).toBe('# Plan\n1. read\n');
     expect(await (await client.file(id, 'dropped.txt')).text()).toBe('dropped text\n');
+    // The run is the signed-in tenant's: another tenant's key gets 404 for it and its files.
+    const other = new TetherClient({ baseUrl: base, apiKey: OTHER_TENANT_KEY });
+    await expect(other.get(id)).rejects.toMatchObject({ status: 404 });
+    await expect(other.file(id, 'dropped.txt')).rejects.toMatchObject({ status: 404 });
     await page.close();
   });
 
@@ -867,11 +874,22 @@ describe('the New run form in Chromium', () => {
     expect(await newest()).toBe(before);
     expect(await seriousViolations(page)).toEqual([]);
 
-    // Put right, the same form goes through.
+    // Past the body limit (1 MiB): the API's 413, the form kept again.
     await page.getByLabel('Max steps').fill('3');
+    await dropFile(page, 'big.txt', 'x'.repeat(1_100_000));
+    await page.getByRole('button', { name: 'Remove big.txt' }).waitFor();
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^The API refused the run: .*\(ERR_BODY_TOO_LARGE\)$/ })
+      .waitFor();
+    expect(await newest()).toBe(before);
+    await page.getByRole('button', { name: 'Remove big.txt' }).click();
+
+    // Put right, the same form goes through.
     await page.getByRole('button', { name: 'Submit' }).click();
     await page.waitForURL(/\/console\/runs\/run_/);
-    await statusIs(page, 'Completed');
+    await statusIs(page, 'Completed', RUN_DONE_MS);
     const id = new URL(page.url()).pathname.split('/').pop() as string;
     expect(await newest()).toBe(id);
     expect(await (await client.file(id, 'kept.md')).text()).toBe('kept\n');
@@ -920,7 +938,7 @@ describe('the New run form in Chromium', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/console\/runs\/run_/);
-    await statusIs(page, 'Completed');
+    await statusIs(page, 'Completed', RUN_DONE_MS);
     const id = new URL(page.url()).pathname.split('/').pop() as string;
     expect(await (await client.file(id, 'typed.md')).text()).toBe('typed\n');
     await page.close();
