@@ -46,4 +46,11 @@ describe('the routes', () => {
     expect(filesHref('run_1', 'docs/a b.md')).toBe('/console/runs/run_1/files/docs/a%20b.md');
     expect(hrefOf({ page: 'run', id: 'run_1' })).toBe('/console/runs/run_1');
   });
+
+  it('reads the New run page before a run id ("new" is none), and writes its link', () => {
+    expect(parseRoute('/console/runs/new')).toEqual({ page: 'new-run' });
+    expect(parseRoute('/console/runs/new/')).toEqual({ page: 'new-run' });
+    expect(hrefOf({ page: 'new-run' })).toBe('/console/runs/new');
+    expect(parseRoute(hrefOf({ page: 'new-run' }))).toEqual({ page: 'new-run' });
+  });
 });
