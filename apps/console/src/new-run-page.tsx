@@ -270,7 +270,7 @@ function FilesField({ files, onChange }: { files: Files; onChange: (files: Files
   };
 
   return (
-    <fieldset class="files">
+    <fieldset>
       <legend>Files</legend>
       <p class="hint">
         Written into the run's workspace before it starts. A file of the same path is replaced.
