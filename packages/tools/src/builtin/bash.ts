@@ -183,6 +183,11 @@ export function createBashTool(environment: ToolEnvironment): Tool {
   const prepareNext = (support: CgroupSupport, spec: Omit<CommandSandbox, 'cgroup'>): void => {
     if (next !== undefined || closed || ctx.signal.aborted) return;
     const pending = (async (): Promise<Prepared | undefined> => {
+      // Not before the current call's result has reached its caller, nor before its command is
+      // sent: the cgroup is made synchronously and the spawn blocks the event loop for a fork and
+      // an exec (10 to 40 ms on a busy 2-core host), which would otherwise land on the call's path.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (closed || ctx.signal.aborted) return undefined;
       let cgroup: CommandCgroup | undefined;
       try {
         cgroup = await createCgroup(environment, support, 'bash');
