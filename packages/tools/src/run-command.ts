@@ -30,13 +30,36 @@ import { killProcessTree, killRunProcesses, processStartTicks } from './process-
 import { buildBwrapArgs, buildCommandEnv, type SandboxUser, ulimitValues } from './sandbox.js';
 
 /**
+ * How a prepared sandbox waits for its command, the tail of a POSIX `sh`
+ * script with `$end` (a nonce) and `$bash` set: it reads the command on stdin
+ * as lines, up to a line that is exactly `$end`, and execs
+ * `bash -c <command>` with stdin from /dev/null, exactly as an unprepared
+ * command starts. Without the end line (the worker closed stdin, or died
+ * while writing) nothing runs: exit code 125.
+ */
+const AWAIT_COMMAND = [
+  "command= separator= newline='",
+  "'",
+  'while IFS= read -r line; do',
+  '  [ "$line" = "$end" ] && exec "$bash" -c "$command" </dev/null',
+  '  command=$command$separator$line separator=$newline',
+  'done',
+  'exit 125',
+];
+
+/**
  * The launcher, a POSIX `sh` script (dash starts in a fraction of bash's time:
  * it is on every command's path), run as
- * `sh -c LAUNCHER tether-launch <fsize blocks> <cpu s> <nofile> <kill procs> <n> <n cgroup.procs files> <argv…>`
+ * `sh -c LAUNCHER <name> <fsize blocks> <cpu s> <nofile> <kill procs> <end> <n> <n cgroup.procs files> <argv…>`
  * with the lease pipe (see `command-lease.ts`) on fd 3:
  * start the watchdog, enter the cgroup(s), set the rlimits (`ulimit`, no
  * `prlimit` exec), and exec the command without fd 3. Exit code 125 means the
- * cgroup could not be entered or the limits set.
+ * cgroup could not be entered or the limits set. With an `<end>` (a prepared
+ * sandbox without bubblewrap, whose `<name>` is then `tether-await`), `argv`
+ * is bash alone: the launcher closes fd 3 and waits for the command itself
+ * ({@link AWAIT_COMMAND}), one exec fewer than an {@link AWAIT} script
+ * would cost. Under bubblewrap the waiting is done inside the sandbox, by
+ * {@link AWAIT}.
  *
  * The watchdog is a subshell of the launcher (a fork, no exec), in its process
  * group but outside the command's cgroup, forked before anything of the
@@ -50,7 +73,7 @@ import { buildBwrapArgs, buildCommandEnv, type SandboxUser, ulimitValues } from 
  * dead the cgroup holds every other one.
  */
 export const LAUNCHER = [
-  'fsize=$1 cpu=$2 nofile=$3 procs=$4 n=$5; shift 5',
+  'fsize=$1 cpu=$2 nofile=$3 procs=$4 end=$5 n=$6; shift 6',
   '{',
   '  while read -r _; do :; done',
   '  kill -KILL $$',
@@ -68,7 +91,10 @@ export const LAUNCHER = [
   '  n=$((n-1)); shift',
   'done',
   'ulimit -f "$fsize" && ulimit -t "$cpu" && ulimit -n "$nofile" || { echo "tether: the limits could not be set" >&2; exit 125; }',
-  'exec "$@" 3<&-',
+  '[ -z "$end" ] && exec "$@" 3<&-',
+  'exec 3<&-',
+  'bash=$1',
+  ...AWAIT_COMMAND,
 ].join('\n');
 
 /** After the command is gone, how long its pipes may stay open (held by an escaped process) before they are closed. */
@@ -140,22 +166,11 @@ export interface RunCommandResult {
 }
 
 /**
- * The program a prepared sandbox runs while it waits, a POSIX `sh` script run
- * as `sh -c AWAIT tether-await <end> <bash>`: it reads the command on stdin as
- * lines, up to a line that is exactly `<end>` (a nonce), and execs
- * `bash -c <command>` with stdin from /dev/null, exactly as an unprepared
- * command starts. Without the end line (the worker closed stdin, or died
- * while writing) nothing runs: exit code 125.
+ * The program a prepared sandbox runs inside bubblewrap while it waits, a
+ * POSIX `sh` script run as `sh -c AWAIT tether-await <end> <bash>`: see
+ * {@link AWAIT_COMMAND}.
  */
-export const AWAIT = [
-  "end=$1 bash=$2 command= separator= newline='",
-  "'",
-  'while IFS= read -r line; do',
-  '  [ "$line" = "$end" ] && exec "$bash" -c "$command" </dev/null',
-  '  command=$command$separator$line separator=$newline',
-  'done',
-  'exit 125',
-].join('\n');
+export const AWAIT = ['end=$1 bash=$2', ...AWAIT_COMMAND].join('\n');
 
 /** A command whose launcher runs (its cgroup entered, its watchdog armed); `end` is set while it waits for the command. */
 interface Launched {
@@ -180,12 +195,16 @@ async function launch(
   const tag = `${options.tag}.${randomBytes(6).toString('hex')}`;
   const end = command === undefined ? `tether-end-${randomBytes(12).toString('hex')}` : undefined;
   const env = buildCommandEnv(options.workspace, options.env, tag);
+  // Without bubblewrap, a prepared sandbox's launcher waits for the command itself (see LAUNCHER).
+  const launcherWaits = end !== undefined && options.sandbox !== 'bwrap';
   const inner =
     typeof command === 'object'
       ? command.argv
       : end === undefined
         ? [options.programs.bash, '-c', command as string]
-        : [options.programs.sh, '-c', AWAIT, 'tether-await', end, options.programs.bash];
+        : launcherWaits
+          ? [options.programs.bash]
+          : [options.programs.sh, '-c', AWAIT, 'tether-await', end, options.programs.bash];
   let argv: string[];
   if (options.sandbox === 'bwrap') {
     if (options.programs.bwrap === undefined) {
@@ -216,9 +235,10 @@ async function launch(
   const args = [
     '-c',
     LAUNCHER,
-    'tether-launch',
+    launcherWaits ? 'tether-await' : 'tether-launch',
     ...limits,
     procsFiles.at(-1) ?? '',
+    launcherWaits ? end : '',
     String(procsFiles.length),
     ...procsFiles,
     ...argv,
@@ -259,8 +279,8 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
 
 /**
  * A sandbox started ahead of its command: the launcher has entered the
- * cgroup, armed the watchdog and exec'd the sandbox, whose {@link AWAIT}
- * waits for the command on stdin. {@link PreparedCommand.run} sends it, and
+ * cgroup, armed the watchdog and exec'd bubblewrap, whose {@link AWAIT} waits
+ * for the command on stdin (without bubblewrap, the launcher waits itself). {@link PreparedCommand.run} sends it, and
  * from there the command runs and is supervised, killed and reported exactly
  * as by {@link runCommand}; what the sandbox took to build is off the call's
  * path. A prepared sandbox runs one command at most.
@@ -519,7 +539,7 @@ function supervise(
     if (call.signal.aborted) onAbort();
     else call.signal.addEventListener('abort', onAbort, { once: true });
     if (launched.end !== undefined) {
-      // The sandbox waits for its command: the lines, then the end line (see AWAIT); nothing if discarded.
+      // The sandbox waits for its command: the lines, then the end line (see AWAIT_COMMAND); nothing if discarded.
       child.stdin?.end(send === undefined || call.signal.aborted ? '' : `${send}\n${launched.end}\n`);
     }
   });

@@ -81,14 +81,22 @@ function runUntilReady(
   return { ready, result: invoke(tool, args, callContext(callSignal)) };
 }
 
-/** Pids of the sandboxes prepared for a next command (see AWAIT in run-command.ts) whose directory is `workspace`. */
+/**
+ * Pids of the sandboxes prepared for a next command whose directory is `workspace`: the programs
+ * named `tether-await` (see AWAIT and LAUNCHER in run-command.ts) started by this process (a
+ * launcher that waits itself, without bubblewrap) or by bubblewrap, not a launcher's watchdog, a
+ * fork of it under the same name.
+ */
 async function preparedSandboxes(workspace: string): Promise<number[]> {
   const pids: number[] = [];
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const argv = (await readFile(`/proc/${name}/cmdline`, 'utf8')).split('\0');
-      if (argv[3] === 'tether-await' && (await readlink(`/proc/${name}/cwd`)) === workspace) {
+      if (argv[3] !== 'tether-await' || (await readlink(`/proc/${name}/cwd`)) !== workspace) continue;
+      const stat = await readFile(`/proc/${name}/stat`, 'latin1');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === process.pid || (await readFile(`/proc/${parent}/comm`, 'utf8')) === 'bwrap\n') {
         pids.push(Number(name));
       }
     } catch {
