@@ -180,6 +180,9 @@ export async function killProcessTree(identity: ProcessTreeIdentity): Promise<nu
   } catch {
     // The group is already gone.
   }
+  // The group's processes (the launcher's watchdog at least) were just killed: a scan now would
+  // find them dying and need a second one after them.
+  await groupDeath(identity.pid);
   let remaining: number[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
     remaining = findProcessTree(identity);
@@ -194,6 +197,22 @@ export async function killProcessTree(identity: ProcessTreeIdentity): Promise<nu
     await deaths(remaining);
   }
   return remaining.filter(isProcessAlive);
+}
+
+/**
+ * Waits until no process of the group `pgid` is left (reaped; a zombie still counts), for at most
+ * {@link ROUND_PAUSE_MS}: `kill(-pgid, 0)`, no scan of `/proc`.
+ */
+async function groupDeath(pgid: number): Promise<void> {
+  const until = performance.now() + ROUND_PAUSE_MS;
+  for (let look = 0; performance.now() < until; look++) {
+    try {
+      process.kill(-pgid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return;
+    }
+    await (look < 5 ? new Promise<void>((resolve) => setImmediate(resolve)) : delay(1));
+  }
 }
 
 /**
