@@ -29,8 +29,10 @@ type Cursor = { runId: string; eventId: string };
 interface Following {
   /** Undefined until started. */
   follower: SessionFollower | undefined;
-  /** Where the follower started; after each event, that event (a restart goes on from there). */
+  /** Where the follower started (a restart goes on from `last` when an event came since). */
   after: Cursor | undefined;
+  /** The id of the last event delivered: parsed into `after` only when the follower starts again. */
+  last: string | undefined;
   fromRun: string | undefined;
   /** Questions asked and not yet resolved: request id → the run that asked. */
   pending: Map<string, string>;
@@ -230,6 +232,7 @@ export class GatewaySocket {
     const following: Following = {
       follower: undefined,
       after: start.after,
+      last: undefined,
       fromRun: start.fromRun,
       pending: new Map(),
     };
@@ -239,6 +242,11 @@ export class GatewaySocket {
   }
 
   async #startFollower(sessionId: string, following: Following): Promise<void> {
+    const last = following.last === undefined ? undefined : parseSessionCursor(following.last);
+    if (last) {
+      following.after = last;
+      following.fromRun = undefined;
+    }
     const follower = new SessionFollower({
       store: this.#app.store,
       hub: this.#app.hub,
@@ -301,11 +309,7 @@ export class GatewaySocket {
 
   /** One event of a followed session: `event`, then what it means. False stops the follower. */
   #deliver(sessionId: string, following: Following, event: SessionEvent): boolean {
-    const cursor = parseSessionCursor(event.id);
-    if (cursor) {
-      following.after = cursor;
-      following.fromRun = undefined;
-    }
+    following.last = event.id;
     if (!this.#sendEncoded(this.#eventFrames.get(sessionId, event))) return false;
     if (event.type === 'clarify.requested') {
       const { requestId, question, choices } = event.data;
