@@ -17,6 +17,7 @@ import type { StreamEnd } from '../runs/events/event-stream.js';
 import { checkSubmission } from '../runs/submission.js';
 import type { EventFrames } from './event-frames.js';
 import { messageRunBody, parseClientFrame } from './frames.js';
+import { FrameWriter, type TextFrame } from './text-frame.js';
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
 
@@ -63,6 +64,7 @@ export class GatewaySocket {
   readonly #following = new Map<string, Following>();
   readonly #onEnd: (socket: GatewaySocket, why: StreamEnd) => void;
   readonly #eventFrames: EventFrames;
+  readonly #writer: FrameWriter;
   /** The frames not yet served, in order. */
   #work: Promise<void> = Promise.resolve();
   #answeredPing = true;
@@ -84,6 +86,7 @@ export class GatewaySocket {
     this.#maxBufferBytes = options.app.config.sseMaxBufferBytes;
     this.#onEnd = options.onEnd;
     this.#eventFrames = options.eventFrames;
+    this.#writer = new FrameWriter(options.ws);
   }
 
   start(): void {
@@ -348,14 +351,15 @@ export class GatewaySocket {
     return this.#sendEncoded(JSON.stringify(frame));
   }
 
-  #sendEncoded(frame: string | Buffer): boolean {
+  #sendEncoded(frame: string | TextFrame): boolean {
     if (this.#over) return false;
     if (this.#ws.bufferedAmount > this.#maxBufferBytes) {
       this.#request.log.info({ unsent: this.#ws.bufferedAmount }, 'dropping a slow WebSocket client');
       this.#drop('slow');
       return false;
     }
-    this.#ws.send(frame, { binary: false });
+    if (typeof frame === 'string') this.#ws.send(frame, { binary: false });
+    else this.#writer.write(frame);
     return true;
   }
 
