@@ -3,15 +3,18 @@
 // PUBLISH in one script), and rounds of appends whose delivery latency is measured from the
 // append call to the client reading the frame (the event's text is the append time, on this
 // process's clock). Also counts the Redis connections the API process holds before, during and
-// after the clients (CLIENT LIST by connection name): they must not grow with clients.
+// after the clients (CLIENT LIST by connection name): they must not grow with clients, and the
+// CPU time the API process and this one (the clients and the appends) used per delivery over the
+// measured rounds, which a loaded machine changes far less than it changes latencies.
 // Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
 // Knobs: BENCH_CLIENTS, BENCH_ROUNDS, BENCH_ROUND_GAP_MS; BENCH_API_ARGS adds node flags to the
 // API process (such as `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 import { Agent, request } from 'node:http';
+import { loadavg } from 'node:os';
 import { createKeys, RunStore } from '../../packages/queue/dist/index.js';
 import { Redis } from '../../packages/queue/node_modules/ioredis/built/index.js';
 import { freePort, startStack } from '../../packages/testing/dist/scripts.js';
-import { benchRedis, percentile } from './stack.mjs';
+import { benchRedis, cpuMicros, percentile } from './stack.mjs';
 
 export const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 2_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -92,7 +95,8 @@ export async function startFanout(name, env = {}) {
     await redisServer.stop();
   }
 
-  return { base, auth, store, post, apiConnections, stop };
+  const apiPid = stack.apis[0].child.pid;
+  return { base, auth, store, post, apiConnections, apiCpuMicros: () => cpuMicros(apiPid), stop };
 }
 
 /** Waits (checking every 20 ms) until `condition` holds, or 10 s. */
@@ -125,6 +129,8 @@ export async function measureFanout(fanout, { bench, scenario, runIds, spread, c
 
   const perClient = ROUNDS;
   let started = performance.now();
+  let apiCpuStart = 0;
+  let clientCpuStart = process.cpuUsage();
   const slices = spread ? Math.min(20, runs) : 1;
   const append = (runId) =>
     fanout.store.append(runId, { type: 'message.delta', data: { text: String(performance.now()) } });
@@ -134,6 +140,8 @@ export async function measureFanout(fanout, { bench, scenario, runIds, spread, c
       latencies.length = 0;
       for (const client of clients) client.received = 0;
       started = performance.now();
+      apiCpuStart = fanout.apiCpuMicros();
+      clientCpuStart = process.cpuUsage();
     }
     const roundStart = performance.now();
     for (let slice = 0; slice < slices; slice++) {
@@ -148,6 +156,8 @@ export async function measureFanout(fanout, { bench, scenario, runIds, spread, c
   // Let the last round arrive.
   await until(() => clients.every((client) => client.received >= perClient));
   const elapsed = performance.now() - started;
+  const apiCpu = fanout.apiCpuMicros() - apiCpuStart;
+  const clientCpu = process.cpuUsage(clientCpuStart);
   const delivered = clients.reduce((sum, client) => sum + client.received, 0);
   for (const client of clients) client.close();
   await new Promise((resolve) => setTimeout(resolve, 300));
@@ -169,6 +179,10 @@ export async function measureFanout(fanout, { bench, scenario, runIds, spread, c
       p90_ms: Number(percentile(latencies, 90).toFixed(2)),
       p99_ms: Number(p99.toFixed(2)),
       max_ms: Number(Math.max(...latencies).toFixed(2)),
+      // CPU µs per delivery over the measured rounds (the API's in clock ticks of 10 ms).
+      api_cpu_us_per_delivery: Number((apiCpu / delivered).toFixed(1)),
+      client_cpu_us_per_delivery: Number(((clientCpu.user + clientCpu.system) / delivered).toFixed(1)),
+      load_average: Number(loadavg()[0].toFixed(2)),
       api_redis_connections: {
         before: connectionsBefore,
         during: connectionsDuring,
