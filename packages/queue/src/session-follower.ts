@@ -273,8 +273,36 @@ export class SessionFollower {
 }
 
 /** Orders stream ids (`ms-seq`); '0' is before every id. */
-function compareIds(a: string, b: string): number {
-  const [am = 0, as = 0] = a.split('-').map(Number);
-  const [bm = 0, bs = 0] = b.split('-').map(Number);
-  return am - bm || as - bs;
+export function compareIds(a: string, b: string): number {
+  if (a === b) return 0;
+  // Without allocating (it runs for every follower on every event): of two decimal parts, the one
+  // with more significant digits is the greater, and parts of one length compare by text.
+  const aDash = a.indexOf('-');
+  const bDash = b.indexOf('-');
+  const aEnd = aDash < 0 ? a.length : aDash;
+  const bEnd = bDash < 0 ? b.length : bDash;
+  return (
+    compareDigits(a, 0, aEnd, b, 0, bEnd) ||
+    compareDigits(
+      a,
+      aDash < 0 ? a.length : aDash + 1,
+      a.length,
+      b,
+      bDash < 0 ? b.length : bDash + 1,
+      b.length,
+    )
+  );
+}
+
+/** Compares the decimal numbers `a[aFrom, aTo)` and `b[bFrom, bTo)`; an empty one is 0. */
+function compareDigits(a: string, aFrom: number, aTo: number, b: string, bFrom: number, bTo: number): number {
+  // Leading zeros skipped, "0" and a missing part are both empty: only significant digits count.
+  while (aFrom < aTo && a.charCodeAt(aFrom) === 48) aFrom++;
+  while (bFrom < bTo && b.charCodeAt(bFrom) === 48) bFrom++;
+  if (aTo - aFrom !== bTo - bFrom) return aTo - aFrom < bTo - bFrom ? -1 : 1;
+  for (let i = 0; i < aTo - aFrom; i++) {
+    const d = a.charCodeAt(aFrom + i) - b.charCodeAt(bFrom + i);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return 0;
 }
