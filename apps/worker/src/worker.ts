@@ -153,6 +153,8 @@ export function startWorker(
           runs,
           store,
           logger,
+          // A slot whose lease lapsed and went to another run: the attempt stops as for a lost lock.
+          onLost: (runId) => processor.activeRuns.stop(runId, 'lost'),
         })
       : undefined;
   const skillStore = new SkillStore({

@@ -13,7 +13,10 @@ import type { AttemptContext, Settlement } from './context.js';
  *    run unchanged.
  * 2. While the attempt runs, its slot's lease is renewed each time BullMQ
  *    renews the job's lock (`renew`), so a worker killed with -9 loses its
- *    slots when it loses its locks.
+ *    slots when it loses its locks. A renewal that finds the slot gone (its
+ *    lease lapsed, a late renewal, and another run took it) stops the attempt
+ *    as a lost lock does (`onLost`): running on would put the tenant over its
+ *    cap. The job goes back to waiting and takes a slot again, or waits for one.
  * 3. When the attempt ends, whatever the end (a throw included), the slot is
  *    given back, and the runs the release hands a free slot to are woken
  *    (their delayed jobs promoted); one that is gone or has ended gives its
@@ -27,14 +30,23 @@ export class TenantSlotKeeper {
   readonly #runs: RunService;
   readonly #store: RunStore;
   readonly #log: Logger;
+  readonly #onLost: (runId: string) => void;
   /** The slots this process holds: run id → its tenant and the fencing token of the attempt. */
   readonly #held = new Map<string, { tenant: string; holder: string }>();
 
-  constructor(options: { slots: TenantSlots; runs: RunService; store: RunStore; logger: Logger }) {
+  constructor(options: {
+    slots: TenantSlots;
+    runs: RunService;
+    store: RunStore;
+    logger: Logger;
+    /** Stops the attempt of a run whose slot is no longer its own (as for a lost lock). */
+    onLost: (runId: string) => void;
+  }) {
     this.#slots = options.slots;
     this.#runs = options.runs;
     this.#store = options.store;
     this.#log = options.logger;
+    this.#onLost = options.onLost;
   }
 
   /** The cap: slots of one tenant. */
@@ -82,8 +94,15 @@ export class TenantSlotKeeper {
     for (const [tenant, held] of byTenant) {
       this.#slots.renew(tenant, held).then(
         (lost) => {
-          // Only after an outage longer than the lease, which stops the attempt anyway (its lock is lost too).
-          for (const runId of lost) this.#log.warn({ runId, tenant }, "the run's tenant slot was lost");
+          for (const runId of lost) {
+            // The attempt may have ended meanwhile (its slot given back): nothing to stop then.
+            if (this.#held.get(runId)?.holder !== held.find((h) => h.runId === runId)?.holder) continue;
+            this.#log.warn(
+              { runId, tenant },
+              "the run's tenant slot was lost (its lease lapsed); stopping the attempt",
+            );
+            this.#onLost(runId);
+          }
         },
         (error: unknown) => this.#log.warn({ err: error, tenant }, 'could not renew tenant slots'),
       );
