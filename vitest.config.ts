@@ -51,6 +51,8 @@ const CLUSTER_FILES = [
   'apps/api/test/crew.int.test.ts',
   // Memory: a scope's keys in one hash slot, its scripts and the copies other processes keep.
   'packages/queue/test/memory-store.int.test.ts',
+  // Client tools: a run's calls and outputs in its hash slot; faults around the request (kill -9).
+  'apps/worker/test/client-tools.int.test.ts',
 ];
 
 /** The files of {@link CLUSTER_FILES} that start processes or a whole API: on the cluster only. */
