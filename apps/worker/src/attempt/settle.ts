@@ -212,6 +212,11 @@ async function settle(
     case 'tool_calls': {
       const { calls } = settlement;
       const untilMs = Math.min(...calls.map((call) => Date.parse(call.expiresAt)));
+      if (ctx.config.testHoldBeforeToolRequest) {
+        // Test only: the window between the checkpoint (saved) and the request, held open for a kill -9.
+        log.warn({ calls: calls.length }, 'test hold: before requestToolCalls');
+        await new Promise<never>(() => {});
+      }
       await store.requestToolCalls(runId, fence, calls, events);
       await dispatchEvents(ctx, 'tool_calls');
       await job.moveToDelayed(untilMs, token);
