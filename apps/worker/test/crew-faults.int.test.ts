@@ -1,0 +1,209 @@
+/**
+ * Crew faults with real worker processes: a child that ends as every worker is killed with -9 (the
+ * parent's wake may be lost with them), and a cancel racing a parent's move to waiting for its
+ * children. Whatever the timing, each child's end reaches its parent once, the parent resumes once,
+ * and a cancelled tree leaves nothing running, queued or holding a tenant slot.
+ */
+import { execFileSync } from 'node:child_process';
+import type { ReplayScript, RunEvent } from '@tether/protocol';
+import type { TestProcess } from '@tether/testing';
+import { describe, expect, it } from 'vitest';
+import { call, type Deployment, TENANT, until, useDeployments } from './harness.js';
+
+const deploy = useDeployments();
+
+async function submitParent(d: Deployment, tasks: string[], children: { script: ReplayScript }[]) {
+  const { run } = await d.service.submit(TENANT, {
+    input: 'lead the crew',
+    toolsets: ['base', 'crew'],
+    model: {
+      provider: 'replay',
+      script: [
+        { toolCalls: [call('delegate_parallel', { tasks: tasks.map((goal) => ({ goal })) })] },
+        { content: 'the crew reported' },
+      ],
+      children,
+    } as never,
+  });
+  return run.id;
+}
+
+const ofType = (events: RunEvent[], type: string) => events.filter((e) => e.type === type);
+
+/**
+ * A parent with one child whose end (`run.completed` or `run.failed`, `ending`) is followed at once
+ * by a kill -9 of every worker, from the event's own broadcast: the worker that ended the child may
+ * die before it wakes the parent. A worker started afterwards must bring the parent back, once.
+ */
+async function childEndsAsWorkersDie(d: Deployment, child: ReplayScript, ending: string) {
+  const workers: TestProcess[] = await Promise.all([d.startWorker(), d.startWorker()]);
+  const parentId = await submitParent(d, ['the only task'], [{ script: child }]);
+  const started = await d.waitForEvent(parentId, 'child.started');
+  const childId = (started.data as { childRunId: string }).childRunId;
+  let killedAt: string | undefined;
+  const unsubscribe = await d.hub.subscribe(childId, (event) => {
+    if (event.type !== ending || killedAt) return;
+    killedAt = event.id;
+    for (const worker of workers) worker.child.kill('SIGKILL');
+  });
+  try {
+    await until(() => killedAt !== undefined, `the child's ${ending}`, 30_000);
+  } finally {
+    await unsubscribe();
+  }
+  await Promise.all(workers.map((worker) => worker.exited));
+  // Woken before the kill (waiting) or not (still delayed, until the children's 30 min deadline):
+  // either way only the next worker can carry it on.
+  const state = await (await d.service.getJob(parentId))?.getState();
+  expect(['waiting', 'delayed', 'prioritized']).toContain(state);
+
+  await d.startWorker();
+  await d.waitForEvent(parentId, 'run.completed', 45_000);
+
+  const events = await d.store.readEvents(parentId);
+  expect(ofType(events, 'child.started')).toHaveLength(1);
+  const finished = ofType(events, 'child.finished');
+  expect(finished.map((e) => (e.data as { childRunId: string }).childRunId)).toEqual([childId]);
+  // One attempt to delegate, one resumed after the child reported.
+  const attempts = ofType(events, 'attempt.started');
+  expect(attempts).toHaveLength(2);
+  expect(events.indexOf(attempts[1] as RunEvent)).toBeGreaterThan(events.indexOf(finished[0] as RunEvent));
+  const results = events.filter(
+    (e): e is RunEvent<'tool.result'> => e.type === 'tool.result' && e.data.name === 'delegate_parallel',
+  );
+  expect(results).toHaveLength(1);
+  expect(events.at(-1)?.type).toBe('run.completed');
+  expect(ofType(events, 'run.completed')).toHaveLength(1);
+
+  const childEvents = await d.store.readEvents(childId);
+  const ends = childEvents.filter((e) => ['run.completed', 'run.failed', 'run.cancelled'].includes(e.type));
+  expect(ends.map((e) => e.id)).toEqual([killedAt]);
+  expect(childEvents.at(-1)?.id).toBe(killedAt);
+  return {
+    parentId,
+    childId,
+    state,
+    entries: JSON.parse(results[0]?.data.content ?? '[]') as { status: string }[],
+  };
+}
+
+const CHILD_SLEEP = 'sleep 20.5173';
+
+/** Whether a process of this host runs `command` (the children's, found by their unique sleep). */
+function commandRuns(command: string): boolean {
+  try {
+    // The class keeps pgrep's pattern from matching a command line that holds the pattern itself.
+    execFileSync('pgrep', ['-f', command.replace('.', '[.]')]);
+    return true;
+  } catch {
+    return false; // pgrep exits 1 when nothing matches
+  }
+}
+
+describe('crew faults', () => {
+  it('a child completes as every worker is killed with -9: the next worker resumes the parent once, with the child reported once', async () => {
+    const d = await deploy('crew-kill-completed');
+    const { entries } = await childEndsAsWorkersDie(
+      d,
+      [{ toolCalls: [call('bash', { command: 'sleep 1' })] }, { content: 'child done' }],
+      'run.completed',
+    );
+    expect(entries.map((e) => e.status)).toEqual(['completed']);
+  });
+
+  it('a child fails as every worker is killed with -9: the next worker resumes the parent once, with the failure reported once', async () => {
+    const d = await deploy('crew-kill-failed');
+    // No final turn: the replay runs out and the child fails (not retried).
+    const { entries } = await childEndsAsWorkersDie(
+      d,
+      [{ toolCalls: [call('bash', { command: 'sleep 1' })] }],
+      'run.failed',
+    );
+    expect(entries.map((e) => e.status)).toEqual(['failed']);
+  });
+
+  it('a cancel racing the parent into waiting_for_children, at 20 points around the delegation: the whole tree ends cancelled, nothing left running, queued or holding a slot', async () => {
+    const d = await deploy('crew-cancel-race');
+    const env = { TETHER_TENANT_MAX_RUNNING: '4', TETHER_WORKER_CONCURRENCY: '4' };
+    await Promise.all([d.startWorker(env), d.startWorker(env)]);
+    const children = [
+      { script: [{ toolCalls: [call('bash', { command: CHILD_SLEEP })] }, { content: 'never' }] },
+    ];
+    // Cancels from 0 to 95 ms after the parent's attempt starts, 5 ms apart: before its model turn,
+    // during its delegation (children being created, the parent moving to waiting_for_children) or
+    // after it, as the host's load places the delegation.
+    const trials = Array.from({ length: 20 }, (_, i) => ({
+      after: 'attempt.started' as const,
+      delayMs: i * 5,
+    }));
+    const parents = await Promise.all(
+      trials.map(async ({ after, delayMs }) => {
+        const parentId = await submitParent(d, ['first', 'second'], children);
+        await d.waitForEvent(parentId, after, 45_000);
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        await d.service.cancel(TENANT, parentId).catch((error: { code?: string }) => {
+          // Only an ended run refuses a cancel, and a parent cannot end before its children.
+          throw new Error(
+            `the cancel of ${parentId} ${delayMs} ms after ${after} was refused: ${error.code}`,
+          );
+        });
+        return parentId;
+      }),
+    );
+    await until(
+      async () => (await d.store.getMany(parents)).every((run) => run?.status === 'cancelled'),
+      'every parent to be cancelled',
+      30_000,
+    );
+    const childIds = (await Promise.all(parents.map((id) => d.store.childIds(id)))).flat();
+    await until(
+      async () => (await d.store.getMany(childIds)).every((run) => run?.status === 'cancelled'),
+      'every child to be cancelled',
+      30_000,
+    );
+    // Every slot given back and nobody left in line. Each attempt gives its slot back as it ends; a
+    // child handed a slot (holder '') and cancelled before it took it up keeps it reserved until the
+    // reservation ends (four leases), and one cancelled while in line stays there until a release
+    // hands it a slot (and finds it ended): only such leftovers of this tree, and a run of the tenant
+    // started afterwards clears them.
+    const slotKeys = d.keys.tenantSlots(TENANT);
+    const tree = new Set([...parents, ...childIds]);
+    const slotsLeft = async () => ({
+      holders: await d.redis.hgetall(slotKeys.holders),
+      parked: await d.redis.zrange(slotKeys.parked, '0', '-1'),
+    });
+    await until(
+      async () => Object.values((await slotsLeft()).holders).every((holder) => holder === ''),
+      'every attempt to give its slot back',
+      20_000,
+    );
+    const left = await slotsLeft();
+    for (const runId of [...Object.keys(left.holders), ...left.parked])
+      expect(tree.has(runId), runId).toBe(true);
+    if ((await d.redis.exists(slotKeys.running, slotKeys.holders, slotKeys.parked)) > 0) {
+      await new Promise((resolve) => setTimeout(resolve, 4 * 2_000 + 500));
+      await d.waitForEvent(await d.submit([{ content: 'after the tree' }]), 'run.completed', 30_000);
+    }
+    await until(
+      async () => (await d.redis.exists(slotKeys.running, slotKeys.holders, slotKeys.parked)) === 0,
+      'every tenant slot to be free and nobody waiting for one',
+      20_000,
+    ).catch(async (error: Error) => {
+      throw new Error(`${error.message}: ${JSON.stringify(await slotsLeft())}`);
+    });
+    await until(
+      async () => {
+        const counts = await d.service.jobCounts('active', 'waiting', 'delayed', 'prioritized');
+        return Object.values(counts).every((count) => count === 0);
+      },
+      'no job left in the queue',
+      20_000,
+    );
+    await until(() => !commandRuns(CHILD_SLEEP), "every child's command to be killed", 20_000);
+    for (const id of [...parents, ...childIds]) {
+      const events = await d.store.readEvents(id);
+      expect(events.at(-1)?.type, id).toBe('run.cancelled');
+      expect(ofType(events, 'run.cancelled'), id).toHaveLength(1);
+    }
+  });
+});
