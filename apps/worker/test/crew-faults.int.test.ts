@@ -124,18 +124,19 @@ describe('crew faults', () => {
 
   it('a cancel racing the parent into waiting_for_children, at 20 points around the delegation: the whole tree ends cancelled, nothing left running, queued or holding a slot', async () => {
     const d = await deploy('crew-cancel-race');
-    const env = { TETHER_TENANT_MAX_RUNNING: '4', TETHER_WORKER_CONCURRENCY: '4' };
+    const env = { TETHER_TENANT_MAX_RUNNING: '6', TETHER_WORKER_CONCURRENCY: '4' };
     await Promise.all([d.startWorker(env), d.startWorker(env)]);
     const children = [
       { script: [{ toolCalls: [call('bash', { command: CHILD_SLEEP })] }, { content: 'never' }] },
     ];
-    // Cancels from 0 to 95 ms after the parent's attempt starts, 5 ms apart: before its model turn,
-    // during its delegation (children being created, the parent moving to waiting_for_children) or
-    // after it, as the host's load places the delegation.
-    const trials = Array.from({ length: 20 }, (_, i) => ({
-      after: 'attempt.started' as const,
-      delayMs: i * 5,
-    }));
+    // Sixteen cancels from 0 to 90 ms after the parent's attempt starts, 6 ms apart: before its
+    // model turn, during its delegation (children being created, the parent moving to
+    // waiting_for_children) or just after, as the host's load places it; four once its children
+    // run their commands, which the cancel must stop.
+    const trials = [
+      ...Array.from({ length: 16 }, (_, i) => ({ after: 'attempt.started' as const, delayMs: i * 6 })),
+      ...[300, 600, 1_000, 1_500].map((delayMs) => ({ after: 'child.started' as const, delayMs })),
+    ];
     const parents = await Promise.all(
       trials.map(async ({ after, delayMs }) => {
         const parentId = await submitParent(d, ['first', 'second'], children);
@@ -153,13 +154,14 @@ describe('crew faults', () => {
     await until(
       async () => (await d.store.getMany(parents)).every((run) => run?.status === 'cancelled'),
       'every parent to be cancelled',
-      30_000,
+      15_000,
     );
     const childIds = (await Promise.all(parents.map((id) => d.store.childIds(id)))).flat();
     await until(
       async () => (await d.store.getMany(childIds)).every((run) => run?.status === 'cancelled'),
+      // Long before their commands (20 s) could end by themselves: they were stopped.
       'every child to be cancelled',
-      30_000,
+      12_000,
     );
     // Every slot given back and nobody left in line. Each attempt gives its slot back as it ends; a
     // child handed a slot (holder '') and cancelled before it took it up keeps it reserved until the
