@@ -17,8 +17,14 @@ const FIRST_SLEEP = 'sleep 30.4817';
 describe('a tenant slot whose lease lapsed', () => {
   it('went to another run: the run that held it stops its attempt and waits for a slot, never running beside the new holder', async () => {
     const d = await deploy('tenant-lease');
-    // One worker, a cap of 1: every attempt of the tenant goes through the same keeper.
-    await d.startWorker({ TETHER_TENANT_MAX_RUNNING: '1', TETHER_WORKER_CONCURRENCY: '4' });
+    // One worker, a cap of 1: every attempt of the tenant goes through the same keeper. A 6 s lock
+    // (renewed every 3 s): the lapse is the test's own, not one of a renewal late on a loaded host.
+    await d.startWorker({
+      TETHER_TENANT_MAX_RUNNING: '1',
+      TETHER_WORKER_CONCURRENCY: '4',
+      TETHER_LOCK_DURATION_MS: '6000',
+      TETHER_STALLED_INTERVAL_MS: '3000',
+    });
     const slotKeys = d.keys.tenantSlots(TENANT);
     // The first attempt sleeps long; the one after it (the call run again) finds the marker and ends at once.
     const first = await d.submit([
@@ -32,12 +38,12 @@ describe('a tenant slot whose lease lapsed', () => {
       { content: 'first done' },
     ]);
     await d.waitForEvent(first, 'tool.call');
-    // The second run looks, after a while, whether the first one's command still runs beside it.
+    // The second run looks, after two of the lock's renewals, whether the first one's command still runs.
     const second = await d.submit([
       {
         toolCalls: [
           call('bash', {
-            command: `sleep 3; if pgrep -f '${FIRST_SLEEP.replace('.', '[.]')}' >/dev/null; then echo BESIDE; else echo ALONE; fi`,
+            command: `sleep 6; if pgrep -f '${FIRST_SLEEP.replace('.', '[.]')}' >/dev/null; then echo BESIDE; else echo ALONE; fi`,
           }),
         ],
       },
@@ -50,7 +56,7 @@ describe('a tenant slot whose lease lapsed', () => {
     // The lapse: the first run's lease is put in the past (as a renewal that came too late leaves it),
     // and a release (anybody's) drops it and hands the free slot to the run waiting, as the scripts do.
     // A renewal landing between the two puts the lease back: then look again.
-    const slots = new TenantSlots({ redis: d.redis, keys: d.keys, cap: 1, leaseMs: 2_000 });
+    const slots = new TenantSlots({ redis: d.redis, keys: d.keys, cap: 1, leaseMs: 6_000 });
     let handed: string[] = [];
     await until(async () => {
       await d.redis.zadd(slotKeys.running, 'XX', 1, first);
