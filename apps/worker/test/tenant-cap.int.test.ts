@@ -106,8 +106,8 @@ describe('TETHER_TENANT_MAX_RUNNING', () => {
   it("crew children count toward their tenant's cap; the parent waiting for them holds no slot", async () => {
     const d = await deploy('tenant-cap-crew');
     // A slot's lease is the lock's (the harness's 2 s): on a loaded machine a late renewal lets it
-    // lapse, and the next child is handed the slot while the first still runs (a third child, as the
-    // lease rules say: the -9 case below is about that). This test is about who holds slots.
+    // lapse, and the child that lost its slot is stopped and tried again (tenant-lease.int.test.ts),
+    // which would blur the counts of who ran when. This test is about who holds slots: a longer lease.
     const env = {
       TETHER_TENANT_MAX_RUNNING: '2',
       TETHER_WORKER_CONCURRENCY: '4',
