@@ -1,10 +1,12 @@
 import type { TetherClient } from '@tether/client';
 import { useEffect, useState } from 'preact/hooks';
 import { NewRunPage } from './new-run-page.js';
-import { onLinkClick, useRoute } from './router.js';
+import { hrefOf, onLinkClick, type Route, useRoute } from './router.js';
 import { RunPage } from './run-page.js';
 import { RunsPage } from './runs-page.js';
 import { restoreClient, signIn, signOut } from './session.js';
+import { SessionPage } from './session-page.js';
+import { SessionsPage } from './sessions-page.js';
 
 type Auth =
   | { state: 'checking' }
@@ -25,12 +27,7 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    document.title =
-      route.page === 'run'
-        ? `${route.tab === 'files' ? 'Files of run' : 'Run'} ${route.id} · Tether console`
-        : route.page === 'new-run'
-          ? 'New run · Tether console'
-          : 'Runs · Tether console';
+    document.title = `${titleOf(route)} · Tether console`;
   }, [route]);
 
   return (
@@ -39,6 +36,14 @@ export function App() {
         <a href="/console/" onClick={onLinkClick} class="brand">
           Tether console
         </a>
+        <nav aria-label="Pages" class="nav">
+          <a href={hrefOf({ page: 'runs' })} onClick={onLinkClick}>
+            Runs
+          </a>
+          <a href={hrefOf({ page: 'sessions' })} onClick={onLinkClick}>
+            Sessions
+          </a>
+        </nav>
         {auth.state === 'in' && auth.keyed ? (
           <button
             type="button"
@@ -65,6 +70,10 @@ export function App() {
           <NewRunPage client={auth.client} />
         ) : route.page === 'runs' ? (
           <RunsPage client={auth.client} />
+        ) : route.page === 'session' ? (
+          <SessionPage key={route.id} client={auth.client} id={route.id} />
+        ) : route.page === 'sessions' ? (
+          <SessionsPage client={auth.client} />
         ) : (
           <>
             <h1>Not found</h1>
@@ -80,6 +89,21 @@ export function App() {
       </main>
     </>
   );
+}
+
+function titleOf(route: Route): string {
+  switch (route.page) {
+    case 'run':
+      return `${route.tab === 'files' ? 'Files of run' : 'Run'} ${route.id}`;
+    case 'new-run':
+      return 'New run';
+    case 'sessions':
+      return 'Sessions';
+    case 'session':
+      return `Session ${route.id}`;
+    default:
+      return 'Runs';
+  }
 }
 
 function SignIn({ onSignedIn }: { onSignedIn: (client: TetherClient) => void }) {

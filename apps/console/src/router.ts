@@ -12,6 +12,8 @@ export type Route =
   | { page: 'runs' }
   | { page: 'new-run' }
   | { page: 'run'; id: string; tab?: RunTab; path?: string }
+  | { page: 'sessions' }
+  | { page: 'session'; id: string }
   | { page: 'missing'; path: string };
 
 const BASE = '/console';
@@ -34,13 +36,25 @@ export function parseRoute(pathname: string): Route {
       return { page: 'missing', path: pathname };
     }
   }
+  if (/^\/sessions\/?$/.test(path)) return { page: 'sessions' };
+  const session = /^\/sessions\/([^/]+)\/?$/.exec(path);
+  if (session) return { page: 'session', id: decodeURIComponent(session[1] as string) };
   return { page: 'missing', path: pathname };
 }
 
 export function hrefOf(route: Route): string {
-  if (route.page === 'new-run') return `${BASE}/runs/new`;
-  if (route.page !== 'run') return `${BASE}/`;
-  return route.tab === 'files' ? filesHref(route.id, route.path) : runHref(route.id);
+  switch (route.page) {
+    case 'run':
+      return route.tab === 'files' ? filesHref(route.id, route.path) : runHref(route.id);
+    case 'new-run':
+      return `${BASE}/runs/new`;
+    case 'sessions':
+      return `${BASE}/sessions`;
+    case 'session':
+      return `${BASE}/sessions/${encodeURIComponent(route.id)}`;
+    default:
+      return `${BASE}/`;
+  }
 }
 
 /** A run's page (its timeline). */
