@@ -944,3 +944,219 @@ describe('the New run form in Chromium', () => {
     await page.close();
   });
 });
+
+describe('sessions in the console', () => {
+  /**
+   * Each message the page sends goes to the real API with the next of `runs`
+   * merged into its body: a replay model scripted per message (and any other
+   * run field, such as `clarify`), as the API's session tests send them.
+   */
+  async function scriptMessages(
+    page: Page,
+    runs: Record<string, unknown>[],
+  ): Promise<{ sent: () => number }> {
+    let sent = 0;
+    await page.route('**/v1/sessions/*/runs', async (route) => {
+      const extra = runs[sent++];
+      // More messages than scripted: refused, and the test's next wait fails.
+      if (extra === undefined) return route.abort();
+      await route.continue({ postData: JSON.stringify({ ...route.request().postDataJSON(), ...extra }) });
+    });
+    return { sent: () => sent };
+  }
+  const replay = (...script: ReplayScript) => ({ model: { provider: 'replay', script } });
+  const message = (page: Page) => page.getByRole('textbox', { name: 'Message', exact: true });
+  const assistantSaid = (page: Page, text: string) =>
+    page.locator('.bubble-assistant .said').filter({ hasText: new RegExp(`^${text}$`) });
+  const youSaid = (page: Page, text: string) =>
+    page.locator('.bubble-user .said').filter({ hasText: new RegExp(`^${text}$`) });
+
+  it('creates a session from the list, sends two messages and shows both answers, each once after a reload', async () => {
+    const page = await openSignedIn('/console/');
+    await page.getByRole('navigation').getByRole('link', { name: 'Sessions', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sessions', exact: true }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/console/sessions');
+    const scripted = await scriptMessages(page, [
+      replay({ content: 'Hello! This is the first answer.' }),
+      replay(
+        { toolCalls: [call('list_dir', { path: '.' })] },
+        { content: 'The second answer, after a look.' },
+      ),
+    ]);
+    await page.getByRole('button', { name: 'New session' }).click();
+    await page.waitForURL(/\/console\/sessions\/ses_[0-9a-z]{26}$/);
+    const id = new URL(page.url()).pathname.split('/').at(-1) as string;
+    await page.getByRole('heading', { name: `Session ${id}` }).waitFor();
+    expect(await message(page).getAttribute('placeholder')).toBe('Write a message');
+
+    // Enter sends; Shift+Enter starts a new line and sends nothing.
+    await message(page).fill('Hi there');
+    await message(page).press('Shift+Enter');
+    await message(page).pressSequentially('second line');
+    expect(await message(page).inputValue()).toBe('Hi there\nsecond line');
+    expect(scripted.sent()).toBe(0);
+    await message(page).press('Enter');
+    await assistantSaid(page, 'Hello! This is the first answer.').waitFor();
+    await youSaid(page, 'Hi there\nsecond line').waitFor();
+    expect(await message(page).inputValue()).toBe('');
+
+    await message(page).fill('And a second question?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await assistantSaid(page, 'The second answer, after a look.').waitFor();
+    await page
+      .getByTestId('session-status')
+      .filter({ hasText: /^Idle$/ })
+      .waitFor();
+    // The run's tool calls are one collapsed block, with a link to the run.
+    const tools = page.locator('details.tool-calls');
+    expect(await tools.count()).toBe(1);
+    expect(await tools.locator('summary').textContent()).toBe('1 tool call: list_dir');
+    expect(await tools.getAttribute('open')).toBeNull();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'session');
+
+    const transcript = await client.sessions.messages(id);
+    const runIds = [...new Set(transcript.data.map((entry) => entry.runId))];
+    expect(transcript.data.filter((entry) => entry.role === 'user').map((entry) => entry.content)).toEqual([
+      'Hi there\nsecond line',
+      'And a second question?',
+    ]);
+    expect(runIds).toHaveLength(2);
+
+    // A reloaded deep link replays the session's stream: every message once, in order.
+    await page.reload();
+    await assistantSaid(page, 'The second answer, after a look.').waitFor();
+    expect(await page.locator('.bubble .said').allTextContents()).toEqual([
+      'Hi there\nsecond line',
+      'Hello! This is the first answer.',
+      'And a second question?',
+      'The second answer, after a look.',
+    ]);
+    await page.getByRole('link', { name: `Run ${runIds[1]}` }).click();
+    expect(new URL(page.url()).pathname).toBe(`/console/runs/${runIds[1]}`);
+    await statusIs(page, 'Completed');
+
+    // The list shows it, newest first, and passes axe.
+    await page.getByRole('navigation').getByRole('link', { name: 'Sessions', exact: true }).click();
+    const row = page.getByRole('row').filter({ hasText: id });
+    await row.getByRole('cell', { name: 'Idle' }).waitFor();
+    expect(await page.getByRole('row').nth(1).textContent()).toContain(id);
+    expect(await row.getByRole('cell').nth(2).textContent()).toBe('2');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'sessions');
+    await page.close();
+  });
+
+  it('answers one question card by clicking a choice, and a returned one with the next message (the REST fallback)', async () => {
+    const { id } = await client.sessions.create();
+    const page = await openSignedIn(`/console/sessions/${id}`);
+    await page.getByRole('heading', { name: `Session ${id}` }).waitFor();
+    await scriptMessages(page, [
+      {
+        ...replay(
+          { toolCalls: [call('clarify', { question: 'Which colour?', choices: ['red', 'blue'] })] },
+          { content: 'Blue it is.' },
+        ),
+        clarify: { timeoutMs: 600_000 },
+      },
+      {
+        ...replay({ toolCalls: [call('clarify', { question: 'Which size?', choices: ['small', 'large'] })] }),
+        clarify: { mode: 'return' },
+      },
+      replay({ content: 'Large, noted.' }),
+    ]);
+
+    // A suspended run's question: a card in the chat, answered by a click.
+    await message(page).fill('Paint it');
+    await message(page).press('Enter');
+    const card = page.getByRole('region', { name: 'The run asks' });
+    await card.getByText('Which colour?', { exact: true }).waitFor();
+    await page
+      .getByTestId('session-status')
+      .filter({ hasText: /^Waiting for input$/ })
+      .waitFor();
+    expect(await card.getByTestId('countdown').textContent()).toMatch(/^\d+:\d\d$/);
+    expect(await page.locator('#message-hint').textContent()).toContain('your message is sent as its answer');
+    expect(await seriousViolations(page)).toEqual([]);
+    await card.getByRole('button', { name: 'blue', exact: true }).click();
+    await assistantSaid(page, 'Blue it is.').waitFor();
+    await card.waitFor({ state: 'detached' });
+    expect(await page.getByTestId('decided').allTextContents()).toEqual(['Answered: blue']);
+
+    // A question returned as the run's output (clarify mode "return"): the next message answers it.
+    await message(page).fill('Pick a size');
+    await message(page).press('Enter');
+    const returned = page.getByRole('region', { name: 'The assistant asks' });
+    await returned.getByText('Which size?', { exact: true }).waitFor();
+    await returned.getByRole('button', { name: 'large', exact: true }).waitFor();
+    await page
+      .getByTestId('session-status')
+      .filter({ hasText: /^Idle$/ })
+      .waitFor();
+    expect(await page.locator('#message-hint').textContent()).toContain('your next message is its answer');
+    await screenshot(page, 'session-question');
+    await message(page).fill('large');
+    await message(page).press('Enter');
+    await assistantSaid(page, 'Large, noted.').waitFor();
+    await returned.waitFor({ state: 'detached' });
+    await page.getByTestId('decided').filter({ hasText: 'Answered: large' }).waitFor();
+    expect(await page.getByTestId('decided').allTextContents()).toEqual([
+      'Answered: blue',
+      'Answered: large',
+    ]);
+    expect(await page.locator('#message-hint').textContent()).toBe(
+      'Enter sends, Shift+Enter starts a new line.',
+    );
+
+    // The model saw its returned question answered by that message: the transcript has it as the next user turn.
+    const transcript = (await client.sessions.messages(id)).data;
+    expect(transcript.filter((entry) => entry.role === 'user').map((entry) => entry.content)).toEqual([
+      'Paint it',
+      'Pick a size',
+      'large',
+    ]);
+    await page.close();
+  });
+
+  it("answers a suspended question typed in the Message field, and shows another tenant's or a deleted session as not found", async () => {
+    const { id } = await client.sessions.create();
+    const page = await openSignedIn(`/console/sessions/${id}`);
+    await scriptMessages(page, [
+      {
+        ...replay(
+          { toolCalls: [call('clarify', { question: 'Name the file', choices: [] })] },
+          { content: 'Named.' },
+        ),
+        clarify: { timeoutMs: 600_000 },
+      },
+    ]);
+    await message(page).fill('Write notes');
+    await message(page).press('Enter');
+    await page.getByText('Name the file', { exact: true }).waitFor();
+    await page
+      .getByTestId('session-status')
+      .filter({ hasText: /^Waiting for input$/ })
+      .waitFor();
+    expect(await message(page).getAttribute('placeholder')).toBe('Write your answer');
+    await message(page).fill('notes.md');
+    await message(page).press('Enter');
+    await assistantSaid(page, 'Named.').waitFor();
+    await page.getByTestId('decided').filter({ hasText: 'Answered: notes.md' }).waitFor();
+    // The answer went to the question: the session had one run.
+    expect((await client.sessions.get(id)).runs).toBe(1);
+
+    // Deleted while open: the page says so, and so does a reload.
+    await client.sessions.delete(id);
+    await page.getByRole('heading', { name: 'Session not found' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Session not found' }).waitFor();
+
+    // Another tenant's session: not found, as if it did not exist.
+    const beta = new TetherClient({ baseUrl: base, apiKey: OTHER_TENANT_KEY });
+    const theirs = await beta.sessions.create();
+    await page.goto(`${base}/console/sessions/${theirs.id}`);
+    await page.getByRole('heading', { name: 'Session not found' }).waitFor();
+    await beta.sessions.delete(theirs.id);
+    await page.close();
+  });
+});
