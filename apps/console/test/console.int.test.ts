@@ -1159,4 +1159,53 @@ describe('sessions in the console', () => {
     await beta.sessions.delete(theirs.id);
     await page.close();
   });
+
+  it("shows each event once when the API restarts in the middle of the session's stream, for a message sent elsewhere", async () => {
+    const steps = 4;
+    const { id } = await client.sessions.create();
+    await client.sessions.send(id, {
+      input: 'Count slowly\nplease',
+      model: {
+        provider: 'replay',
+        script: [
+          ...Array.from({ length: steps }, (_, step) => ({
+            toolCalls: [call('bash', { command: `sleep 1; echo step-${step}` })],
+          })),
+          { content: 'counted' },
+        ],
+      },
+    });
+    const page = await openSignedIn(`/console/sessions/${id}`);
+    // A run this page did not send: its title stands for the message until the transcript has it.
+    await youSaid(page, 'Count slowly').waitFor();
+    await page.locator('details.tool-calls summary').waitFor({ timeout: 15_000 });
+    const api = stack.apis[0];
+    if (!api) throw new Error('the stack has no API');
+    await api.stop('SIGTERM');
+    // The same port, so that the page's stream reconnects to it (with Last-Event-ID).
+    stack.apis[0] = await startApiProcess({
+      redisUrl: stack.redisUrl,
+      port: api.port,
+      env: { ...sharedEnv(), ...API_ENV },
+      readyTimeoutMs: 60_000,
+    });
+    await assistantSaid(page, 'counted').waitFor({ timeout: 60_000 });
+    await youSaid(page, 'Count slowly\nplease').waitFor();
+    expect(await page.locator('.bubble .said').allTextContents()).toEqual([
+      'Count slowly\nplease',
+      'counted',
+    ]);
+    expect(await page.locator('details.tool-calls summary').allTextContents()).toEqual([
+      `${steps} tool calls: ${Array(steps).fill('bash').join(', ')}`,
+    ]);
+    await page.locator('details.tool-calls summary').click();
+    // Each call once, with its arguments and its result.
+    const calls = page.locator('details.tool-calls li');
+    expect(await calls.count()).toBe(steps);
+    for (let step = 0; step < steps; step++) {
+      expect(await calls.nth(step).locator('pre').count()).toBe(2);
+      expect(await calls.nth(step).locator('pre').nth(1).textContent()).toContain(`step-${step}`);
+    }
+    await page.close();
+  });
 });
