@@ -48,12 +48,13 @@ describe('foldSessionEvents', () => {
     ).toEqual([['Hello'], ['again']]);
   });
 
-  it('groups the tool calls between two texts into one block', () => {
+  it('groups the tool calls between two texts into one block, leaving out clarify calls (drawn as cards)', () => {
     const chat = foldSessionEvents(EMPTY_CHAT, [
       event('run_e', 'tool.call', { callId: 'a', name: 'read_file', arguments: '{}' }),
       event('run_e', 'tool.call', { callId: 'b', name: 'bash', arguments: '{}' }),
       event('run_e', 'message', { role: 'assistant', content: 'read', toolCalls: [] }),
       event('run_e', 'tool.call', { callId: 'c', name: 'ls', arguments: '{}' }),
+      event('run_e', 'tool.call', { callId: 'd', name: 'clarify', arguments: '{"question":"Q?"}' }),
     ]);
     expect(
       chatBlocks(chat.runs[0] as never).map((block) =>

@@ -102,7 +102,8 @@ export type ChatBlock =
 
 /**
  * A run's turn as the chat draws it, in order: assistant text, questions, and
- * each stretch of tool calls between them as one (collapsed) block. Status,
+ * each stretch of tool calls between them as one (collapsed) block (`clarify`
+ * calls left out: their questions are cards). Status,
  * todo and usage rows are left to the run's page.
  */
 export function chatBlocks(run: ChatRun): ChatBlock[] {
@@ -111,7 +112,8 @@ export function chatBlocks(run: ChatRun): ChatBlock[] {
     const last = blocks[blocks.length - 1];
     if (item.kind === 'text') blocks.push({ kind: 'text', key: item.key, item });
     else if (item.kind === 'question') blocks.push({ kind: 'question', key: item.key, item });
-    else if (item.kind === 'tool') {
+    // A clarify call is drawn as its question's card, not as a tool call.
+    else if (item.kind === 'tool' && item.name !== 'clarify') {
       if (last?.kind === 'tools') last.items.push(item);
       else blocks.push({ kind: 'tools', key: item.key, items: [item] });
     }
