@@ -1094,6 +1094,7 @@ describe('sessions in the console', () => {
       .filter({ hasText: /^Idle$/ })
       .waitFor();
     expect(await page.locator('#message-hint').textContent()).toContain('your next message is its answer');
+    await page.locator('#message-hint').scrollIntoViewIfNeeded();
     await screenshot(page, 'session-question');
     await message(page).fill('large');
     await message(page).press('Enter');
