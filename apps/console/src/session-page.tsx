@@ -269,7 +269,13 @@ function Turn({
         <p class="said">{input ?? '…'}</p>
       </div>
       {blocks.map((block) => (
-        <Block key={block.key} block={block} suspended={suspended} answerSuspended={answerSuspended} />
+        <Block
+          key={block.key}
+          block={block}
+          ended={run.status !== 'live'}
+          suspended={suspended}
+          answerSuspended={answerSuspended}
+        />
       ))}
       {asked && returned ? (
         <QuestionCard
@@ -298,10 +304,13 @@ function Turn({
 
 function Block({
   block,
+  ended,
   suspended,
   answerSuspended,
 }: {
   block: ChatBlock;
+  /** Whether the block's run has ended: a question it left without an outcome will have none. */
+  ended: boolean;
   suspended: Session['pendingClarify'];
   answerSuspended: (text: string) => Promise<void>;
 }) {
@@ -338,7 +347,7 @@ function Block({
   if (item.outcome === undefined && suspended?.requestId === item.requestId) {
     return <QuestionCard pending={suspended} onSend={answerSuspended} />;
   }
-  return <Decided question={item.question} outcome={item.outcome} />;
+  return <Decided question={item.question} outcome={item.outcome ?? (ended ? { ended: true } : undefined)} />;
 }
 
 /** A question once decided (or still on its way to the card): the question and what became of it. */
@@ -347,7 +356,7 @@ function Decided({
   outcome,
 }: {
   question: string;
-  outcome: { answer: string } | { timedOut: true } | undefined;
+  outcome: { answer: string } | { timedOut: true } | { ended: true } | undefined;
 }) {
   return (
     <div class="card decided">
@@ -359,7 +368,9 @@ function Decided({
           ? 'Waiting for an answer…'
           : 'answer' in outcome
             ? `Answered: ${outcome.answer}`
-            : 'No answer came in time.'}
+            : 'timedOut' in outcome
+              ? 'No answer came in time.'
+              : 'Not answered: the run ended first.'}
       </p>
     </div>
   );
