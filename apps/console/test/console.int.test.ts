@@ -1119,7 +1119,7 @@ describe('sessions in the console', () => {
     await page.close();
   });
 
-  it("answers a suspended question typed in the Message field, and shows another tenant's or a deleted session as not found", async () => {
+  it("answers a suspended question typed in the Message field, shows one answered through the API and one timed out as decided, and another tenant's or a deleted session as not found", async () => {
     const { id } = await client.sessions.create();
     const page = await openSignedIn(`/console/sessions/${id}`);
     await scriptMessages(page, [
@@ -1129,6 +1129,20 @@ describe('sessions in the console', () => {
           { content: 'Named.' },
         ),
         clarify: { timeoutMs: 600_000 },
+      },
+      {
+        ...replay(
+          { toolCalls: [call('clarify', { question: 'Asked elsewhere?', choices: [] })] },
+          { content: 'Got it.' },
+        ),
+        clarify: { timeoutMs: 600_000 },
+      },
+      {
+        ...replay(
+          { toolCalls: [call('clarify', { question: 'Too slow?', choices: [] })] },
+          { content: 'Moved on.' },
+        ),
+        clarify: { timeoutMs: 1_000 },
       },
     ]);
     await message(page).fill('Write notes');
@@ -1145,6 +1159,30 @@ describe('sessions in the console', () => {
     await page.getByTestId('decided').filter({ hasText: 'Answered: notes.md' }).waitFor();
     // The answer went to the question: the session had one run.
     expect((await client.sessions.get(id)).runs).toBe(1);
+
+    // Answered elsewhere (through the API): the card shows the answer; timed out: it says so.
+    await message(page).fill('Ask me again');
+    await message(page).press('Enter');
+    await page.getByText('Asked elsewhere?', { exact: true }).waitFor();
+    await page.getByRole('textbox', { name: 'Your answer' }).waitFor();
+    const pending = (await client.sessions.get(id)).pendingClarify;
+    if (!pending) throw new Error('the session has no question waiting');
+    await client.answer(pending.runId, pending.requestId, 'from the API');
+    await assistantSaid(page, 'Got it.').waitFor();
+    await page.getByRole('textbox', { name: 'Your answer' }).waitFor({ state: 'detached' });
+    await page.getByTestId('decided').filter({ hasText: 'Answered: from the API' }).waitFor();
+    await page
+      .getByTestId('session-status')
+      .filter({ hasText: /^Idle$/ })
+      .waitFor();
+    await message(page).fill('Ask and wait');
+    await message(page).press('Enter');
+    await assistantSaid(page, 'Moved on.').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('decided').allTextContents()).toEqual([
+      'Answered: notes.md',
+      'Answered: from the API',
+      'No answer came in time.',
+    ]);
 
     // Deleted while open: the page says so, and so does a reload.
     await client.sessions.delete(id);
