@@ -30,6 +30,8 @@ const SESSION_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
 const RUN_ENDED: ReadonlySet<RunEvent['type']> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 const READ_FAILED = 'Could not read the session:';
+/** How near the end of the page counts as at its end, for following the chat. */
+const FOLLOW_SLACK_PX = 80;
 
 /**
  * A coalescing reader: calls while one read is on its way ask for one more
@@ -151,6 +153,21 @@ export function SessionPage({ client, id }: { client: TetherClient; id: string }
       );
     }
   }, [client, chat, inputs, drafts]);
+
+  // The chat follows what arrives while the page is scrolled to its end (the Message field there);
+  // scrolled up to read, it stays put.
+  const following = useRef(true);
+  useEffect(() => {
+    const update = () => {
+      following.current =
+        window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - FOLLOW_SLACK_PX;
+    };
+    window.addEventListener('scroll', update, { passive: true });
+    return () => window.removeEventListener('scroll', update);
+  }, []);
+  useEffect(() => {
+    if (following.current) window.scrollTo(0, document.documentElement.scrollHeight);
+  }, [chat, session]);
 
   if (session === undefined) return <p>Loading…</p>;
   if (session === null) {
