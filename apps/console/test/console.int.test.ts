@@ -1007,6 +1007,11 @@ describe('sessions in the console', () => {
       .getByTestId('session-status')
       .filter({ hasText: /^Idle$/ })
       .waitFor();
+    // The chat, taller than the window now, follows what arrives: the page stays at its end.
+    await page.waitForFunction(() => {
+      const { scrollHeight } = document.documentElement;
+      return scrollHeight > window.innerHeight && window.innerHeight + window.scrollY >= scrollHeight - 80;
+    });
     // The run's tool calls are one collapsed block, with a link to the run.
     const tools = page.locator('details.tool-calls');
     expect(await tools.count()).toBe(1);
