@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from '../apps/console/node_modules/playwright-core/index.mjs';
+import { CHROMIUM_FLAGS, CHROMIUM_PATH } from '../apps/console/test/chromium.mjs';
 import { appendLongRun, LONG_RUN_EVENTS } from '../apps/console/test/long-run.mjs';
 import { TetherClient } from '../packages/client/dist/index.js';
 import { createKeys, createRedisConnection, RunStore } from '../packages/queue/dist/index.js';
@@ -20,16 +21,6 @@ import { benchRedis, median, ROOT, tempDir } from './lib/stack.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DIST = join(ROOT, 'apps/console/dist');
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** The scripts index.html loads at once (its module scripts and module preloads), gzipped. */
 function initialJavaScript() {
@@ -79,7 +70,7 @@ const redis = createRedisConnection({
   onError: () => {},
 });
 const browser = await chromium.launchPersistentContext(profile.dir, {
-  executablePath: '/usr/bin/chromium',
+  executablePath: CHROMIUM_PATH,
   args: CHROMIUM_FLAGS,
   headless: true,
 });

@@ -17,22 +17,12 @@ import { type Stack, startApiProcess, startStack } from '@tether/testing/scripts
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EMPTY_TIMELINE, foldEvents } from '../src/timeline.js';
+import { CHROMIUM_FLAGS, CHROMIUM_PATH } from './chromium.mjs';
 import { appendLongRun, LONG_RUN_EVENTS, longRunEvents } from './long-run.mjs';
 
 const API_KEY = 'sk_console_0123456789';
 /** Another tenant's key: its console must see none of acme's runs. */
 const OTHER_TENANT_KEY = 'sk_console_other_987654';
-/** The flags this machine's Chromium needs (issue 18). */
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const PREFIX = uniquePrefix('console');
 let stack: Stack;
@@ -89,7 +79,7 @@ beforeAll(async () => {
     }),
     // A persistent context is Playwright's way to a fresh --user-data-dir of our own.
     chromium.launchPersistentContext(profile, {
-      executablePath: '/usr/bin/chromium',
+      executablePath: CHROMIUM_PATH,
       args: CHROMIUM_FLAGS,
       headless: true,
     }),
