@@ -1,12 +1,19 @@
 /**
  * At most one live execution of a call, with real processes: an owner (a
- * process like a worker, see fixtures/owner.mjs) is killed with -9 at random
- * points of a sandboxed call's launch, and a new owner runs the same call
+ * process like a worker, see fixtures/owner.mjs) is killed with -9 at points
+ * spread over a sandboxed call's launch, and a new owner runs the same call
  * again: an owner's first call, and a call of an owner that has run commands
  * before, whose launch starts at once. The call's side effect (a file each
  * execution appends to, with an id and times) must never show two executions
  * alive at once. A stopped owner's command is killed by its watchdog within
  * the lease.
+ *
+ * The kill points: the launch is timed first (an owner that is not killed),
+ * and each trial kills in its own slice of that time and a little past it, at
+ * a random point of the slice, so that a few trials cover every phase of the
+ * launch (spawn, the launcher, bwrap, the command's first lines) and each run
+ * of the file tries other points. `TETHER_LAUNCH_FAULT_TRIALS` sets the trials
+ * of each test (default 8); `pnpm stress:launch-faults` runs 30.
  */
 import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -75,6 +82,20 @@ async function effectLines(): Promise<Line[]> {
     });
 }
 
+/** The kill -9 trials of each launch test (`TETHER_LAUNCH_FAULT_TRIALS`, default 8). */
+const TRIALS = trialCount(process.env.TETHER_LAUNCH_FAULT_TRIALS);
+
+function trialCount(value: string | undefined): number {
+  if (value === undefined || value === '') return 8;
+  const trials = Number(value);
+  if (!Number.isInteger(trials) || trials < 1)
+    throw new Error(`TETHER_LAUNCH_FAULT_TRIALS must be a whole number of at least 1, not ${value}`);
+  return trials;
+}
+
+/** How far past the measured launch the kill points reach: into the command's first lines. */
+const PAST_LAUNCH = 1.25;
+
 /** For each execution, no line of it is written after a later execution started. */
 function overlaps(lines: Line[]): string[] {
   const starts = new Map<string, bigint>();
@@ -92,15 +113,38 @@ function overlaps(lines: Line[]): string[] {
 }
 
 /**
- * Kills a first owner of the call with -9 at a random point up to `maxDelayMs` after it says it
- * launches, then lets a second owner run the call to its end, `trials` times; checks the side effect.
+ * How long a call's launch takes here and now, in ms: from the owner's `launching` (as this process
+ * reads it) to the command's first line, for an owner that runs the call to its end.
  */
-async function killDuringLaunches(trials: number, warm: boolean, maxDelayMs: number): Promise<void> {
+async function measureLaunch(runId: string, warm: boolean): Promise<number> {
+  const measured = owner(runId, 2000, COMMAND, warm);
+  await measured.waitFor(/launching/);
+  const launching = Date.now();
+  await measured.waitFor(/done/, 30_000);
+  await measured.exited;
+  const start = (await effectLines()).find((line) => line.phase === 'start');
+  if (start === undefined) throw new Error(`the measured call wrote no start line: ${measured.output()}`);
+  return Math.max(1, Number(start.at / 1_000_000n) - launching);
+}
+
+/** `trials` kill delays (ms): one in each of `trials` equal slices of `spanMs`, at a random point of it. */
+function killDelays(trials: number, spanMs: number): number[] {
+  const slice = spanMs / trials;
+  return Array.from({ length: trials }, (_, trial) => Math.floor((trial + Math.random()) * slice));
+}
+
+/**
+ * Times the launch, then, {@link TRIALS} times, kills a first owner of the call with -9 at the trial's
+ * point after it says it launches and lets a second owner run the call to its end; checks the side effect.
+ */
+async function killDuringLaunches(warm: boolean): Promise<void> {
   const runId = 'run_faults';
-  for (let trial = 0; trial < trials; trial++) {
+  const launchMs = await measureLaunch(runId, warm);
+  const delays = killDelays(TRIALS, launchMs * PAST_LAUNCH);
+  for (const delayMs of delays) {
     const first = owner(runId, 2000, COMMAND, warm);
     await first.waitFor(/launching/);
-    await delay(Math.floor(Math.random() * maxDelayMs));
+    await delay(delayMs);
     first.child.kill('SIGKILL');
     await first.exited;
     const second = owner(runId);
@@ -108,22 +152,31 @@ async function killDuringLaunches(trials: number, warm: boolean, maxDelayMs: num
     await second.exited;
   }
   const lines = await effectLines();
-  expect(overlaps(lines)).toEqual([]);
-  // The last execution of every trial ran to its end.
-  expect(lines.filter((line) => line.phase === 'end').length).toBeGreaterThanOrEqual(trials);
+  const points = `launch ${launchMs} ms, kills at ${delays.join(', ')} ms`;
+  expect(overlaps(lines), points).toEqual([]);
+  // The measured execution and the last execution of every trial ran to their end.
+  expect(lines.filter((line) => line.phase === 'end').length, points).toBeGreaterThanOrEqual(TRIALS + 1);
 }
 
 describe(`one live execution of a call (sandbox ${sandbox})`, () => {
-  it('a call interrupted by kill -9 at random points of its launch is never alive twice (30 trials)', async () => {
-    // Somewhere in the launch: spawn, the launcher, bwrap, the command's first lines.
-    await killDuringLaunches(30, false, 25);
-  }, 180_000);
+  it(
+    `a call interrupted by kill -9 at points of its launch is never alive twice (${TRIALS} trials)`,
+    async () => {
+      // Somewhere in the launch: spawn, the launcher, bwrap, the command's first lines.
+      await killDuringLaunches(false);
+    },
+    120_000 + TRIALS * 15_000,
+  );
 
-  it('a call of an owner that has run commands before, killed -9 at random points of its launch, is never alive twice (30 trials)', async () => {
-    // The sandbox prepared after the owner's first command, still being built or waiting, the command
-    // sent to it, and (in some trials) the command's first lines: tens of ms here, more under load.
-    await killDuringLaunches(30, true, 150);
-  }, 180_000);
+  it(
+    `a call of an owner that has run commands before, killed -9 at points of its launch, is never alive twice (${TRIALS} trials)`,
+    async () => {
+      // The sandbox prepared after the owner's first command, still being built or waiting, the command
+      // sent to it, and the command's first lines: tens of ms here, more under load.
+      await killDuringLaunches(true);
+    },
+    120_000 + TRIALS * 15_000,
+  );
 
   it("a stopped owner's command is killed by its watchdog within the lease", async () => {
     const first = owner('run_stopped', 500, LONG_COMMAND);
