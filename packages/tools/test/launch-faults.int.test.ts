@@ -39,13 +39,19 @@ const COMMAND = [
   'echo "$id end $(date +%s%N)" >> effect',
 ].join('; ');
 
+/**
+ * The run id of this file's calls, its own per invocation: the owners' clean-up kills a run's
+ * leftovers across the whole host, so two runs of this file at once must not share one.
+ */
+const RUN_ID = `run_faults_${process.pid}`;
+
 let root: string;
 let workspace: string;
 
 beforeEach(async () => {
   root = await mkdtemp('/var/tmp/tether-launch-');
   await chmod(root, 0o755);
-  workspace = path.join(root, 'run_faults');
+  workspace = path.join(root, RUN_ID);
   await mkdir(workspace);
 });
 
@@ -138,7 +144,7 @@ function killDelays(trials: number, spanMs: number): number[] {
  * point after it says it launches and lets a second owner run the call to its end; checks the side effect.
  */
 async function killDuringLaunches(warm: boolean): Promise<void> {
-  const runId = 'run_faults';
+  const runId = RUN_ID;
   const launchMs = await measureLaunch(runId, warm);
   const delays = killDelays(TRIALS, launchMs * PAST_LAUNCH);
   const results: string[] = [];
@@ -182,7 +188,7 @@ describe(`one live execution of a call (sandbox ${sandbox})`, () => {
   );
 
   it("a stopped owner's command is killed by its watchdog within the lease", async () => {
-    const first = owner('run_stopped', 500, LONG_COMMAND);
+    const first = owner(`run_stopped_${process.pid}`, 500, LONG_COMMAND);
     await first.waitFor(/launching/);
     // Wait for the command to be running, then freeze its owner (as SIGSTOP past its lock would).
     for (let i = 0; i < 500 && (await effectLines()).length < 3; i++) await delay(10);
