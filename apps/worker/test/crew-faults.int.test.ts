@@ -163,11 +163,11 @@ describe('crew faults', () => {
       'every child to be cancelled',
       12_000,
     );
-    // Every slot given back and nobody left in line. Each attempt gives its slot back as it ends; a
-    // child handed a slot (holder '') and cancelled before it took it up keeps it reserved until the
-    // reservation ends (four leases), and one cancelled while in line stays there until a release
-    // hands it a slot (and finds it ended): only such leftovers of this tree, and a run of the tenant
-    // started afterwards clears them.
+    // Every slot given back and nobody left in line. Each attempt gives its slot back as it ends, and a
+    // child the API cancels with no attempt leaves the line and frees a slot handed to it
+    // (forgetTenantSlot). One a worker had just taken off the queue when the cancel came ends on that
+    // worker, which may leave such a reservation (four leases) or place in line (until a release finds
+    // it ended): only such leftovers of this tree, and a run of the tenant started afterwards clears them.
     const slotKeys = d.keys.tenantSlots(TENANT);
     const tree = new Set([...parents, ...childIds]);
     const slotsLeft = async () => ({

@@ -7,6 +7,7 @@ import { promoteJob, RETRY_BACKOFF_TYPE } from './jobs.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
 import type { ListOptions, NewRun, RunRecord, StoredBody } from './records.js';
 import type { AnswerResult, RunStore } from './run-store.js';
+import * as scripts from './scripts.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
 
 /** Submissions written together, at most this many per round trip. */
@@ -580,6 +581,7 @@ export class RunService {
         run.parentRunId,
       ),
     );
+    await this.#forgetTenantSlot(tenant, runId);
     if (run.sessionId) await this.promoteSessionHead(run.sessionId);
     // Its crew children (and theirs) are cancelled with it.
     if (run.childCount) await this.cancelChildren(runId);
@@ -683,12 +685,12 @@ export class RunService {
     for (const [i, child] of children.entries()) {
       if (!child) continue;
       const childId = ids[i] as string;
-      if (!TERMINAL_STATUSES.includes(child.status)) await this.#cancelChild(childId, runId);
+      if (!TERMINAL_STATUSES.includes(child.status)) await this.#cancelChild(childId, runId, child.tenant);
       if (child.childCount) await this.cancelChildren(childId);
     }
   }
 
-  async #cancelChild(childId: string, parentRunId: string): Promise<void> {
+  async #cancelChild(childId: string, parentRunId: string, tenant: string): Promise<void> {
     const before = await this.store.requestCancel(childId);
     if (before === 'missing' || TERMINAL_STATUSES.includes(before) || before === 'running') return;
     const job = await this.getJob(childId);
@@ -707,6 +709,24 @@ export class RunService {
         parentRunId,
       ),
     );
+    await this.#forgetTenantSlot(tenant, childId);
+  }
+
+  /**
+   * A run cancelled here, with no attempt, leaves its tenant's line for a slot (when the tenant
+   * has a cap, `TETHER_TENANT_MAX_RUNNING`) and gives back a slot handed to it and not taken up,
+   * which would otherwise stay reserved for it until its reserve ran out. The runs waiting take it
+   * when they look again. Best effort: the reserve runs out by itself.
+   */
+  async #forgetTenantSlot(tenant: string, runId: string): Promise<void> {
+    try {
+      await scripts.forgetTenantSlot.run(this.#redis, {
+        keys: this.#keys.tenantSlots(tenant),
+        args: { runId },
+      });
+    } catch {
+      // The reservation lapses after its reserve, and the line's entry goes at the next hand-over.
+    }
   }
 
   /**

@@ -49,6 +49,7 @@ interface Replies {
   acquireTenantSlot: [1] | [0, number];
   releaseTenantSlot: string[];
   renewTenantSlots: string[];
+  forgetTenantSlot: 1 | 0;
   memorySave:
     | ['saved', string, string, string, number]
     | ['duplicate' | 'missing', string]
@@ -267,6 +268,12 @@ export const acquireTenantSlot = script('acquireTenantSlot', {
 export const releaseTenantSlot = script('releaseTenantSlot', {
   keys: ['running', 'holders', 'parked'],
   args: ['runId', 'holder', 'cap', 'reserveMs', 'ttlMs'],
+});
+
+/** commands/forgetTenantSlot.lua: a run that ended without an attempt leaves the line, and gives back a slot handed to it. */
+export const forgetTenantSlot = script('forgetTenantSlot', {
+  keys: ['running', 'holders', 'parked'],
+  args: ['runId'],
 });
 
 /** commands/renewTenantSlots.lua: the leases of a worker's slots of one tenant, while their attempts hold them. */
