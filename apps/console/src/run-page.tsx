@@ -5,6 +5,7 @@ import { CrewTree } from './crew-tree.js';
 import { FilesTab } from './files-tab.js';
 import { STATUS_TEXT } from './format.js';
 import { Question } from './question.js';
+import { coalesce, perFrame } from './reading.js';
 import { filesHref, navigate, onLinkClick, type RunTab, runHref } from './router.js';
 import { EMPTY_TIMELINE, foldEvents, type Timeline } from './timeline.js';
 import { TimelineList, Todos } from './timeline-view.js';
@@ -85,34 +86,12 @@ export function RunPage({
       );
     // One read at a time: events that change the run while one is on its way ask for one more
     // after it, not one each (a long run's replay has hundreds of them).
-    let reading: Promise<void> | undefined;
-    let again = false;
-    const refresh = (): Promise<void> => {
-      if (reading) {
-        again = true;
-        return reading;
-      }
-      reading = read().finally(() => {
-        reading = undefined;
-        if (again) {
-          again = false;
-          void refresh();
-        }
-      });
-      return reading;
-    };
+    const refresh = coalesce(read);
     const follow = async () => {
       // The run and its history are read side by side: the timeline does not wait for the run.
       void refresh();
       // Events arrive in bursts: they are folded in per animation frame, not one render each.
-      let batch: RunEvent[] = [];
-      let scheduled = false;
-      const flush = () => {
-        scheduled = false;
-        const events = batch;
-        batch = [];
-        setTimeline((current) => foldEvents(current, events));
-      };
+      const fold = perFrame<RunEvent>((events) => setTimeline((current) => foldEvents(current, events)));
       try {
         // The history first, by pages of JSON (a page of 1,000 events is one answer, cheaper to send
         // and to read than 1,000 SSE frames), then the stream from the last event of the history.
@@ -129,11 +108,7 @@ export function RunPage({
           if (page.data.length < HISTORY_PAGE || page.nextCursor === null) break;
         }
         for await (const event of client.stream(id, { signal, lastEventId })) {
-          batch.push(event);
-          if (!scheduled) {
-            scheduled = true;
-            requestAnimationFrame(flush);
-          }
+          fold(event);
           if (RUN_CHANGING.has(event.type)) void refresh();
           if (changesFiles(event)) setFilesVersion((version) => version + 1);
           if (event.type === 'child.started' || event.type === 'child.finished') {

@@ -2,6 +2,7 @@ import type { Run, RunStatus, TetherClient } from '@tether/client';
 import { RUN_STATUSES } from '@tether/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { age, STATUS_TEXT } from './format.js';
+import { usePolling } from './reading.js';
 import { hrefOf, onLinkClick } from './router.js';
 
 /** How often the list is read again: it follows new runs and status changes live. */
@@ -21,14 +22,12 @@ export function RunsPage({ client }: { client: TetherClient }) {
   const [now, setNow] = useState(Date.now());
   const cursor = cursors[cursors.length - 1];
 
-  useEffect(() => {
-    const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const load = async () => {
+  usePolling(
+    async (signal) => {
       try {
         const list = await client.list({
           limit: PAGE_SIZE,
-          signal: controller.signal,
+          signal,
           ...(status ? { status } : {}),
           ...(cursor ? { cursor } : {}),
         });
@@ -36,17 +35,13 @@ export function RunsPage({ client }: { client: TetherClient }) {
         setNow(Date.now());
         setError(undefined);
       } catch (failure) {
-        if (controller.signal.aborted) return;
+        if (signal.aborted) return;
         setError(`Could not read the runs: ${String(failure)}`);
       }
-      if (!controller.signal.aborted) timer = setTimeout(load, REFRESH_MS);
-    };
-    void load();
-    return () => {
-      controller.abort();
-      clearTimeout(timer);
-    };
-  }, [client, status, cursor]);
+    },
+    REFRESH_MS,
+    [client, status, cursor],
+  );
 
   // A whole run id is looked up on its own: it may be on no page loaded here.
   const term = search.trim();

@@ -2,6 +2,7 @@ import type { RunEvent, Session, TetherClient } from '@tether/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { prettyArgs } from './format.js';
 import { QuestionCard } from './question.js';
+import { coalesce, perFrame } from './reading.js';
 import { hrefOf, onLinkClick } from './router.js';
 import {
   type Chat,
@@ -32,30 +33,6 @@ const RUN_ENDED: ReadonlySet<RunEvent['type']> = new Set(['run.completed', 'run.
 const READ_FAILED = 'Could not read the session:';
 /** How near the end of the page counts as at its end, for following the chat. */
 const FOLLOW_SLACK_PX = 80;
-
-/**
- * A coalescing reader: calls while one read is on its way ask for one more
- * after it, not one each (a session's replay has many events that change it).
- */
-function coalesce(read: () => Promise<void>): () => Promise<void> {
-  let reading: Promise<void> | undefined;
-  let again = false;
-  const run = (): Promise<void> => {
-    if (reading) {
-      again = true;
-      return reading;
-    }
-    reading = read().finally(() => {
-      reading = undefined;
-      if (again) {
-        again = false;
-        void run();
-      }
-    });
-    return reading;
-  };
-  return run;
-}
 
 /**
  * A session as a chat: each run's user message, its assistant text (streamed
@@ -107,23 +84,12 @@ export function SessionPage({ client, id }: { client: TetherClient; id: string }
       void refresh();
       void readTranscript();
       // Events arrive in bursts: they are folded in per animation frame, not one render each.
-      let batch: RunEvent[] = [];
-      let scheduled = false;
-      const flush = () => {
-        scheduled = false;
-        const events = batch;
-        batch = [];
-        setChat((current) => foldSessionEvents(current, events));
-      };
+      const fold = perFrame<RunEvent>((events) => setChat((current) => foldSessionEvents(current, events)));
       try {
         // From the start: the stream replays every run's events, then follows; the SDK resumes
         // after a dropped connection with Last-Event-ID, and each run's fold skips what it has seen.
         for await (const event of client.sessions.events(id, { signal })) {
-          batch.push(event);
-          if (!scheduled) {
-            scheduled = true;
-            requestAnimationFrame(flush);
-          }
+          fold(event);
           if (SESSION_CHANGING.has(event.type)) void refresh();
           if (RUN_ENDED.has(event.type)) void readTranscript();
         }

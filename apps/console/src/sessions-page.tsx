@@ -1,6 +1,7 @@
 import type { Session, SessionStatus, TetherClient } from '@tether/client';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { age } from './format.js';
+import { usePolling } from './reading.js';
 import { hrefOf, navigate, onLinkClick } from './router.js';
 
 /** How often the list is read again: it follows new sessions and status changes live. */
@@ -24,31 +25,21 @@ export function SessionsPage({ client }: { client: TetherClient }) {
   const [now, setNow] = useState(Date.now());
   const cursor = cursors[cursors.length - 1];
 
-  useEffect(() => {
-    const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const load = async () => {
+  usePolling(
+    async (signal) => {
       try {
-        const list = await client.sessions.list({
-          limit: PAGE_SIZE,
-          signal: controller.signal,
-          ...(cursor ? { cursor } : {}),
-        });
+        const list = await client.sessions.list({ limit: PAGE_SIZE, signal, ...(cursor ? { cursor } : {}) });
         setPage({ sessions: list.data, next: list.nextCursor });
         setNow(Date.now());
         setError(undefined);
       } catch (failure) {
-        if (controller.signal.aborted) return;
+        if (signal.aborted) return;
         setError(`Could not read the sessions: ${String(failure)}`);
       }
-      if (!controller.signal.aborted) timer = setTimeout(load, REFRESH_MS);
-    };
-    void load();
-    return () => {
-      controller.abort();
-      clearTimeout(timer);
-    };
-  }, [client, cursor]);
+    },
+    REFRESH_MS,
+    [client, cursor],
+  );
 
   const create = async () => {
     setCreating(true);
