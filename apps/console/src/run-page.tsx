@@ -102,7 +102,10 @@ export function RunPage({
           if (last) {
             lastEventId = last.id;
             setTimeline((current) => foldEvents(current, page.data));
-            // The Files tab's first read may have come before these events: one more read per page.
+            // The first reads of the run and of the Files tab may have come before these events (a run
+            // that ended while the page opened has its last events here, and none on the stream): one
+            // more read per page that changes them.
+            if (page.data.some((event) => RUN_CHANGING.has(event.type))) void refresh();
             if (page.data.some(changesFiles)) setFilesVersion((version) => version + 1);
           }
           if (page.data.length < HISTORY_PAGE || page.nextCursor === null) break;
