@@ -121,19 +121,32 @@ export function SessionPage({ client, id }: { client: TetherClient; id: string }
   }, [client, chat, inputs, drafts]);
 
   // The chat follows what arrives while the page is scrolled to its end (the Message field there);
-  // scrolled up to read, it stays put.
+  // scrolled up to read, it stays put. Only a scroll up stops following: a scroll event that
+  // lands after the page grew again (its own scroll to the end, or the browser's) is not the
+  // reader leaving the end. Any growth, whatever render or element made it, scrolls to the end.
   const following = useRef(true);
   useEffect(() => {
-    const update = () => {
-      following.current =
-        window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - FOLLOW_SLACK_PX;
+    const root = document.documentElement;
+    const atEnd = () => window.innerHeight + window.scrollY >= root.scrollHeight - FOLLOW_SLACK_PX;
+    let lastY = window.scrollY;
+    const scrolled = () => {
+      const y = window.scrollY;
+      if (y < lastY) following.current = atEnd();
+      else if (atEnd()) following.current = true;
+      lastY = y;
     };
-    window.addEventListener('scroll', update, { passive: true });
-    return () => window.removeEventListener('scroll', update);
+    const grown = new ResizeObserver(() => {
+      if (following.current && root.scrollHeight - window.innerHeight - window.scrollY > 1) {
+        window.scrollTo(0, root.scrollHeight);
+      }
+    });
+    grown.observe(document.body);
+    window.addEventListener('scroll', scrolled, { passive: true });
+    return () => {
+      grown.disconnect();
+      window.removeEventListener('scroll', scrolled);
+    };
   }, []);
-  useEffect(() => {
-    if (following.current) window.scrollTo(0, document.documentElement.scrollHeight);
-  }, [chat, session]);
 
   if (session === undefined) return <p>Loading…</p>;
   if (session === null) {

@@ -1002,6 +1002,32 @@ describe('sessions in the console', () => {
       const { scrollHeight } = document.documentElement;
       return scrollHeight > window.innerHeight && window.innerHeight + window.scrollY >= scrollHeight - 80;
     });
+    // Scrolled up to read, it stays put as the page grows; back at the end, it follows again.
+    const grow = () =>
+      page.evaluate(() => {
+        const filler = document.createElement('div');
+        filler.className = 'test-filler';
+        filler.style.height = '600px';
+        document.body.append(filler);
+      });
+    await page.mouse.wheel(0, -100_000);
+    await page.waitForFunction(() => window.scrollY === 0);
+    await grow();
+    await page.evaluate(
+      () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+    );
+    expect(await page.evaluate(() => window.scrollY)).toBe(0);
+    const atEnd = () =>
+      page.waitForFunction(
+        () => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 1,
+      );
+    await page.mouse.wheel(0, 100_000);
+    await atEnd();
+    await grow();
+    await atEnd();
+    await page.evaluate(() => {
+      for (const filler of document.querySelectorAll('.test-filler')) filler.remove();
+    });
     // The run's tool calls are one collapsed block, with a link to the run.
     const tools = page.locator('details.tool-calls');
     expect(await tools.count()).toBe(1);
