@@ -22,6 +22,7 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
+import { forgetSpawner } from './command-spawner.js';
 import { SANDBOX_PATH } from './sandbox.js';
 
 /** The keeper, run as `bash -c KEEPER tether-lease <lease s>`. */
@@ -84,7 +85,10 @@ function startKeeper(bash: string, leaseMs: number): Keeper {
   const keeper: Keeper = { child, ready };
   const forget = (): void => {
     clearInterval(heartbeat);
-    if (fd !== undefined) closeSync(fd);
+    if (fd !== undefined) {
+      forgetSpawner(fd);
+      closeSync(fd);
+    }
     fd = undefined;
     if (keepers.get(leaseMs) === keeper) keepers.delete(leaseMs);
   };

@@ -24,6 +24,13 @@ import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { type CgroupVerdict, type CommandCgroup, cgroupSupport, killRunCgroups } from './cgroup.js';
 import { commandLease } from './command-lease.js';
+import {
+  SpawnedProcess,
+  type SpawnRequest,
+  spawnerAvailable,
+  spawnerEnded,
+  spawnWithLease,
+} from './command-spawner.js';
 import { ToolError } from './errors.js';
 import { OutputCapture } from './output-capture.js';
 import { killProcessTree, killRunProcesses, processStartTicks } from './process-tree.js';
@@ -174,7 +181,7 @@ export const AWAIT = ['end=$1 bash=$2', ...AWAIT_COMMAND].join('\n');
 
 /** A command whose launcher runs (its cgroup entered, its watchdog armed); `end` is set while it waits for the command. */
 interface Launched {
-  child: ChildProcessByStdio<Writable | null, Readable, Readable>;
+  child: ChildProcessByStdio<Writable | null, Readable, Readable> | SpawnedProcess;
   tag: string;
   end?: string;
   /** When the launcher started (see `process-tree.ts`): none of the command's processes started earlier. */
@@ -250,14 +257,40 @@ async function launch(
   } catch (error) {
     throw spawnFailure(error);
   }
+  const request: SpawnRequest = {
+    file: options.programs.sh,
+    args,
+    cwd: options.workspace,
+    env,
+    stdin: typeof command === 'string' ? 'ignore' : 'pipe',
+    user: options.user,
+  };
+  if (spawnerAvailable()) {
+    const started = await spawnWithLease(lease, request);
+    if (started instanceof SpawnedProcess) {
+      const failed = new Promise<Error>(() => undefined);
+      return end === undefined
+        ? { child: started, tag, startTicks: started.startTicks, failed }
+        : { child: started, tag, end, startTicks: started.startTicks, failed };
+    }
+    if (!spawnerEnded(started)) throw spawnFailure(started);
+    // The spawner ended with the request in hand: whatever it may have started is killed (its
+    // cgroup), and this launcher is spawned from the worker.
+    await options.cgroup?.kill().catch(() => undefined);
+    try {
+      lease = await commandLease(options.programs.bash, options.leaseMs);
+    } catch (error) {
+      throw spawnFailure(error);
+    }
+  }
   // From here to the spawn nothing awaits: the lease's descriptor stays open until then.
   try {
-    const child = spawn(options.programs.sh, args, {
-      cwd: options.workspace,
-      env,
+    const child = spawn(request.file, request.args, {
+      cwd: request.cwd,
+      env: request.env,
       detached: true,
-      stdio: [typeof command === 'string' ? 'ignore' : 'pipe', 'pipe', 'pipe', lease],
-      ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
+      stdio: [request.stdin, 'pipe', 'pipe', lease],
+      ...(request.user === undefined ? {} : { uid: request.user.uid, gid: request.user.gid }),
     }) as ChildProcessByStdio<Writable | null, Readable, Readable>; // the typings know no fourth stdio entry
     const failed = new Promise<Error>((resolve) => child.on('error', resolve));
     // Read before anything returns to the event loop, which reaps the launcher once it exits.

@@ -81,10 +81,15 @@ function runUntilReady(
   return { ready, result: invoke(tool, args, callContext(callSignal)) };
 }
 
+async function parentOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'latin1');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
 /**
  * Pids of the sandboxes prepared for a next command whose directory is `workspace`: the programs
- * named `tether-await` (see AWAIT and LAUNCHER in run-command.ts) started by this process (a
- * launcher that waits itself, without bubblewrap) or by bubblewrap, not a launcher's watchdog, a
+ * named `tether-await` (see AWAIT and LAUNCHER in run-command.ts) started by this process or its
+ * command spawner (a launcher that waits itself, without bubblewrap) or by bubblewrap, not a launcher's watchdog, a
  * fork of it under the same name.
  */
 async function preparedSandboxes(workspace: string): Promise<number[]> {
@@ -94,9 +99,13 @@ async function preparedSandboxes(workspace: string): Promise<number[]> {
     try {
       const argv = (await readFile(`/proc/${name}/cmdline`, 'utf8')).split('\0');
       if (argv[3] !== 'tether-await' || (await readlink(`/proc/${name}/cwd`)) !== workspace) continue;
-      const stat = await readFile(`/proc/${name}/stat`, 'latin1');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === process.pid || (await readFile(`/proc/${parent}/comm`, 'utf8')) === 'bwrap\n') {
+      const parent = await parentOf(Number(name));
+      // Started by this process, or by its command spawner (see command-spawner.ts), or bwrap's.
+      if (
+        parent === process.pid ||
+        (await parentOf(parent)) === process.pid ||
+        (await readFile(`/proc/${parent}/comm`, 'utf8')) === 'bwrap\n'
+      ) {
         pids.push(Number(name));
       }
     } catch {
