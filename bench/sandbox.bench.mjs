@@ -10,15 +10,23 @@
 // agent run, where every bash call follows a model turn: the prepared sandbox is ready and the call
 // only sends its command. Bare bash is measured in both rhythms, and each variant is compared with
 // the bare bash of its own rhythm.
+//
+// Each line also gives the p99 of the event loop's delay while it ran (loopDelayP99Ms): how long
+// every other run of the worker waited. BENCH_SPAWNER=worker makes the worker spawn each launcher
+// itself (a host without perl) instead of its command spawner (see command-spawner.ts).
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
+import { spawnerAvailable, useCommandSpawner } from '../packages/tools/dist/command-spawner.js';
 import { cgroupSupport, createTools, probeBwrap } from '../packages/tools/dist/index.js';
 import { buildBwrapArgs, sandboxUserFor } from '../packages/tools/dist/sandbox.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
+// BENCH_SPAWNER=worker: the worker spawns each launcher itself (as on a host without perl).
+if (process.env.BENCH_SPAWNER === 'worker') useCommandSpawner(false);
 const WARMUP = 5;
 const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 100);
 
@@ -36,13 +44,17 @@ const round = (ms) => Number(ms.toFixed(2));
 async function measure(fn, pauseMs = 0) {
   for (let i = 0; i < WARMUP; i++) await fn();
   const times = [];
+  // How long the event loop stalled meanwhile: what every other run of a worker waits for.
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   for (let i = 0; i < RUNS; i++) {
     if (pauseMs > 0) await delay(pauseMs);
     const start = performance.now();
     await fn();
     times.push(performance.now() - start);
   }
-  return stats(times);
+  loop.disable();
+  return { ...stats(times), loopDelayP99Ms: round(loop.percentile(99) / 1e6) };
 }
 
 function spawnWait(file, args, options = {}) {
@@ -89,6 +101,7 @@ try {
     root: process.getuid?.() === 0,
     cgroups: cgroups.kind,
     userNamespace: probe.userNamespace,
+    spawner: spawnerAvailable() ? 'perl' : 'worker',
   };
   const backToBack = { rhythm: 'back to back' };
   const paced = { rhythm: `${PAUSE_MS} ms apart` };
