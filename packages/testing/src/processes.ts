@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { basename } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 
 /** A child process under test, with its output kept for assertions and waiting. */
 export interface TestProcess {
@@ -68,18 +69,21 @@ export function spawnNode(
   const limit = options.maxOutputChars ?? Number.POSITIVE_INFINITY;
   let output = '';
   const waiters = new Set<() => void>();
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString();
+  const onText = (text: string) => {
+    output += text;
     if (output.length > limit) output = limit > 0 ? output.slice(-limit) : '';
     for (const waiter of waiters) waiter();
   };
   for (const stream of [child.stdout, child.stderr]) {
-    stream?.on('data', onData);
+    // One decoder per stream: a character split across two chunks is not garbled.
+    const decoder = new StringDecoder('utf8');
     const onLine = options.onLine;
-    if (onLine === undefined) continue;
     let rest = '';
     stream?.on('data', (chunk: Buffer) => {
-      const lines = (rest + chunk.toString()).split('\n');
+      const text = decoder.write(chunk);
+      onText(text);
+      if (onLine === undefined) return;
+      const lines = (rest + text).split('\n');
       rest = lines.pop() ?? '';
       for (const line of lines) onLine(line);
     });
