@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { prettyArgs } from './format.js';
 import { QuestionCard } from './question.js';
 import { coalesce, perFrame } from './reading.js';
-import { hrefOf, onLinkClick } from './router.js';
+import { hrefOf, navigate, onLinkClick } from './router.js';
 import {
   type Chat,
   type ChatBlock,
@@ -225,7 +225,87 @@ export function SessionPage({ client, id }: { client: TetherClient; id: string }
         mode={suspended ? 'answer' : returned ? 'reply' : 'message'}
         onSend={suspended ? answerSuspended : sendMessage}
       />
+      <SessionActions client={client} session={session} onChanged={() => refreshRef.current()} />
     </>
+  );
+}
+
+/**
+ * "Stop" for the message that runs (its run cancelled at once, as a chat's stop button does), and
+ * "Delete session" after confirming (its transcript, runs and workspace; a live run is cancelled
+ * first), which goes back to the sessions.
+ */
+function SessionActions({
+  client,
+  session,
+  onChanged,
+}: {
+  client: TetherClient;
+  session: Session;
+  onChanged: () => Promise<void>;
+}) {
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const live = session.status !== 'idle' ? session.lastRunId : undefined;
+  const act = async (what: string, action: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+    } catch (failure) {
+      setError(`Could not ${what}: ${String(failure)}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="session-actions">
+      {live ? (
+        <button
+          type="button"
+          class="danger"
+          disabled={busy}
+          onClick={() =>
+            act('stop', async () => {
+              await client.cancel(live);
+              await onChanged();
+            })
+          }
+        >
+          Stop
+        </button>
+      ) : null}
+      {confirming ? (
+        <fieldset class="card confirm">
+          <legend>
+            Delete this session? Its messages, runs and files are removed
+            {live ? ', and the running message is stopped' : ''}; this cannot be undone.
+          </legend>
+          <button
+            type="button"
+            class="danger"
+            disabled={busy}
+            onClick={() =>
+              act('delete the session', async () => {
+                await client.sessions.delete(session.id, { cancel: true });
+                navigate(hrefOf({ page: 'sessions' }));
+              })
+            }
+          >
+            Yes, delete the session
+          </button>
+          <button type="button" onClick={() => setConfirming(false)}>
+            Keep it
+          </button>
+        </fieldset>
+      ) : (
+        <button type="button" class="danger" onClick={() => setConfirming(true)}>
+          Delete session
+        </button>
+      )}
+      {error ? <p role="alert">{error}</p> : null}
+    </div>
   );
 }
 

@@ -1068,6 +1068,58 @@ describe('sessions in the console', () => {
     await page.close();
   });
 
+  it('stops a running message at once, and deletes the session after confirming', async () => {
+    const { id } = await client.sessions.create();
+    const page = await openSignedIn(`/console/sessions/${id}`);
+    await page.getByRole('heading', { name: `Session ${id}` }).waitFor();
+    await scriptMessages(page, [
+      {
+        ...replay(
+          { toolCalls: [call('clarify', { question: 'Hold on?', choices: [] })] },
+          { content: 'Never said: the run is stopped first.' },
+        ),
+        clarify: { timeoutMs: 600_000 },
+      },
+      replay({ content: 'After the stop.' }),
+    ]);
+    const stop = page.getByRole('button', { name: 'Stop', exact: true });
+    // Nothing runs: nothing to stop.
+    expect(await stop.count()).toBe(0);
+    await message(page).fill('Wait for me');
+    await message(page).press('Enter');
+    await page
+      .getByTestId('session-status')
+      .filter({ hasText: /^Waiting for input$/ })
+      .waitFor();
+    await stop.click();
+    await page.getByText('This run was cancelled.', { exact: true }).waitFor();
+    await page
+      .getByTestId('session-status')
+      .filter({ hasText: /^Idle$/ })
+      .waitFor();
+    await stop.waitFor({ state: 'detached' });
+    const stopped = (await client.sessions.get(id)).lastRunId as string;
+    expect((await client.get(stopped)).status).toBe('cancelled');
+    // The session goes on.
+    await message(page).fill('Again');
+    await message(page).press('Enter');
+    await assistantSaid(page, 'After the stop.').waitFor();
+
+    // "Keep it" keeps it; confirmed, the session is gone and the page is the list's.
+    await page.getByRole('button', { name: 'Delete session', exact: true }).click();
+    await page.getByRole('button', { name: 'Keep it', exact: true }).click();
+    expect((await client.sessions.get(id)).id).toBe(id);
+    await page.getByRole('button', { name: 'Delete session', exact: true }).click();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Yes, delete the session', exact: true }).click();
+    await page.waitForURL(/\/console\/sessions$/);
+    await page.getByRole('heading', { name: 'Sessions', exact: true }).waitFor();
+    await expect(client.sessions.get(id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.get(stopped)).rejects.toMatchObject({ status: 404 });
+    expect(await page.getByRole('row').filter({ hasText: id }).count()).toBe(0);
+    await page.close();
+  });
+
   it('answers one question card by clicking a choice, and a returned one with the next message (the REST fallback)', async () => {
     const { id } = await client.sessions.create();
     const page = await openSignedIn(`/console/sessions/${id}`);
