@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commandLease } from './command-lease.js';
@@ -11,6 +12,7 @@ import {
   useCommandSpawner,
 } from './command-spawner.js';
 import { isProcessAlive } from './process-tree.js';
+import { runCommand } from './run-command.js';
 import { findHostPrograms, probeBwrap, sandboxUserFor } from './sandbox.js';
 import { callContext, createFixture, type Fixture, invoke } from './testing/fixtures.js';
 import type { ToolResult } from './types.js';
@@ -167,16 +169,47 @@ describe.skipIf(!hasPerl)('the command spawner', () => {
     expect(await finished(child)).toMatchObject({ code: null, signal: 'SIGKILL' });
   });
 
+  it('reports the exit of a program that ends at once, its start and its exit read together by a busy worker', async () => {
+    await finished(await start([bash, '-c', 'true']));
+    const lease = await commandLease(bash, 60_000);
+    const starting = spawnWithLease(lease, {
+      file: bash,
+      args: ['-c', 'exit 3'],
+      cwd: fx.workspace,
+      env: { PATH: '/usr/bin:/bin' },
+      stdin: 'ignore',
+      user,
+    });
+    // The worker busy while the program starts and ends: both answers come in one read, and the
+    // exit must still reach a listener added once the start is handed over.
+    const until = Date.now() + 300;
+    while (Date.now() < until);
+    const child = await starting;
+    if (child instanceof Error) throw child;
+    const code = await Promise.race([
+      new Promise((resolve) => child.on('exit', (exitCode: number | null) => resolve(exitCode))),
+      delay(5000).then(() => 'no exit reported'),
+    ]);
+    expect(code).toBe(3);
+    expect(child.exitCode).toBe(3);
+  });
+
   it('reports a signal that ended the program by its name', async () => {
     const child = await start([bash, '-c', 'kill -TERM $$']);
     expect(await finished(child)).toMatchObject({ code: null, signal: 'SIGTERM' });
   });
 
-  it('fails a start as spawn() does: the errno of the exec, and a NUL refused', async () => {
+  it('fails a start as spawn() does: the errno of the exec; a NUL, or an equals sign in a name, refused', async () => {
     await expect(start(['/nonexistent/program'])).rejects.toMatchObject({ code: 'ENOENT' });
     // One argument longer than the kernel takes.
     await expect(start([bash, '-c', `: ${'x'.repeat(200_000)}`])).rejects.toMatchObject({ code: 'E2BIG' });
     await expect(start([bash, '-c', 'echo a\0b'])).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' });
+    await expect(start([bash, '-c', 'true'], { env: { 'A=B': 'x' } })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
+    await expect(start([bash, '-c', 'true'], { env: { 'A\0B': 'x' } })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG_VALUE',
+    });
     // The spawner took all of it and still starts.
     expect(await finished(await start([bash, '-c', 'echo still']))).toMatchObject({
       stdout: 'still\n',
@@ -186,6 +219,74 @@ describe.skipIf(!hasPerl)('the command spawner', () => {
 });
 
 const sandboxes = probe.ok ? (['none', 'bwrap'] as const) : (['none'] as const);
+
+describe.skipIf(!hasPerl)('the command spawner and runCommand', () => {
+  const options = (tag: string, command: string, env: Record<string, string> = {}) => ({
+    tag,
+    command,
+    workspace: fx.workspace,
+    sandbox: 'none' as const,
+    programs: { bash, sh: programs.sh as string },
+    // As a `none` command runs: as the worker.
+    user: undefined,
+    leaseMs: 60_000,
+    allowNetwork: false,
+    env,
+    tmpBytes: 1e8,
+    fileSizeBytes: 1e9,
+    cpuSeconds: 1000,
+    openFiles: 1024,
+    timeoutMs: 20_000,
+    outputBytes: 10_000,
+    streamBytes: 10_000,
+    signal: new AbortController().signal,
+  });
+
+  it('runs a command once at most when its spawner is killed at any point of its start, and leaves nothing', async () => {
+    await runCommand(options('run_spawnerwarm.x', 'true'));
+    const count = path.join(fx.workspace, 'count');
+    // A large environment keeps the spawner busy between its fork and its answer.
+    const env: Record<string, string> = {};
+    for (let i = 0; i < 2_000; i++) env[`V${i}`] = 'x';
+    for (let trial = 0; trial < 3; trial++) {
+      const [spawner] = commandSpawnerPids();
+      let killed = false;
+      const poll = async (): Promise<void> => {
+        while (!killed) {
+          const children = await readFile(`/proc/${spawner}/task/${spawner}/children`, 'latin1').catch(
+            () => '',
+          );
+          if (children.trim() !== '' || trial === 2) {
+            process.kill(spawner as number, 'SIGKILL');
+            killed = true;
+          }
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      const polling = poll();
+      const result = await runCommand(
+        options(
+          `run_spawnertwice${trial}.x`,
+          `echo ran >> ${count}; exec -a tether-spawner-twice sleep 1`,
+          env,
+        ),
+      ).catch((error: Error) => error);
+      killed = true;
+      await polling;
+      // A copy started behind the worker's back would be running now.
+      await delay(500);
+      const ran = (await readFile(count, 'latin1').catch(() => '')).split('\n').filter(Boolean).length;
+      expect(ran).toBeLessThanOrEqual(1);
+      expect(await pidsNamed('tether-spawner-twice')).toEqual([]);
+      // Run by the worker's own spawn (once), or failed to start (killed, if it ever ran): never twice.
+      if (!(result instanceof Error)) {
+        expect(result).toMatchObject({ outcome: 'exited', exitCode: 0 });
+        expect(ran).toBe(1);
+      }
+      await rm(count, { force: true });
+    }
+  }, 30_000);
+});
 
 describe.skipIf(!hasPerl).each(sandboxes)('bash with sandbox %s and the command spawner', (sandbox) => {
   /** Runs a command that prints `ready` and sleeps; resolves once it printed. */

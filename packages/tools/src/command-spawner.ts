@@ -44,9 +44,11 @@ let perlPath: string | null | undefined;
  * stdin (`pipe` or `null`), uid and gid (both empty: the spawner's own), cwd,
  * the number of environment entries, the entries (`NAME=value`), and the argv
  * (its first entry the program's path); or `C`, id: close the spawner's ends
- * of that launcher's pipes. Each answer is a line: `S <id> <pid> <start ticks>
- * <stdin fd or -> <stdout fd> <stderr fd>`, `F <id> <errno>` (not started),
- * `X <id> <wait status>`.
+ * of that launcher's pipes. Each answer is a line: `P <id> <pid>` (forked: the
+ * child waits for the spawner's go, given once this line is out, before it
+ * execs; a spawner gone before that ends the child unstarted), then `S <id>
+ * <pid> <start ticks> <stdin fd or -> <stdout fd> <stderr fd>` (started) or
+ * `F <id> <errno>` (not started), and later `X <id> <wait status>`.
  */
 export const SPAWNER = String.raw`
 use strict; use warnings; use POSIX ();
@@ -62,15 +64,16 @@ $SIG{CHLD} = sub {
 sub launch {
   my ($id, $stdin, $uid, $gid, $cwd, $nenv, @rest) = @_;
   my @env = splice(@rest, 0, $nenv);
-  my ($in_r, $in_w, $out_r, $out_w, $err_r, $err_w, $st_r, $st_w);
-  unless (($stdin ne 'pipe' || pipe($in_r, $in_w)) && pipe($out_r, $out_w) && pipe($err_r, $err_w) && pipe($st_r, $st_w)) {
+  my ($in_r, $in_w, $out_r, $out_w, $err_r, $err_w, $st_r, $st_w, $go_r, $go_w);
+  unless (($stdin ne 'pipe' || pipe($in_r, $in_w)) && pipe($out_r, $out_w) && pipe($err_r, $err_w) && pipe($st_r, $st_w) && pipe($go_r, $go_w)) {
     print "F $id ", 0 + $!, "\n";
     return;
   }
   POSIX::sigprocmask(POSIX::SIG_BLOCK(), $chld);
   my $pid = fork;
   if (defined $pid && $pid == 0) {
-    my $fail = sub { syswrite $st_w, pack('N', 0 + $!); POSIX::_exit(127) };
+    my $fail = sub { syswrite $st_w, pack('N', (0 + $!) || POSIX::EPERM()); POSIX::_exit(127) };
+    close $go_w;
     POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new());
     $SIG{CHLD} = 'DEFAULT';
     defined POSIX::setsid() or $fail->();
@@ -87,16 +90,23 @@ sub launch {
       $< == $uid && $> == $uid or $fail->();
     }
     %ENV = map { split /=/, $_, 2 } @env;
+    # Not before the worker knows the pid: a spawner gone before it says go leaves nothing running.
+    my $go;
+    do { $go = sysread($go_r, my $byte, 1) } while (!defined $go && $!{EINTR});
+    POSIX::_exit(125) unless $go;
     exec { $rest[0] } @rest;
     $fail->();
   }
   my $errno = 0 + $!;
-  close $st_w; close $out_w; close $err_w;
+  close $st_w; close $out_w; close $err_w; close $go_r;
   if (!defined $pid) {
     POSIX::sigprocmask(POSIX::SIG_UNBLOCK(), $chld);
     print "F $id $errno\n";
     return;
   }
+  print "P $id $pid\n";
+  syswrite $go_w, 'g';
+  close $go_w;
   my $got;
   do { $got = sysread($st_r, my $e, 4); $errno = unpack('N', $e) if $got } while (!defined $got && $!{EINTR});
   close $st_r;
@@ -161,6 +171,7 @@ export class SpawnedProcess extends EventEmitter {
   exitCode: number | null = null;
   signalCode: NodeJS.Signals | null = null;
   #open = 2;
+  #exiting = false;
   #exited = false;
 
   constructor(
@@ -185,29 +196,36 @@ export class SpawnedProcess extends EventEmitter {
 
   /** Its wait status, from the spawner. */
   exited(status: number): void {
-    if (this.#exited) return;
     const signal = status & 0x7f;
-    if (signal === 0) this.exitCode = status >> 8;
-    else this.signalCode = signalName(signal);
-    this.#report();
+    if (signal === 0) this.#report(status >> 8, null);
+    else this.#report(null, signalName(signal));
   }
 
   /** The spawner is gone, and its wait status with it: killed, as the worker kills it. */
   orphaned(): void {
-    if (this.#exited) return;
+    if (this.#exiting) return;
     try {
       process.kill(-this.pid, 'SIGKILL');
     } catch {
       // Gone already.
     }
-    this.signalCode = 'SIGKILL';
-    this.#report();
+    this.#report(null, 'SIGKILL');
   }
 
-  #report(): void {
-    this.#exited = true;
-    this.emit('exit', this.exitCode, this.signalCode);
-    this.#closeIfDone();
+  /**
+   * Sets its end and emits `exit` from a later turn of the event loop, as a `ChildProcess` does:
+   * its exit may come in the same read as its start, before anyone listens.
+   */
+  #report(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.#exiting) return;
+    this.#exiting = true;
+    setImmediate(() => {
+      this.exitCode = code;
+      this.signalCode = signal;
+      this.#exited = true;
+      this.emit('exit', code, signal);
+      this.#closeIfDone();
+    });
   }
 
   #closeIfDone(): void {
@@ -246,6 +264,8 @@ export function spawnerEnded(error: Error): boolean {
 
 interface Pending {
   file: string;
+  /** Once the spawner forked it (`P`): the child may run from there. */
+  pid?: number;
   resolve: (started: SpawnedProcess | Error) => void;
 }
 
@@ -267,9 +287,15 @@ class Spawner {
       stdio: ['pipe', 'pipe', 'ignore', lease],
     }) as unknown as ChildProcessByStdio<Writable, Readable, null>; // the typings know no fourth stdio entry
     this.#child.stdin.on('error', () => undefined);
-    this.#child.on('error', () => this.#end());
-    // Once its stdout is read to the end too: every launcher it reported ended is reported so.
-    this.#child.on('close', () => this.#end());
+    // A spawner the worker cannot talk to is stopped: what it forked and did not start ends unstarted.
+    this.#child.on('error', () => {
+      this.#child.kill('SIGKILL');
+      this.#end(false);
+    });
+    // Once its stdout is read to the end too: every launcher it reported ended is reported so. One
+    // that exits with an error having answered nothing does not work here (a perl without its POSIX
+    // module): the worker spawns its launchers itself from then on.
+    this.#child.on('close', (code) => this.#end(typeof code === 'number' && code !== 0));
     let partial = '';
     this.#child.stdout.setEncoding('latin1');
     this.#child.stdout.on('data', (chunk: string) => {
@@ -294,10 +320,14 @@ class Spawner {
   /** Starts a launcher; resolves with it, or with the error of a start that failed. */
   start(request: SpawnRequest): Promise<SpawnedProcess | Error> {
     if (this.#ended) return Promise.resolve(new SpawnerEndedError('the command spawner has ended'));
-    const fields = [request.file, ...request.args, ...Object.values(request.env), request.cwd];
-    if (fields.some((field) => field.includes('\0'))) {
+    const names = Object.keys(request.env);
+    const fields = [request.file, ...request.args, ...names, ...Object.values(request.env), request.cwd];
+    if (
+      fields.some((field) => field.includes('\0')) ||
+      names.some((name) => name === '' || name.includes('='))
+    ) {
       const error: NodeJS.ErrnoException = new TypeError(
-        'The arguments, environment and working directory must not contain a NUL byte',
+        'The arguments, environment and working directory must not contain a NUL byte, nor a variable name an equals sign',
       );
       error.code = 'ERR_INVALID_ARG_VALUE';
       return Promise.resolve(error);
@@ -351,6 +381,10 @@ class Spawner {
     }
     const pending = this.#pending.get(id);
     if (pending === undefined) return;
+    if (kind === 'P') {
+      pending.pid = Number(rest[0]);
+      return;
+    }
     if (kind === 'F') {
       this.#settle(id, errnoError(Number(rest[0]), pending.file));
       return;
@@ -389,14 +423,28 @@ class Spawner {
     }
   }
 
-  #end(): void {
+  #end(failed: boolean): void {
     if (this.#ended) return;
     this.#ended = true;
-    // One that never answered does not work on this host (a perl without its POSIX module): the
-    // worker spawns its launchers itself from now on.
-    if (!this.#answered && !this.#stopped) perlPath = null;
-    for (const id of [...this.#pending.keys()]) {
-      this.#settle(id, new SpawnerEndedError('the command spawner ended before it answered'));
+    if (failed && !this.#answered && !this.#stopped) perlPath = null;
+    for (const [id, pending] of [...this.#pending]) {
+      if (pending.pid === undefined) {
+        // Never forked, or forked and never given its go: nothing of it runs.
+        this.#settle(id, new SpawnerEndedError('the command spawner ended before it answered'));
+        continue;
+      }
+      // It may have started: killed, and the start fails (not started again elsewhere).
+      try {
+        process.kill(-pending.pid, 'SIGKILL');
+      } catch {
+        // Gone already, or never got as far as its own session.
+      }
+      try {
+        process.kill(pending.pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+      this.#settle(id, new Error('the command spawner ended while it started the command, which was killed'));
     }
     for (const spawned of this.#live.values()) spawned.orphaned();
     this.#live.clear();

@@ -273,10 +273,13 @@ async function launch(
         ? { child: started, tag, startTicks: started.startTicks, failed }
         : { child: started, tag, end, startTicks: started.startTicks, failed };
     }
-    if (!spawnerEnded(started)) throw spawnFailure(started);
-    // The spawner ended with the request in hand: whatever it may have started is killed (its
-    // cgroup), and this launcher is spawned from the worker.
-    await options.cgroup?.kill().catch(() => undefined);
+    if (!spawnerEnded(started)) {
+      // Not started, or started and lost with its spawner (then killed, its group and its cgroup):
+      // either way the call fails, and nothing of it is started again here.
+      await options.cgroup?.kill().catch(() => undefined);
+      throw spawnFailure(started);
+    }
+    // The spawner ended before it let the launcher run: nothing of it runs, so the worker spawns it.
     try {
       lease = await commandLease(options.programs.bash, options.leaseMs);
     } catch (error) {
