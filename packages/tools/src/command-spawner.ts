@@ -485,9 +485,11 @@ export function spawnWithLease(lease: number, request: SpawnRequest): Promise<Sp
   return spawner.start(request);
 }
 
-/** The spawners' pids (tests). */
+/** The pids of the spawners that run (tests). */
 export function commandSpawnerPids(): number[] {
-  return [...spawners.values()].flatMap((spawner) => (spawner.pid === undefined ? [] : [spawner.pid]));
+  return [...spawners.values()].flatMap((spawner) =>
+    spawner.pid === undefined || spawner.ended ? [] : [spawner.pid],
+  );
 }
 
 /** Stops the spawner of a lease that ended (see `command-lease.ts`), before its descriptor is closed. */
