@@ -294,6 +294,11 @@ async function settle(
       throw new DelayedError();
     case 'capped':
       // Over its tenant's cap on running runs: wait, without a slot, until a release hands it one and wakes it.
+      if (ctx.config.testHoldCappedMs) {
+        // Test only: the window between the run's place in line (taken) and its job's delay, held open.
+        log.warn({ ms: ctx.config.testHoldCappedMs }, 'test hold: over the cap, before the delay');
+        await new Promise((resolve) => setTimeout(resolve, ctx.config.testHoldCappedMs));
+      }
       await job.moveToDelayed(settlement.untilMs, token);
       // A slot handed over before the job was delayed could not wake it: look again.
       if (await ctx.tenantSlots?.hasSlot(settlement.tenant, runId)) await promoteJob(job);
