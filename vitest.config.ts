@@ -45,6 +45,8 @@ const CLUSTER_FILES = [
   'apps/worker/test/shards.int.test.ts',
   // A tenant's cap on running runs: its slots under the tenant's hash tag, its runs' keys in theirs.
   'apps/worker/test/tenant-cap.int.test.ts',
+  // A run cancelled as a worker puts it in its tenant's line: its flag in its slot, the line in the tenant's.
+  'apps/worker/test/tenant-cancel.int.test.ts',
   // Sessions: a session's runs keep their keys in the session's hash slot.
   'apps/api/test/sessions.int.test.ts',
   // The WebSocket gateway: two APIs and two workers, reconnects, tenancy, limits.

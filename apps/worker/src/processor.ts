@@ -163,7 +163,8 @@ export function createProcessor(deps: ProcessorDeps) {
     // A job that comes back (stall recovery, a resumed question, a retry) first dispatches what the
     // attempt before may have appended without dispatching (its worker died in between).
     if (job.attemptsStarted > 1) await dispatchEvents(ctx, 'recovery', true);
-    // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged.
+    // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged
+    // (or, cancelled, ends at its claim holding none, and its release takes it out of the line).
     const slot = await ctx.tenantSlots?.take(ctx);
     if (slot?.kind === 'capped') {
       if (observer) observer.tenant = slot.tenant;

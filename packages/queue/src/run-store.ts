@@ -114,6 +114,14 @@ export class RunStore implements StoreContext {
     return queue ?? this.keys.queuePrefix;
   }
 
+  /**
+   * Whether a cancel (or an interrupt) was asked for the run: the flag is never taken back, and
+   * the run's next claim ends it (`claimRun` answers `cancel`). False once the run is gone.
+   */
+  async cancelRequested(runId: string): Promise<boolean> {
+    return (await this.redis.hexists(this.keys.run(runId).record, 'cancelRequested')) === 1;
+  }
+
   /** Several records at once, in order (undefined where a run is gone), without their specs. */
   getMany(runIds: string[]): Promise<(RunRecord | undefined)[]> {
     return records.readRecords(this, runIds, false);

@@ -29,8 +29,8 @@ export type SlotTaken = { held: true } | { held: false; ahead: number };
 /**
  * A per-tenant cap on runs executing at once: a semaphore of leases in Redis,
  * three keys under the tenant's hash tag (`TetherKeys.tenantSlots`), changed
- * only by the scripts `acquireTenantSlot`, `releaseTenantSlot` and
- * `renewTenantSlots`.
+ * only by the scripts `acquireTenantSlot`, `releaseTenantSlot`,
+ * `renewTenantSlots` and `forgetTenantSlot`.
  *
  * - A slot is a run id in the `running` set, scored by its lease's expiry
  *   (Redis's clock), and the fencing token of the attempt that holds it in
@@ -93,6 +93,20 @@ export class TenantSlots {
       keys: this.#keys.tenantSlots(tenant),
       args: { runId, holder, cap: this.cap, reserveMs: this.reserveMs, ttlMs: SLOT_KEYS_TTL_MS },
     });
+  }
+
+  /**
+   * Forgets a run that ends holding no slot (cancelled while in line, or before it took up the
+   * slot handed to it): out of the line, and a slot handed to it is free again. A slot an attempt
+   * holds stays that attempt's. Idempotent. True when the run was in line or had a slot handed to it.
+   */
+  async forget(tenant: string, runId: string): Promise<boolean> {
+    return (
+      (await scripts.forgetTenantSlot.run(this.#redis, {
+        keys: this.#keys.tenantSlots(tenant),
+        args: { runId },
+      })) === 1
+    );
   }
 
   /** Renews the leases of `held` (run id and holder); returns the run ids whose slot is no longer theirs. */

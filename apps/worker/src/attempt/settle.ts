@@ -23,7 +23,7 @@ import { delegationKey } from './crew.js';
  * | blocked (a session's run ahead) | nothing | delayed 60 s, woken when the run ahead ends (`DelayedError`) |
  * | delegating | children created, `child.started` each (waiting_for_children), children queued | delayed until the children's deadline, woken when the last reports (`DelayedError`) |
  * | awaiting (woken early) | waiting_for_children again | delayed until the children's deadline (`DelayedError`) |
- * | capped (over its tenant's cap) | nothing | delayed a few seconds, woken when a slot is handed to it (`DelayedError`) |
+ * | capped (over its tenant's cap) | nothing | delayed a few seconds, woken when a slot is handed to it or a cancel is asked for (`DelayedError`) |
  * | lost, the lock still held (not renewed in time) | nothing | waiting, for a new attempt to take the run over (`WaitingError`) |
  * | lost, the lock gone | nothing | left to BullMQ, whose stalled check hands it on (another owner carries on) |
  * | nothing | nothing | completed (another owner, or none, carries on) |
@@ -292,7 +292,7 @@ async function settle(
       if ((await store.sessionHead(runId)) === runId) await promoteJob(job);
       log.info({ ahead: settlement.ahead }, "waiting for the session's run ahead");
       throw new DelayedError();
-    case 'capped':
+    case 'capped': {
       // Over its tenant's cap on running runs: wait, without a slot, until a release hands it one and wakes it.
       if (ctx.config.testHoldCappedMs) {
         // Test only: the window between the run's place in line (taken) and its job's delay, held open.
@@ -300,13 +300,19 @@ async function settle(
         await new Promise((resolve) => setTimeout(resolve, ctx.config.testHoldCappedMs));
       }
       await job.moveToDelayed(settlement.untilMs, token);
-      // A slot handed over before the job was delayed could not wake it: look again.
-      if (await ctx.tenantSlots?.hasSlot(settlement.tenant, runId)) await promoteJob(job);
+      // A slot handed over, or a cancel asked for, before the job was delayed could not wake it (nor
+      // take it off the queue): look again. A cancelled run then ends at its next take, out of line.
+      const [handed, cancel] = await Promise.all([
+        ctx.tenantSlots?.hasSlot(settlement.tenant, runId),
+        store.cancelRequested(runId),
+      ]);
+      if (handed || cancel) await promoteJob(job);
       log.debug(
         { tenant: settlement.tenant, ahead: settlement.ahead },
         "waiting for a slot of the run's tenant",
       );
       throw new DelayedError();
+    }
     case 'released':
       // Shutdown: hand the run back to the queue; another worker continues from the checkpoint.
       await store.appendEvents(runId, events, fence);

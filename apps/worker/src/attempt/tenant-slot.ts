@@ -10,7 +10,9 @@ import type { AttemptContext, Settlement } from './context.js';
  * 1. Before the claim, the attempt takes one of its tenant's slots
  *    (`TenantSlots.take`). Over the cap it takes none and its job waits,
  *    delayed and holding no worker slot (the `capped` settlement), with the
- *    run unchanged.
+ *    run unchanged; unless a cancel was asked for (it came while this worker
+ *    had the job, so the API could not take the job off the queue): then the
+ *    claim ends the run without a slot, and the run leaves the line.
  * 2. While the attempt runs, its slot's lease is renewed each time BullMQ
  *    renews the job's lock (`renew`), so a worker killed with -9 loses its
  *    slots when it loses its locks. A renewal that finds the slot gone (its
@@ -57,14 +59,22 @@ export class TenantSlotKeeper {
   /**
    * Takes a slot of the run's tenant for this attempt: the slot held, to be
    * released when the attempt ends; or the `capped` settlement, for the job to
-   * wait. Undefined when the run is gone (its claim finds nothing to do).
+   * wait; or, over the cap with a cancel asked for, no slot (`ending`): the
+   * claim ends the run, and the release takes it out of the line. Undefined
+   * when the run is gone (its claim finds nothing to do).
    */
-  async take(ctx: AttemptContext): Promise<HeldSlot | Capped | undefined> {
+  async take(ctx: AttemptContext): Promise<HeldSlot | EndingInLine | Capped | undefined> {
     const { runId, fence } = ctx;
     const tenant = ctx.tenant ?? (await this.#slots.tenantOf(runId));
     if (tenant === undefined) return undefined;
     const taken = await this.#slots.take(tenant, runId, fence);
     if (!taken.held) {
+      // A cancel asked for while this worker had the job could not take it off the queue: the run
+      // ends at its claim, which needs no slot, and then leaves the line (it would keep its place
+      // until a slot freed, then be handed one it never uses).
+      if (await this.#store.cancelRequested(runId)) {
+        return { kind: 'ending', release: () => this.#forget(tenant, runId, ctx.log) };
+      }
       return {
         kind: 'capped',
         tenant,
@@ -128,6 +138,22 @@ export class TenantSlotKeeper {
     }
   }
 
+  /**
+   * A run that ended in line (cancelled) leaves it, and a slot handed to it meanwhile is free
+   * again: the free slots go on to the runs waiting longest, which are woken.
+   */
+  async #forget(tenant: string, runId: string, log: Logger): Promise<void> {
+    try {
+      await this.#slots.forget(tenant, runId);
+    } catch (error) {
+      // Its place goes at the next hand-over (it has ended), a slot handed to it when its reserve runs out.
+      log.warn({ err: error, tenant }, "could not take the run out of its tenant's line");
+      return;
+    }
+    // The run holds nothing now: the release gives nothing back, and only hands the free slots on.
+    await this.#release(tenant, runId, '', log);
+  }
+
   /** Wakes a run handed a slot (its delayed job to waiting); false when the run is gone or has ended. */
   async #wake(runId: string): Promise<boolean> {
     const run = await this.#store.get(runId);
@@ -142,6 +168,15 @@ export class TenantSlotKeeper {
 /** A slot this attempt holds: release it when the attempt ends. */
 export interface HeldSlot {
   kind: 'held';
+  release(): Promise<void>;
+}
+
+/**
+ * A run over its tenant's cap with a cancel asked for: its attempt goes on to the claim without a
+ * slot (the claim ends the run, running nothing), then `release` takes it out of the line.
+ */
+export interface EndingInLine {
+  kind: 'ending';
   release(): Promise<void>;
 }
 
