@@ -669,6 +669,9 @@ export class RunService {
     await this.#withDeliveries([childRunId, parentRunId], undefined, () =>
       this.store.finalize(childRunId, { status: 'failed', error }, '', [], [], parentRunId),
     );
+    // Timed out in its tenant's line, or before taking up a slot handed to it: give both back.
+    const tenant = await this.#redis.hget(this.#keys.run(childRunId).record, 'tenant');
+    if (tenant) await this.#forgetTenantSlot(tenant, childRunId);
     await this.cancelChildren(childRunId);
   }
 
@@ -713,7 +716,7 @@ export class RunService {
   }
 
   /**
-   * A run cancelled here, with no attempt, leaves its tenant's line for a slot (when the tenant
+   * A run cancelled (or a crew child timed out) here, with no attempt, leaves its tenant's line for a slot (when the tenant
    * has a cap, `TETHER_TENANT_MAX_RUNNING`) and gives back a slot handed to it and not taken up,
    * which would otherwise stay reserved for it until its reserve ran out. The runs waiting take it
    * when they look again. Best effort: the reserve runs out by itself.
