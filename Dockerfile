@@ -11,6 +11,8 @@ FROM node:20-bookworm-slim AS build
 RUN npm install -g pnpm@12.4.2
 WORKDIR /app
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .pnpmfile.mjs tsconfig.base.json ./
+# The patched dependencies (pnpm-workspace.yaml, patchedDependencies).
+COPY patches patches
 COPY apps/api/package.json apps/api/
 COPY apps/console/package.json apps/console/
 COPY apps/worker/package.json apps/worker/

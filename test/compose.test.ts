@@ -204,6 +204,13 @@ describe('docker-compose.yml', () => {
         expect(dockerfile).toContain(`COPY ${dir}/${name}/package.json ${dir}/${name}/`);
       }
     }
+    // Every patch a dependency needs (pnpm-workspace.yaml's patchedDependencies) is in place before it.
+    const install = dockerfile.indexOf('pnpm install --frozen-lockfile');
+    const workspace = read('pnpm-workspace.yaml');
+    if (workspace.includes('patchedDependencies:')) {
+      expect(dockerfile.indexOf('COPY patches patches')).toBeGreaterThan(-1);
+      expect(dockerfile.indexOf('COPY patches patches')).toBeLessThan(install);
+    }
     // No key, password or replay switch baked into the image.
     const instructions = dockerfile
       .split('\n')
