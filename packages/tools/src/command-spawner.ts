@@ -329,7 +329,7 @@ class Spawner {
       const error: NodeJS.ErrnoException = new TypeError(
         'The arguments, environment and working directory must not contain a NUL byte, nor a variable name an equals sign',
       );
-      error.code = 'ERR_INVALID_ARG_VALUE';
+      error.code = 'EINVAL';
       return Promise.resolve(error);
     }
     const id = String(++this.#next);
