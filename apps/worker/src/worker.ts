@@ -234,6 +234,7 @@ export function startWorker(
     worker.on('locksRenewed', ({ jobIds }) => {
       processor.activeRuns.locksRenewed(jobIds);
       tenantSlots?.renew(jobIds);
+      void stopCancelled(jobIds);
     });
     worker.on('lockRenewalFailed', (jobIds) => {
       for (const runId of jobIds) processor.activeRuns.stop(runId, 'lost');
@@ -279,6 +280,18 @@ export function startWorker(
   subscriber.on('message', (channel: string, runId: string) => {
     if (channel === keys.cancelChannel) processor.activeRuns.stop(runId, 'cancel');
   });
+  /**
+   * A cancel's broadcast can be missed (pub/sub keeps nothing for a subscriber that was reconnecting),
+   * and an attempt waiting on a slow model or command would then see it only at its next save: each
+   * lock renewal also reads the cancel flags of the runs it renewed, so a cancel reaches its attempt
+   * within half a lock at worst. An interrupt is left to the attempt's next save, as without a miss.
+   */
+  async function stopCancelled(runIds: readonly string[]): Promise<void> {
+    const modes = await Promise.all(runIds.map((runId) => store.cancelMode(runId).catch(() => undefined)));
+    runIds.forEach((runId, index) => {
+      if (modes[index] === 'cancel') processor.activeRuns.stop(runId, 'cancel');
+    });
+  }
   // The pumps: one BullMQ worker on the webhooks queue, each job an endpoint's (TETHER_WEBHOOK_CONCURRENCY; 0: none here).
   const pumps =
     config.webhookConcurrency > 0

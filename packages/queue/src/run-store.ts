@@ -115,6 +115,16 @@ export class RunStore implements StoreContext {
   }
 
   /**
+   * What was asked for the run: `cancel` (its attempt stops at once: the broadcast, or the worker's
+   * look at each lock renewal), `interrupt` (its attempt stops at its next save), or nothing.
+   */
+  async cancelMode(runId: string): Promise<'cancel' | 'interrupt' | undefined> {
+    const flag = await this.redis.hget(this.keys.run(runId).record, 'cancelRequested');
+    if (flag === null) return undefined;
+    return flag === 'interrupt' ? 'interrupt' : 'cancel';
+  }
+
+  /**
    * Whether a cancel (or an interrupt) was asked for the run: the flag is never taken back, and
    * the run's next claim ends it (`claimRun` answers `cancel`). False once the run is gone.
    */
