@@ -95,6 +95,7 @@ describe('loadApiConfig', () => {
       wsMaxFrameBytes: 262_144,
       wsMaxPerTenant: 200,
       wsHeartbeatMs: 30_000,
+      wsMaxFramesPerSecond: 50,
     });
   });
 });

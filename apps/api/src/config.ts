@@ -49,6 +49,8 @@ export interface ApiConfig extends SharedConfig {
   wsMaxPerTenant: number;
   /** How often each WebSocket is pinged; one that has not answered the previous ping is cut (ms). */
   wsHeartbeatMs: number;
+  /** Frames a WebSocket may send within one second (more: closed with 1008). */
+  wsMaxFramesPerSecond: number;
   /** On SIGTERM: how long open requests get before the process exits anyway (ms). */
   shutdownTimeoutMs: number;
   /** Names this process's Redis connections (`CLIENT LIST`): `tether-api:<instanceId>`. */
@@ -230,6 +232,7 @@ export function loadApiConfig(env: Env = process.env): Readonly<ApiConfig> {
     wsMaxFrameBytes: reader.integer('TETHER_WS_MAX_FRAME_BYTES', 262_144, 1_024, 16_777_216),
     wsMaxPerTenant: reader.integer('TETHER_WS_MAX_PER_TENANT', 200, 1, 1_000_000),
     wsHeartbeatMs: reader.integer('TETHER_WS_HEARTBEAT_MS', 30_000, 10, 600_000),
+    wsMaxFramesPerSecond: reader.integer('TETHER_WS_MAX_FRAMES_PER_SECOND', 50, 1, 100_000),
     shutdownTimeoutMs: reader.integer('TETHER_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     instanceId: reader.string(
       'TETHER_API_ID',

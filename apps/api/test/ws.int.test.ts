@@ -3,6 +3,7 @@
  * on the test Redis (a Redis Cluster in the `cluster` project), replay runs
  * that ask questions, and real `ws` clients.
  */
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Run, RunEvent, WsServerFrame } from '@tether/protocol';
 import type { FastifyInstance } from 'fastify';
@@ -19,6 +20,12 @@ afterEach(async () => {
 });
 
 const setup = () => deployment('ws');
+
+/** A process's resident memory, from /proc. */
+function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) * 1024;
+}
 
 const wsUrl = (base: string, query = '') => `${base.replace(/^http/, 'ws')}/v1/ws${query}`;
 
@@ -495,6 +502,118 @@ describe('the WebSocket gateway', () => {
     expect((await client.closed).code).toBe(1009);
     const next = await socket(api.base);
     await next.roundTrip();
+  });
+
+  it("counts frames against the tenant's rate limit: past it each is refused with ERR_RATE_LIMITED and retryAfterMs, and the socket stays open", async () => {
+    const env = await setup();
+    // A window of an hour, so that the count never straddles two windows.
+    const window = { TETHER_RATE_LIMIT_MAX: '5', TETHER_RATE_LIMIT_WINDOW_MS: '3600000' };
+    // Another API on the same Redis counts in windows of its own (a key per window length): it reads.
+    const [api, reader] = await Promise.all([
+      startApi(env, API_KEYS, 'api', window),
+      startApi(env, API_KEYS, 'reader', {
+        TETHER_RATE_LIMIT_MAX: '1000',
+        TETHER_RATE_LIMIT_WINDOW_MS: '1000',
+      }),
+    ]);
+    // The upgrade is the tenant's first request: four frames are left.
+    const client = await socket(api.base);
+    const frames = 44;
+    for (let i = 0; i < frames; i++) {
+      client.send({ type: 'message', sessionId: null, content: `message ${i}`, options: { model: ASKS } });
+    }
+    await client.roundTrip();
+    expect(client.ofType('session')).toHaveLength(4);
+    expect(client.ofType('run_started')).toHaveLength(4);
+    const refused = client.ofType('error');
+    expect(refused).toHaveLength(frames - 4);
+    for (const error of refused) {
+      expect(error).toEqual({
+        type: 'error',
+        code: 'ERR_RATE_LIMITED',
+        message: expect.stringMatching(/at most 5 requests per 3600 s; retry in \d+ s/),
+        retryAfterMs: expect.any(Number),
+      });
+      expect(error.retryAfterMs).toBeGreaterThan(0);
+      expect(error.retryAfterMs).toBeLessThanOrEqual(3_600_000);
+    }
+    // Every frame that changes something counts, not only message: each is refused alike.
+    const sessionId = (client.ofType('session')[0] as { sessionId: string }).sessionId;
+    const requestId = 'clr_00000000000000000000000000';
+    const others = [
+      { type: 'subscribe', sessionId, after: null },
+      { type: 'clarify_response', sessionId, requestId, answer: 'red' },
+      { type: 'tool_response', sessionId, requestId: 'tcr_00000000000000000000000000', output: 'x' },
+      { type: 'cancel', sessionId },
+    ];
+    for (const frame of others) {
+      const from = client.frames.length;
+      client.send(frame);
+      expect(await client.waitFor(ofType('error'), { from }), frame.type).toMatchObject({
+        code: 'ERR_RATE_LIMITED',
+      });
+    }
+    // Nothing refused was done: four sessions of one run each, and their runs still wait to start.
+    const sessions = await call<{ data: unknown[] }>(reader.base, 'GET', '/v1/sessions?limit=100');
+    expect(sessions.body.data).toHaveLength(4);
+    const runs = await call<{ data: Run[] }>(reader.base, 'GET', '/v1/runs?limit=100');
+    expect(runs.body.data.map((run) => run.status)).toEqual(['queued', 'queued', 'queued', 'queued']);
+    // The socket is open and served (a ping is not counted), and the tenant's REST requests are limited too.
+    await client.roundTrip();
+    expect((await call(api.base, 'GET', '/v1/runs')).status).toBe(429);
+    // Another tenant has a count of its own.
+    const beta = await socket(api.base, BETA);
+    beta.send({ type: 'message', sessionId: null, content: 'hi', options: { model: ASKS } });
+    await beta.waitFor(ofType('run_started'));
+  });
+
+  it('closes a socket that sends more than TETHER_WS_MAX_FRAMES_PER_SECOND frames in a second with 1008', async () => {
+    const env = await setup();
+    const api = await startApi(env, API_KEYS, 'api', { TETHER_WS_MAX_FRAMES_PER_SECOND: '5' });
+    const calm = await socket(api.base);
+    const flood = await socket(api.base);
+    for (let i = 0; i < 20; i++) flood.send({ type: 'ping' });
+    expect(await flood.closed).toEqual({ code: 1008, reason: 'too many frames: at most 5 per second' });
+    expect(flood.ofType('pong').length).toBeLessThanOrEqual(5);
+    // Other sockets of the tenant, and new ones, are served.
+    await calm.roundTrip();
+    const next = await socket(api.base);
+    await next.roundTrip();
+  });
+
+  it('bounds a flood of large frames with a session token: runs no more than the limit, memory bounded', async () => {
+    const env = await setup();
+    const api = await startApi(env, API_KEYS, 'api', {
+      TETHER_RATE_LIMIT_MAX: '20',
+      TETHER_RATE_LIMIT_WINDOW_MS: '3600000',
+      // The tenant's limit is what this test measures, not the socket's cap per second.
+      TETHER_WS_MAX_FRAMES_PER_SECOND: '100000',
+    });
+    const reader = await startApi(env, API_KEYS, 'reader', {
+      TETHER_RATE_LIMIT_MAX: '1000',
+      TETHER_RATE_LIMIT_WINDOW_MS: '1000',
+    });
+    const created = await call<{ id: string; token: string }>(api.base, 'POST', '/v1/sessions', {
+      defaults: { model: replay({ content: 'ok' }) },
+    });
+    const { id: sessionId, token } = created.body;
+    const rssBefore = rssBytes(api.child.pid as number);
+    // A session token, as a browser holds it: the upgrade and the session's creation were two requests.
+    const client = await socket(api.base, {}, `?token=${encodeURIComponent(token)}`);
+    const content = 'x'.repeat(200_000);
+    const frames = 300;
+    for (let i = 0; i < frames; i++) client.send({ type: 'message', sessionId, content });
+    await client.roundTrip();
+    const rssAfter = rssBytes(api.child.pid as number);
+    expect(client.ofType('run_started')).toHaveLength(18);
+    expect(client.ofType('error').filter((error) => error.code === 'ERR_RATE_LIMITED')).toHaveLength(
+      frames - 18,
+    );
+    const runs = await call<{ data: Run[] }>(reader.base, 'GET', '/v1/runs?limit=100');
+    expect(runs.body.data).toHaveLength(18);
+    // Every frame queued unserved, as before the socket stopped reading at 8, the same flood took the
+    // API's resident memory up by about 190 MB here; bounded, by 45 to 85 MB (garbage not yet collected).
+    expect(rssAfter - rssBefore).toBeLessThan(130 * 1024 * 1024);
   });
 
   it('limits sockets per tenant, cuts sockets that miss a ping, and closes with 1001 at shutdown', async () => {

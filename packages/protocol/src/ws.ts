@@ -151,11 +151,15 @@ export const WsDoneFrameSchema = Type.Object({
 
 export const WsPongFrameSchema = Type.Object({ type: Type.Literal('pong') });
 
-/** `error`: a frame could not be served; the socket stays open. */
+/**
+ * `error`: a frame could not be served; the socket stays open. `retryAfterMs`
+ * comes with `ERR_RATE_LIMITED`: when the tenant's window starts again.
+ */
 export const WsErrorFrameSchema = Type.Object({
   type: Type.Literal('error'),
   code: Type.String(),
   message: Type.String(),
+  retryAfterMs: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 
 export const WsServerFrameSchema = Type.Union([
@@ -173,12 +177,14 @@ export type WsServerFrame = Static<typeof WsServerFrameSchema>;
 
 /**
  * The close codes of the gateway: 1001 the server is shutting down; 1008
- * authentication failed; 1009 a frame over the size limit; 1013 the tenant
- * has its most sockets on this instance, or the client read too slowly.
+ * authentication failed, or the client sent more frames per second than the
+ * socket's cap; 1009 a frame over the size limit; 1013 the tenant has its most
+ * sockets on this instance, or the client read too slowly.
  */
 export const WS_CLOSE_CODES = {
   shutdown: 1001,
   unauthorized: 1008,
+  tooManyFrames: 1008,
   frameTooLarge: 1009,
   tryAgainLater: 1013,
 } as const;

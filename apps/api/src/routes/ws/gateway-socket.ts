@@ -12,6 +12,7 @@ import type { RawData, WebSocket } from 'ws';
 import { ApiError } from '../../errors.js';
 import { sealMcpServers } from '../../mcp-servers.js';
 import { classify } from '../../plugins/errors.js';
+import { rateLimitedMessage } from '../../plugins/rate-limit.js';
 import { checkSessionTokenBody } from '../../session-token.js';
 import type { StreamEnd } from '../runs/events/event-stream.js';
 import { checkSubmission } from '../runs/submission.js';
@@ -23,6 +24,13 @@ const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
 
 /** Events read per request while finding the questions still open at a cursor. */
 const PAGE = 500;
+
+/**
+ * Frames received and not yet served that make the socket stop reading (the
+ * client's further frames wait in its own buffers, TCP's backpressure) until
+ * they are served: with `TETHER_WS_MAX_FRAME_BYTES`, what a socket holds unserved.
+ */
+const MAX_UNSERVED_FRAMES = 8;
 
 type Cursor = { runId: string; eventId: string };
 
@@ -52,6 +60,13 @@ interface Following {
  * unsent) is dropped with 1013, like a slow SSE client: it reconnects and
  * subscribes with `after`. One that has not answered the previous protocol
  * ping when the next is due is cut.
+ *
+ * What a client sends is bounded too. Every frame but `ping` counts against
+ * the tenant's rate limit, as the REST request doing the same would: past it
+ * the frame is refused with `ERR_RATE_LIMITED` and `retryAfterMs`, and the
+ * socket stays open. More than `TETHER_WS_MAX_FRAMES_PER_SECOND` frames within
+ * a second close the socket with 1008. And at {@link MAX_UNSERVED_FRAMES}
+ * frames waiting to be served, the socket stops reading until they are.
  */
 export class GatewaySocket {
   readonly tenant: string;
@@ -67,6 +82,10 @@ export class GatewaySocket {
   readonly #writer: FrameWriter;
   /** The frames not yet served, in order. */
   #work: Promise<void> = Promise.resolve();
+  #unserved = 0;
+  /** The second (`floor(ms / 1000)`) whose frames {@link #framesThisSecond} counts. */
+  #second = 0;
+  #framesThisSecond = 0;
   #answeredPing = true;
   #over = false;
 
@@ -91,7 +110,13 @@ export class GatewaySocket {
 
   start(): void {
     this.#ws.on('message', (data, isBinary) => {
-      this.#work = this.#work.then(() => this.#receive(data, isBinary));
+      if (this.#over || !this.#withinFrameRate()) return;
+      if (++this.#unserved === MAX_UNSERVED_FRAMES) this.#ws.pause();
+      this.#work = this.#work
+        .then(() => this.#receive(data, isBinary))
+        .finally(() => {
+          if (this.#unserved-- === MAX_UNSERVED_FRAMES && !this.#over) this.#ws.resume();
+        });
     });
     this.#ws.on('pong', () => {
       this.#answeredPing = true;
@@ -131,10 +156,33 @@ export class GatewaySocket {
     }
   }
 
+  /** Counts a frame received; past the socket's cap per second, closes it with 1008 (false). */
+  #withinFrameRate(): boolean {
+    const second = Math.floor(Date.now() / 1000);
+    if (second !== this.#second) {
+      this.#second = second;
+      this.#framesThisSecond = 0;
+    }
+    const max = this.#app.config.wsMaxFramesPerSecond;
+    if (++this.#framesThisSecond <= max) return true;
+    this.#request.log.info({ max }, 'closing a WebSocket that sent too many frames');
+    this.#ws.close(WS_CLOSE_CODES.tooManyFrames, `too many frames: at most ${max} per second`);
+    this.#finish('client');
+    return false;
+  }
+
   async #receive(data: RawData, isBinary: boolean): Promise<void> {
     if (this.#over) return;
     try {
       const frame = parseClientFrame(toBuffer(data), isBinary, this.#app.config.jsonMaxDepth);
+      if (frame.type !== 'ping') {
+        const retryAfterMs = this.#app.countTenantRequest(this.tenant);
+        if (retryAfterMs !== undefined) {
+          const message = `${rateLimitedMessage(this.#app.config, retryAfterMs)} (see retryAfterMs); nothing was done.`;
+          this.#send({ type: 'error', code: 'ERR_RATE_LIMITED', message, retryAfterMs });
+          return;
+        }
+      }
       await this.#serve(frame);
     } catch (error) {
       const { status, code, message } = classify(error as Error, this.#request);
@@ -375,6 +423,8 @@ export class GatewaySocket {
   #finish(why: StreamEnd): void {
     if (this.#over) return;
     this.#over = true;
+    // Reading again, so that the close handshake completes (the frames still sent are dropped).
+    if (this.#ws.isPaused) this.#ws.resume();
     for (const following of this.#following.values()) following.follower?.stop();
     this.#following.clear();
     this.#onEnd(this, why);
