@@ -4,8 +4,10 @@
  * - a remote server over Streamable HTTP, or the legacy HTTP+SSE transport
  *   when Streamable HTTP fails (as the SDK's guide does it); every request
  *   goes through `@tether/outbound`'s fetch, so the resolved address is
- *   checked at each connection, redirects are not followed, and a response
- *   body passes neither the call's time nor the byte cap. Tether does not
+ *   checked at each connection, and a response body passes neither the
+ *   call's time nor the byte cap. No redirect is followed, by anyone: the
+ *   SDK's transports would follow one within the server's origin themselves,
+ *   with the run's headers ({@link RedirectRefused}). Tether does not
  *   open Streamable HTTP's optional notification stream (its GET answers 405
  *   here, which the SDK takes as "none"): responses come on each POST. Over
  *   legacy SSE every message comes on one stream, capped per event instead.
@@ -137,11 +139,57 @@ class Oversize {
   }
 }
 
-/** The fetch of one remote connection: the call's bounds, and the oversize verdict reported. */
+/**
+ * A redirect answer, refused: whoever followed it would send the run's
+ * headers (secrets, often) to its target. Its message names the status and
+ * the `Location`, both URLs shown without credentials, query or fragment.
+ */
+class RedirectRefused extends Error {
+  constructor(url: string, status: number, location: string | null) {
+    const to =
+      location !== null && URL.canParse(location, url)
+        ? `a redirect to ${shown(new URL(location, url))}`
+        : 'a redirect without a usable Location';
+    super(
+      `The MCP server at ${shown(new URL(url))} answered ${status} with ${to}; Tether does not follow redirects (the run's headers would go with it). Give the server's final URL.`,
+    );
+    this.name = 'RedirectRefused';
+  }
+}
+
+/** A URL as an error shows it: without what may hold a secret (credentials, query, fragment). */
+function shown(url: URL): string {
+  const copy = new URL(url);
+  copy.username = copy.password = copy.search = copy.hash = '';
+  return copy.href;
+}
+
+/**
+ * The response, unless it is a redirect (any 3xx): that throws
+ * {@link RedirectRefused}, reported first, so that the error reaches the
+ * connection even when the SDK's event source swallows it (the legacy SSE GET).
+ */
+async function refuseRedirect(
+  response: Response,
+  url: string,
+  report: (error: RedirectRefused) => void,
+): Promise<Response> {
+  if (response.status < 300 || response.status > 399) return response;
+  await response.body?.cancel().catch(() => undefined);
+  const error = new RedirectRefused(url, response.status, response.headers.get('location'));
+  report(error);
+  throw error;
+}
+
+/**
+ * The fetch of one remote connection: the call's bounds, the oversize verdict
+ * reported, and a redirect refused ({@link refuseRedirect}) and reported to `onRedirect`.
+ */
 function remoteFetch(
   limits: McpLimits,
   oversize: Oversize,
   transport: 'streamable-http' | 'sse',
+  onRedirect: (error: RedirectRefused) => void,
 ): typeof fetch {
   // The SDK's own timeout fires first, with the MCP error; this one is the outer bound.
   const post = createOutboundFetch(limits.policy, {
@@ -157,19 +205,21 @@ function remoteFetch(
     if (method === 'GET' && transport === 'streamable-http') {
       return new Response(null, { status: 405, statusText: 'Method Not Allowed' });
     }
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     if (method === 'GET') {
-      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-      const response = await stream(input, init);
+      const response = await refuseRedirect(await stream(input, init), url, onRedirect);
       return observeBody(capEvents(response, limits.maxResponseBytes, url), (error) =>
         oversize.report(error),
       );
     }
+    let response: Response;
     try {
-      return observeBody(await post(input, init), (error) => oversize.report(error));
+      response = await post(input, init);
     } catch (error) {
       oversize.report(error);
       throw error;
     }
+    return observeBody(await refuseRedirect(response, url, onRedirect), (error) => oversize.report(error));
   }) as typeof fetch;
 }
 
@@ -215,7 +265,9 @@ async function connectWith(transport: Transport, limits: McpLimits, signal: Abor
 /**
  * Connects to a remote server: Streamable HTTP first, the legacy SSE
  * transport when that fails for any reason but the outbound rules' (a refused
- * address, the time, the cap). Both failing, the error names both.
+ * address, the time, the cap) or a redirect. Both failing, the error names
+ * both. Neither transport follows a redirect itself (`redirectPolicy:
+ * 'follow'` leaves them to our fetch, which never follows one).
  */
 export async function connectRemote(
   url: string,
@@ -225,10 +277,16 @@ export async function connectRemote(
 ): Promise<McpConnection> {
   const target = new URL(url);
   const requestInit = { headers: { ...headers } };
+  // The first redirect met while connecting: the error to give, whatever the SDK made of it.
+  let redirect: RedirectRefused | undefined;
+  const onRedirect = (error: RedirectRefused) => {
+    redirect ??= error;
+  };
   const streamableOversize = new Oversize();
   const streamable = new StreamableHTTPClientTransport(target, {
     requestInit,
-    fetch: remoteFetch(limits, streamableOversize, 'streamable-http'),
+    fetch: remoteFetch(limits, streamableOversize, 'streamable-http', onRedirect),
+    redirectPolicy: 'follow',
     reconnectionOptions: {
       maxRetries: 0,
       initialReconnectionDelay: 1_000,
@@ -242,14 +300,20 @@ export async function connectRemote(
     return connection(client, 'streamable-http', streamableOversize, () => streamable.terminateSession());
   } catch (error) {
     if (error instanceof OutboundError || signal.aborted) throw error;
+    if (redirect) throw redirect;
     first = error;
   }
   const sseOversize = new Oversize();
-  const sse = new SSEClientTransport(target, { requestInit, fetch: remoteFetch(limits, sseOversize, 'sse') });
+  const sse = new SSEClientTransport(target, {
+    requestInit,
+    fetch: remoteFetch(limits, sseOversize, 'sse', onRedirect),
+    redirectPolicy: 'follow',
+  });
   try {
     return connection(await connectWith(sse, limits, signal), 'sse', sseOversize);
   } catch (error) {
     if (error instanceof OutboundError || signal.aborted) throw error;
+    if (redirect) throw redirect;
     throw new Error(`Streamable HTTP: ${message(first)}; legacy SSE: ${message(error)}`, { cause: first });
   }
 }
