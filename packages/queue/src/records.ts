@@ -1,5 +1,5 @@
 import type { CreateRunBody, RunStatus, SealedMcpServerRef } from '@tether/protocol';
-import { runTitle } from '@tether/protocol';
+import { idTime, runTitle } from '@tether/protocol';
 import { type CallOf, isNoScript } from './lua-script.js';
 import { parseRecord, type RunRecord } from './replies.js';
 import * as scripts from './scripts.js';
@@ -271,6 +271,24 @@ export async function loadCheckpoint(ctx: StoreContext, runId: string): Promise<
   return (await ctx.redis.get(ctx.keys.run(runId).checkpoint)) ?? undefined;
 }
 
+/**
+ * How old a run must be (by its id's time) before a listing that finds no
+ * record for its index entry removes the entry. A run's index entries and its
+ * record are written together but, on a cluster, in pipelines of their own
+ * (other hash slots): for a moment the entries can name a run whose record
+ * is not there yet, and a listing must not take that run for gone. Runs
+ * expire after their retention (hours at least), and a deleted run's entries
+ * go with it, so an entry younger than this is only skipped. Generous, for
+ * hosts whose clocks disagree.
+ */
+export const INDEX_ENTRY_GRACE_MS = 5 * 60_000;
+
+/** Whether a listing may remove the index entry of `runId`, whose record it did not find. */
+function goneForGood(runId: string, now: number): boolean {
+  const made = idTime(runId);
+  return made === undefined || now - made > INDEX_ENTRY_GRACE_MS;
+}
+
 /** The most index entries one page of a filtered listing reads before it answers (with a cursor). */
 export const LIST_SCAN_MAX = 1_000;
 
@@ -315,9 +333,10 @@ export async function listRuns(
       const record = records[i];
       const id = ids[i] as string;
       cursor = id;
-      // Gone (expired, or deleted), or an id that was never this tenant's run.
+      // Gone (expired, or deleted), or an id that was never this tenant's run; or a run just
+      // submitted whose record is still on its way (another hash slot): skipped, and kept.
       if (!record || record.tenant !== tenant) {
-        gone.push(id);
+        if (record || goneForGood(id, Date.now())) gone.push(id);
         continue;
       }
       if (!matches(record)) continue;

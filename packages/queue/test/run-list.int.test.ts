@@ -97,4 +97,30 @@ describe('RunStore.list by metadata', () => {
     expect(second.nextCursor).toBeNull();
     await service.close();
   });
+
+  it("keeps the entry of a run whose record is not written yet, and removes one that is gone for good", async () => {
+    const { keys, store, service } = deployment();
+    const { run } = await service.submit('acme', body({ team: 'a' }));
+    // On a cluster the index entries and the record are written by pipelines of their own: a listing
+    // can come between them. The record held back, as if its pipeline had not run yet.
+    const record = keys.run(run.id).record;
+    const held = (await redis.dumpBuffer(record)) as Buffer;
+    await redis.del(record);
+    expect((await store.list('acme', { limit: 10 })).runs).toEqual([]);
+    expect((await store.list('acme', { limit: 10, metadata: { team: 'a' } })).runs).toEqual([]);
+    await redis.restore(record, 0, held);
+    // The run is listed once its record is there: the listing took it for late, not gone.
+    expect((await store.list('acme', { limit: 10 })).runs.map((listed) => listed.id)).toEqual([run.id]);
+    expect(
+      (await store.list('acme', { limit: 10, metadata: { team: 'a' } })).runs.map((listed) => listed.id),
+    ).toEqual([run.id]);
+
+    // An entry older than INDEX_ENTRY_GRACE_MS with no record (expired) leaves the index as it is met.
+    const expired = `run_0000000001${run.id.slice('run_'.length + 10)}`;
+    await redis.zadd(keys.tenantRuns('acme'), 0, expired);
+    expect((await store.list('acme', { limit: 10 })).runs.map((listed) => listed.id)).toEqual([run.id]);
+    expect(await redis.zscore(keys.tenantRuns('acme'), expired)).toBeNull();
+    expect(await redis.zscore(keys.tenantRuns('acme'), run.id)).not.toBeNull();
+    await service.close();
+  });
 });
