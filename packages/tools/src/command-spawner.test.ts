@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commandLease } from './command-lease.js';
 import {
   commandSpawnerPids,
+  onSpawnerFailure,
   type SpawnedProcess,
+  type SpawnerFailure,
   spawnerAvailable,
   spawnWithLease,
   useCommandSpawner,
@@ -300,6 +302,34 @@ describe.skipIf(!hasPerl)('the command spawner and runCommand', () => {
       await rm(count, { force: true });
     }
   }, 30_000);
+
+  it('a spawner that fails at its start is off for good, told once with its cause, and commands run without it', async () => {
+    // A perl that fails as one without its POSIX module does: a message, and exit code 2.
+    const perl = path.join(fx.workspace, 'perl');
+    await writeFile(perl, `#!/bin/sh\necho "Can't locate POSIX.pm in @INC" >&2\nexit 2\n`, { mode: 0o755 });
+    useCommandSpawner(true, { perl });
+    const failures: SpawnerFailure[] = [];
+    const unwatch = onSpawnerFailure((failure) => failures.push(failure));
+    try {
+      const tool = fx.tool('bash', { sandbox: 'none' });
+      for (const word of ['one', 'two']) {
+        expect(await invoke(tool, { command: `echo ${word}` })).toEqual({
+          ok: true,
+          content: `Exit code: 0\nOutput:\n${word}\n`,
+        });
+      }
+      await tool.close?.();
+      expect(failures).toEqual([
+        {
+          perl,
+          cause: `the command spawner (${perl}) exited with code 2 before it answered: Can't locate POSIX.pm in @INC`,
+        },
+      ]);
+      expect(spawnerAvailable()).toBe(false);
+    } finally {
+      unwatch();
+    }
+  });
 });
 
 describe.skipIf(!hasPerl).each(sandboxes)('bash with sandbox %s and the command spawner', (sandbox) => {

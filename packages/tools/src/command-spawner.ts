@@ -38,6 +38,34 @@ const PERL_CANDIDATES = ['/usr/bin/perl', '/bin/perl'];
 /** The perl the spawners run (null: none, or it does not work here); looked up at the first command. */
 let perlPath: string | null | undefined;
 
+/** How much of a spawner's stderr is kept, to say why it failed. */
+const STDERR_KEPT = 2_000;
+
+/**
+ * Why the spawner was turned off for the rest of the process's life: it
+ * exited with an error before it answered anything (a perl without its
+ * POSIX module, say), and every launcher is spawned by the worker itself
+ * from then on, each start blocking its event loop.
+ */
+export interface SpawnerFailure {
+  /** The perl it ran. */
+  perl: string;
+  /** Its exit code, and what it printed on stderr (the start of it), in a sentence. */
+  cause: string;
+}
+
+const failureListeners = new Set<(failure: SpawnerFailure) => void>();
+
+/**
+ * Calls `listener` when the spawner is turned off by a failure (once per
+ * process, but after {@link useCommandSpawner} turned it back on). Libraries
+ * do not log: the worker does. Returns the function that removes it.
+ */
+export function onSpawnerFailure(listener: (failure: SpawnerFailure) => void): () => void {
+  failureListeners.add(listener);
+  return () => failureListeners.delete(listener);
+}
+
 /**
  * The spawner, run as `perl -e SPAWNER` with the lease on fd 3. A request on
  * stdin is `<bytes>\n` and that many bytes: NUL-separated fields, `R`, id,
@@ -271,31 +299,40 @@ interface Pending {
 
 /** One spawner process and what it started. */
 class Spawner {
-  readonly #child: ChildProcessByStdio<Writable, Readable, null>;
+  readonly #child: ChildProcessByStdio<Writable, Readable, Readable>;
   readonly #pending = new Map<string, Pending>();
   readonly #live = new Map<string, SpawnedProcess>();
   #next = 0;
   #ended = false;
   #answered = false;
   #stopped = false;
+  readonly #perl: string;
+  /** The start of what it printed on stderr (perl's own messages: nothing, while it works). */
+  #stderr = '';
 
   constructor(perl: string, lease: number) {
+    this.#perl = perl;
     this.#child = spawn(perl, ['-e', SPAWNER], {
       cwd: '/',
       env: { PATH: '/usr/bin:/bin' },
       detached: true,
-      stdio: ['pipe', 'pipe', 'ignore', lease],
-    }) as unknown as ChildProcessByStdio<Writable, Readable, null>; // the typings know no fourth stdio entry
+      stdio: ['pipe', 'pipe', 'pipe', lease],
+    }) as unknown as ChildProcessByStdio<Writable, Readable, Readable>; // the typings know no fourth stdio entry
     this.#child.stdin.on('error', () => undefined);
     // A spawner the worker cannot talk to is stopped: what it forked and did not start ends unstarted.
     this.#child.on('error', () => {
       this.#child.kill('SIGKILL');
-      this.#end(false);
+      this.#end(undefined);
     });
-    // Once its stdout is read to the end too: every launcher it reported ended is reported so. One
-    // that exits with an error having answered nothing does not work here (a perl without its POSIX
-    // module): the worker spawns its launchers itself from then on.
-    this.#child.on('close', (code) => this.#end(typeof code === 'number' && code !== 0));
+    // Once its stdout and stderr are read to the end too: every launcher it reported ended is
+    // reported so. One that exits with an error having answered nothing does not work here (a perl
+    // without its POSIX module): the worker spawns its launchers itself from then on.
+    this.#child.on('close', (code) => this.#end(typeof code === 'number' && code !== 0 ? code : undefined));
+    // Read to the end (a full pipe would stall the spawner), kept only to say why it failed.
+    this.#child.stderr.setEncoding('utf8');
+    this.#child.stderr.on('data', (chunk: string) => {
+      if (this.#stderr.length < STDERR_KEPT) this.#stderr = (this.#stderr + chunk).slice(0, STDERR_KEPT);
+    });
     let partial = '';
     this.#child.stdout.setEncoding('latin1');
     this.#child.stdout.on('data', (chunk: string) => {
@@ -307,6 +344,7 @@ class Spawner {
     this.#child.unref();
     (this.#child.stdin as Writable as Socket).unref();
     (this.#child.stdout as Readable as Socket).unref();
+    (this.#child.stderr as Readable as Socket).unref();
   }
 
   get pid(): number | undefined {
@@ -423,10 +461,19 @@ class Spawner {
     }
   }
 
-  #end(failed: boolean): void {
+  /** `exitCode`: the error it exited with, if it did. */
+  #end(exitCode: number | undefined): void {
     if (this.#ended) return;
     this.#ended = true;
-    if (failed && !this.#answered && !this.#stopped) perlPath = null;
+    if (exitCode !== undefined && !this.#answered && !this.#stopped && perlPath !== null) {
+      perlPath = null;
+      const printed = this.#stderr.trim().replace(/\s+/g, ' ');
+      const failure = {
+        perl: this.#perl,
+        cause: `the command spawner (${this.#perl}) exited with code ${exitCode} before it answered${printed === '' ? ', printing nothing' : `: ${printed}`}`,
+      };
+      for (const listener of failureListeners) listener(failure);
+    }
     for (const [id, pending] of [...this.#pending]) {
       if (pending.pid === undefined) {
         // Never forked, or forked and never given its go: nothing of it runs.
@@ -456,15 +503,22 @@ const spawners = new Map<number, Spawner>();
 /** Whether launchers may start from a spawner (tests and benchmarks of the worker's own spawn turn it off). */
 let spawnerEnabled = true;
 
-/** Turns the spawner off (the worker spawns each launcher itself) or back on; for tests and benchmarks. */
-export function useCommandSpawner(enabled: boolean): void {
+/**
+ * Turns the spawner off (the worker spawns each launcher itself) or back on,
+ * with `perl` to run it with instead of the system's (a perl that fails, to
+ * see the worker do without); for tests and benchmarks. Turned on, a perl
+ * that failed is tried again.
+ */
+export function useCommandSpawner(enabled: boolean, options: { perl?: string } = {}): void {
   spawnerEnabled = enabled;
+  perlPath = options.perl;
 }
 
 /** Whether launchers start from a spawner on this host: a perl is installed (and worked). */
 export function spawnerAvailable(): boolean {
   if (!spawnerEnabled) return false;
-  perlPath ??= findExecutable(PERL_CANDIDATES) ?? null;
+  // Looked up once: null (none, or it failed) stays null, not looked up again.
+  if (perlPath === undefined) perlPath = findExecutable(PERL_CANDIDATES) ?? null;
   return perlPath !== null;
 }
 

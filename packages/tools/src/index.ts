@@ -45,6 +45,8 @@ export type { CgroupSupport } from './cgroup.js';
 export { cgroupSupport } from './cgroup.js';
 export type { CompiledClientTool } from './client-tools.js';
 export { checkClientTools, compileClientTools, jsonSchemaArguments } from './client-tools.js';
+export type { SpawnerFailure } from './command-spawner.js';
+export { onSpawnerFailure } from './command-spawner.js';
 export type { ConfinedPath, ConfineOptions, PathRefusal } from './confine-path.js';
 export { confinePath, MAX_NAME_BYTES, MAX_PATH_BYTES, pathLengthProblem } from './confine-path.js';
 export type { BuiltinToolName } from './create-tools.js';
