@@ -156,6 +156,16 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('runs the workers with TETHER_SANDBOX=bwrap: a sandbox that cannot start refuses bash, never runs it bare', () => {
+    const worker = loadWorkerConfig(interpolated(SECRETS).services.worker?.environment);
+    expect(worker.sandbox).toBe('bwrap');
+    // Still the operator's to change, as every default here.
+    const none = interpolated({ ...SECRETS, TETHER_SANDBOX: 'none' }).services.worker?.environment;
+    expect(loadWorkerConfig(none).sandbox).toBe('none');
+    // `auto` stays the default of the worker itself (pnpm start, library use).
+    expect(loadWorkerConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).sandbox).toBe('auto');
+  });
+
   it('refuses to start without TETHER_API_KEYS or REDIS_PASSWORD, saying how to make one', () => {
     expect(() => interpolated({ REDIS_PASSWORD: PASSWORD })).toThrow(
       /TETHER_API_KEYS .*set TETHER_API_KEYS=tenant:key.*openssl rand -hex 24/,
@@ -317,6 +327,7 @@ describe('observability (deploy/)', () => {
       'tether_clarify_wait_seconds',
       'tether_queue_jobs',
       'tether_webhook_deliveries_total',
+      'tether_sandbox_mode',
     ]) {
       expect(used, name).toContain(name);
     }

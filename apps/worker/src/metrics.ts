@@ -1,5 +1,6 @@
 import { type ElectedQueueCounts, queueJobsGauge, RunEndMetrics } from '@tether/telemetry';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { EFFECTIVE_SANDBOXES, type EffectiveSandbox } from './sandbox-report.js';
 
 /** Seconds, from a fast tool call or model turn to a slow one (5 ms to 10 min). */
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
@@ -29,6 +30,7 @@ export class WorkerMetrics {
   readonly #tokens: Counter<string>;
   readonly #clarifyWait: Histogram<string>;
   readonly #webhookDeliveries: Counter<string>;
+  readonly #sandboxMode: Gauge<string>;
 
   constructor(options: { tenantLabel: boolean; queueCounts?: ElectedQueueCounts | undefined }) {
     const registers = [this.registry];
@@ -94,7 +96,18 @@ export class WorkerMetrics {
       labelNames: labels('outcome'),
       registers,
     });
+    this.#sandboxMode = new Gauge({
+      name: 'tether_sandbox_mode',
+      help: "1 for the sandbox this worker's bash commands run under (bwrap, none, or unavailable: bwrap asked for and broken, bash refused), 0 for the others; none of them until the start's check is done.",
+      labelNames: ['mode'],
+      registers,
+    });
     if (options.queueCounts) queueJobsGauge(this.registry, options.queueCounts);
+  }
+
+  /** The start's sandbox check found `mode` (see the sandbox report's `effective`). */
+  sandboxMode(mode: EffectiveSandbox): void {
+    for (const each of EFFECTIVE_SANDBOXES) this.#sandboxMode.set({ mode: each }, each === mode ? 1 : 0);
   }
 
   #with(labels: Labels, tenant: string | undefined): Labels {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probeBwrap } from '@tether/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkSandbox } from './sandbox-report.js';
+import { checkSandbox, type SandboxReport, sandboxDegraded } from './sandbox-report.js';
 
 const works = (await probeBwrap()).ok;
 const isRoot = process.getuid?.() === 0;
@@ -43,14 +43,44 @@ describe('checkSandbox', () => {
         sandboxUser: user,
         workspaceRoot: join(hidden, 'workspaces'),
       });
-      expect(auto).toMatchObject({ effective: 'none' });
+      expect(auto).toMatchObject({
+        effective: 'none',
+        fix: `chmod o+x ${hidden}`,
+        bwrap: expect.any(String),
+      });
       expect(auto.reason).toContain(`${hidden} is not searchable by uid 65534`);
+      expect(sandboxDegraded(auto)).toBe(true);
       const strict = await checkSandbox({
         sandbox: 'bwrap',
         sandboxUser: user,
         workspaceRoot: join(hidden, 'workspaces'),
       });
-      expect(strict).toMatchObject({ effective: 'unavailable' });
+      expect(strict).toMatchObject({ effective: 'unavailable', fix: `chmod o+x ${hidden}` });
+      expect(sandboxDegraded(strict)).toBe(true);
     },
   );
+});
+
+describe('sandboxDegraded', () => {
+  const report = (fields: Partial<SandboxReport>): SandboxReport => ({
+    requested: 'auto',
+    effective: 'bwrap',
+    cgroups: 'v2',
+    ...fields,
+  });
+
+  it.each([
+    ['bwrap that works', report({ requested: 'bwrap', bwrap: '/usr/bin/bwrap' }), false],
+    ['auto on bwrap', report({ bwrap: '/usr/bin/bwrap' }), false],
+    ['none, as asked', report({ requested: 'none', effective: 'none', bwrap: '/usr/bin/bwrap' }), false],
+    ['auto without bubblewrap installed', report({ effective: 'none' }), false],
+    [
+      'auto fallen back with bubblewrap installed',
+      report({ effective: 'none', bwrap: '/usr/bin/bwrap' }),
+      true,
+    ],
+    ['bwrap broken (bash refused)', report({ requested: 'bwrap', effective: 'unavailable' }), true],
+  ])('%s: %s', (_name, input, degraded) => {
+    expect(sandboxDegraded(input)).toBe(degraded);
+  });
 });

@@ -29,6 +29,7 @@ import {
   type MetricsServer,
   serveMetrics,
 } from '@tether/telemetry';
+import { onSpawnerFailure } from '@tether/tools';
 import { type Job, type Telemetry, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { crewQueue } from './attempt/crew.js';
@@ -37,7 +38,8 @@ import { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import { WorkerMetrics } from './metrics.js';
 import { createProcessor } from './processor.js';
-import { checkSandbox, logSandboxReport } from './sandbox-report.js';
+import { WorkerReadiness } from './readiness.js';
+import { checkSandbox } from './sandbox-report.js';
 import { SkillFolders, SkillIndexes } from './skills.js';
 import { DueSignals } from './webhooks/due-signals.js';
 import { createPump } from './webhooks/pump.js';
@@ -336,15 +338,27 @@ export function startWorker(
       );
   }, config.webhookSweepMs);
   sweeper.unref();
-  // What the sandbox is: said once at start, and published for /readyz.
+  // What the sandbox is, and what runs with less than it should: said once, and published for /readyz.
+  const readiness = new WorkerReadiness({ logger, metrics });
   const sandbox = checkSandbox(config).then((report) => {
-    logSandboxReport(logger, report);
+    readiness.sandboxChecked(report);
     return report;
   });
+  let listed = false;
   const publish = async () => {
     const report = await sandbox;
-    await redis.hset(keys.workers, config.workerId, JSON.stringify({ ...report, at: Date.now() }));
+    const entry = { ...report, ...readiness.status(), at: Date.now() };
+    await redis.hset(keys.workers, config.workerId, JSON.stringify(entry));
   };
+  // A change once listed is published at once, not at the next refresh.
+  const unwatchSpawner = onSpawnerFailure((failure) => {
+    readiness.spawnerFailed(failure);
+    if (listed && !shuttingDown) {
+      publish().catch((error: unknown) =>
+        logger.debug({ err: error }, 'could not publish the worker report'),
+      );
+    }
+  });
   const reporter = setInterval(() => {
     publish().catch((error: unknown) => logger.debug({ err: error }, 'could not publish the worker report'));
   }, REPORT_INTERVAL_MS);
@@ -391,12 +405,14 @@ export function startWorker(
       'worker ready',
     );
     await publish();
+    listed = true;
   });
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       shuttingDown = true;
+      unwatchSpawner();
       breaker.dispose();
       logger.info({ active: processor.activeRuns.size() }, 'worker shutting down');
       const grace = setTimeout(() => processor.activeRuns.stopAll('shutdown'), config.shutdownGraceMs);

@@ -63,7 +63,13 @@ export type { ToolLimits } from './limits.js';
 export { DEFAULT_TOOL_LIMITS } from './limits.js';
 export { killRunLeftovers, SandboxedProcess } from './run-command.js';
 export type { BwrapProbe, SandboxUser } from './sandbox.js';
-export { DEFAULT_SANDBOX_USER, probeBwrap, sandboxUserFor, unreachableBy } from './sandbox.js';
+export {
+  DEFAULT_SANDBOX_USER,
+  probeBwrap,
+  sandboxUserFor,
+  unreachableBy,
+  unsearchableAncestor,
+} from './sandbox.js';
 export type { ServerProgram } from './sandboxed-server.js';
 export { startSandboxedServer } from './sandboxed-server.js';
 export type { Checked, SkillDocument, SkillFrontmatter } from './skill/skill-format.js';

@@ -1,6 +1,16 @@
+import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROCESS_TAG_VARIABLE } from './process-tree.js';
-import { buildBwrapArgs, buildCommandEnv, resolveSandbox, SANDBOX_PATH, ulimitValues } from './sandbox.js';
+import {
+  buildBwrapArgs,
+  buildCommandEnv,
+  resolveSandbox,
+  SANDBOX_PATH,
+  ulimitValues,
+  unsearchableAncestor,
+} from './sandbox.js';
 
 describe('buildBwrapArgs', () => {
   it('isolates everything and mounts the workspace last, over the private /tmp', () => {
@@ -128,4 +138,40 @@ describe('resolveSandbox', () => {
       fallbackReason: 'bwrap is not installed',
     });
   });
+});
+
+describe('unsearchableAncestor', () => {
+  const user = { uid: 65534, gid: 65534 };
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'finds the first directory the user cannot search, and the chmod of the bit that counts for it',
+    async () => {
+      const base = await mkdtemp(join(tmpdir(), 'tether-search-'));
+      try {
+        await chmod(base, 0o755);
+        const dir = join(base, 'private');
+        const root = join(dir, 'deeper', 'workspaces');
+        await mkdir(join(dir, 'deeper'), { recursive: true });
+        // Root's, 0700: others' bit.
+        await chmod(dir, 0o700);
+        expect(await unsearchableAncestor(root, user)).toEqual({ path: dir, fix: `chmod o+x ${dir}` });
+        // Its group is the user's: the group's bit counts, o+x would not help.
+        await chown(dir, 0, user.gid);
+        await chmod(dir, 0o701);
+        expect(await unsearchableAncestor(root, user)).toEqual({ path: dir, fix: `chmod g+x ${dir}` });
+        // Its owner is the user: the owner's bit.
+        await chown(dir, user.uid, 0);
+        await chmod(dir, 0o011);
+        expect(await unsearchableAncestor(root, user)).toEqual({ path: dir, fix: `chmod u+x ${dir}` });
+        // Reachable; and what is not made yet is made searchable by the worker.
+        await chmod(dir, 0o711);
+        expect(await unsearchableAncestor(root, user)).toBeUndefined();
+        // The worker's own user (not root): nothing to check.
+        await chmod(dir, 0o700);
+        expect(await unsearchableAncestor(root, undefined)).toBeUndefined();
+      } finally {
+        await rm(base, { recursive: true, force: true });
+      }
+    },
+  );
 });

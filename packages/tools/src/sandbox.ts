@@ -230,6 +230,27 @@ export function resetBwrapProbe(): void {
  * bwrap binds the workspace as that user), or undefined when it can.
  */
 export async function unreachableBy(dir: string, user: SandboxUser | undefined): Promise<string | undefined> {
+  const blocked = await unsearchableAncestor(dir, user);
+  return blocked === undefined || user === undefined
+    ? undefined
+    : `${blocked.path} is not searchable by uid ${user.uid}, which runs the commands (${blocked.fix}, or move TETHER_WORKSPACE_ROOT)`;
+}
+
+/** The search bit of a directory's owner, group and others. */
+const SEARCH_BIT = { u: 0o100, g: 0o010, o: 0o001 } as const;
+
+/**
+ * The first of `dir` and its ancestors, from `/` down, that `user` may not
+ * search, and the command that lets it (`chmod o+x <path>`, or `g+x`, `u+x`
+ * when the user is its group or its owner, whose bits are the ones that
+ * count then); undefined when `user` reaches `dir`, or is undefined (the
+ * worker's own user). A directory not made yet counts as reachable: the
+ * worker makes it searchable.
+ */
+export async function unsearchableAncestor(
+  dir: string,
+  user: SandboxUser | undefined,
+): Promise<{ path: string; fix: string } | undefined> {
   if (user === undefined) return undefined;
   const parts = path
     .resolve(dir)
@@ -244,15 +265,8 @@ export async function unreachableBy(dir: string, user: SandboxUser | undefined):
     } catch {
       return undefined; // Made later by the worker, with a searchable mode.
     }
-    const searchable =
-      info.uid === user.uid
-        ? (info.mode & 0o100) !== 0
-        : info.gid === user.gid
-          ? (info.mode & 0o010) !== 0
-          : (info.mode & 0o001) !== 0;
-    if (!searchable) {
-      return `${current} is not searchable by uid ${user.uid}, which runs the commands (chmod o+x ${current}, or move TETHER_WORKSPACE_ROOT)`;
-    }
+    const who = info.uid === user.uid ? 'u' : info.gid === user.gid ? 'g' : 'o';
+    if ((info.mode & SEARCH_BIT[who]) === 0) return { path: current, fix: `chmod ${who}+x ${current}` };
   }
   return undefined;
 }

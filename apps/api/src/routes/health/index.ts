@@ -14,13 +14,33 @@ const WorkerSandboxSchema = Type.Object({
       description: 'what commands run under: bwrap, none, or unavailable (bwrap asked for but broken)',
     }),
     reason: Type.Optional(Type.String({ description: 'why bwrap is not used, or cannot be' })),
+    fix: Type.Optional(Type.String({ description: 'what to do about `reason` (chmod o+x /srv, …)' })),
+    bwrap: Type.Optional(Type.String({ description: 'the bwrap found on the host (absent: not installed)' })),
     userNamespace: Type.Optional(Type.Boolean()),
     uid: Type.Optional(Type.Integer({ description: 'the host uid commands run as' })),
     cgroups: Type.String({ description: 'per-command limits: v2, v1, or none (rlimits only)' }),
     cgroupReason: Type.Optional(Type.String()),
   }),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], {
+    description:
+      'degraded: the worker takes jobs, but a part of it runs with less than it should (see problems)',
+  }),
+  problems: Type.Optional(
+    Type.Array(
+      Type.Object({
+        part: Type.String({
+          description:
+            'sandbox: bash runs unsandboxed or is refused; spawner: commands start from the worker itself',
+        }),
+        cause: Type.String(),
+        fix: Type.String(),
+      }),
+    ),
+  ),
   seenAt: Type.String({ format: 'date-time' }),
 });
+
+type WorkerEntry = Static<typeof WorkerSandboxSchema>;
 
 const ReadySchema = Type.Object({
   status: Type.Literal('ok'),
@@ -67,15 +87,21 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const liveWorkers = async () => {
     const entries = Object.entries(await app.redis.hgetall(app.keys.workers));
     const now = Date.now();
-    const live = [];
+    const live: WorkerEntry[] = [];
     const stale: string[] = [];
     for (const [id, json] of entries) {
       try {
-        const { at, ...sandbox } = JSON.parse(json) as { at: number } & Static<
-          typeof WorkerSandboxSchema
-        >['sandbox'];
+        const { at, status, problems, ...sandbox } = JSON.parse(json) as { at: number } & Partial<
+          Pick<WorkerEntry, 'status' | 'problems'>
+        > &
+          WorkerEntry['sandbox'];
         if (now - at > WORKER_STALE_MS) stale.push(id);
-        else live.push({ id, sandbox, seenAt: new Date(at).toISOString() });
+        else {
+          // A worker of an earlier version publishes no status.
+          const health =
+            status === 'degraded' ? { status, problems: problems ?? [] } : { status: 'ok' as const };
+          live.push({ id, ...health, sandbox, seenAt: new Date(at).toISOString() });
+        }
       } catch {
         stale.push(id);
       }
@@ -88,7 +114,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/readyz',
     options(
       'getReadiness',
-      "Readiness: 200 when Redis answers PING, with every live worker's sandbox; else 503",
+      "Readiness: 200 when Redis answers PING, with every live worker's sandbox and status (a degraded worker too); else 503",
       'ready',
     ),
     async (_request, reply) => {
