@@ -21,7 +21,6 @@ export type {
   AttemptParams,
   ClarifyResolution,
   CrewOptions,
-  CrewResultEntry,
   ToolCallResolution,
 } from './attempt/run-attempt.js';
 export {
@@ -30,6 +29,7 @@ export {
   runAttempt,
   truncateMiddle,
 } from './attempt/run-attempt.js';
+export type { CrewResultEntry } from './attempt/waitpoint.js';
 export type { AgentErrorCode, AgentErrorOptions } from './errors.js';
 export { AGENT_ERROR_CODES, AGENT_ERRORS, AgentError, isAgentError } from './errors.js';
 export type { PromptPack } from './prompt/packs/prompt-pack.js';

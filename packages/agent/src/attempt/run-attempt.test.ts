@@ -14,10 +14,10 @@ import {
   type AttemptOutcome,
   type AttemptParams,
   type CrewOptions,
-  type CrewResultEntry,
   crewResultContent,
   runAttempt,
 } from './run-attempt.js';
+import type { CrewResultEntry } from './waitpoint.js';
 
 let workspace: string;
 

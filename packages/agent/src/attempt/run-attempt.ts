@@ -17,7 +17,7 @@
  * Redis: the worker maps the outcome onto the queue.
  */
 import { Value } from '@sinclair/typebox/value';
-import type { ChildResultStatus, ClientTool, Locale, PendingToolCall } from '@tether/protocol';
+import type { ClientTool, Locale, PendingToolCall } from '@tether/protocol';
 import {
   CLIENT_TOOL_LIMITS,
   type EmitEvent,
@@ -50,6 +50,7 @@ import {
   type PendingDelegation,
   unansweredToolCalls,
 } from './checkpoint.js';
+import type { CrewResultEntry } from './waitpoint.js';
 
 export interface AttemptLimits {
   /** Model turns per run. Default 50. */
@@ -68,23 +69,6 @@ export const DEFAULT_ATTEMPT_LIMITS: AttemptLimits = {
   wallClockMs: 30 * 60_000,
   maxToolResultChars: 30_000,
 };
-
-/**
- * How one delegated task ended, as the delegating run's tool result lists it
- * (one entry per task, in order; the worker caps `summary` at 8,000
- * characters).
- */
-export interface CrewResultEntry {
-  /** The task's place in the delegation. */
-  index: number;
-  /** The child run that carried it out. */
-  runId: string;
-  status: ChildResultStatus;
-  /** The child's final output (or why it has none). */
-  summary: string;
-  usage: Usage;
-  durationMs: number;
-}
 
 /** What a run may delegate: the host's limits and child run ids. */
 export interface CrewOptions {
