@@ -128,7 +128,7 @@ describe('prepareAttempt', () => {
     expect(prepared).toMatchObject({
       workspace: join(d.workspaceRoot, ctx.runId),
       locale: 'en',
-      resume: undefined,
+      resolutions: undefined,
     });
     expect(existsSync(join(d.workspaceRoot, ctx.runId, 'src/a.txt'))).toBe(true);
     expect((await d.store.get(ctx.runId))?.spec?.files).toBeUndefined();
@@ -178,7 +178,7 @@ describe('prepareAttempt', () => {
     });
     expect(await d.store.answer(ctx.runId, 'clr_1', 'red')).toBe('ok');
     expect(await prepareAttempt(ctx, { tenant: TENANT, spec, checkpoint })).toMatchObject({
-      resume: { requestId: 'clr_1', answer: 'red' },
+      resolutions: [{ requestId: 'clr_1', answer: 'red' }],
     });
   });
 });

@@ -29,7 +29,17 @@ export {
   runAttempt,
   truncateMiddle,
 } from './attempt/run-attempt.js';
-export type { CrewResultEntry } from './attempt/waitpoint.js';
+export type {
+  ChildrenRequest,
+  CrewResultEntry,
+  QuestionRequest,
+  ToolOutputRequest,
+  Waitpoint,
+  WaitRequest,
+  WaitRequestKind,
+  WaitResolution,
+} from './attempt/waitpoint.js';
+export { childrenOf, questionOf, toolOutputsOf } from './attempt/waitpoint.js';
 export type { AgentErrorCode, AgentErrorOptions } from './errors.js';
 export { AGENT_ERROR_CODES, AGENT_ERRORS, AgentError, isAgentError } from './errors.js';
 export type { PromptPack } from './prompt/packs/prompt-pack.js';

@@ -1,16 +1,17 @@
 import {
   buildSystemPrompt,
   type Checkpoint,
-  type ClarifyResolution,
-  type CrewResultEntry,
+  childrenOf,
   type HistoryWindow,
   historyMessages,
   initialCheckpoint,
   parseCheckpoint,
+  questionOf,
   restoreHistory,
-  type ToolCallResolution,
   type TranscriptEntry,
+  toolOutputsOf,
   unansweredToolCalls,
+  type WaitResolution,
 } from '@tether/agent';
 import type { ErrorBody, Locale, RunEventInput } from '@tether/protocol';
 import type { RunSpec, RunStore } from '@tether/queue';
@@ -39,12 +40,12 @@ export interface Prepared {
   locale: Locale;
   toolNames: string[];
   checkpoint: Checkpoint;
-  /** The fate of the question the run resumes from, if it waited on one. */
-  resume: ClarifyResolution | undefined;
-  /** The results of the delegation the run resumes from, if it waited on its children. */
-  resumeDelegation: { callId: string; results: CrewResultEntry[] } | undefined;
-  /** The fate of each client tool call the run resumes from, if it waited on some. */
-  resumeToolCalls: ToolCallResolution[] | undefined;
+  /**
+   * How each request of the waitpoint the run resumes from was resolved, if it
+   * waited (`checkpoint.waitpoint`): a question's answer or timeout, each client
+   * tool call's output or timeout, the children's results.
+   */
+  resolutions: WaitResolution[] | undefined;
   /** What the run may delegate, if it has the crew's delegate tools. */
   crew: Awaited<ReturnType<typeof crewLimits>>;
   /** The session the run belongs to, if any. */
@@ -130,50 +131,51 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     });
   }
 
-  let resume: ClarifyResolution | undefined;
-  if (checkpoint.pendingClarify) {
-    const requestId = checkpoint.pendingClarify.requestId;
+  // A run woken while it waits: every request of its waitpoint resolved (or past its deadline),
+  // or back to waiting. Each kind reads its own requests' fates (one wait at a time: one kind).
+  const waitpoint = checkpoint.waitpoint;
+  let resolutions: WaitResolution[] | undefined;
+  const question = questionOf(waitpoint);
+  if (question) {
+    const { requestId } = question;
     const state = await store.resolveClarify(runId, requestId, fence);
     if (state.state === 'not_owner') return { kind: 'nothing', why: 'another worker owns the run' };
     if (state.state === 'pending') return { kind: 'sleep', untilMs: state.expiresAtMs, requestId };
-    resume = state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true };
+    resolutions = [
+      state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true },
+    ];
     ctx.observer?.clarifyResumed(requestId);
   }
 
-  // A run woken while it waits on client tool calls: every output in (or the deadline past), or
-  // back to sleep. Calls the checkpoint has but Redis does not (the previous owner died between
-  // the save and the request) are requested again, as they were.
-  let resumeToolCalls: ToolCallResolution[] | undefined;
-  const pendingToolCalls = checkpoint.pendingToolCalls;
-  if (pendingToolCalls) {
-    const ids = pendingToolCalls.map((call) => call.requestId);
+  // Client tool calls: every output in (or the deadline past), or back to sleep. Calls the
+  // checkpoint has but Redis does not (the previous owner died between the save and the request)
+  // are requested again, as they were.
+  const calls = toolOutputsOf(waitpoint).map(({ kind: _kind, ...call }) => call);
+  if (calls.length > 0) {
+    const ids = calls.map((call) => call.requestId);
     const state = await store.resolveToolCalls(runId, ids, fence);
     if (state.state === 'not_owner') return { kind: 'nothing', why: 'another worker owns the run' };
     if (state.state === 'pending') return { kind: 'tools_sleep', untilMs: state.deadlineMs };
-    if (state.state === 'missing') return { kind: 'tool_calls', calls: pendingToolCalls };
-    resumeToolCalls = state.outcomes;
+    if (state.state === 'missing') return { kind: 'tool_calls', calls };
+    resolutions = state.outcomes;
   }
 
   // A parent woken while it waits on its children: every result in, or back to waiting.
-  let resumeDelegation: Prepared['resumeDelegation'];
-  const pendingDelegation = checkpoint.pendingDelegation;
-  if (pendingDelegation) {
-    const plan = (delegation: typeof pendingDelegation) =>
-      planChildren(ctx, { tenant, spec, sessionId }, delegation, ctx.crew.queueOf);
-    const resolved = await resolveDelegation(ctx, pendingDelegation, plan);
+  const children = childrenOf(waitpoint);
+  if (children) {
+    const delegation = { callId: children.callId, name: children.name, tasks: children.tasks };
+    const plan = (pending: typeof delegation) =>
+      planChildren(ctx, { tenant, spec, sessionId }, pending, ctx.crew.queueOf);
+    const resolved = await resolveDelegation(ctx, delegation, plan);
     if (isSettlement(resolved)) return resolved;
-    resumeDelegation = { callId: pendingDelegation.callId, results: resolved.results };
+    resolutions = [{ requestId: children.requestId, results: resolved.results }];
   }
 
   // A call in flight when the previous owner died or lost the run: on this host, whatever is left
   // of it is killed first, so the call never has two live executions. (On another host, its
   // watchdog or its lost lock has killed it before this worker could take the run over.)
   // The calls the run waits on (a question, its children, a client's outputs) never ran here.
-  const waitedOn = new Set([
-    checkpoint.pendingClarify?.callId,
-    checkpoint.pendingDelegation?.callId,
-    ...(checkpoint.pendingToolCalls ?? []).map((call) => call.callId),
-  ]);
+  const waitedOn = new Set(waitpoint?.requests.map((request) => request.callId));
   const inFlight = unansweredToolCalls(checkpoint).filter((call) => !waitedOn.has(call.id));
   if (claimed.checkpoint && inFlight.length > 0) {
     const left = await killRunLeftovers(runId);
@@ -187,9 +189,7 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     locale,
     toolNames,
     checkpoint,
-    resume,
-    resumeDelegation,
-    resumeToolCalls,
+    resolutions,
     crew,
     sessionId,
     memoryScope,

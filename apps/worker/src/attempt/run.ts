@@ -149,12 +149,10 @@ export async function runPrepared(
       },
       interaction: spec.clarify?.mode ?? 'suspend',
       clarifyTimeoutMs: spec.clarify?.timeoutMs ?? config.clarifyTimeoutMs,
-      resume: prepared.resume,
       crew: prepared.crew,
-      resumeDelegation: prepared.resumeDelegation,
       clientTools: spec.tools,
       toolTimeoutMs: spec.toolTimeoutMs,
-      resumeToolCalls: prepared.resumeToolCalls,
+      resolutions: prepared.resolutions,
       locale,
       // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
       interrupted: () => active.reason === 'shutdown' || active.reason === 'lost',

@@ -51,28 +51,84 @@ describe("a session run's checkpoint", () => {
   });
 });
 
-describe('a pending delegation', () => {
+describe("a checkpoint's waitpoint", () => {
+  const children = {
+    kind: 'children' as const,
+    requestId: 'call_1',
+    callId: 'call_1',
+    name: 'delegate_parallel' as const,
+    tasks: [
+      { goal: 'a', context: 'ctx', toolsets: ['base'], childRunId: 'run_child_a' },
+      { goal: 'b', childRunId: 'run_child_b' },
+    ],
+  };
+  const question = {
+    kind: 'question' as const,
+    requestId: 'clr_1',
+    callId: 'call_2',
+    question: 'Which colour?',
+    choices: ['red', 'blue'],
+    expiresAt: '2026-12-02T10:00:00.000Z',
+  };
+  const calls = ['tcr_1', 'tcr_2'].map((requestId, i) => ({
+    kind: 'tool_output' as const,
+    requestId,
+    callId: `call_${3 + i}`,
+    name: 'get_weather',
+    arguments: { city: i === 0 ? 'Oslo' : 'Rome' },
+    expiresAt: '2026-12-02T10:10:00.000Z',
+  }));
+
   it('is stored and read back with the checkpoint, a session run included', () => {
-    const pendingDelegation = {
-      callId: 'call_1',
-      name: 'delegate_parallel' as const,
-      tasks: [
-        { goal: 'a', context: 'ctx', toolsets: ['base'], childRunId: 'run_child_a' },
-        { goal: 'b', childRunId: 'run_child_b' },
-      ],
-    };
-    const alone = { ...initialCheckpoint({ systemPrompt: 'system', input: 'hi' }), pendingDelegation };
-    expect(parseCheckpoint(storedCheckpoint(alone)).pendingDelegation).toEqual(pendingDelegation);
-    const session = {
-      ...initialCheckpoint({
-        systemPrompt: 'system',
-        input: 'hi',
-        history,
-        historyRef: { entries: 4, budget: 1 },
-      }),
-      pendingDelegation,
-    };
-    const loaded = restoreHistory(parseCheckpoint(storedCheckpoint(session)), history);
-    expect(loaded).toEqual(session);
+    for (const requests of [[children], [question], calls]) {
+      const waitpoint = { requests };
+      const alone = { ...initialCheckpoint({ systemPrompt: 'system', input: 'hi' }), waitpoint };
+      expect(parseCheckpoint(storedCheckpoint(alone))).toEqual(alone);
+      const session = {
+        ...initialCheckpoint({
+          systemPrompt: 'system',
+          input: 'hi',
+          history,
+          historyRef: { entries: 4, budget: 1 },
+        }),
+        waitpoint,
+      };
+      const loaded = restoreHistory(parseCheckpoint(storedCheckpoint(session)), history);
+      expect(loaded).toEqual(session);
+    }
+  });
+
+  it('is read from a checkpoint stored before it, with the fields each kind had then', () => {
+    const base = initialCheckpoint({ systemPrompt: 'system', input: 'hi' });
+    const { kind: _c, requestId: _r, ...pendingDelegation } = children;
+    const { kind: _q, ...pendingClarify } = question;
+    const pendingToolCalls = calls.map(({ kind: _t, ...call }) => call);
+    expect(parseCheckpoint(JSON.stringify({ ...base, pendingDelegation }))).toEqual({
+      ...base,
+      waitpoint: { requests: [children] },
+    });
+    expect(parseCheckpoint(JSON.stringify({ ...base, pendingClarify }))).toEqual({
+      ...base,
+      waitpoint: { requests: [question] },
+    });
+    expect(parseCheckpoint(JSON.stringify({ ...base, pendingToolCalls }))).toEqual({
+      ...base,
+      waitpoint: { requests: calls },
+    });
+    expect(parseCheckpoint(JSON.stringify(base))).toEqual(base);
+  });
+
+  it('is stored with those fields beside it too, for a worker of the previous release', () => {
+    const base = initialCheckpoint({ systemPrompt: 'system', input: 'hi' });
+    const { kind: _c, requestId: _r, ...pendingDelegation } = children;
+    const { kind: _q, ...pendingClarify } = question;
+    const pendingToolCalls = calls.map(({ kind: _t, ...call }) => call);
+    const raw = (requests: (typeof children | typeof question | (typeof calls)[0])[]) =>
+      JSON.parse(storedCheckpoint({ ...base, waitpoint: { requests } }));
+    expect(raw([children])).toMatchObject({ pendingDelegation });
+    expect(raw([question])).toMatchObject({ pendingClarify });
+    expect(raw(calls)).toMatchObject({ pendingToolCalls });
+    expect(raw(calls)).not.toHaveProperty('pendingClarify');
+    expect(JSON.parse(storedCheckpoint(base))).not.toHaveProperty('pendingToolCalls');
   });
 });

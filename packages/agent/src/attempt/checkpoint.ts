@@ -1,29 +1,26 @@
 import type { PendingToolCall, TodoItem, Usage } from '@tether/protocol';
 import { AgentError } from '../errors.js';
 import type { ChatMessage } from '../providers/model-provider.js';
+import {
+  type ChildrenRequest,
+  childrenOf,
+  type QuestionRequest,
+  questionOf,
+  toolOutputsOf,
+  type Waitpoint,
+  type WaitRequest,
+} from './waitpoint.js';
 
-/** A clarify question the run is waiting on. */
-export interface PendingClarifyState {
-  requestId: string;
-  /** The tool call that asked it; its result will be the answer. */
-  callId: string;
-  question: string;
-  choices: string[];
-  /** ISO time after which the run resumes with the timeout message. */
-  expiresAt: string;
-}
+/** A clarify question the run is waiting on (its waitpoint's `question` request, without the kind). */
+export type PendingClarifyState = Omit<QuestionRequest, 'kind'>;
 
 /**
  * A delegation the run is waiting on: the `delegate_task` or
  * `delegate_parallel` call, and its tasks in order, each with the id of the
- * child run that carries it out. Its result is the children's results.
+ * child run that carries it out (its waitpoint's `children` request, without
+ * the kind and the request id, which is the call's id).
  */
-export interface PendingDelegation {
-  /** The tool call that delegated; its result will be the children's results. */
-  callId: string;
-  name: 'delegate_task' | 'delegate_parallel';
-  tasks: { goal: string; context?: string; toolsets?: string[]; childRunId: string }[];
-}
+export type PendingDelegation = Omit<ChildrenRequest, 'kind' | 'requestId'>;
 
 /**
  * The whole state of a run's conversation, saved after every model turn and
@@ -42,14 +39,12 @@ export interface Checkpoint {
   usage: Usage;
   /** Time spent in attempts (waiting for a human excluded), for the wall-clock limit. */
   activeMs: number;
-  pendingClarify?: PendingClarifyState | undefined;
-  /** The delegation whose children the run waits on (see {@link PendingDelegation}). */
-  pendingDelegation?: PendingDelegation | undefined;
   /**
-   * The client tool calls of the last model turn that the run waits on, in
-   * call order: the client posts their outputs; each becomes its call's result.
+   * What the run waits on from outside, if it waits (see waitpoint.ts): a
+   * question, the client tool calls of its last turn, or the children of a
+   * delegation. Each request's call is answered from its resolution on resume.
    */
-  pendingToolCalls?: PendingToolCall[] | undefined;
+  waitpoint?: Waitpoint | undefined;
   /**
    * A session run's history: how many messages after the system prompt are
    * the session's earlier turns (the run's own start with its input after them).
@@ -98,9 +93,62 @@ export function initialCheckpoint({
  * messages only, not the whole conversation every time.
  */
 export function storedCheckpoint(checkpoint: Checkpoint): string {
-  if (!checkpoint.historyRef || !checkpoint.history) return JSON.stringify(checkpoint);
+  const legacy = legacyWaitFields(checkpoint.waitpoint);
+  if (!checkpoint.historyRef || !checkpoint.history) {
+    return JSON.stringify(legacy ? { ...checkpoint, ...legacy } : checkpoint);
+  }
   const [system, ...rest] = checkpoint.messages;
-  return JSON.stringify({ ...checkpoint, messages: [system, ...rest.slice(checkpoint.history)] });
+  return JSON.stringify({ ...checkpoint, ...legacy, messages: [system, ...rest.slice(checkpoint.history)] });
+}
+
+/**
+ * The fields that held a waitpoint's requests before there was a waitpoint
+ * (`pendingClarify`, `pendingToolCalls`, `pendingDelegation`), stored beside
+ * it for one release, so that a worker of the previous release resumes a
+ * run that a newer one suspended (a rolling deploy runs both). Read back only
+ * when the waitpoint is missing ({@link parseCheckpoint}).
+ */
+interface LegacyWaitFields {
+  pendingClarify?: PendingClarifyState;
+  pendingToolCalls?: PendingToolCall[];
+  pendingDelegation?: PendingDelegation;
+}
+
+function legacyWaitFields(waitpoint: Waitpoint | undefined): LegacyWaitFields | undefined {
+  if (!waitpoint) return undefined;
+  const question = questionOf(waitpoint);
+  const calls = toolOutputsOf(waitpoint);
+  const children = childrenOf(waitpoint);
+  return {
+    ...(question ? { pendingClarify: withoutKind(question) } : {}),
+    ...(calls.length > 0 ? { pendingToolCalls: calls.map(withoutKind) } : {}),
+    ...(children
+      ? { pendingDelegation: { callId: children.callId, name: children.name, tasks: children.tasks } }
+      : {}),
+  };
+}
+
+function withoutKind<T extends WaitRequest>({ kind: _kind, ...rest }: T): Omit<T, 'kind'> {
+  return rest;
+}
+
+/** The waitpoint of a checkpoint stored with the legacy fields alone (before the waitpoint). */
+function waitpointOfLegacy(legacy: LegacyWaitFields): Waitpoint | undefined {
+  const requests: WaitRequest[] = [
+    // The order the attempt loop resumed them in (at most one of the three is ever set).
+    ...(legacy.pendingToolCalls ?? []).map((call) => ({ kind: 'tool_output' as const, ...call })),
+    ...(legacy.pendingClarify ? [{ kind: 'question' as const, ...legacy.pendingClarify }] : []),
+    ...(legacy.pendingDelegation
+      ? [
+          {
+            kind: 'children' as const,
+            requestId: legacy.pendingDelegation.callId,
+            ...legacy.pendingDelegation,
+          },
+        ]
+      : []),
+  ];
+  return requests.length > 0 ? { requests } : undefined;
 }
 
 /** A stored checkpoint whose history was left out gets it back (`history` must be what `historyRef` builds). */
@@ -140,7 +188,14 @@ export function parseCheckpoint(json: string): Checkpoint {
       'The stored checkpoint is not a version 1 checkpoint.',
     );
   }
-  return cp as Checkpoint;
+  // Read as it is now: the waitpoint, from the legacy fields when it has none (stored before it).
+  const { pendingClarify, pendingToolCalls, pendingDelegation, ...checkpoint } = cp as Checkpoint &
+    LegacyWaitFields;
+  if (!checkpoint.waitpoint) {
+    const waitpoint = waitpointOfLegacy({ pendingClarify, pendingToolCalls, pendingDelegation });
+    if (waitpoint) checkpoint.waitpoint = waitpoint;
+  }
+  return checkpoint as Checkpoint;
 }
 
 /** The run's own messages: from its input on (a session run's history and the system prompt left out). */

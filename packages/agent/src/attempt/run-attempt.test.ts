@@ -17,7 +17,7 @@ import {
   crewResultContent,
   runAttempt,
 } from './run-attempt.js';
-import type { CrewResultEntry } from './waitpoint.js';
+import { type CrewResultEntry, questionOf, toolOutputsOf } from './waitpoint.js';
 
 let workspace: string;
 
@@ -151,9 +151,9 @@ describe('runAttempt', () => {
 
     // Resume from the stored checkpoint, as another worker would.
     const stored = parseCheckpoint(h.saves.at(-1) as string);
-    expect(stored.pendingClarify?.requestId).toBe(first.clarify.requestId);
+    expect(questionOf(stored.waitpoint)?.requestId).toBe(first.clarify.requestId);
     const resumed = await h.attempt(stored, {
-      resume: { requestId: first.clarify.requestId, answer: 'blue' },
+      resolutions: [{ requestId: first.clarify.requestId, answer: 'blue' }],
     });
     expect(resumed).toEqual({ status: 'completed', output: 'finished' });
     const clarifyResult = stored.messages.find(
@@ -162,7 +162,7 @@ describe('runAttempt', () => {
     expect(clarifyResult).toMatchObject({ content: 'blue' });
     expect(await readFile(join(workspace, 'first.txt'), 'utf8')).toBe('1');
     expect(await readFile(join(workspace, 'third.txt'), 'utf8')).toBe('third');
-    expect(stored.pendingClarify).toBeUndefined();
+    expect(stored.waitpoint).toBeUndefined();
   });
 
   it('resumes after the deadline with the timeout message in the run locale', async () => {
@@ -175,7 +175,7 @@ describe('runAttempt', () => {
     if (first.status !== 'suspended') throw new Error(`expected suspended, got ${first.status}`);
     const resumed = await h.attempt(h.checkpoint, {
       locale: 'zh',
-      resume: { requestId: first.clarify.requestId, timedOut: true },
+      resolutions: [{ requestId: first.clarify.requestId, timedOut: true }],
     });
     expect(resumed).toEqual({ status: 'completed', output: '好的' });
     const tool = h.checkpoint.messages.find((m) => m.role === 'tool');
@@ -188,7 +188,7 @@ describe('runAttempt', () => {
     );
     const first = await h.attempt(h.checkpoint);
     expect(first.status).toBe('suspended');
-    const again = await h.attempt(h.checkpoint, { resume: { requestId: 'clr_other', answer: 'yes' } });
+    const again = await h.attempt(h.checkpoint, { resolutions: [{ requestId: 'clr_other', answer: 'yes' }] });
     expect(again.status).toBe('failed');
     if (again.status === 'failed') expect(again.error.code).toBe('ERR_AGENT_INTERNAL');
   });
@@ -236,7 +236,7 @@ describe('runAttempt', () => {
       expect(seen).toHaveLength(2);
       expect(resultOf(seen[1] as ChatMessage[], 'clarify')).toBe('blue');
       expect(await readFile(join(workspace, 'third.txt'), 'utf8')).toBe('3');
-      expect(h.checkpoint.pendingClarify).toBeUndefined();
+      expect(h.checkpoint.waitpoint).toBeUndefined();
       const clarifyEvents = h.events.filter(
         (e) => (e.type === 'tool.call' || e.type === 'tool.result') && e.data.name === 'clarify',
       );
@@ -721,8 +721,9 @@ describe('runAttempt with crew tools', () => {
     expect(outcome).toEqual({ status: 'delegating', delegation });
     expect(ids).toEqual(['run_child_0', 'run_child_1']);
     const stored = parseCheckpoint(h.saves.at(-1) as string);
-    expect(stored.pendingDelegation).toEqual(delegation);
-    expect(h.checkpoint.pendingDelegation).toEqual(delegation);
+    const waitpoint = { requests: [{ kind: 'children', requestId: delegation.callId, ...delegation }] };
+    expect(stored.waitpoint).toEqual(waitpoint);
+    expect(h.checkpoint.waitpoint).toEqual(waitpoint);
     // The call is announced, but has no result yet; the todo after it waits for the resume.
     const toolEvents = h.events.filter((e) => e.type === 'tool.call' || e.type === 'tool.result');
     expect(toolEvents.map((e) => [e.type, e.data.name])).toEqual([['tool.call', 'delegate_parallel']]);
@@ -742,7 +743,7 @@ describe('runAttempt with crew tools', () => {
     ];
     const resumed = await h.attempt(stored, {
       crew: crewOptions().crew,
-      resumeDelegation: { callId: first.delegation.callId, results },
+      resolutions: [{ requestId: first.delegation.callId, results }],
     });
     expect(resumed).toEqual({ status: 'completed', output: 'both documented' });
     const content = resultOf(seen[1] as ChatMessage[], 'delegate_parallel');
@@ -753,14 +754,14 @@ describe('runAttempt with crew tools', () => {
     const ownTools = stored.messages.filter((m) => m.role === 'tool');
     expect(ownTools).toHaveLength(2);
     expect(ownTools[0]?.content).toBe(content);
-    expect(stored.pendingDelegation).toBeUndefined();
+    expect(stored.waitpoint).toBeUndefined();
     const result = h.events.find((e) => e.type === 'tool.result' && e.data.name === 'delegate_parallel');
     expect(result?.data).toMatchObject({ ok: true, content });
     // Saved with the result and without the pending delegation before the todo ran.
     const afterResume = h.saves
       .map((saved) => parseCheckpoint(saved))
       .find((cp) => cp.messages.some((m) => m.role === 'tool'));
-    expect(afterResume?.pendingDelegation).toBeUndefined();
+    expect(afterResume?.waitpoint).toBeUndefined();
     expect(afterResume?.todos).toEqual([]);
   });
 
@@ -801,10 +802,12 @@ describe('runAttempt with crew tools', () => {
       crew: crewOptions().crew,
       ...(results
         ? {
-            resumeDelegation: {
-              callId: callId === 'same' ? first.delegation.callId : (callId as string),
-              results,
-            },
+            resolutions: [
+              {
+                requestId: callId === 'same' ? first.delegation.callId : (callId as string),
+                results,
+              },
+            ],
           }
         : {}),
     });
@@ -861,7 +864,7 @@ describe('runAttempt with crew tools', () => {
         output: 'did it myself',
       });
       expect(ids).toEqual([]);
-      expect(h.checkpoint.pendingDelegation).toBeUndefined();
+      expect(h.checkpoint.waitpoint).toBeUndefined();
       expect(resultOf(seen[1] as ChatMessage[], 'delegate_parallel')).toMatch(message);
       const result = h.events.find((e) => e.type === 'tool.result');
       expect(result?.data).toMatchObject({ name: 'delegate_parallel', ok: false });
@@ -955,7 +958,7 @@ describe('runAttempt with crew tools', () => {
     const results = first.delegation.tasks.map((task, i) =>
       entry(i, task.childRunId, `START${i} ${'"quoted"\n'.repeat(800)}END${i}`),
     );
-    await h.attempt(h.checkpoint, { resumeDelegation: { callId: first.delegation.callId, results } });
+    await h.attempt(h.checkpoint, { resolutions: [{ requestId: first.delegation.callId, results }] });
     const content = resultOf(seen[1] as ChatMessage[], 'delegate_parallel') ?? '';
     expect(content.length).toBeLessThanOrEqual(30_000);
     expect(content.length).toBeGreaterThan(29_000);
@@ -1037,19 +1040,19 @@ describe('runAttempt with client tools', () => {
       expect.objectContaining({ callId: 'call_0_2', ok: true }),
     ]);
     const stored = parseCheckpoint(h.saves.at(-1) as string);
-    expect(stored.pendingToolCalls).toEqual(first.calls);
+    expect(toolOutputsOf(stored.waitpoint)).toEqual(first.calls.map((c) => ({ kind: 'tool_output', ...c })));
 
     // Resumed with one output (an error) and one timeout: each call gets its result, in call order.
     const [oslo, rome] = first.calls as [(typeof first.calls)[0], (typeof first.calls)[0]];
     const resumed = await h.attempt(stored, {
       clientTools: [weather],
-      resumeToolCalls: [
+      resolutions: [
         { requestId: rome.requestId, timedOut: true },
         { requestId: oslo.requestId, output: 'no such city', isError: true },
       ],
     });
     expect(resumed).toEqual({ status: 'completed', output: 'finished' });
-    expect(stored.pendingToolCalls).toBeUndefined();
+    expect(stored.waitpoint).toBeUndefined();
     const after = h.events
       .filter((e) => e.type === 'tool.result')
       .slice(2)
@@ -1071,7 +1074,7 @@ describe('runAttempt with client tools', () => {
     );
     const first = await h.attempt(h.checkpoint, { clientTools: [weather] });
     expect(first.status).toBe('tool_calls');
-    const again = await h.attempt(h.checkpoint, { clientTools: [weather], resumeToolCalls: [] });
+    const again = await h.attempt(h.checkpoint, { clientTools: [weather], resolutions: [] });
     expect(again).toMatchObject({ status: 'failed', error: { code: 'ERR_AGENT_INTERNAL' } });
   });
 });

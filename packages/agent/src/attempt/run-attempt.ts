@@ -50,7 +50,7 @@ import {
   type PendingDelegation,
   unansweredToolCalls,
 } from './checkpoint.js';
-import type { CrewResultEntry } from './waitpoint.js';
+import type { CrewResultEntry, Waitpoint, WaitRequest, WaitResolution } from './waitpoint.js';
 
 export interface AttemptLimits {
   /** Model turns per run. Default 50. */
@@ -83,12 +83,10 @@ export interface CrewOptions {
 }
 
 /** How a resumed attempt learns the fate of one client tool call it waited on. */
-export type ToolCallResolution =
-  | { requestId: string; output: string; isError: boolean }
-  | { requestId: string; timedOut: true };
+export type ToolCallResolution = Extract<WaitResolution, { output: string } | { timedOut: true }>;
 
 /** How a resumed attempt learns the fate of the question it suspended on. */
-export type ClarifyResolution = { requestId: string; answer: string } | { requestId: string; timedOut: true };
+export type ClarifyResolution = Extract<WaitResolution, { answer: string } | { timedOut: true }>;
 
 export interface AttemptParams {
   /** Updated in place. */
@@ -121,8 +119,12 @@ export interface AttemptParams {
   onClarifyRequest?: ClarifyRequestHandler | undefined;
   /** How long a human has to answer a clarify question (ms). Default 20,000. */
   clarifyTimeoutMs?: number;
-  /** The answer (or the timeout) of the question this attempt resumes from. */
-  resume?: ClarifyResolution | undefined;
+  /**
+   * How each request of the waitpoint this attempt resumes from was resolved
+   * (`checkpoint.waitpoint`): the answer or timeout of a question, the output
+   * or timeout of each client tool call, the results of a delegation's children.
+   */
+  resolutions?: readonly WaitResolution[] | undefined;
   /**
    * Set when the host can delegate: a valid `delegate_task` or
    * `delegate_parallel` call within the limits then ends the attempt with a
@@ -130,8 +132,6 @@ export interface AttemptParams {
    * Unset, the two run as ordinary tools.
    */
   crew?: CrewOptions | undefined;
-  /** The results of the delegation this attempt resumes from (checkpoint.pendingDelegation). */
-  resumeDelegation?: { callId: string; results: CrewResultEntry[] } | undefined;
   /**
    * Client-executed tools (the run's `tools`), offered to the model beside
    * `tools`. A call's arguments are checked against its schema (invalid: a
@@ -142,8 +142,6 @@ export interface AttemptParams {
   clientTools?: readonly ClientTool[] | undefined;
   /** How long the client has to post a tool output (ms). Default 10 minutes. */
   toolTimeoutMs?: number | undefined;
-  /** The fate of every client tool call this attempt resumes from (checkpoint.pendingToolCalls). */
-  resumeToolCalls?: readonly ToolCallResolution[] | undefined;
   locale?: Locale;
   /**
    * Whether the attempt was stopped by its host rather than by the user (the
@@ -218,58 +216,9 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
       clientTools.set(tool.name, tool);
       modelTools.push({ name: tool.name, description: tool.description, parameters: tool.parameters });
     }
-    if (checkpoint.pendingToolCalls) {
-      const pending = checkpoint.pendingToolCalls;
-      const fates = new Map((params.resumeToolCalls ?? []).map((fate) => [fate.requestId, fate]));
-      const missing = pending.filter((call) => !fates.has(call.requestId)).map((call) => call.requestId);
-      if (missing.length > 0) {
-        throw new AgentError(
-          'ERR_AGENT_INTERNAL',
-          `The run is waiting for client tool calls ${missing.join(', ')}, but the attempt was resumed without their outputs or timeouts.`,
-        );
-      }
-      for (const call of pending) {
-        const fate = fates.get(call.requestId) as ToolCallResolution;
-        const result =
-          'timedOut' in fate
-            ? { ok: false, content: toolTimeoutMessage(locale, call.name) }
-            : { ok: !fate.isError, content: fate.output };
-        recordToolResult(params, checkpoint, call.callId, call.name, result, limits);
-      }
-      checkpoint.pendingToolCalls = undefined;
-      await save();
-    }
-    if (checkpoint.pendingClarify) {
-      const pending = checkpoint.pendingClarify;
-      const resume = params.resume;
-      if (!resume || resume.requestId !== pending.requestId) {
-        throw new AgentError(
-          'ERR_AGENT_INTERNAL',
-          `The run is waiting for clarify request ${pending.requestId}, but the attempt was resumed without its answer or timeout.`,
-        );
-      }
-      const content = 'answer' in resume ? resume.answer : clarifyTimeoutMessage(locale);
-      recordToolResult(params, checkpoint, pending.callId, CLARIFY, { ok: true, content }, limits);
-      checkpoint.pendingClarify = undefined;
-      await save();
-    }
-    if (checkpoint.pendingDelegation) {
-      const pending = checkpoint.pendingDelegation;
-      const resume = params.resumeDelegation;
-      if (!resume || resume.callId !== pending.callId) {
-        throw new AgentError(
-          'ERR_AGENT_INTERNAL',
-          `The run is waiting for the children of ${pending.name} call ${pending.callId}, but the attempt was resumed without their results.`,
-        );
-      }
-      const content = crewResultContent(
-        delegationResults(pending, resume.results),
-        limits.maxToolResultChars,
-      );
-      recordToolResult(params, checkpoint, pending.callId, pending.name, { ok: true, content }, limits, {
-        whole: true,
-      });
-      checkpoint.pendingDelegation = undefined;
+    if (checkpoint.waitpoint) {
+      resumeWaitpoint(params, checkpoint.waitpoint, limits, locale);
+      checkpoint.waitpoint = undefined;
       await save();
     }
 
@@ -304,7 +253,10 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
             await save();
             continue;
           }
-          checkpoint.pendingDelegation = planned.delegation;
+          const delegation = planned.delegation;
+          checkpoint.waitpoint = {
+            requests: [{ kind: 'children', requestId: delegation.callId, ...delegation }],
+          };
           await save();
           // The host creates the children and appends `child.started` for each.
           return { status: 'delegating', delegation: planned.delegation };
@@ -370,7 +322,7 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
               type: 'tool.call',
               data: { callId: call.id, name: call.name, arguments: call.arguments },
             });
-            checkpoint.pendingClarify = pending;
+            checkpoint.waitpoint = { requests: [{ kind: 'question', ...pending }] };
             await save();
             // The host stores the question and appends `clarify.requested` in one step.
             return { status: 'suspended', clarify: pending };
@@ -411,7 +363,7 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
         for (const { call } of clientCalls) {
           emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
         }
-        checkpoint.pendingToolCalls = calls;
+        checkpoint.waitpoint = { requests: calls.map((call) => ({ kind: 'tool_output', ...call })) };
         await save();
         // The host records the requests and appends `tool.requested` for each in one step.
         return { status: 'tool_calls', calls };
@@ -584,6 +536,80 @@ function planDelegation(
       })),
     },
   };
+}
+
+/**
+ * The one resume path: each request of the waitpoint the run waited on gets
+ * its call's result from its resolution, in the requests' order (the
+ * waitpoint's requests are one turn's, in call order). Every request must have
+ * exactly one resolution of its kind: anything else is the host's mistake,
+ * never passed on to the model (`ERR_AGENT_INTERNAL`).
+ */
+function resumeWaitpoint(
+  params: AttemptParams,
+  waitpoint: Waitpoint,
+  limits: AttemptLimits,
+  locale: Locale,
+): void {
+  const { checkpoint } = params;
+  const byId = new Map((params.resolutions ?? []).map((resolution) => [resolution.requestId, resolution]));
+  const missing = waitpoint.requests.filter((request) => !byId.has(request.requestId));
+  if (missing.length > 0) {
+    throw new AgentError(
+      'ERR_AGENT_INTERNAL',
+      `The run is waiting on ${missing.map(describeRequest).join(', ')}, but the attempt was resumed without ${missing.length === 1 ? 'its resolution' : 'their resolutions'}.`,
+    );
+  }
+  for (const request of waitpoint.requests) {
+    const resolution = byId.get(request.requestId) as WaitResolution;
+    const timedOut = 'timedOut' in resolution;
+    switch (request.kind) {
+      case 'question': {
+        if (!timedOut && !('answer' in resolution)) throw wrongResolution(request);
+        const content = timedOut ? clarifyTimeoutMessage(locale) : resolution.answer;
+        recordToolResult(params, checkpoint, request.callId, CLARIFY, { ok: true, content }, limits);
+        break;
+      }
+      case 'tool_output': {
+        if (!timedOut && !('output' in resolution)) throw wrongResolution(request);
+        const result = timedOut
+          ? { ok: false, content: toolTimeoutMessage(locale, request.name) }
+          : { ok: !resolution.isError, content: resolution.output };
+        recordToolResult(params, checkpoint, request.callId, request.name, result, limits);
+        break;
+      }
+      case 'children': {
+        // A delegation's children always end (their own deadline fails them): there is no timeout of its own.
+        if (!('results' in resolution)) throw wrongResolution(request);
+        const content = crewResultContent(
+          delegationResults(request, resolution.results),
+          limits.maxToolResultChars,
+        );
+        recordToolResult(params, checkpoint, request.callId, request.name, { ok: true, content }, limits, {
+          whole: true,
+        });
+        break;
+      }
+    }
+  }
+}
+
+function describeRequest(request: WaitRequest): string {
+  switch (request.kind) {
+    case 'question':
+      return `clarify request ${request.requestId}`;
+    case 'tool_output':
+      return `client tool call ${request.requestId}`;
+    case 'children':
+      return `the children of ${request.name} call ${request.callId}`;
+  }
+}
+
+function wrongResolution(request: WaitRequest): AgentError {
+  return new AgentError(
+    'ERR_AGENT_INTERNAL',
+    `The attempt was resumed with a resolution that does not fit ${describeRequest(request)}.`,
+  );
 }
 
 /**
