@@ -15,7 +15,7 @@ import {
   type RunDispatch,
   type Settlement,
 } from './attempt/context.js';
-import type { McpListings } from './attempt/mcp.js';
+import type { McpListings } from './attempt/mcp-listings.js';
 import { AttemptObserver, type Observability } from './attempt/observe.js';
 import { prepareAttempt } from './attempt/prepare.js';
 import { type ActiveAttempt, runPrepared, type StopReason } from './attempt/run.js';

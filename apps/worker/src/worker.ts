@@ -33,7 +33,7 @@ import { onSpawnerFailure } from '@tether/tools';
 import { type Job, type Telemetry, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { crewQueue } from './attempt/crew.js';
-import { McpListings } from './attempt/mcp.js';
+import { McpListings } from './attempt/mcp-listings.js';
 import { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import { WorkerMetrics } from './metrics.js';

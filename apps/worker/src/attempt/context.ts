@@ -5,9 +5,9 @@ import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
 import type { WorkerSkills } from '../skills.js';
-import type { McpListings } from './mcp.js';
+import type { McpListings } from './mcp-listings.js';
 import type { AttemptObserver } from './observe.js';
-import type { TenantSlotKeeper } from './tenant-slot.js';
+import type { Capped, TenantSlotKeeper } from './tenant-slot.js';
 
 /** What every step of one attempt works with. */
 export interface AttemptContext {
@@ -87,11 +87,8 @@ export type Settlement =
     }
   /** Cancelled by request. */
   | { kind: 'cancelled' }
-  /**
-   * Over its tenant's cap on running runs, before its claim: waits, the run unchanged, until a
-   * release hands it a slot (or `untilMs`, epoch ms, to look again); `ahead` runs wait before it.
-   */
-  | { kind: 'capped'; tenant: string; ahead: number; untilMs: number }
+  /** Over its tenant's cap on running runs, before its claim: waits for a slot (see `Capped`). */
+  | Capped
   /** A session's run with another of its runs ahead (`ahead`): waits until that one ends. */
   | { kind: 'blocked'; ahead: string }
   /** Waits for the answer to a question, until its deadline. */

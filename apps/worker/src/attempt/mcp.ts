@@ -1,9 +1,10 @@
 import type * as Mcp from '@tether/mcp';
-import type { ListingCache, McpServerSpec, McpToolset } from '@tether/mcp';
+import type { McpServerSpec, McpToolset } from '@tether/mcp';
 import type { McpHeaders } from '@tether/protocol';
 import type { RunSpec } from '@tether/queue';
 import type { RunContext } from '@tether/tools';
 import type { AttemptContext } from './context.js';
+import { McpListings } from './mcp-listings.js';
 
 /**
  * A run's MCP servers, on the worker's side: each entry of its spec resolved
@@ -14,21 +15,6 @@ import type { AttemptContext } from './context.js';
  * server, not at the worker's start: it takes half a second to load on a busy
  * host, and most workers never need it.
  */
-
-/** The tool listings this worker process keeps (`TETHER_MCP_LIST_TTL_MS`), shared by its runs, made at the first. */
-export class McpListings {
-  readonly ttlMs: number;
-  #cache: ListingCache | undefined;
-
-  constructor(ttlMs: number) {
-    this.ttlMs = ttlMs;
-  }
-
-  cache(mcp: typeof Mcp): ListingCache {
-    this.#cache ??= new mcp.ListingCache({ ttlMs: this.ttlMs });
-    return this.#cache;
-  }
-}
 
 /** Opens sealed headers, or says why they cannot be. */
 function openHeaders(

@@ -1,7 +1,6 @@
 import { TERMINAL_STATUSES } from '@tether/protocol';
 import { promoteJob, type RunService, type RunStore, type TenantSlots } from '@tether/queue';
 import type { Logger } from 'pino';
-import type { AttemptContext, Settlement } from './context.js';
 
 /**
  * A tenant's cap on runs executing at once (`TETHER_TENANT_MAX_RUNNING`), as
@@ -63,7 +62,7 @@ export class TenantSlotKeeper {
    * claim ends the run, and the release takes it out of the line. Undefined
    * when the run is gone (its claim finds nothing to do).
    */
-  async take(ctx: AttemptContext): Promise<HeldSlot | EndingInLine | Capped | undefined> {
+  async take(ctx: SlotTaker): Promise<HeldSlot | EndingInLine | Capped | undefined> {
     const { runId, fence } = ctx;
     const tenant = ctx.tenant ?? (await this.#slots.tenantOf(runId));
     if (tenant === undefined) return undefined;
@@ -165,6 +164,14 @@ export class TenantSlotKeeper {
   }
 }
 
+/** What `take` reads of the attempt (its `AttemptContext`): the run, the fencing token, the tenant once known, the log. */
+export interface SlotTaker {
+  runId: string;
+  fence: string;
+  tenant?: string | undefined;
+  log: Logger;
+}
+
 /** A slot this attempt holds: release it when the attempt ends. */
 export interface HeldSlot {
   kind: 'held';
@@ -180,8 +187,17 @@ export interface EndingInLine {
   release(): Promise<void>;
 }
 
-/** The settlement of a run over its tenant's cap. */
-export type Capped = Extract<Settlement, { kind: 'capped' }>;
+/**
+ * The settlement of a run over its tenant's cap on running runs, before its claim: it waits, the run
+ * unchanged, until a release hands it a slot (or `untilMs`, epoch ms, to look again); `ahead` runs
+ * wait before it.
+ */
+export interface Capped {
+  kind: 'capped';
+  tenant: string;
+  ahead: number;
+  untilMs: number;
+}
 
 /** How long a run over the cap waits before it looks again by itself, if no release wakes it (ms). */
 export const SLOT_WAIT_MS = 5_000;
