@@ -4,7 +4,8 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../config.js';
 import { planChildren } from './crew.js';
-import { memoryAccess, memoryScopeFor } from './memory.js';
+import { memoryScopeFor } from './memory.js';
+import { memoryAccess } from './memory-access.js';
 
 /** A store that is never asked anything (no Redis): the scope rules are decided before any call. */
 const memory = new MemoryStore({ redis: {} as Redis, keys: createKeys() });

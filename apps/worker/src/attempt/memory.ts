@@ -1,9 +1,8 @@
 import type { MemoryPromptBlock } from '@tether/agent';
 import { memoryScopeOf } from '@tether/protocol';
 import type { RunSpec } from '@tether/queue';
-import { MEMORY_TOOL_NAMES, type MemoryAccess, recallView } from '@tether/tools';
+import { MEMORY_TOOL_NAMES, recallView } from '@tether/tools';
 import type { AttemptContext } from './context.js';
-import type { Prepared } from './prepare.js';
 
 /**
  * The memory scope of a run with a memory tool: the one its body names (a
@@ -30,19 +29,4 @@ export async function memoryPrompt(
   if (!ctx.memory || ctx.config.memoryPromptChars === 0) return undefined;
   const recent = await ctx.memory.recent(tenant, scope, ctx.config.memoryPromptChars);
   return { entries: recent.records.map(recallView), cut: recent.cut, more: recent.more };
-}
-
-/** What the memory tools of the run reach: its own scope of its own tenant, nothing else. */
-export function memoryAccess(
-  ctx: Pick<AttemptContext, 'memory'>,
-  prepared: Pick<Prepared, 'tenant' | 'memoryScope'>,
-): MemoryAccess | undefined {
-  const { memory } = ctx;
-  const { tenant, memoryScope: scope } = prepared;
-  if (!memory || scope === undefined) return undefined;
-  return {
-    scope,
-    save: (draft) => memory.save(tenant, scope, draft),
-    recall: (query, limit) => memory.recall(tenant, scope, query, limit),
-  };
 }

@@ -18,7 +18,7 @@ import { skillsAccess } from '../skills.js';
 import type { AttemptContext, Settlement } from './context.js';
 import { planChildren } from './crew.js';
 import { openMcpToolset } from './mcp.js';
-import { memoryAccess } from './memory.js';
+import { memoryAccess } from './memory-access.js';
 import type { Prepared } from './prepare.js';
 
 /**
