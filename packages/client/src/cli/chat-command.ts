@@ -17,10 +17,11 @@ import { TERMINAL_EVENT_TYPES } from '@tether/protocol';
 import { TetherConflictError, TetherNotFoundError } from '../errors.js';
 import { askClarify } from './clarify-prompt.js';
 import { collectFiles } from './collect-files.js';
+import type { CommandContext } from './command-context.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type LineInput, pipedLines, terminalLines } from './line-input.js';
 import { type Ask, EventPresenter } from './presenter.js';
-import { type CommandContext, type RunCommandOptions, runSettings } from './run-command.js';
+import { type RunCommandOptions, runSettings } from './run-command.js';
 import { RunView } from './run-view.js';
 
 export interface ChatCommandOptions extends RunCommandOptions {

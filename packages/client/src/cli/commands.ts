@@ -1,6 +1,7 @@
 import type { Run, RunStatus } from '@tether/protocol';
 import { RUN_STATUSES } from '@tether/protocol';
 import type { RunTree } from '../tree.js';
+import type { CommandContext } from './command-context.js';
 import { formatCountdown, formatDuration } from './duration.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { followRun } from './follow.js';
@@ -15,7 +16,6 @@ import {
 } from './format.js';
 import { EventHistory } from './history.js';
 import { pageOptions } from './paging.js';
-import type { CommandContext } from './run-command.js';
 import { formatRunTree } from './run-tree.js';
 import { RunView } from './run-view.js';
 

@@ -3,6 +3,7 @@ import type { CreateRunBody, RunEvent } from '@tether/protocol';
 import type { Command } from 'commander';
 import type { TetherClient } from '../client.js';
 import { TetherApiError } from '../errors.js';
+import type { CommandContext } from './command-context.js';
 import {
   compareMetrics,
   type EvalMetrics,
@@ -16,7 +17,7 @@ import {
 import { filterTasks, loadTaskSet } from './eval-tasks.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import type { Colors } from './io.js';
-import { type CommandContext, runSettings } from './run-command.js';
+import { runSettings } from './run-command.js';
 
 /** The answer every clarify question of an eval run gets, at once. */
 export const EVAL_CLARIFY_ANSWER = 'Use your judgement: choose the most reasonable reading and go ahead.';

@@ -1,7 +1,7 @@
 import type { McpHeaders, McpServerRef } from '@tether/protocol';
+import type { CommandContext } from './command-context.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { relativeTime } from './format.js';
-import type { CommandContext } from './run-command.js';
 
 /**
  * `--mcp` of `tether run`: `name` (a server the tenant registered, or the

@@ -1,7 +1,7 @@
+import type { CommandContext } from './command-context.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { firstLine, relativeTime } from './format.js';
 import { pageOptions } from './paging.js';
-import type { CommandContext } from './run-command.js';
 
 /** The scope `tether memory ls` lists when none is given: a run's scope when it has no session and names none. */
 export const DEFAULT_SCOPE = 'default';

@@ -10,6 +10,7 @@ import {
 import { VERSION } from '../version.js';
 import { DEFAULT_URL, resolveBaseUrl } from './base-url.js';
 import { type ChatCommandOptions, chatCommand } from './chat-command.js';
+import type { CommandContext } from './command-context.js';
 import {
   answerCommand,
   cancelCommand,
@@ -24,7 +25,7 @@ import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type CliIo, colorsFor } from './io.js';
 import { mcpAddCommand, mcpListCommand, mcpRemoveCommand } from './mcp-commands.js';
 import { memoryAddCommand, memoryListCommand, memoryRemoveCommand } from './memory-commands.js';
-import { type CommandContext, type RunCommandOptions, runCommand } from './run-command.js';
+import { type RunCommandOptions, runCommand } from './run-command.js';
 import {
   sessionMessagesCommand,
   sessionRemoveCommand,

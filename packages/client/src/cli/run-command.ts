@@ -1,11 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import type { CreateRunBody, ReplayScript } from '@tether/protocol';
-import type { TetherClient } from '../client.js';
 import { collectFiles, formatBytes } from './collect-files.js';
+import type { CommandContext } from './command-context.js';
 import { parseDuration } from './duration.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { followRun } from './follow.js';
-import type { CliIo, Colors } from './io.js';
 import { parseMcpFlags } from './mcp-commands.js';
 
 export interface RunCommandOptions {
@@ -18,20 +17,6 @@ export interface RunCommandOptions {
   /** `--mcp`, repeated: MCP server names, or `name=url`. */
   mcp?: string[];
   json?: boolean;
-}
-
-export interface CommandContext {
-  client: TetherClient;
-  io: CliIo;
-  /** Colours for stdout. */
-  colors: Colors;
-  /** Colours for stderr. */
-  errColors: Colors;
-  /** Whether questions can be asked at the terminal. */
-  interactive: boolean;
-  now?: () => number;
-  /** Told the run id as soon as a run is submitted (for the Ctrl-C hint). */
-  onRun?: (id: string) => void;
 }
 
 /** The body `tether run` submits, from its arguments. Throws `UsageError` for bad ones. */

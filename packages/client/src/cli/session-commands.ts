@@ -1,10 +1,10 @@
 import type { Session, TranscriptEntryView } from '@tether/protocol';
+import type { CommandContext } from './command-context.js';
 import { formatCountdown } from './duration.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { relativeTime, summariseArguments, truncate } from './format.js';
 import type { Colors } from './io.js';
 import { pageOptions } from './paging.js';
-import type { CommandContext } from './run-command.js';
 
 /** `tether sessions ls`: the caller's sessions, newest first, one page. */
 export async function sessionsListCommand(

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { SKILL_LIMITS } from '@tether/protocol';
 import { collectFiles, formatBytes } from './collect-files.js';
+import type { CommandContext } from './command-context.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { relativeTime, truncate } from './format.js';
-import type { CommandContext } from './run-command.js';
 
 /**
  * `tether skills push DIR`: sends a skill folder as the skill of its name

@@ -1,7 +1,7 @@
 import type { WebhookDelivery } from '@tether/protocol';
+import type { CommandContext } from './command-context.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { relativeTime, truncate } from './format.js';
-import type { CommandContext } from './run-command.js';
 
 /**
  * `tether webhooks add <url> --event <type>…`: a new endpoint; prints its id and its signing
