@@ -23,6 +23,7 @@ import {
 } from './errors.js';
 import { TetherMcpServers } from './mcp-servers.js';
 import { TetherMemory } from './memory.js';
+import type { RequestOptions, RequestSpec, SubmitOptions } from './request.js';
 import { type RunToCompletionOptions, runToCompletion } from './run-to-completion.js';
 import { TetherSessions } from './sessions.js';
 import { TetherSkills } from './skills.js';
@@ -64,20 +65,6 @@ export interface TetherClientOptions {
   retry?: number | false | RetryOptions;
 }
 
-/** Options every call accepts. */
-export interface RequestOptions {
-  signal?: AbortSignal;
-}
-
-export interface SubmitOptions extends RequestOptions {
-  /**
-   * Sent as `Idempotency-Key`: the same key with the same body returns the same
-   * run. When retries are on and no key is given, the client makes one, so a
-   * retried submit never creates a second run.
-   */
-  idempotencyKey?: string;
-}
-
 export interface ListOptions extends RequestOptions {
   status?: RunStatus;
   limit?: number;
@@ -115,20 +102,6 @@ interface ResolvedRetry {
   initialDelayMs: number;
   maxDelayMs: number;
   maxRetryAfterMs: number;
-}
-
-/** One request as the client sends it (internal: `sessions.ts` sends through it). */
-export interface RequestSpec {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  path: string;
-  query?: Record<string, string | number | undefined> | undefined;
-  body?: unknown;
-  headers?: Record<string, string>;
-  signal?: AbortSignal | undefined;
-  /** Safe to send twice: a GET, or a POST with an idempotency key. */
-  idempotent: boolean;
-  /** Streams: the timeout ends when the response starts, and the client does not retry. */
-  stream?: boolean;
 }
 
 const TERMINAL: ReadonlySet<RunStatus> = new Set(TERMINAL_STATUSES);

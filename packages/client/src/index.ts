@@ -50,10 +50,8 @@ export { parseRetryAfter, TetherError } from '@tether/protocol';
 export type {
   EventsPageOptions,
   ListOptions,
-  RequestOptions,
   RetryOptions,
   RunEventPage,
-  SubmitOptions,
   TetherClientOptions,
   WaitOptions,
 } from './client.js';
@@ -74,6 +72,7 @@ export type { McpServerTransport } from './mcp-servers.js';
 export { TetherMcpServers } from './mcp-servers.js';
 export type { MemoryListOptions, MemoryTransport } from './memory.js';
 export { TetherMemory } from './memory.js';
+export type { RequestOptions, SubmitOptions } from './request.js';
 export type { RunToCompletionOptions, ToolCallHandler, ToolCallRequest } from './run-to-completion.js';
 export type {
   MessagesOptions,

@@ -1,6 +1,6 @@
 import type { CreateMcpServerBody, McpServer, McpServerList } from '@tether/protocol';
-import type { RequestOptions, RequestSpec } from './client.js';
 import { invalidOption, isRecord, TetherProtocolError } from './errors.js';
+import type { RequestOptions, RequestSpec } from './request.js';
 
 /** What the MCP servers API needs of the client that owns it. */
 export interface McpServerTransport {

@@ -1,6 +1,6 @@
 import type { ClearMemoryResponse, CreateMemoryBody, MemoryEntry, MemoryPage } from '@tether/protocol';
-import type { RequestOptions, RequestSpec } from './client.js';
 import { invalidOption, isRecord, TetherProtocolError } from './errors.js';
+import type { RequestOptions, RequestSpec } from './request.js';
 
 export interface MemoryListOptions extends RequestOptions {
   /** Words to look for: best matches first (otherwise newest first). */

@@ -9,8 +9,8 @@ import type {
   SessionList,
   TranscriptEntryView,
 } from '@tether/protocol';
-import type { RequestOptions, RequestSpec, SubmitOptions } from './client.js';
 import { invalidOption, isRecord, TetherNotFoundError, TetherProtocolError } from './errors.js';
+import type { RequestOptions, RequestSpec, SubmitOptions } from './request.js';
 import { compareEventIds, followEvents, type StreamOptions } from './stream.js';
 
 /**

@@ -7,8 +7,8 @@ import type {
   WebhookList,
   WebhookWithSecret,
 } from '@tether/protocol';
-import type { RequestOptions, RequestSpec } from './client.js';
 import { invalidOption, isRecord, TetherProtocolError } from './errors.js';
+import type { RequestOptions, RequestSpec } from './request.js';
 
 /** What the webhooks API needs of the client that owns it. */
 export interface WebhookTransport {
