@@ -1,7 +1,7 @@
-import type { CreateRunBody, RunStatus, SealedMcpServerRef } from '@tether/protocol';
+import type { RunStatus } from '@tether/protocol';
 import { idTime, runTitle } from '@tether/protocol';
 import { type CallOf, isNoScript } from './lua-script.js';
-import { parseRecord, type RunRecord } from './replies.js';
+import { parseRecord, type RunRecord, type StoredBody } from './replies.js';
 import * as scripts from './scripts.js';
 import { SlotPipelines } from './slot-pipelines.js';
 import type { StoreContext } from './store-context.js';
@@ -20,14 +20,6 @@ export interface CrewSpec {
   /** The run (and session) whose workspace the child works in. */
   workspace: { id: string; sessionId?: string | undefined };
 }
-
-/**
- * A submitted body as it is stored: its MCP servers' headers sealed (the API
- * seals them before the run is created), never in the clear.
- */
-export type StoredBody = Omit<CreateRunBody, 'mcpServers'> & {
-  mcpServers?: SealedMcpServerRef[] | undefined;
-};
 
 /** A run's stored spec: the submitted body, or a crew child's (with `crew`). */
 export type RunSpec = StoredBody & { crew?: CrewSpec | undefined };
@@ -61,7 +53,7 @@ export interface ChildLink {
   deadlineMs: number;
 }
 
-export type { RunRecord } from './replies.js';
+export type { RunRecord, StoredBody } from './replies.js';
 
 type CreateCall = CallOf<typeof scripts.createRun>;
 

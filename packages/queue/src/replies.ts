@@ -1,4 +1,5 @@
 import type {
+  CreateRunBody,
   ErrorBody,
   PendingClarify,
   PendingToolCall,
@@ -6,15 +7,23 @@ import type {
   RunEvent,
   RunEventType,
   RunStatus,
+  SealedMcpServerRef,
   TodoItem,
   Usage,
 } from '@tether/protocol';
-import type { StoredBody } from './records.js';
 
 /**
  * Decoding what Redis answers into the protocol's types: a run record from
  * its hash and side keys, an event from a stream entry or a published message.
  */
+
+/**
+ * A submitted body as it is stored: its MCP servers' headers sealed (the API
+ * seals them before the run is created), never in the clear.
+ */
+export type StoredBody = Omit<CreateRunBody, 'mcpServers'> & {
+  mcpServers?: SealedMcpServerRef[] | undefined;
+};
 
 /** A run as stored: what the API shows plus what the worker needs. */
 export interface RunRecord extends Run {
