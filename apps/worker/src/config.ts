@@ -57,18 +57,6 @@ export interface WorkerConfig extends SharedConfig {
   mcpConnectTimeoutMs: number;
   /** Bytes of one MCP response (`TETHER_MCP_MAX_RESPONSE_BYTES`). */
   mcpMaxResponseBytes: number;
-  /**
-   * Test only (`TETHER_TEST_HOLD_BEFORE_TOOL_REQUEST`): an attempt that ends asking the client for
-   * tool outputs stops for good after saving its checkpoint, before `requestToolCalls`, so that a
-   * fault test can kill the worker in that window. Never set it in a deployment.
-   */
-  testHoldBeforeToolRequest?: boolean;
-  /**
-   * Test only (`TETHER_TEST_HOLD_CAPPED_MS`): an attempt over its tenant's cap (`TETHER_TENANT_MAX_RUNNING`)
-   * waits this long, its run in line and its job still taken, before the job is delayed, so that a
-   * test can cancel the run in that window. 0 (default): no wait. Never set it in a deployment.
-   */
-  testHoldCappedMs?: number;
   /** How long this worker keeps a server's tool listing (`TETHER_MCP_LIST_TTL_MS`; 0: list at every start). */
   mcpListTtlMs: number;
   profiles: readonly ModelProfile[];
@@ -140,8 +128,6 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
       256 * 1024 * 1024,
     ),
     mcpListTtlMs: reader.integer('TETHER_MCP_LIST_TTL_MS', 60_000, 0, 24 * 3_600_000),
-    testHoldBeforeToolRequest: reader.boolean('TETHER_TEST_HOLD_BEFORE_TOOL_REQUEST', false),
-    testHoldCappedMs: reader.integer('TETHER_TEST_HOLD_CAPPED_MS', 0, 0, 60_000),
     profiles,
     defaultProfile,
     secrets: readSecrets(env, reader),

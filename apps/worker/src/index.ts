@@ -8,3 +8,4 @@ export type { ActiveRuns, ProcessorDeps, StopReason } from './processor.js';
 export { createProcessor } from './processor.js';
 export type { StartWorkerOptions, TetherWorker } from './worker.js';
 export { startWorker } from './worker.js';
+export type { HookAttempt, WorkerHooks } from './worker-hooks.js';

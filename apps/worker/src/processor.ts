@@ -23,6 +23,7 @@ import { dispatchEvents, settleOutcome } from './attempt/settle.js';
 import type { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import type { WorkerSkills } from './skills.js';
+import { type WorkerHooks, withDefaultHooks } from './worker-hooks.js';
 
 export type { StopReason } from './attempt/run.js';
 
@@ -56,6 +57,8 @@ export interface ProcessorDeps {
   webhooks?: RunDispatch | undefined;
   /** Metrics and traces, when the worker has them. */
   observability?: Observability | undefined;
+  /** The test stack's seams into an attempt's timing; none (no-ops) in a deployment. */
+  hooks?: WorkerHooks | undefined;
 }
 
 /**
@@ -69,6 +72,7 @@ export interface ProcessorDeps {
  */
 export function createProcessor(deps: ProcessorDeps) {
   const { config, store, logger } = deps;
+  const hooks = withDefaultHooks(deps.hooks);
   const active = new Map<string, ActiveAttempt>();
 
   const activeRuns: ActiveRuns & {
@@ -157,6 +161,7 @@ export function createProcessor(deps: ProcessorDeps) {
       mcpListings: deps.mcpListings,
       webhooks: deps.webhooks,
       observer,
+      hooks,
       // What the job says (a job queued before it did says nothing); the claim says it again.
       tenant: job.data.tenant,
     };

@@ -43,6 +43,7 @@ import { checkSandbox } from './sandbox-report.js';
 import { SkillFolders, SkillIndexes } from './skills.js';
 import { DueSignals } from './webhooks/due-signals.js';
 import { createPump } from './webhooks/pump.js';
+import type { WorkerHooks } from './worker-hooks.js';
 
 /** How often a worker refreshes its entry in the workers hash (read by the API's /readyz). */
 const REPORT_INTERVAL_MS = 10_000;
@@ -67,6 +68,11 @@ export interface TetherWorker {
 export interface StartWorkerOptions {
   /** Traces (BullMQ's telemetry interface over the OpenTelemetry SDK), when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
   telemetry?: Telemetry | undefined;
+  /**
+   * Seams into an attempt's timing, for the test stack alone (a test-only entry script passes them;
+   * `main.ts` passes none): each hook is awaited at the moment it names. None by default.
+   */
+  hooks?: WorkerHooks | undefined;
 }
 
 /** Starts a worker: a BullMQ worker on the runs queue, plus a listener for cancel broadcasts. */
@@ -75,7 +81,7 @@ export function startWorker(
   logger: Logger,
   options: StartWorkerOptions = {},
 ): TetherWorker {
-  const { telemetry } = options;
+  const { telemetry, hooks } = options;
   mkdirSync(config.workspaceRoot, { recursive: true });
   // The tokenizer's encoding is loaded now, before any job: a session run counts its turn at its
   // first checkpoint save, and the first count in a process loads the encoding (about 0.4 s,
@@ -205,6 +211,7 @@ export function startWorker(
     mcpListings: new McpListings(config.mcpListTtlMs),
     webhooks: dispatcher,
     observability: { metrics, telemetry },
+    hooks,
   });
 
   // BullMQ duplicates it for its own two connections per queue (same options; a Cluster client's too).

@@ -21,6 +21,7 @@ import { prepareAttempt } from '../src/attempt/prepare.js';
 import { settleOutcome } from '../src/attempt/settle.js';
 import { loadWorkerConfig } from '../src/config.js';
 import { createProcessor } from '../src/processor.js';
+import { withDefaultHooks } from '../src/worker-hooks.js';
 import { call, TENANT, until, useDeployments } from './harness.js';
 
 const deploy = useDeployments();
@@ -88,6 +89,7 @@ async function contextFor(
     wakeSession: async () => {},
     parentRunId: undefined,
     crew: crewQueue(d.service, d.keys),
+    hooks: withDefaultHooks(),
   };
 }
 

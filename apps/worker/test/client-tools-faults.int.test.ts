@@ -1,8 +1,8 @@
 /**
  * Client tools across a worker killed with -9 between the checkpoint that records a turn's client
  * calls and `requestToolCalls`, the step that asks the client for them. The window is held open by
- * the test-only TETHER_TEST_HOLD_BEFORE_TOOL_REQUEST (docs/operations.md), for the kill to land in
- * it every time: the checkpoint is saved, Redis knows no request.
+ * the worker's `beforeToolRequest` hook (the harness's `holdBeforeToolRequest`), for the kill to
+ * land in it every time: the checkpoint is saved, Redis knows no request.
  */
 import type { ClientTool, PendingToolCall, RunEvent } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ const weather: ClientTool = {
 describe('client tools, a worker killed with -9', () => {
   it('between the checkpoint and the request: the next worker requests each call once, with the same ids; each output is taken once and the run completes', async () => {
     const d = await deploy('client-kill');
-    const a = await d.startWorker({ TETHER_TEST_HOLD_BEFORE_TOOL_REQUEST: 'true' });
+    const a = await d.startWorker({}, { holdBeforeToolRequest: true });
     const runId = await d.submit(
       [
         { toolCalls: [call('get_weather', { city: 'Oslo' }), call('get_weather', { city: 'Rome' })] },

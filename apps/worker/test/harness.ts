@@ -1,6 +1,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ReplayScript, RunEvent, RunEventType } from '@tether/protocol';
 import {
   createKeys,
@@ -19,7 +20,7 @@ import {
   testRedisTarget,
   uniquePrefix,
 } from '@tether/testing';
-import { startWorkerProcess } from '@tether/testing/scripts';
+import { startWorkerProcess, type WorkerEntry } from '@tether/testing/scripts';
 import { afterAll, afterEach } from 'vitest';
 
 /** One isolated Tether deployment for a test: its own queue prefix, workspace root, Redis connections. */
@@ -31,8 +32,11 @@ export interface Deployment {
   store: RunStore;
   service: RunService;
   hub: EventHub;
-  /** Starts a worker process of this deployment and waits until it takes jobs. */
-  startWorker(env?: Record<string, string>): Promise<TestProcess>;
+  /**
+   * Starts a worker process of this deployment and waits until it takes jobs; with `hooks`, one
+   * whose attempts hold the windows they name open (the test entry, worker-with-hooks.mjs).
+   */
+  startWorker(env?: Record<string, string>, hooks?: TestHooks): Promise<TestProcess>;
   submit(script: ReplayScript, extra?: Partial<StoredBody>): Promise<string>;
   /** Resolves with the first event of `runId` that matches (already logged, or later). */
   waitForEvent(
@@ -44,6 +48,26 @@ export interface Deployment {
 }
 
 export const TENANT = 'tenant-a';
+
+/** The windows a worker started by worker-with-hooks.mjs holds open (each logs `test hold: …`). */
+export interface TestHooks {
+  /** An attempt that asks the client for tool outputs stops for good, its checkpoint saved, before the requests. */
+  holdBeforeToolRequest?: boolean;
+  /** An attempt over its tenant's cap waits this long (ms), its run in line, before its job is delayed. */
+  holdCappedMs?: number;
+}
+
+/** The test-only worker entry: the built worker, with hooks from its arguments. */
+const WORKER_WITH_HOOKS = fileURLToPath(new URL('./worker-with-hooks.mjs', import.meta.url));
+
+/** The entry and arguments of a worker with `hooks`; the built entry without. */
+function workerEntry(hooks: TestHooks | undefined): WorkerEntry {
+  if (!hooks) return {};
+  const args: string[] = [];
+  if (hooks.holdBeforeToolRequest) args.push('--hold-before-tool-request');
+  if (hooks.holdCappedMs) args.push('--hold-capped-ms', String(hooks.holdCappedMs));
+  return { main: WORKER_WITH_HOOKS, args };
+}
 
 export interface DeploymentOptions {
   /** Queue shards (`TETHER_QUEUE_SHARDS`). Default 1. */
@@ -75,8 +99,9 @@ export async function createDeployment(name: string, options: DeploymentOptions 
     store,
     service,
     hub,
-    async startWorker(env = {}) {
+    async startWorker(env = {}, hooks) {
       const worker = await startWorkerProcess({
+        ...workerEntry(hooks),
         redisUrl: target.url,
         env: {
           ...testRedisEnv(),

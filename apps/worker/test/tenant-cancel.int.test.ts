@@ -4,7 +4,8 @@
  * over until it delays the job, so the API's cancel cannot take the job off the queue and leaves
  * the run to the worker (the cancel flag). The run must end cancelled at once and leave its
  * tenant's line, not keep its place until a slot frees (and then be handed one it never uses).
- * The test-only TETHER_TEST_HOLD_CAPPED_MS holds that window open for the cancel to land in.
+ * The worker's `beforeCappedDelay` hook (the harness's `holdCappedMs`) holds that window open for
+ * the cancel to land in.
  */
 import { describe, expect, it } from 'vitest';
 import { call, TENANT, until, useDeployments } from './harness.js';
@@ -14,12 +15,11 @@ const deploy = useDeployments();
 describe('a run cancelled while a worker puts it in its tenant line', () => {
   it('ends cancelled at once and leaves the line; the slot stays with its holder, the run behind keeps its place', async () => {
     const d = await deploy('tenant-cancel');
-    await d.startWorker({
-      TETHER_TENANT_MAX_RUNNING: '1',
-      TETHER_WORKER_CONCURRENCY: '3',
+    await d.startWorker(
+      { TETHER_TENANT_MAX_RUNNING: '1', TETHER_WORKER_CONCURRENCY: '3' },
       // The attempt over the cap keeps its job this long before delaying it: the cancel lands here.
-      TETHER_TEST_HOLD_CAPPED_MS: '4000',
-    });
+      { holdCappedMs: 4000 },
+    );
     const slotKeys = d.keys.tenantSlots(TENANT);
     // The tenant's one slot, held for longer than the test waits for the cancel.
     const first = await d.submit([

@@ -4,7 +4,7 @@ export type { TestProcess } from './processes.js';
 export { spawnNode } from './processes.js';
 export type { TestRedisCluster } from './redis.js';
 export { findOnPath, freePort, startOwnRedis, startRedis, startRedisCluster, waitForPing } from './redis.js';
-export type { ApiProcess, Env, ProcessOptions, Stack, StackOptions } from './stack.js';
+export type { ApiProcess, Env, ProcessOptions, Stack, StackOptions, WorkerEntry } from './stack.js';
 export {
   API_MAIN,
   startApiProcess,

@@ -58,10 +58,11 @@ function start(
   script: string,
   env: Env,
   options: Omit<ProcessOptions, 'redisUrl' | 'env'>,
+  args: readonly string[] = [],
 ): TestProcess {
   if (!existsSync(script)) throw new Error(`${script} is missing: run \`pnpm build\` first`);
   const { onLine, readyTimeoutMs: _, ...spawn } = options;
-  return spawnNode(script, env, [], {
+  return spawnNode(script, env, args, {
     ...spawn,
     name,
     onLine: onLine && ((line) => onLine(name, line)),
@@ -76,10 +77,21 @@ async function spawnApi(name: string, options: ProcessOptions & { port?: number 
   return Object.assign(spawned, { url: `http://127.0.0.1:${port}`, port });
 }
 
+/** Which script a worker process runs, and its arguments. */
+export interface WorkerEntry {
+  /**
+   * The entry script (default {@link WORKER_MAIN}): a test's own, which starts the built worker
+   * with what the test needs of it (hooks into its timing), in place of the production entry.
+   */
+  main?: string;
+  /** Its arguments. */
+  args?: readonly string[];
+}
+
 /** Starts a worker process without waiting for it; without an id, the worker makes its own. */
-function spawnWorker(id: string | undefined, options: ProcessOptions): TestProcess {
-  const { redisUrl, env, ...rest } = options;
-  return start(id ?? 'worker', WORKER_MAIN, { REDIS_URL: redisUrl, TETHER_WORKER_ID: id, ...env }, rest);
+function spawnWorker(id: string | undefined, options: ProcessOptions & WorkerEntry): TestProcess {
+  const { redisUrl, env, main = WORKER_MAIN, args, ...rest } = options;
+  return start(id ?? 'worker', main, { REDIS_URL: redisUrl, TETHER_WORKER_ID: id, ...env }, rest, args);
 }
 
 /**
@@ -95,11 +107,13 @@ export async function startApiProcess(
 }
 
 /**
- * Starts one worker process (`TETHER_WORKER_ID` = `id`, if given) and resolves
- * once it takes jobs (its `worker ready` line: the log level must be `info` or
- * lower).
+ * Starts one worker process (`TETHER_WORKER_ID` = `id`, if given; the built
+ * entry, or `main` with `args`) and resolves once it takes jobs (its `worker
+ * ready` line: the log level must be `info` or lower).
  */
-export async function startWorkerProcess(options: ProcessOptions & { id?: string }): Promise<TestProcess> {
+export async function startWorkerProcess(
+  options: ProcessOptions & WorkerEntry & { id?: string },
+): Promise<TestProcess> {
   const worker = spawnWorker(options.id, options);
   await ready(worker, /"msg":"worker ready"/, options.readyTimeoutMs);
   return worker;

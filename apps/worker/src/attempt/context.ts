@@ -5,6 +5,7 @@ import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
 import type { WorkerSkills } from '../skills.js';
+import type { ResolvedHooks } from '../worker-hooks.js';
 import type { McpListings } from './mcp-listings.js';
 import type { AttemptObserver } from './observe.js';
 import type { Capped, TenantSlotKeeper } from './tenant-slot.js';
@@ -46,6 +47,8 @@ export interface AttemptContext {
   webhooks?: RunDispatch | undefined;
   /** What the attempt reports for metrics and traces; undefined when the worker has neither. */
   observer?: AttemptObserver | undefined;
+  /** The test stack's seams into the attempt's timing (`startWorker`'s `hooks`); no-ops in a deployment. */
+  hooks: ResolvedHooks;
 }
 
 /** What an attempt needs of webhooks: its run's new events turned into deliveries. */

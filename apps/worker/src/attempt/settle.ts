@@ -2,6 +2,7 @@ import { storedCheckpoint } from '@tether/agent';
 import { type RunEventInput, TERMINAL_STATUSES, TetherError } from '@tether/protocol';
 import { baseDelay, promoteJob, RetryLater, retryDelayMs } from '@tether/queue';
 import { DelayedError, WaitingError } from 'bullmq';
+import type { HookAttempt } from '../worker-hooks.js';
 import type { AttemptContext, Settlement } from './context.js';
 import { delegationKey } from './crew.js';
 
@@ -102,6 +103,11 @@ async function cancelLiveChildren(ctx: AttemptContext): Promise<void> {
   await ctx.crew
     .cancelChildren(ctx.runId)
     .catch((error: unknown) => ctx.log.warn({ err: error }, "could not cancel the run's crew children"));
+}
+
+/** What a hook is told of the attempt it is called in. */
+function hookAttempt(ctx: AttemptContext): HookAttempt {
+  return { runId: ctx.runId, attempt: ctx.attempt, log: ctx.log };
 }
 
 /** A parent wakes this long after its children's deadline, to end the ones still out as timed out. */
@@ -212,11 +218,7 @@ async function settle(
     case 'tool_calls': {
       const { calls } = settlement;
       const untilMs = Math.min(...calls.map((call) => Date.parse(call.expiresAt)));
-      if (ctx.config.testHoldBeforeToolRequest) {
-        // Test only: the window between the checkpoint (saved) and the request, held open for a kill -9.
-        log.warn({ calls: calls.length }, 'test hold: before requestToolCalls');
-        await new Promise<never>(() => {});
-      }
+      await ctx.hooks.beforeToolRequest(hookAttempt(ctx), calls);
       await store.requestToolCalls(runId, fence, calls, events);
       await dispatchEvents(ctx, 'tool_calls');
       await job.moveToDelayed(untilMs, token);
@@ -294,11 +296,10 @@ async function settle(
       throw new DelayedError();
     case 'capped': {
       // Over its tenant's cap on running runs: wait, without a slot, until a release hands it one and wakes it.
-      if (ctx.config.testHoldCappedMs) {
-        // Test only: the window between the run's place in line (taken) and its job's delay, held open.
-        log.warn({ ms: ctx.config.testHoldCappedMs }, 'test hold: over the cap, before the delay');
-        await new Promise((resolve) => setTimeout(resolve, ctx.config.testHoldCappedMs));
-      }
+      await ctx.hooks.beforeCappedDelay(hookAttempt(ctx), {
+        tenant: settlement.tenant,
+        ahead: settlement.ahead,
+      });
       await job.moveToDelayed(settlement.untilMs, token);
       // A slot handed over, or a cancel asked for, before the job was delayed could not wake it (nor
       // take it off the queue): look again. A cancelled run then ends at its next take, out of line.

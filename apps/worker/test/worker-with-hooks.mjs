@@ -1,0 +1,68 @@
+/**
+ * Test only: a worker process whose attempts hold a window of their timing open, for a test to act
+ * in (kill -9 the worker, cancel the run). It starts the built worker (`dist/`) as `main.ts` does,
+ * configured by the same environment, and passes `startWorker` hooks made from its own arguments;
+ * a deployment runs `dist/main.js`, which passes none. The tests start it through the harness
+ * (`startWorker(env, hooks)`).
+ *
+ *   --hold-before-tool-request  an attempt that asks the client for tool outputs stops for good
+ *                               after saving its checkpoint, before the requests are recorded
+ *   --hold-capped-ms <ms>       an attempt over its tenant's cap waits this long, its run in line
+ *                               and its job still taken, before its job is delayed
+ *
+ * Each hold logs a `test hold: …` line when it starts, for the test to wait for.
+ */
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { loadWorkerConfig, startWorker } from '../dist/index.js';
+
+const { values } = parseArgs({
+  options: {
+    'hold-before-tool-request': { type: 'boolean', default: false },
+    'hold-capped-ms': { type: 'string', default: '0' },
+  },
+});
+const holdCappedMs = Number(values['hold-capped-ms']);
+if (!Number.isInteger(holdCappedMs) || holdCappedMs < 0) {
+  throw new Error(`--hold-capped-ms must be a whole number of ms, got ${values['hold-capped-ms']}`);
+}
+
+/** @type {import('../dist/index.js').WorkerHooks} */
+const hooks = {};
+if (values['hold-before-tool-request']) {
+  hooks.beforeToolRequest = async ({ log }, calls) => {
+    log.warn({ calls: calls.length }, 'test hold: before requestToolCalls');
+    // For good: the test kills the worker in this window.
+    await new Promise(() => {});
+  };
+}
+if (holdCappedMs > 0) {
+  hooks.beforeCappedDelay = async ({ log }) => {
+    log.warn({ ms: holdCappedMs }, 'test hold: over the cap, before the delay');
+    await new Promise((resolve) => setTimeout(resolve, holdCappedMs));
+  };
+}
+
+const config = loadWorkerConfig();
+const logger = pino({
+  name: 'tether-worker',
+  level: config.logLevel,
+  base: { workerId: config.workerId, pid: process.pid, hostname: hostname() },
+});
+const worker = startWorker(config, logger, { hooks });
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.on(signal, () => {
+    worker.close().then(
+      () => process.exit(0),
+      (error) => {
+        logger.error({ err: error }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  });
+}
+worker.ready.catch((error) => {
+  logger.fatal({ err: error }, 'worker could not start');
+  process.exit(1);
+});
