@@ -169,11 +169,16 @@ export function createProcessor(deps: ProcessorDeps) {
     // attempt before may have appended without dispatching (its worker died in between).
     if (job.attemptsStarted > 1) await dispatchEvents(ctx, 'recovery', true);
     // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged
-    // (or, cancelled, ends at its claim holding none, and its release takes it out of the line).
+    // (or, cancelled, leaves the line, then ends at its claim holding no slot).
     const slot = await ctx.tenantSlots?.take(ctx);
     if (slot?.kind === 'capped') {
       if (observer) observer.tenant = slot.tenant;
       return settleOutcome(ctx, slot);
+    }
+    if (slot?.kind === 'ending') {
+      // Out of the line before the claim ends the run: whoever sees it cancelled sees it out of line.
+      await slot.release();
+      return attemptJob(ctx);
     }
     try {
       return await attemptJob(ctx);

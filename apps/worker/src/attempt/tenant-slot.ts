@@ -58,8 +58,8 @@ export class TenantSlotKeeper {
   /**
    * Takes a slot of the run's tenant for this attempt: the slot held, to be
    * released when the attempt ends; or the `capped` settlement, for the job to
-   * wait; or, over the cap with a cancel asked for, no slot (`ending`): the
-   * claim ends the run, and the release takes it out of the line. Undefined
+   * wait; or, over the cap with a cancel asked for, no slot (`ending`): its
+   * release takes the run out of the line, then the claim ends it. Undefined
    * when the run is gone (its claim finds nothing to do).
    */
   async take(ctx: SlotTaker): Promise<HeldSlot | EndingInLine | Capped | undefined> {
@@ -179,8 +179,8 @@ export interface HeldSlot {
 }
 
 /**
- * A run over its tenant's cap with a cancel asked for: its attempt goes on to the claim without a
- * slot (the claim ends the run, running nothing), then `release` takes it out of the line.
+ * A run over its tenant's cap with a cancel asked for: `release` takes it out of the line, then its
+ * attempt goes on to the claim without a slot (the claim ends the run, running nothing).
  */
 export interface EndingInLine {
   kind: 'ending';
