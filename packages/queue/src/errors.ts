@@ -125,7 +125,7 @@ export const QUEUE_ERRORS = {
   ERR_ANSWER_TOKEN_INVALID: {
     statusCode: 401,
     description:
-      "The answer token (from a `clarify.requested` webhook delivery) is not one of this question's: another question's or run's, or made up.",
+      "The answer token (from a `clarify.requested` webhook delivery) is not valid for the run and question in the URL: made up, another question's, run's or tenant's, or sent to a run or question that does not exist (the same answer in every case); it counts as a failed authentication.",
   },
   ERR_ANSWER_TOKEN_USED: {
     statusCode: 409,

@@ -395,65 +395,32 @@ export class RunService {
   /** Answers a clarify question: the first answer wins, then the run resumes on any worker. */
   async answer(tenant: string, runId: string, requestId: string, answer: string): Promise<void> {
     const run = await this.get(tenant, runId);
-    await this.#answered(run, requestId, await this.store.answer(runId, requestId, answer));
+    const result = await this.store.answer(runId, requestId, answer);
+    if (result !== 'ok') throw answerRefusal(runId, requestId, result);
+    await this.#answered(run);
   }
 
   /**
    * Answers a clarify question with the answer token of its `clarify.requested` webhook delivery
    * instead of a tenant's key: once, and only that question (`ERR_ANSWER_TOKEN_INVALID`,
    * `ERR_ANSWER_TOKEN_USED`). `tokenHash` is the token's SHA-256 (hex).
+   *
+   * The script checks the token before anything else, and nothing is read before it: a token that
+   * is not the question's is refused alike, with the same work, whether the run and the question
+   * exist or not (and whose they are).
    */
   async answerWithToken(runId: string, requestId: string, answer: string, tokenHash: string): Promise<void> {
+    const result = await this.store.answer(runId, requestId, answer, tokenHash);
+    if (result !== 'ok') throw answerRefusal(runId, requestId, result);
     const run = await this.store.get(runId);
-    if (!run) throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
-    await this.#answered(run, requestId, await this.store.answer(runId, requestId, answer, tokenHash));
+    if (run) await this.#answered(run);
   }
 
-  async #answered(run: RunRecord, requestId: string, result: AnswerResult): Promise<void> {
-    const runId = run.id;
-    switch (result) {
-      case 'ok':
-        await promoteJob(await this.getJob(runId, run));
-        // `clarify.answered` for the endpoints (should this fail, the run's next claim dispatches it).
-        await this.#webhooks
-          ?.dispatch(runId, run.tenant)
-          .catch((error) => this.#onWebhookError(error, runId));
-        return;
-      case 'bad_token':
-        throw new QueueError(
-          'ERR_ANSWER_TOKEN_INVALID',
-          `This answer token does not answer clarify request ${requestId} of run ${runId}.`,
-        );
-      case 'token_used':
-        throw new QueueError(
-          'ERR_ANSWER_TOKEN_USED',
-          `This answer token answered clarify request ${requestId} already; a token answers once.`,
-        );
-      case 'no_run':
-        throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
-      case 'no_request':
-        throw new QueueError('ERR_CLARIFY_UNKNOWN', `Run ${runId} has no clarify request ${requestId}.`);
-      case 'answered':
-        throw new QueueError(
-          'ERR_CLARIFY_ALREADY_ANSWERED',
-          `Clarify request ${requestId} was already answered.`,
-        );
-      case 'timed_out':
-        throw new QueueError(
-          'ERR_CLARIFY_TIMED_OUT',
-          `Clarify request ${requestId} timed out; the run continued without an answer.`,
-        );
-      case 'expired':
-        throw new QueueError(
-          'ERR_CLARIFY_EXPIRED',
-          `The deadline of clarify request ${requestId} has passed.`,
-        );
-      case 'ended':
-        throw new QueueError(
-          'ERR_CLARIFY_NOT_PENDING',
-          `Run ${runId} has ended; its question no longer waits.`,
-        );
-    }
+  /** After an accepted answer: the run's job is promoted, and the endpoints are told. */
+  async #answered(run: RunRecord): Promise<void> {
+    await promoteJob(await this.getJob(run.id, run));
+    // `clarify.answered` for the endpoints (should this fail, the run's next claim dispatches it).
+    await this.#webhooks?.dispatch(run.id, run.tenant).catch((error) => this.#onWebhookError(error, run.id));
   }
 
   /**
@@ -768,6 +735,49 @@ export class RunService {
 export interface SessionLink {
   id: string;
   multitask: 'enqueue' | 'reject' | 'interrupt';
+}
+
+/**
+ * Why an answer was refused, as the error to throw. A token that is not the question's says only
+ * that (the same message whatever the run and the question: see `answerWithToken`).
+ */
+function answerRefusal(runId: string, requestId: string, result: Exclude<AnswerResult, 'ok'>): QueueError {
+  switch (result) {
+    case 'bad_token':
+      return new QueueError(
+        'ERR_ANSWER_TOKEN_INVALID',
+        'This answer token does not answer this clarify request: a token answers only the question of the webhook delivery that carried it.',
+      );
+    case 'token_used':
+      return new QueueError(
+        'ERR_ANSWER_TOKEN_USED',
+        `This answer token answered clarify request ${requestId} already; a token answers once.`,
+      );
+    case 'no_run':
+      return new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+    case 'no_request':
+      return new QueueError('ERR_CLARIFY_UNKNOWN', `Run ${runId} has no clarify request ${requestId}.`);
+    case 'answered':
+      return new QueueError(
+        'ERR_CLARIFY_ALREADY_ANSWERED',
+        `Clarify request ${requestId} was already answered.`,
+      );
+    case 'timed_out':
+      return new QueueError(
+        'ERR_CLARIFY_TIMED_OUT',
+        `Clarify request ${requestId} timed out; the run continued without an answer.`,
+      );
+    case 'expired':
+      return new QueueError(
+        'ERR_CLARIFY_EXPIRED',
+        `The deadline of clarify request ${requestId} has passed.`,
+      );
+    case 'ended':
+      return new QueueError(
+        'ERR_CLARIFY_NOT_PENDING',
+        `Run ${runId} has ended; its question no longer waits.`,
+      );
+  }
 }
 
 /** A run's job data: its id and tenant, and what else it carries only when there is something. */

@@ -26,7 +26,9 @@ declare module 'fastify' {
     auth?: RouteAuth;
     /**
      * The route also takes a webhook's answer token (`wat_…`, as the bearer or `?token=`) in place
-     * of any credentials: the route checks it (`request.answerToken`), the tenant stays ''.
+     * of any credentials: the route checks it (`request.answerToken`), the tenant stays ''. A
+     * token that is not valid there is a failed authentication: the route hands its refusal to
+     * `app.authFailed`. An address past the limit is refused before its token is looked at.
      */
     answerToken?: boolean;
   }
@@ -43,6 +45,13 @@ declare module 'fastify' {
   interface FastifyInstance {
     readTokens: ReadTokenIssuer;
     sessionTokens: SessionTokenIssuer;
+    /**
+     * A failed authentication that a route found (an answer token that is not valid for the
+     * question in the URL), counted toward the address's limit as the hook counts its own: returns
+     * the error to throw, `refusal` (a 401, sent with `WWW-Authenticate: Bearer`), or 429
+     * `ERR_AUTH_RATE_LIMITED` when this failure passes the limit.
+     */
+    authFailed(request: FastifyRequest, reply: FastifyReply, refusal: Error): Error;
   }
 }
 
@@ -71,7 +80,8 @@ type Failure =
   | 'malformed Authorization header'
   | 'unknown API key'
   | 'bad read token'
-  | 'bad session token';
+  | 'bad session token'
+  | 'bad answer token';
 
 /**
  * Every request needs a bearer key, except on public routes, and on the events
@@ -86,7 +96,10 @@ type Failure =
  * the window ends, whatever its credentials. A valid key is refused too:
  * otherwise the answer (200 or 429) would still tell a guesser which key is
  * right, and the limit would not slow guessing at all. Requests that
- * authenticate are not counted.
+ * authenticate are not counted. A webhook's answer token is checked by its
+ * route, with or without keys configured, and counted the same: a limited
+ * address is refused before its token is looked at, and a token the route
+ * refuses is a failure (`app.authFailed`).
  */
 const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }) => {
   const tokens = createReadTokens(config.tokenSecret, config.tokenTtlSeconds);
@@ -133,6 +146,23 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
     return { failure: 'no credentials' };
   };
 
+  const counterOf = (request: FastifyRequest) => `auth-failure:${request.ip}`;
+
+  /** Counts a failure of `request`'s address; `limited` once past the limit (logged once per window). */
+  const countFailure = (request: FastifyRequest, failure: Failure) => {
+    const { current, ttl } = app.counters.increment(counterOf(request), config.authFailWindowMs);
+    const limited = current > config.authFailLimit;
+    // Past the limit, a flood of failures is not a flood of info lines.
+    request.log[limited ? 'debug' : 'info']({ reason: failure, failures: current }, 'authentication failed');
+    if (current === config.authFailLimit + 1) {
+      request.log.warn(
+        { address: request.ip, limit: config.authFailLimit, windowMs: config.authFailWindowMs },
+        'too many failed authentications from this address: its requests are 429 until the window ends',
+      );
+    }
+    return { limited, ttl };
+  };
+
   const authLimited = (reply: FastifyReply, ttl: number): ApiError => {
     reply.header('retry-after', String(Math.max(1, Math.ceil(ttl / 1_000))));
     return new ApiError(
@@ -141,26 +171,27 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
     );
   };
 
+  app.decorate('authFailed', (request: FastifyRequest, reply: FastifyReply, refusal: Error): Error => {
+    const { limited, ttl } = countFailure(request, 'bad answer token');
+    if (limited) return authLimited(reply, ttl);
+    reply.header('www-authenticate', 'Bearer');
+    return refusal;
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     // Unmatched routes answer 404 to everyone: the route table is public (/openapi.json).
     if (request.routeOptions.url === undefined) return;
     const mode = request.routeOptions.config.auth ?? 'key';
-    // An answer token is checked by its route (it is stored hashed with its question), with or without keys.
-    if (request.routeOptions.config.answerToken) {
-      const token = answerTokenOf(request);
-      if (token !== undefined) {
-        request.answerToken = token;
-        return;
-      }
-    }
-    if (config.apiKeys.length === 0) {
+    // An answer token is checked by its route (it is stored hashed with its question), with or
+    // without keys; its failures count all the same (`app.authFailed`).
+    const answerToken = request.routeOptions.config.answerToken ? answerTokenOf(request) : undefined;
+    if (answerToken === undefined && config.apiKeys.length === 0) {
       request.tenant = DEFAULT_TENANT;
       return;
     }
     if (mode === 'public') return;
-    const counter = `auth-failure:${request.ip}`;
     // A limited address is refused before its credentials are looked at (see above).
-    const seen = app.counters.peek(counter, config.authFailWindowMs);
+    const seen = app.counters.peek(counterOf(request), config.authFailWindowMs);
     if (seen.current > config.authFailLimit) {
       if (mode === 'websocket') {
         request.authRefused = 'rate_limited';
@@ -168,26 +199,18 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
       }
       throw authLimited(reply, seen.ttl);
     }
+    if (answerToken !== undefined) {
+      request.answerToken = answerToken;
+      return;
+    }
     const result = authenticate(request, mode);
     if ('tenant' in result) {
       request.tenant = result.tenant;
       request.sessionScope = result.session;
       return;
     }
-    const { current, ttl } = app.counters.increment(counter, config.authFailWindowMs);
-    const limited = current > config.authFailLimit;
-    // Past the limit, a flood of failures is not a flood of info lines.
-    request.log[limited ? 'debug' : 'info'](
-      { reason: result.failure, failures: current },
-      'authentication failed',
-    );
+    const { limited, ttl } = countFailure(request, result.failure);
     if (limited) {
-      if (current === config.authFailLimit + 1) {
-        request.log.warn(
-          { address: request.ip, limit: config.authFailLimit, windowMs: config.authFailWindowMs },
-          'too many failed authentications from this address: its requests are 429 until the window ends',
-        );
-      }
       if (mode === 'websocket') {
         request.authRefused = 'rate_limited';
         return;

@@ -2,7 +2,9 @@
   The first answer wins: the request is marked answered, the pending question dropped, the run
   queued again and `clarify.answered` appended. The deadline is checked against Redis's clock.
   An answer with a webhook's answer token (its SHA-256 given) needs that token recorded for this
-  question and not used yet; the answer marks it used.
+  question and not used yet; the answer marks it used. The token is checked first, before anything
+  that would tell whether the run or the question exists: a token that is not recorded for this
+  question is 'bad_token' whatever exists, after the same one HGET.
 
   Input:
     KEYS[1] record          the run record (hash)
@@ -18,24 +20,25 @@
     ARGV[6] tokenHash       the SHA-256 (hex) of the answer token used, '' for an API key or session token
 
   Output:
-    'ok', or why not: 'no_run', 'no_request', 'bad_token' (the token is not one of this
-    question's), 'token_used' (the token answered already), 'answered' or 'timed_out' (the
-    request's fate), 'ended' (the run has ended), 'expired' (past the deadline)
+    'ok', or why not: 'bad_token' (the token is not one of this question's, or the run or the
+    question does not exist), 'token_used' (the token answered already), 'no_run', 'no_request',
+    'answered' or 'timed_out' (the request's fate), 'ended' (the run has ended), 'expired' (past
+    the deadline)
 ]]
 
 --- @include "includes/lifecycle"
 --- @include "includes/nowMs"
 --- @include "includes/append"
 
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return 'no_run' end
-local request = redis.call('HMGET', KEYS[2], 'status', 'expiresAt')
-if not request[1] then return 'no_request' end
 if ARGV[6] ~= '' then
   local token = redis.call('HGET', KEYS[2], 't:' .. ARGV[6])
   if not token then return 'bad_token' end
   if token == 'used' then return 'token_used' end
 end
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return 'no_run' end
+local request = redis.call('HMGET', KEYS[2], 'status', 'expiresAt')
+if not request[1] then return 'no_request' end
 if request[1] ~= 'pending' then return request[1] end
 if terminal(status) then return 'ended' end
 if nowMs() >= tonumber(request[2]) then return 'expired' end

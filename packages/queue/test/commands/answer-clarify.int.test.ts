@@ -78,6 +78,19 @@ describe('answerClarify', () => {
     expect((await run.request()).answer).toBe('yes');
   });
 
+  it('refuses a token not recorded for the question before saying whether the run or request exists', async () => {
+    const noRequest = new RunFixture(redis);
+    await noRequest.seed({ status: 'waiting_for_input' });
+    expect(await noRequest.unchanged(() => answer(noRequest, 'hello', 'cccc'))).toBe('bad_token');
+    const noRun = new RunFixture(redis);
+    expect(await noRun.unchanged(() => answer(noRun, 'hello', 'cccc'))).toBe('bad_token');
+    // Once the token is the question's, the run's and the request's fate are told.
+    const gone = new RunFixture(redis);
+    await gone.seedQuestion(LATER);
+    await redis.hset(gone.clarifyKeys.clarify, 't:aaaa', 'ok');
+    expect(await gone.unchanged(() => answer(gone, 'hello', 'aaaa'))).toBe('no_run');
+  });
+
   it('refuses an answer to a run that does not exist', async () => {
     const run = new RunFixture(redis);
     await run.seedQuestion(LATER);

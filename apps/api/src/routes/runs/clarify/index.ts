@@ -6,6 +6,7 @@ import {
   ErrorResponseSchema,
   RequestIdSchema,
   RunIdSchema,
+  TetherError,
 } from '@tether/protocol';
 import { answerTokenHash } from '@tether/queue';
 import { COMMON_ERRORS } from '../../schemas.js';
@@ -22,7 +23,7 @@ const clarifyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'answerClarify',
         summary: 'Answer a clarify question',
         description:
-          "200 when the answer is accepted. 409 when the question was already answered (`ERR_CLARIFY_ALREADY_ANSWERED`), timed out (`ERR_CLARIFY_TIMED_OUT`, `ERR_CLARIFY_EXPIRED`) or the run has ended (`ERR_CLARIFY_NOT_PENDING`); 404 for an unknown run or request. Instead of a key, the answer token of the question's `clarify.requested` webhook delivery (`answer.token`, `wat_…`) may be sent as the bearer or in `?token=`: it answers that one question, once (401 `ERR_ANSWER_TOKEN_INVALID` for a token of another question, 409 `ERR_ANSWER_TOKEN_USED` the second time).",
+          "200 when the answer is accepted. 409 when the question was already answered (`ERR_CLARIFY_ALREADY_ANSWERED`), timed out (`ERR_CLARIFY_TIMED_OUT`, `ERR_CLARIFY_EXPIRED`) or the run has ended (`ERR_CLARIFY_NOT_PENDING`); 404 for an unknown run or request (with a key or a session token). Instead of a key, the answer token of the question's `clarify.requested` webhook delivery (`answer.token`, `wat_…`) may be sent as the bearer or in `?token=`: it answers that one question, once: 409 `ERR_ANSWER_TOKEN_USED` the second time, and 401 `ERR_ANSWER_TOKEN_INVALID` for any token that is not this question's, the same answer whether the run and the question exist or not, counted as a failed authentication (429 `ERR_AUTH_RATE_LIMITED` past the limit).",
         params: Type.Object({ id: RunIdSchema, requestId: RequestIdSchema }),
         body: AnswerBodySchema,
         response: {
@@ -35,11 +36,18 @@ const clarifyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { id, requestId } = request.params;
       const token = request.answerToken;
       if (token !== undefined) {
-        await app.runs.answerWithToken(id, requestId, request.body.answer, answerTokenHash(token));
+        await app.runs
+          .answerWithToken(id, requestId, request.body.answer, answerTokenHash(token))
+          .catch((error: unknown) => {
+            // Not this question's token: a failed authentication, whatever exists at this URL.
+            throw error instanceof TetherError && error.code === 'ERR_ANSWER_TOKEN_INVALID'
+              ? app.authFailed(request, reply, error)
+              : error;
+          });
       } else {
         await app.runs.answer(request.tenant, id, requestId, request.body.answer);
       }
