@@ -249,4 +249,34 @@ describe('GET /v1/runs?metadata.<key>=<value>', () => {
     );
     expect(await expectServing(app)).toHaveLength(6);
   });
+
+  it('refuses a key that is not a plain name (400 naming it and the rule), and filters by the others', async () => {
+    const { app } = await build();
+    const named = await submit(
+      app,
+      ACME,
+      replayRun(undefined, { metadata: { 'team.name': 'a', constructor: 'x', 'a b': 'x' } }),
+    );
+    const other = await submit(app, ACME, replayRun(undefined, { metadata: { team: 'b', toString: 'x' } }));
+    const list = (query: string) => app.inject({ method: 'GET', url: `/v1/runs?${query}`, headers: ACME });
+    // `__proto__` once set the filter's prototype, leaving no filter: the tenant's whole list.
+    for (const key of ['__proto__', 'a b', 'a:b', 'a/b', 'é', 'a\u0000b', 'a[b]', 'x=y']) {
+      const response = await list(`metadata.${encodeURIComponent(key)}=x`);
+      const { error } = response.json<{ error?: { code: string; message: string } }>();
+      expect([key, response.statusCode, error?.code]).toEqual([key, 400, 'ERR_VALIDATION']);
+      expect(error?.message).toContain(`querystring.metadata.${key}:`);
+      expect(error?.message).toContain('A-Z, a-z, 0-9');
+    }
+    const ids = async (query: string) => {
+      const response = await list(query);
+      expect(response.statusCode).toBe(200);
+      return response.json<{ data: Run[] }>().data.map((run) => run.id);
+    };
+    expect(await ids('metadata.team.name=a')).toEqual([named]);
+    expect(await ids('metadata.constructor=x')).toEqual([named]);
+    expect(await ids('metadata.toString=x')).toEqual([other]);
+    expect(await ids('metadata.team=b&metadata.toString=x')).toEqual([other]);
+    expect(await ids('metadata.hasOwnProperty=x')).toEqual([]);
+    expect(await expectServing(app)).toEqual([other, named]);
+  });
 });

@@ -81,7 +81,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'listRuns',
         summary: "List the caller's runs, newest first",
         description:
-          "Filters: `status`, and `metadata.<key>=<value>` (string equality on the run's metadata, up to 8 pairs, ANDed; values of at most 256 characters). A filtered page reads at most 1,000 index entries: it may hold fewer than `limit` runs, even none, with a `nextCursor` to go on.",
+          "Filters: `status`, and `metadata.<key>=<value>` (string equality on the run's metadata, up to 8 pairs, ANDed; keys are plain names of 1 to 128 of `A-Z a-z 0-9 _ . -`, not `__proto__`, others are refused with 400; values of at most 256 characters). A filtered page reads at most 1,000 index entries: it may hold fewer than `limit` runs, even none, with a `nextCursor` to go on.",
         querystring: ListQuerySchema,
         response: { 200: RunListSchema, ...COMMON_ERRORS },
       },
