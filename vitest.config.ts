@@ -57,6 +57,8 @@ const CLUSTER_FILES = [
   'packages/queue/test/memory-store.int.test.ts',
   // Client tools: a run's calls and outputs in its hash slot; faults around the request (kill -9).
   'apps/worker/test/client-tools.int.test.ts',
+  // The invariant checker: a SCAN of every master, each run's keys read in their own slots.
+  'packages/queue/test/invariants.int.test.ts',
 ];
 
 /** The files of {@link CLUSTER_FILES} that start processes or a whole API: on the cluster only. */
