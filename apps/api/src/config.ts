@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ModelProfile, readProfilesFromEnv } from '@tether/agent/spec';
-import { type Env, EnvReader, readSharedConfig, SecretBox, type SharedConfig } from '@tether/config';
+import {
+  type Env,
+  EnvReader,
+  readSecrets,
+  readSharedConfig,
+  type SecretBox,
+  type SharedConfig,
+} from '@tether/config';
 
 /** A configured API key: only its SHA-256 is kept, never the key itself. */
 export interface ApiKey {
@@ -258,14 +265,4 @@ export function unauthenticatedWarning(config: Pick<ApiConfig, 'requestedHost'>)
   const given = config.requestedHost;
   const ignored = given === undefined || given === '127.0.0.1' ? '' : ` (HOST=${given} ignored)`;
   return `TETHER_API_KEYS is not set: no authentication, every caller is tenant "${DEFAULT_TENANT}"; listening on 127.0.0.1 only${ignored}`;
-}
-
-/** `TETHER_SECRETS_KEY`'s box, or undefined when unset; a malformed key is a problem of the configuration. */
-function readSecrets(env: Env, reader: EnvReader): SecretBox | undefined {
-  try {
-    return SecretBox.fromEnv(env);
-  } catch (error) {
-    reader.problem(error instanceof Error ? error.message : String(error));
-    return undefined;
-  }
 }

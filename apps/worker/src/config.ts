@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_SESSION_HISTORY_TOKENS, type ModelProfile, readProfilesFromEnv } from '@tether/agent';
-import { type Env, EnvReader, readSharedConfig, SecretBox, type SharedConfig } from '@tether/config';
+import {
+  type Env,
+  EnvReader,
+  readSecrets,
+  readSharedConfig,
+  type SecretBox,
+  type SharedConfig,
+} from '@tether/config';
 import { SKILL_DEFAULTS } from '@tether/protocol';
 import { SANDBOX_MODES, type SandboxMode } from '@tether/tools';
 
@@ -157,16 +164,6 @@ function readShards(reader: EnvReader, shards: number): number[] {
     return all;
   }
   return [...new Set(listed.map(Number))].sort((a, b) => a - b);
-}
-
-/** `TETHER_SECRETS_KEY`'s box, or undefined when unset; a malformed key is a problem of the configuration. */
-function readSecrets(env: Env, reader: EnvReader): SecretBox | undefined {
-  try {
-    return SecretBox.fromEnv(env);
-  } catch (error) {
-    reader.problem(error instanceof Error ? error.message : String(error));
-    return undefined;
-  }
 }
 
 /** `TETHER_METRICS_PORT`: a TCP port (1 to 65535), or undefined when unset or empty (metrics off). */

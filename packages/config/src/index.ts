@@ -4,4 +4,4 @@ export type { ConfigErrorCode } from './errors.js';
 export { CONFIG_ERRORS, ConfigError } from './errors.js';
 export { EXIT_CONFIG, loadOrExit } from './load-or-exit.js';
 export { readMcpServersFile } from './mcp-servers.js';
-export { SECRETS_KEY_ENV, SecretBox } from './secret-box.js';
+export { readSecrets, SECRETS_KEY_ENV, SecretBox } from './secret-box.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SecretBox } from './secret-box.js';
+import { EnvReader } from './config.js';
+import { readSecrets, SecretBox } from './secret-box.js';
 
 describe('SecretBox', () => {
   const key = SecretBox.newKey();
@@ -38,5 +39,26 @@ describe('SecretBox', () => {
     parts[3] = Buffer.from('tampered').toString('base64url');
     expect(() => box?.open(parts.join('.'))).toThrow(/cannot be opened/);
     expect(() => box?.open('plain')).toThrow(/not a sealed secret/);
+  });
+});
+
+describe('readSecrets', () => {
+  it('is the box of TETHER_SECRETS_KEY, or undefined when unset, with no problem', () => {
+    const env = { TETHER_SECRETS_KEY: SecretBox.newKey() };
+    const reader = new EnvReader(env);
+    const box = readSecrets(env, reader);
+    expect(box?.open(box.seal('x'))).toBe('x');
+    expect(readSecrets({}, reader)).toBeUndefined();
+    expect(reader.problems).toEqual([]);
+  });
+
+  it("adds a malformed key to the reader's problems, and is undefined", () => {
+    const env = { TETHER_SECRETS_KEY: 'short' };
+    const reader = new EnvReader(env);
+    expect(readSecrets(env, reader)).toBeUndefined();
+    expect(reader.problems).toEqual([
+      'TETHER_SECRETS_KEY must be 32 bytes in base64 or hex (make one with `openssl rand -base64 32`)',
+    ]);
+    expect(() => reader.done()).toThrow(/TETHER_SECRETS_KEY must be 32 bytes/);
   });
 });

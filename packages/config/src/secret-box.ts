@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { Env } from './config.js';
+import type { Env, EnvReader } from './config.js';
 import { ConfigError } from './errors.js';
 
 /** The environment variable holding the key of secrets at rest. */
@@ -75,5 +75,19 @@ export class SecretBox {
         cause: error,
       });
     }
+  }
+}
+
+/**
+ * `TETHER_SECRETS_KEY`'s box, or undefined when unset; a malformed key is a
+ * problem of the configuration, added to `reader` (the API's and the worker's
+ * `config.ts` both read it so).
+ */
+export function readSecrets(env: Env, reader: EnvReader): SecretBox | undefined {
+  try {
+    return SecretBox.fromEnv(env);
+  } catch (error) {
+    reader.problem(error instanceof Error ? error.message : String(error));
+    return undefined;
   }
 }
