@@ -10,7 +10,7 @@
  * flight, close Redis. A second signal, or `TETHER_SHUTDOWN_TIMEOUT_MS`, exits
  * at once.
  */
-import { clusterStartNote, loadOrExit } from '@tether/config';
+import { clusterStartNote, loadOrExit, shutdownHandler } from '@tether/config';
 import { pino } from 'pino';
 import { createApp, createLogger } from './app.js';
 import { loadApiConfig, unauthenticatedWarning } from './config.js';
@@ -45,33 +45,18 @@ const flushTraces = async () => {
   ]).catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
 };
 
-let signals = 0;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    signals++;
-    if (signals > 1) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(130);
-    }
-    logger.info({ signal }, 'shutting down');
-    const deadline = setTimeout(() => {
-      logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out: exiting now');
-      process.exit(1);
-    }, config.shutdownTimeoutMs);
-    deadline.unref();
-    app.close().then(
-      async () => {
-        await flushTraces();
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'error while shutting down');
-        process.exit(1);
-      },
-    );
-  });
-}
+const onSignal = shutdownHandler({
+  close: async () => {
+    await app.close();
+    await flushTraces();
+    logger.info('stopped');
+  },
+  log: logger,
+  exit: (code) => process.exit(code),
+  doing: 'shutting down',
+  timeoutMs: config.shutdownTimeoutMs,
+});
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, onSignal);
 
 try {
   await app.listen({ host: config.host, port: config.port });

@@ -6,7 +6,7 @@
  * SIGTERM or SIGINT stops it gracefully; a second signal exits at once.
  */
 import { hostname } from 'node:os';
-import { clusterStartNote, loadOrExit } from '@tether/config';
+import { clusterStartNote, loadOrExit, shutdownHandler } from '@tether/config';
 import { pino } from 'pino';
 import { loadWorkerConfig } from './config.js';
 import { startWorker } from './worker.js';
@@ -36,27 +36,16 @@ const flushTraces = async () => {
   ]).catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
 };
 const worker = startWorker(config, logger, { telemetry: tracing?.telemetry });
-let signals = 0;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    signals++;
-    if (signals > 1) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(130);
-    }
-    logger.info({ signal }, 'stopping');
-    worker.close().then(
-      async () => {
-        await flushTraces();
-        process.exit(0);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'error while stopping');
-        process.exit(1);
-      },
-    );
-  });
-}
+const onSignal = shutdownHandler({
+  close: async () => {
+    await worker.close();
+    await flushTraces();
+  },
+  log: logger,
+  exit: (code) => process.exit(code),
+  doing: 'stopping',
+});
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, onSignal);
 worker.ready.catch((error: unknown) => {
   logger.fatal({ err: error }, 'worker could not start');
   process.exit(1);
