@@ -11,7 +11,7 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOutboundRequest } from '@tether/outbound';
-import { newId } from '@tether/protocol';
+import { newId, type WebhookSettings } from '@tether/protocol';
 import {
   createKeys,
   createRedisConnection,
@@ -19,7 +19,6 @@ import {
   RunStore,
   WEBHOOK_QUEUE_NAME,
   WebhookDispatcher,
-  type WebhookSettings,
   WebhookStore,
 } from '@tether/queue';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';

@@ -1,5 +1,11 @@
 import { isAbsolute, resolve } from 'node:path';
-import { MCP_LIMITS, SKILL_DEFAULTS, type StdioServerConfig, WEBHOOK_DEFAULTS } from '@tether/protocol';
+import {
+  MCP_LIMITS,
+  SKILL_DEFAULTS,
+  type StdioServerConfig,
+  WEBHOOK_DEFAULTS,
+  type WebhookSettings,
+} from '@tether/protocol';
 import { ConfigError } from './errors.js';
 import { readMcpServersFile } from './mcp-servers.js';
 
@@ -208,22 +214,8 @@ export interface SharedConfig {
   webhook: WebhookConfig;
 }
 
-/** The webhook settings the API and the workers share (docs/operations.md). */
-export interface WebhookConfig {
-  /** Endpoints one tenant may have. */
-  maxEndpoints: number;
-  /** The delay after a delivery's first failed attempt (ms), doubled after each. */
-  backoffMs: number;
-  /** The longest delay between two attempts (ms). */
-  backoffMaxMs: number;
-  /** How long after its creation a delivery is still tried (ms). */
-  maxAgeMs: number;
-  /** An endpoint failing without a success this long (ms) is disabled. */
-  disableAfterMs: number;
-  /** Deliveries one endpoint's log keeps. */
-  logMax: number;
-  /** How long an ended delivery stays in the log (s). */
-  retentionSeconds: number;
+/** The webhook settings the API and the workers share (docs/operations.md), and what URLs an endpoint may have. */
+export interface WebhookConfig extends WebhookSettings {
   /** `TETHER_WEBHOOK_ALLOW_HTTP`: http URLs are accepted too. */
   allowHttp: boolean;
   /** `TETHER_WEBHOOK_ALLOW_PRIVATE`: loopback, private and link-local addresses too (tests); never metadata addresses. */

@@ -218,6 +218,7 @@ export type {
   WebhookEventType,
   WebhookList,
   WebhookPayload,
+  WebhookSettings,
   WebhookWithSecret,
 } from './webhooks.js';
 export {

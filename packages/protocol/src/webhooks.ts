@@ -64,6 +64,27 @@ export const WEBHOOK_DEFAULTS = {
   retentionSeconds: 3 * 86_400,
 } as const;
 
+/**
+ * The webhook settings the API and the workers share (`TETHER_WEBHOOK_*`,
+ * docs/operations.md); {@link WEBHOOK_DEFAULTS} holds their defaults.
+ */
+export interface WebhookSettings {
+  /** Endpoints one tenant may have. */
+  maxEndpoints: number;
+  /** The delay after a delivery's first failed attempt (ms), doubled after each. */
+  backoffMs: number;
+  /** The longest delay between two attempts (ms). */
+  backoffMaxMs: number;
+  /** How long after its creation a delivery is still tried (ms). */
+  maxAgeMs: number;
+  /** An endpoint failing without a success this long (ms) is disabled. */
+  disableAfterMs: number;
+  /** Deliveries one endpoint's log keeps. */
+  logMax: number;
+  /** How long an ended delivery stays in the log (s). */
+  retentionSeconds: number;
+}
+
 /** An endpoint's id: `whk_` and 26 lowercase Crockford base-32 characters. */
 export const WEBHOOK_ID_PATTERN = '^whk_[0-9a-hjkmnp-tv-z]{26}$';
 export const WebhookIdSchema = Type.String({ pattern: WEBHOOK_ID_PATTERN });

@@ -100,7 +100,6 @@ export type {
   Sealer,
   Take,
   TakenDelivery,
-  WebhookSettings,
   WebhookStoreOptions,
 } from './webhook-store.js';
 export {

@@ -4,6 +4,7 @@ import {
   type Webhook,
   type WebhookDelivery,
   type WebhookDeliveryStatus,
+  type WebhookSettings,
 } from '@tether/protocol';
 import { Queue } from 'bullmq';
 import type { RedisClient } from './connection.js';
@@ -22,24 +23,6 @@ import * as scripts from './scripts.js';
  * delayed until the next retry otherwise, woken by whoever makes a delivery
  * due while it sleeps (its lease in the endpoint's `pump` field has run out).
  */
-
-/** Settings the API and the workers share (`TETHER_WEBHOOK_*`, docs/operations.md). */
-export interface WebhookSettings {
-  /** Endpoints one tenant may have. */
-  maxEndpoints: number;
-  /** The delay after the first failed attempt (ms), doubled after each. */
-  backoffMs: number;
-  /** The longest delay between two attempts (ms). */
-  backoffMaxMs: number;
-  /** How long after its creation a delivery is still tried (ms). */
-  maxAgeMs: number;
-  /** An endpoint failing without a success this long (ms) is disabled. */
-  disableAfterMs: number;
-  /** Deliveries one endpoint's log keeps. */
-  logMax: number;
-  /** How long an ended delivery stays in the log (s). */
-  retentionSeconds: number;
-}
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   maxEndpoints: WEBHOOK_DEFAULTS.maxEndpoints,
