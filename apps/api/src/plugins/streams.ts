@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';
-import type { StreamEnd } from '../routes/runs/events/event-stream.js';
+import type { StreamEnd } from '../routes/runs/events/sse-response.js';
 
 /** An open SSE stream, of a run or of a session. */
 export interface LiveStream {

@@ -1,9 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { type SessionEvent, SessionFollower } from '@tether/queue';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { StreamEnd } from '../runs/events/event-stream.js';
-
-const PING = Buffer.from(': ping\n\n');
+import { SseResponse, type StreamEnd } from '../runs/events/sse-response.js';
 
 /**
  * One SSE client following a session: every run's events in order (see
@@ -15,11 +13,10 @@ const PING = Buffer.from(': ping\n\n');
 export class SessionStream {
   readonly tenant: string;
   readonly #res: ServerResponse;
-  readonly #maxBufferBytes: number;
+  readonly #sse: SseResponse;
   readonly #log: FastifyBaseLogger;
   readonly #follower: SessionFollower;
   readonly #onEnd: (stream: SessionStream, why: StreamEnd) => void;
-  #over = false;
 
   constructor(options: {
     app: FastifyInstance;
@@ -32,7 +29,13 @@ export class SessionStream {
   }) {
     this.tenant = options.tenant;
     this.#res = options.res;
-    this.#maxBufferBytes = options.app.config.sseMaxBufferBytes;
+    this.#sse = new SseResponse({
+      res: options.res,
+      maxBufferBytes: options.app.config.sseMaxBufferBytes,
+      log: options.log,
+      slow: { message: 'dropping a slow session event-stream client' },
+      onFinish: (why) => this.#finish(why),
+    });
     this.#log = options.log;
     this.#onEnd = options.onEnd;
     this.#follower = new SessionFollower({
@@ -44,51 +47,38 @@ export class SessionStream {
       onStop: (why, error) => {
         if (why === 'error') this.#log.warn({ err: error }, 'session event stream failed');
         if (why === 'gone') this.end('terminal');
-        else this.#drop(why === 'slow' ? 'slow' : 'error');
+        else this.#sse.drop(why === 'slow' ? 'slow' : 'error');
       },
     });
   }
 
   async start(): Promise<void> {
-    this.#res.on('close', () => this.#finish('client'));
+    this.#sse.watchClose();
     try {
       await this.#follower.start();
     } catch (error) {
       this.#log.warn({ err: error }, 'session event stream failed');
-      this.#drop('error');
+      this.#sse.drop('error');
     }
   }
 
   #write(event: SessionEvent): boolean {
-    if (this.#over) return false;
-    if (this.#res.writableLength > this.#maxBufferBytes) {
-      this.#log.info({ unsent: this.#res.writableLength }, 'dropping a slow session event-stream client');
-      this.#drop('slow');
-      return false;
-    }
+    if (this.#sse.over || !this.#sse.hasRoom()) return false;
     this.#res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     return true;
   }
 
+  /** The heartbeat comment; skipped, not dropped, while the client is behind (its next event drops it). */
   ping(): void {
-    if (!this.#over && this.#res.writableLength <= this.#maxBufferBytes) this.#res.write(PING);
+    if (this.#sse.withinBound()) this.#sse.ping();
   }
 
   end(why: StreamEnd): void {
-    if (this.#over) return;
-    this.#res.end();
-    this.#finish(why);
+    this.#sse.end(why);
   }
 
-  #drop(why: StreamEnd): void {
-    if (this.#over) return;
-    this.#res.destroy();
-    this.#finish(why);
-  }
-
+  /** The stream's own clean-up once its response is over (see `SseResponse`). */
   #finish(why: StreamEnd): void {
-    if (this.#over) return;
-    this.#over = true;
     this.#follower.stop();
     this.#onEnd(this, why);
   }

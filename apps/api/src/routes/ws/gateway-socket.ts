@@ -14,7 +14,7 @@ import { sealMcpServers } from '../../mcp-servers.js';
 import { classify } from '../../plugins/errors.js';
 import { rateLimitedMessage } from '../../plugins/rate-limit.js';
 import { checkSessionTokenBody } from '../../session-token.js';
-import type { StreamEnd } from '../runs/events/event-stream.js';
+import type { StreamEnd } from '../runs/events/sse-response.js';
 import { checkSubmission } from '../runs/submission.js';
 import type { EventFrames } from './event-frames.js';
 import { messageRunBody, parseClientFrame } from './frames.js';

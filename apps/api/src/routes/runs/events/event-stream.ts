@@ -21,6 +21,7 @@ import { type RunEvent, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@tether/
 import type { EventHub, RunStore } from '@tether/queue';
 import type { FastifyBaseLogger } from 'fastify';
 import { compareEventIds } from './event-ids.js';
+import { SseResponse, type StreamEnd } from './sse-response.js';
 
 /** Events read from the log per request while replaying. */
 const PAGE = 500;
@@ -47,10 +48,6 @@ export function sseFrame(event: RunEvent): Buffer {
   return frame;
 }
 
-const PING = Buffer.from(': ping\n\n');
-
-export type StreamEnd = 'terminal' | 'client' | 'slow' | 'shutdown' | 'resync' | 'error';
-
 export interface EventStreamOptions {
   runId: string;
   tenant: string;
@@ -70,10 +67,10 @@ export class EventStream {
   readonly tenant: string;
   readonly #options: EventStreamOptions;
   readonly #res: ServerResponse;
+  readonly #sse: SseResponse;
   #lastId: string;
   #replaying = true;
   #buffer: RunEvent[] = [];
-  #over = false;
   #unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(options: EventStreamOptions) {
@@ -82,16 +79,23 @@ export class EventStream {
     this.tenant = options.tenant;
     this.#res = options.res;
     this.#lastId = options.after;
+    this.#sse = new SseResponse({
+      res: options.res,
+      maxBufferBytes: options.maxBufferBytes,
+      log: options.log,
+      slow: { message: 'dropping a slow event-stream client', fields: { runId: options.runId } },
+      onFinish: (why) => this.#finish(why),
+    });
   }
 
   /** Runs the stream: replay, then live. Resolves once it is live (or over). */
   async start(): Promise<void> {
     const { store, hub, runId } = this.#options;
-    this.#res.on('close', () => this.#finish('client'));
+    this.#sse.watchClose();
     try {
       const unsubscribe = await hub.subscribe(runId, this.#onLive);
       this.#unsubscribe = unsubscribe;
-      if (this.#over) {
+      if (this.#sse.over) {
         await unsubscribe();
         return;
       }
@@ -104,15 +108,15 @@ export class EventStream {
       // the log, or it may end while its last event is still on the way to our
       // subscriber connection: a terminal status means the log holds the rest.
       const run = await store.get(runId);
-      if (this.#over) return;
+      if (this.#sse.over) return;
       if (!run || TERMINAL_STATUSES.includes(run.status)) {
         if (!(await this.#replay())) return;
         this.end('terminal');
       }
     } catch (error) {
-      if (this.#over) return;
+      if (this.#sse.over) return;
       this.#options.log.warn({ err: error, runId }, 'event stream failed');
-      this.#drop('error');
+      this.#sse.drop('error');
     }
   }
 
@@ -128,12 +132,12 @@ export class EventStream {
       for (const event of page) {
         if (!this.#deliver(event)) return false;
         if (this.#res.writableNeedDrain && !(await this.#drained())) {
-          this.#drop('slow');
+          this.#sse.drop('slow');
           return false;
         }
-        if (this.#over) return false;
+        if (this.#sse.over) return false;
       }
-      if (this.#over) return false;
+      if (this.#sse.over) return false;
       if (page.length < PAGE) return true;
     }
   }
@@ -155,20 +159,20 @@ export class EventStream {
   }
 
   readonly #onLive = (event: RunEvent): void => {
-    if (this.#over) return;
+    if (this.#sse.over) return;
     if (!this.#replaying) {
       this.#deliver(event);
       return;
     }
     this.#buffer.push(event);
-    if (this.#buffer.length > MAX_BUFFERED) this.#drop('slow');
+    if (this.#buffer.length > MAX_BUFFERED) this.#sse.drop('slow');
   };
 
   /** Writes one event unless already written; false once the stream is over. */
   #deliver(event: RunEvent): boolean {
-    if (this.#over) return false;
+    if (this.#sse.over) return false;
     if (compareEventIds(event.id, this.#lastId) <= 0) return true;
-    if (!this.#hasRoom()) return false;
+    if (!this.#sse.hasRoom()) return false;
     this.#lastId = event.id;
     this.#res.write(sseFrame(event));
     if (TERMINAL.has(event.type)) {
@@ -180,41 +184,16 @@ export class EventStream {
 
   /** The heartbeat comment, which also keeps proxies from closing an idle connection. */
   ping(): void {
-    if (this.#over || !this.#hasRoom()) return;
-    this.#res.write(PING);
-  }
-
-  /**
-   * Whether the client keeps up: what it has not taken yet is within the bound.
-   * Checked before a write, so one event larger than the bound still goes out.
-   */
-  #hasRoom(): boolean {
-    if (this.#res.writableLength <= this.#options.maxBufferBytes) return true;
-    this.#options.log.info(
-      { runId: this.runId, unsent: this.#res.writableLength },
-      'dropping a slow event-stream client',
-    );
-    this.#drop('slow');
-    return false;
+    this.#sse.ping();
   }
 
   /** Ends the response cleanly (the client sees the end of the stream). */
   end(why: StreamEnd): void {
-    if (this.#over) return;
-    this.#res.end();
-    this.#finish(why);
+    this.#sse.end(why);
   }
 
-  /** Closes the connection without ending the response: unsent data is discarded. */
-  #drop(why: StreamEnd): void {
-    if (this.#over) return;
-    this.#res.destroy();
-    this.#finish(why);
-  }
-
+  /** The stream's own clean-up once its response is over (see `SseResponse`). */
   #finish(why: StreamEnd): void {
-    if (this.#over) return;
-    this.#over = true;
     this.#buffer = [];
     const unsubscribe = this.#unsubscribe;
     this.#unsubscribe = undefined;
@@ -230,6 +209,6 @@ export class EventStream {
   }
 
   get over(): boolean {
-    return this.#over;
+    return this.#sse.over;
   }
 }
