@@ -50,6 +50,7 @@ import type {
 import type { Usage } from '@tether/protocol';
 import { AgentError } from '../errors.js';
 import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelTool } from './model-provider.js';
+import { SdkLoader, sdkErrors } from './sdk-loader.js';
 import {
   classifyFailure,
   completeWithRetries,
@@ -85,26 +86,13 @@ type ResolvedOptions = ResolvedStreamingOptions & { model: string };
 /** The SDK's module. */
 type AnthropicSdk = typeof import('@anthropic-ai/sdk');
 
-let sdk: Promise<AnthropicSdk> | undefined;
-
-/**
- * The SDK, loaded on first use rather than when this module is: it takes a
- * while to load, and a worker that never runs an Anthropic profile never needs it.
- */
-function loadSdk(): Promise<AnthropicSdk> {
-  sdk ??= import('@anthropic-ai/sdk');
-  return sdk;
-}
+/** The SDK, loaded on first use (a worker that never runs an Anthropic profile never needs it). */
+const anthropicSdk = new SdkLoader('@anthropic-ai/sdk', () => import('@anthropic-ai/sdk'));
 
 /** A provider for Anthropic's Messages API. */
 export function createAnthropicProvider(options: AnthropicProviderOptions): ModelProvider {
   const config = resolveOptions(options);
-  let ready: Promise<{ client: Anthropic; errors: SdkErrors }> | undefined;
-  const load = async () => {
-    const loaded = await loadSdk().catch((error: unknown) => {
-      const message = `${config.name}: cannot load @anthropic-ai/sdk: ${String(error)}`;
-      throw new AgentError('ERR_AGENT_INTERNAL', message, { cause: error });
-    });
+  const load = anthropicSdk.prepare(config.name, (loaded) => {
     const client = new loaded.default({
       baseURL: config.baseURL,
       // A key given here is the client's only credential: the SDK then reads no
@@ -116,15 +104,14 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
       timeout: config.timeoutMs,
       logLevel: 'off',
     });
-    return { client, errors: sdkErrors(loaded) };
-  };
+    return { client, errors: anthropicErrors(loaded) };
+  });
 
   return {
     name: config.name,
     model: config.model,
     async complete(request) {
-      ready ??= load();
-      const { client, errors } = await ready;
+      const { client, errors } = await load();
       return completeWithRetries(config, request, () => tryOnce(client, errors, config, request));
     },
   };
@@ -164,15 +151,11 @@ const ERROR_TYPE_STATUS: Readonly<Record<string, number>> = {
 };
 
 /** The SDK's error classes, and the status an `error` event inside a stream stands for. */
-function sdkErrors(loaded: AnthropicSdk): SdkErrors {
-  return {
-    APIError: loaded.APIError,
-    APIConnectionError: loaded.APIConnectionError,
-    APIConnectionTimeoutError: loaded.APIConnectionTimeoutError,
-    APIUserAbortError: loaded.APIUserAbortError,
-    statusInStream: (error) =>
-      ERROR_TYPE_STATUS[(error as InstanceType<AnthropicSdk['APIError']>).type ?? ''],
-  };
+function anthropicErrors(loaded: AnthropicSdk): SdkErrors {
+  return sdkErrors(
+    loaded,
+    (error) => ERROR_TYPE_STATUS[(error as InstanceType<AnthropicSdk['APIError']>).type ?? ''],
+  );
 }
 
 /** The request body; parameters the caller left unset are not sent at all. */

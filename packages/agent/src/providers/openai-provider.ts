@@ -38,6 +38,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { AgentError } from '../errors.js';
 import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelTool } from './model-provider.js';
+import { SdkLoader, sdkErrors } from './sdk-loader.js';
 import {
   classifyFailure,
   completeWithRetries,
@@ -76,17 +77,8 @@ type ResolvedOptions = ResolvedStreamingOptions & { maxTokensField: MaxTokensFie
 /** The SDK's module. */
 type OpenAISdk = typeof import('openai');
 
-let sdk: Promise<OpenAISdk> | undefined;
-
-/**
- * The SDK, loaded on the first model turn rather than when this module is (as
- * the Anthropic provider's): it takes a while to load, on every worker start
- * otherwise, and a worker that runs only replay runs never needs it.
- */
-function loadSdk(): Promise<OpenAISdk> {
-  sdk ??= import('openai');
-  return sdk;
-}
+/** The SDK, loaded on the first model turn (a worker that runs only replay runs never needs it). */
+const openaiSdk = new SdkLoader('openai', () => import('openai'));
 
 /** What a try needs of the loaded SDK: a client, and the SDK's error classes. */
 interface Loaded {
@@ -97,14 +89,10 @@ interface Loaded {
 /** A provider for an OpenAI-compatible Chat Completions server. */
 export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvider {
   const config = resolveOptions(options);
-  let ready: Promise<Loaded> | undefined;
-  const load = async (): Promise<Loaded> => {
-    const loaded = await loadSdk().catch((error: unknown) => {
-      const message = `${config.name}: cannot load openai: ${String(error)}`;
-      throw new AgentError('ERR_AGENT_INTERNAL', message, { cause: error });
-    });
-    return { client: newClient(loaded, config), errors: sdkErrors(loaded) };
-  };
+  const load = openaiSdk.prepare(
+    config.name,
+    (loaded): Loaded => ({ client: newClient(loaded, config), errors: openaiErrors(loaded) }),
+  );
 
   // The model, once known: the profile's, or the first the server lists.
   let model: Promise<string> | undefined =
@@ -125,8 +113,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
     name: config.name,
     model: config.model,
     async complete(request) {
-      ready ??= load();
-      const loaded = await ready;
+      const loaded = await load();
       return completeWithRetries(config, request, () => tryOnce(loaded, config, request, modelFor));
     },
   };
@@ -205,14 +192,8 @@ function tryOnce(
 }
 
 /** The SDK's error classes, as the streamed request's failure classification takes them. */
-function sdkErrors(loaded: OpenAISdk): SdkErrors {
-  return {
-    APIError: loaded.APIError,
-    APIConnectionError: loaded.APIConnectionError,
-    APIConnectionTimeoutError: loaded.APIConnectionTimeoutError,
-    APIUserAbortError: loaded.APIUserAbortError,
-    statusInStream: (error) => statusInBody((error as InstanceType<OpenAISdk['APIError']>).error),
-  };
+function openaiErrors(loaded: OpenAISdk): SdkErrors {
+  return sdkErrors(loaded, (error) => statusInBody((error as InstanceType<OpenAISdk['APIError']>).error));
 }
 
 /** An error object sent inside a stream may carry an HTTP-like `code` (OpenRouter does). */
