@@ -162,7 +162,7 @@ export class TetherClient {
     this.sessions = new TetherSessions({
       baseUrl: this.baseUrl,
       json: (spec) => this.json(spec),
-      send: (spec, read) => this.send(spec, read),
+      openStream: (path, token, lastEventId, signal) => this.openStream(path, token, lastEventId, signal),
       idempotencyKey: (given) =>
         given ?? (this.retryPolicy.limit > 0 ? globalThis.crypto.randomUUID() : undefined),
     });
@@ -434,25 +434,37 @@ export class TetherClient {
     return followRunEvents(
       {
         url: `${this.baseUrl}${path}`,
-        open: (lastEventId, signal) =>
-          this.send(
-            {
-              method: 'GET',
-              path,
-              query: { token: options.token },
-              headers: {
-                accept: 'text/event-stream',
-                ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
-              },
-              signal,
-              idempotent: true,
-              stream: true,
-            },
-            async (response) => response,
-          ),
+        open: (lastEventId, signal) => this.openStream(path, options.token, lastEventId, signal),
         status: async (signal) => (await this.get(runId, { signal })).status,
       },
       options,
+    );
+  }
+
+  /**
+   * One connection to an SSE route (`GET path`), resuming after `lastEventId`
+   * and with a read token when given. Not retried: the caller reconnects.
+   */
+  private openStream(
+    path: string,
+    token: string | undefined,
+    lastEventId: string | undefined,
+    signal: AbortSignal,
+  ): Promise<Response> {
+    return this.send(
+      {
+        method: 'GET',
+        path,
+        query: { token },
+        headers: {
+          accept: 'text/event-stream',
+          ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
+        },
+        signal,
+        idempotent: true,
+        stream: true,
+      },
+      async (response) => response,
     );
   }
 

@@ -48,8 +48,13 @@ export interface SessionTransport {
   baseUrl: string;
   /** One request under the client's retry policy, its JSON body parsed (undefined when empty). */
   json(spec: RequestSpec): Promise<unknown>;
-  /** One request under the client's retry policy; `read` consumes the 2xx response. */
-  send<T>(spec: RequestSpec, read: (response: Response) => Promise<T>): Promise<T>;
+  /** One connection to an SSE route, as `client.stream` opens it: the 2xx response, or a typed error. */
+  openStream(
+    path: string,
+    token: string | undefined,
+    lastEventId: string | undefined,
+    signal: AbortSignal,
+  ): Promise<Response>;
   /** The idempotency key of a send: the given one, or one of the client's making when it retries. */
   idempotencyKey(given: string | undefined): string | undefined;
 }
@@ -208,22 +213,7 @@ export class TetherSessions {
     return followEvents(
       {
         url: `${this.#transport.baseUrl}${path}`,
-        open: (lastEventId, signal) =>
-          this.#transport.send(
-            {
-              method: 'GET',
-              path,
-              query: { token },
-              headers: {
-                accept: 'text/event-stream',
-                ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
-              },
-              signal,
-              idempotent: true,
-              stream: true,
-            },
-            async (response) => response,
-          ),
+        open: (lastEventId, signal) => this.#transport.openStream(path, token, lastEventId, signal),
         seen: isSessionReplay,
         // A session's stream has no last event: it stays open between runs.
         isLast: () => false,
