@@ -1,6 +1,6 @@
 import type { PendingClarify, RunEventInput } from '@tether/protocol';
 import { QueueError } from './errors.js';
-import { eventPairs } from './event-log.js';
+import { eventArgs, eventPairs } from './event-log.js';
 import * as scripts from './scripts.js';
 import { readWake, type StoreContext } from './store-context.js';
 
@@ -35,9 +35,7 @@ export async function suspend(
   const result = await scripts.suspendRun.run(ctx.redis, {
     keys: { ...keys, clarify: keys.clarify(pending.requestId) },
     args: {
-      channel: keys.eventsChannel,
-      maxlen: ctx.eventMaxLength,
-      runId,
+      ...eventArgs(ctx, keys, runId),
       token,
       requestId: pending.requestId,
       expiresAt: expiresAtMs,
@@ -89,9 +87,7 @@ export async function answer(
   return scripts.answerClarify.run(ctx.redis, {
     keys: { ...keys, clarify: keys.clarify(requestId) },
     args: {
-      channel: keys.eventsChannel,
-      maxlen: ctx.eventMaxLength,
-      runId,
+      ...eventArgs(ctx, keys, runId),
       requestId,
       answer: text,
       tokenHash,
@@ -110,9 +106,7 @@ export async function resolveClarify(
   const reply = await scripts.resolveClarify.run(ctx.redis, {
     keys: { ...keys, clarify: keys.clarify(requestId) },
     args: {
-      channel: keys.eventsChannel,
-      maxlen: ctx.eventMaxLength,
-      runId,
+      ...eventArgs(ctx, keys, runId),
       requestId,
       token,
     },

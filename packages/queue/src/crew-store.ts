@@ -1,6 +1,6 @@
 import type { ChildResultStatus, ChildRun, ErrorBody, RunEventInput, Usage } from '@tether/protocol';
 import { QueueError } from './errors.js';
-import { eventPairs } from './event-log.js';
+import { eventArgs, eventPairs } from './event-log.js';
 import { luaJson } from './lua-script.js';
 import type { RunRecord } from './records.js';
 import * as scripts from './scripts.js';
@@ -129,9 +129,7 @@ export async function delegate(
   const result = await scripts.delegateRun.run(ctx.redis, {
     keys,
     args: {
-      channel: keys.eventsChannel,
-      maxlen: ctx.eventMaxLength,
-      runId,
+      ...eventArgs(ctx, keys, runId),
       token,
       call: delegation.call,
       deadline: delegation.deadlineMs,

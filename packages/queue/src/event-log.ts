@@ -1,4 +1,5 @@
 import type { RunEvent, RunEventInput } from '@tether/protocol';
+import type { RunKeys } from './keys.js';
 import { toEvent } from './replies.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
@@ -18,9 +19,7 @@ export async function appendEvents(
   const appended = await scripts.appendEvents.run(ctx.redis, {
     keys,
     args: {
-      channel: keys.eventsChannel,
-      maxlen: ctx.eventMaxLength,
-      runId,
+      ...eventArgs(ctx, keys, runId),
       token,
       events: eventPairs(events),
     },
@@ -47,4 +46,17 @@ export function eventPairs(events: readonly RunEventInput[]): string[] {
   const pairs: string[] = [];
   for (const event of events) pairs.push(event.type, JSON.stringify(event.data));
   return pairs;
+}
+
+/**
+ * The arguments every script that appends a run's events takes, beside its
+ * own: the channel it publishes them on, how many the log keeps
+ * (`XADD MAXLEN ~`), and the run's id.
+ */
+export function eventArgs(
+  ctx: Pick<StoreContext, 'eventMaxLength'>,
+  keys: Pick<RunKeys, 'eventsChannel'>,
+  runId: string,
+): { channel: string; maxlen: number; runId: string } {
+  return { channel: keys.eventsChannel, maxlen: ctx.eventMaxLength, runId };
 }

@@ -15,7 +15,7 @@ import type { RedisClient } from './connection.js';
 import * as crew from './crew-store.js';
 import { QueueError } from './errors.js';
 import * as eventLog from './event-log.js';
-import { eventPairs } from './event-log.js';
+import { eventArgs, eventPairs } from './event-log.js';
 import type { TetherKeys } from './keys.js';
 import { luaJson } from './lua-script.js';
 import type { NewRun, RunRecord, RunSpec, StoredBody } from './records.js';
@@ -249,9 +249,7 @@ export class RunStore implements StoreContext {
         parentRecord: parentRunId ? this.keys.run(parentRunId).record : keys.unused,
       },
       args: {
-        channel: keys.eventsChannel,
-        maxlen: this.eventMaxLength,
-        runId,
+        ...eventArgs(this, keys, runId),
         token,
         attempt,
         workerId,
@@ -295,9 +293,7 @@ export class RunStore implements StoreContext {
         checkpoint: json,
         todos: JSON.stringify(progress.todos),
         usage: JSON.stringify(progress.usage),
-        channel: keys.eventsChannel,
-        maxlen: this.eventMaxLength,
-        runId,
+        ...eventArgs(this, keys, runId),
         step: progress.step,
         turnCount: turn.length,
         rest: [...turn, ...eventPairs(events)],
@@ -423,9 +419,7 @@ export class RunStore implements StoreContext {
         parentDelegation: parent?.delegation ?? keys.unused,
       },
       args: {
-        channel: keys.eventsChannel,
-        maxlen: this.eventMaxLength,
-        runId,
+        ...eventArgs(this, keys, runId),
         status: end.status,
         eventType: type,
         eventData: JSON.stringify(data),
@@ -557,9 +551,7 @@ export class RunStore implements StoreContext {
     await scripts.retryRun.run(this.redis, {
       keys,
       args: {
-        channel: keys.eventsChannel,
-        maxlen: this.eventMaxLength,
-        runId,
+        ...eventArgs(this, keys, runId),
         attempt,
         delayMs: Math.round(delayMs),
         error: luaJson(error),

@@ -1,6 +1,6 @@
 import type { PendingToolCall, RunEventInput } from '@tether/protocol';
 import { QueueError } from './errors.js';
-import { eventPairs } from './event-log.js';
+import { eventArgs, eventPairs } from './event-log.js';
 import * as scripts from './scripts.js';
 import { readWake, type StoreContext } from './store-context.js';
 
@@ -56,9 +56,7 @@ export async function requestToolCalls(
   const result = await scripts.requestToolCalls.run(ctx.redis, {
     keys,
     args: {
-      channel: keys.eventsChannel,
-      maxlen: ctx.eventMaxLength,
-      runId,
+      ...eventArgs(ctx, keys, runId),
       token,
       deadline: deadlineMs,
       ttl,
@@ -84,9 +82,7 @@ export function postToolOutput(
   return scripts.postToolOutput.run(ctx.redis, {
     keys,
     args: {
-      channel: keys.eventsChannel,
-      maxlen: ctx.eventMaxLength,
-      runId,
+      ...eventArgs(ctx, keys, runId),
       requestId,
       output: JSON.stringify({ output, isError }),
       isError: isError ? '1' : '0',
@@ -104,7 +100,7 @@ export async function resolveToolCalls(
   const keys = ctx.keys.run(runId);
   const reply = await scripts.resolveToolCalls.run(ctx.redis, {
     keys,
-    args: { channel: keys.eventsChannel, maxlen: ctx.eventMaxLength, runId, token, requestIds },
+    args: { ...eventArgs(ctx, keys, runId), token, requestIds },
   });
   switch (reply[0]) {
     case 'pending':
