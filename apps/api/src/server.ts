@@ -11,6 +11,7 @@
  * at once.
  */
 import { clusterStartNote, loadOrExit, shutdownHandler } from '@tether/config';
+import { flushTraces } from '@tether/telemetry';
 import { pino } from 'pino';
 import { createApp, createLogger } from './app.js';
 import { loadApiConfig, unauthenticatedWarning } from './config.js';
@@ -37,18 +38,11 @@ const tracing = config.otlpEndpoint
   : undefined;
 if (tracing) logger.info({ endpoint: config.otlpEndpoint }, 'traces are sent over OTLP');
 const app = createApp(config, logger, { telemetry: tracing?.telemetry });
-/** Sends the spans not yet sent; never holds the exit up for long. */
-const flushTraces = async () => {
-  await Promise.race([
-    tracing?.shutdown(),
-    new Promise((resolve) => setTimeout(resolve, 2_000).unref()),
-  ]).catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
-};
 
 const onSignal = shutdownHandler({
   close: async () => {
     await app.close();
-    await flushTraces();
+    await flushTraces(tracing, logger);
     logger.info('stopped');
   },
   log: logger,

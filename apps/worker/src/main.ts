@@ -7,6 +7,7 @@
  */
 import { hostname } from 'node:os';
 import { clusterStartNote, loadOrExit, shutdownHandler } from '@tether/config';
+import { flushTraces } from '@tether/telemetry';
 import { pino } from 'pino';
 import { loadWorkerConfig } from './config.js';
 import { startWorker } from './worker.js';
@@ -28,18 +29,11 @@ const tracing = config.otlpEndpoint
   ? (await import('@tether/telemetry/tracing')).startTracing({ serviceName: 'tether-worker' })
   : undefined;
 if (tracing) logger.info({ endpoint: config.otlpEndpoint }, 'traces are sent over OTLP');
-/** Sends the spans not yet sent; never holds the exit up for long. */
-const flushTraces = async () => {
-  await Promise.race([
-    tracing?.shutdown(),
-    new Promise((resolve) => setTimeout(resolve, 2_000).unref()),
-  ]).catch((error: unknown) => logger.warn({ err: error }, 'could not send the last spans'));
-};
 const worker = startWorker(config, logger, { telemetry: tracing?.telemetry });
 const onSignal = shutdownHandler({
   close: async () => {
     await worker.close();
-    await flushTraces();
+    await flushTraces(tracing, logger);
   },
   log: logger,
   exit: (code) => process.exit(code),
