@@ -171,7 +171,7 @@ export function createProcessor(deps: ProcessorDeps) {
     // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged
     // (or, cancelled, leaves the line, then ends at its claim holding no slot).
     const slot = await ctx.tenantSlots?.take(ctx);
-    if (slot?.kind === 'capped') {
+    if (slot?.kind === 'released') {
       if (observer) observer.tenant = slot.tenant;
       return settleOutcome(ctx, slot);
     }

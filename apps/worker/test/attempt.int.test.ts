@@ -100,8 +100,9 @@ describe('claimAttempt', () => {
     expect(await claimAttempt(ctx)).toMatchObject({ spec: { input: 'test run' }, checkpoint: undefined });
     expect((await d.store.get(ctx.runId))?.owner).toBe('w1:t1');
     expect(await claimAttempt({ ...ctx, runId: 'run_gone' })).toEqual({
-      kind: 'nothing',
+      kind: 'lost',
       why: 'the run is missing',
+      handBack: false,
     });
   });
 
@@ -174,9 +175,9 @@ describe('prepareAttempt', () => {
     });
     const spec = { input: 'x' };
     expect(await prepareAttempt(ctx, { tenant: TENANT, spec, checkpoint })).toEqual({
-      kind: 'sleep',
-      untilMs: expiresAtMs,
-      requestId: 'clr_1',
+      kind: 'waiting',
+      on: 'question',
+      again: { untilMs: expiresAtMs, requestId: 'clr_1' },
     });
     expect(await d.store.answer(ctx.runId, 'clr_1', 'red')).toBe('ok');
     expect(await prepareAttempt(ctx, { tenant: TENANT, spec, checkpoint })).toMatchObject({
@@ -282,13 +283,16 @@ describe('settleOutcome of a delegation', () => {
     const settled = await settleOutcome(
       { ...ctx, job, token: 'stale' },
       {
-        kind: 'delegating',
-        delegation: {
-          callId: 'call_0_0',
-          name: 'delegate_task',
-          tasks: [{ goal: 'a task', childRunId }],
+        kind: 'waiting',
+        on: 'children',
+        open: {
+          delegation: {
+            callId: 'call_0_0',
+            name: 'delegate_task',
+            tasks: [{ goal: 'a task', childRunId }],
+          },
+          children: [child],
         },
-        children: [child],
       },
     );
     expect(settled).toBeUndefined();

@@ -63,15 +63,22 @@ describe('toSettlement', () => {
       checkpoint,
     });
     expect(toSettlement({ status: 'cancelled' }, checkpoint, undefined)).toEqual({ kind: 'cancelled' });
-    expect(toSettlement({ status: 'cancelled' }, checkpoint, 'shutdown')).toEqual({ kind: 'released' });
-    expect(toSettlement({ status: 'cancelled' }, checkpoint, 'lost')).toEqual({ kind: 'lost' });
+    expect(toSettlement({ status: 'cancelled' }, checkpoint, 'shutdown')).toEqual({
+      kind: 'released',
+      why: 'shutdown',
+    });
+    expect(toSettlement({ status: 'cancelled' }, checkpoint, 'lost')).toMatchObject({
+      kind: 'lost',
+      handBack: true,
+    });
     expect(
       toSettlement(failed(new TetherError('ERR_RUN_CANCEL_REQUESTED', 'c')), checkpoint, undefined),
     ).toEqual({ kind: 'cancelled' });
     expect(
       toSettlement(failed(new TetherError('ERR_RUN_NOT_OWNER', 'n')), checkpoint, undefined),
     ).toMatchObject({
-      kind: 'nothing',
+      kind: 'lost',
+      handBack: false,
     });
   });
 
@@ -98,8 +105,9 @@ describe('toSettlement', () => {
       expiresAt: '2030-01-01T00:00:00.000Z',
     };
     expect(toSettlement({ status: 'suspended', clarify }, checkpoint, undefined)).toEqual({
-      kind: 'suspended',
-      pending: { requestId: 'clr_1', question: 'Q?', choices: ['a'], expiresAt: '2030-01-01T00:00:00.000Z' },
+      kind: 'waiting',
+      on: 'question',
+      open: { requestId: 'clr_1', question: 'Q?', choices: ['a'], expiresAt: '2030-01-01T00:00:00.000Z' },
     });
   });
 });

@@ -27,13 +27,15 @@ export async function claimAttempt(ctx: AttemptContext): Promise<Claimed | Settl
   let claim = await store.claim(runId, ctx.fence, ctx.attempt, ctx.config.workerId, parent);
   if (claim.status === 'wait') {
     const ahead = await store.get(claim.ahead);
-    if (ahead && !TERMINAL_STATUSES.includes(ahead.status)) return { kind: 'blocked', ahead: claim.ahead };
+    if (ahead && !TERMINAL_STATUSES.includes(ahead.status)) {
+      return { kind: 'released', why: 'session', ahead: claim.ahead };
+    }
     await store.dropFromSessionQueue(runId, claim.ahead);
     claim = await store.claim(runId, ctx.fence, ctx.attempt, ctx.config.workerId, parent);
-    if (claim.status === 'wait') return { kind: 'blocked', ahead: claim.ahead };
+    if (claim.status === 'wait') return { kind: 'released', why: 'session', ahead: claim.ahead };
   }
   if (claim.status === 'cancel') return { kind: 'cancelled' };
-  if (claim.status !== 'ok') return { kind: 'nothing', why: `the run is ${claim.status}` };
+  if (claim.status !== 'ok') return { kind: 'lost', why: `the run is ${claim.status}`, handBack: false };
   if (!claim.spec) {
     return {
       kind: 'failed',

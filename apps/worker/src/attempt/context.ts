@@ -73,12 +73,10 @@ export interface CrewQueue {
 }
 
 /**
- * How an attempt ends, as the worker sees it; `settleOutcome` records it in
- * the run and maps it to BullMQ (see docs/architecture.md, "The lifecycle").
+ * How an attempt ends, as the worker sees it: six kinds, each one engine step
+ * in `settleOutcome` (see docs/architecture.md, "The lifecycle").
  */
 export type Settlement =
-  /** The run is gone, has ended, or is another worker's: nothing is written. */
-  | { kind: 'nothing'; why: string }
   | { kind: 'completed'; output: string; checkpoint: Checkpoint; escalated?: boolean | undefined }
   | {
       kind: 'failed';
@@ -90,26 +88,45 @@ export type Settlement =
     }
   /** Cancelled by request. */
   | { kind: 'cancelled' }
-  /** Over its tenant's cap on running runs, before its claim: waits for a slot (see `Capped`). */
-  | Capped
-  /** A session's run with another of its runs ahead (`ahead`): waits until that one ends. */
-  | { kind: 'blocked'; ahead: string }
-  /** Waits for the answer to a question, until its deadline. */
-  | { kind: 'suspended'; pending: PendingClarify }
-  /** Hands tasks to crew children (created, recorded and queued at settle): waits for them without a slot. */
-  | { kind: 'delegating'; delegation: PendingDelegation; children: NewRun[] }
-  /** Woken while children of its delegation `call` are still out: back to waiting until their deadline (epoch ms). */
-  | { kind: 'awaiting'; untilMs: number; call: string }
-  /** Woken before its question was answered or timed out: back to sleep until the deadline (epoch ms). */
-  | { kind: 'sleep'; untilMs: number; requestId: string }
-  /** Waits for the outputs of the model's client tool calls (recorded at settle), until their deadline. */
-  | { kind: 'tool_calls'; calls: PendingToolCall[] }
-  /** Woken while some client tool calls still wait for an output: back to sleep until their deadline (epoch ms). */
-  | { kind: 'tools_sleep'; untilMs: number }
-  /** Stopped by the worker's shutdown: back to the queue for another worker. */
-  | { kind: 'released' }
-  /** This worker lost its lock on the run: it stops and writes nothing more. */
-  | { kind: 'lost' };
+  | Waiting
+  | Released
+  | Lost;
+
+/**
+ * The run waits on its waitpoint, holding no slot: a new one, whose requests
+ * are recorded now (`open`), or the one it waits on already, woken before it
+ * resolved (`again`, until the epoch ms its deadline falls at).
+ */
+export type Waiting = { kind: 'waiting' } & (
+  | { on: 'question'; open: PendingClarify }
+  | { on: 'question'; again: { untilMs: number; requestId: string } }
+  /** The model's client tool calls, requested together. */
+  | { on: 'tool_output'; open: PendingToolCall[] }
+  | { on: 'tool_output'; again: { untilMs: number } }
+  /** Tasks handed to crew children, which are created, recorded and queued at settle. */
+  | { on: 'children'; open: { delegation: PendingDelegation; children: NewRun[] } }
+  | { on: 'children'; again: { untilMs: number; call: string } }
+);
+
+/**
+ * The run gives its turn up without running, for an attempt later: at the
+ * worker's shutdown (another worker goes on from the checkpoint), or, before
+ * its claim, while another run of its session is ahead of it, or while its
+ * tenant is at its cap on running runs ({@link Capped}).
+ */
+export type Released =
+  | { kind: 'released'; why: 'shutdown' }
+  | { kind: 'released'; why: 'session'; ahead: string }
+  | Capped;
+
+/**
+ * This attempt has nothing more to do with the run, and writes nothing: the
+ * run is gone, has ended or is another worker's (`handBack` false: the job
+ * completes), or this worker lost its lock on it (`handBack` true: the job
+ * goes back to waiting if the lock is still this worker's, for the next
+ * attempt to take the run over).
+ */
+export type Lost = { kind: 'lost'; why: string; handBack: boolean };
 
 export function isSettlement(value: object): value is Settlement {
   return 'kind' in value;

@@ -150,7 +150,7 @@ export async function resolveDelegation(
   const { store, runId } = ctx;
   let delegation = await store.delegation(runId);
   if (delegation?.call !== delegationKey(pending)) {
-    return { kind: 'delegating', delegation: pending, children: plan(pending) };
+    return { kind: 'waiting', on: 'children', open: { delegation: pending, children: plan(pending) } };
   }
   if (delegation.pending > 0) {
     // The worker that delegated may have died before it queued the children: queue the ones still
@@ -167,9 +167,13 @@ export async function resolveDelegation(
       }
     }
     delegation = await store.delegation(runId);
-    if (!delegation) return { kind: 'nothing', why: 'the run no longer waits on its children' };
+    if (!delegation) return { kind: 'lost', why: 'the run no longer waits on its children', handBack: false };
     if (delegation.pending > 0) {
-      return { kind: 'awaiting', untilMs: delegation.deadlineMs, call: delegation.call };
+      return {
+        kind: 'waiting',
+        on: 'children',
+        again: { untilMs: delegation.deadlineMs, call: delegation.call },
+      };
     }
   }
   const results = pending.tasks.map((task, index): CrewResultEntry => {

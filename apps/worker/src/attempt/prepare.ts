@@ -139,8 +139,11 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
   if (question) {
     const { requestId } = question;
     const state = await store.resolveClarify(runId, requestId, fence);
-    if (state.state === 'not_owner') return { kind: 'nothing', why: 'another worker owns the run' };
-    if (state.state === 'pending') return { kind: 'sleep', untilMs: state.expiresAtMs, requestId };
+    if (state.state === 'not_owner')
+      return { kind: 'lost', why: 'another worker owns the run', handBack: false };
+    if (state.state === 'pending') {
+      return { kind: 'waiting', on: 'question', again: { untilMs: state.expiresAtMs, requestId } };
+    }
     resolutions = [
       state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true },
     ];
@@ -154,9 +157,11 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
   if (calls.length > 0) {
     const ids = calls.map((call) => call.requestId);
     const state = await store.resolveToolCalls(runId, ids, fence);
-    if (state.state === 'not_owner') return { kind: 'nothing', why: 'another worker owns the run' };
-    if (state.state === 'pending') return { kind: 'tools_sleep', untilMs: state.deadlineMs };
-    if (state.state === 'missing') return { kind: 'tool_calls', calls };
+    if (state.state === 'not_owner')
+      return { kind: 'lost', why: 'another worker owns the run', handBack: false };
+    if (state.state === 'pending')
+      return { kind: 'waiting', on: 'tool_output', again: { untilMs: state.deadlineMs } };
+    if (state.state === 'missing') return { kind: 'waiting', on: 'tool_output', open: calls };
     resolutions = state.outcomes;
   }
 

@@ -235,13 +235,17 @@ export function toSettlement(
     case 'completed':
       return { kind: 'completed', output: outcome.output, checkpoint, escalated: outcome.escalated };
     case 'delegating':
-      return { kind: 'delegating', delegation: outcome.delegation, children: plan(outcome.delegation) };
+      return {
+        kind: 'waiting',
+        on: 'children',
+        open: { delegation: outcome.delegation, children: plan(outcome.delegation) },
+      };
     case 'suspended': {
       const { requestId, question, choices, expiresAt } = outcome.clarify;
-      return { kind: 'suspended', pending: { requestId, question, choices, expiresAt } };
+      return { kind: 'waiting', on: 'question', open: { requestId, question, choices, expiresAt } };
     }
     case 'tool_calls':
-      return { kind: 'tool_calls', calls: outcome.calls };
+      return { kind: 'waiting', on: 'tool_output', open: outcome.calls };
     case 'cancelled':
       return stoppedBy(stopped ?? 'cancel');
     case 'failed': {
@@ -249,7 +253,7 @@ export function toSettlement(
       if (error instanceof StopAtCheckpoint) return stoppedBy(stopped === 'lost' ? 'lost' : 'shutdown');
       if (error.code === 'ERR_RUN_CANCEL_REQUESTED') return { kind: 'cancelled' };
       if (error.code === 'ERR_RUN_NOT_OWNER')
-        return { kind: 'nothing', why: 'another worker owns the run now' };
+        return { kind: 'lost', why: 'another worker owns the run now', handBack: false };
       return {
         kind: 'failed',
         error: toErrorBody(error),
@@ -262,8 +266,8 @@ export function toSettlement(
 }
 
 function stoppedBy(reason: StopReason): Settlement {
-  if (reason === 'lost') return { kind: 'lost' };
-  if (reason === 'shutdown') return { kind: 'released' };
+  if (reason === 'lost') return { kind: 'lost', why: 'its lock was not renewed in time', handBack: true };
+  if (reason === 'shutdown') return { kind: 'released', why: 'shutdown' };
   return { kind: 'cancelled' };
 }
 

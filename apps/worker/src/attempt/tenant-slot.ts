@@ -57,7 +57,7 @@ export class TenantSlotKeeper {
 
   /**
    * Takes a slot of the run's tenant for this attempt: the slot held, to be
-   * released when the attempt ends; or the `capped` settlement, for the job to
+   * released when the attempt ends; or the `tenant_cap` release, for the job to
    * wait; or, over the cap with a cancel asked for, no slot (`ending`): its
    * release takes the run out of the line, then the claim ends it. Undefined
    * when the run is gone (its claim finds nothing to do).
@@ -75,7 +75,8 @@ export class TenantSlotKeeper {
         return { kind: 'ending', release: () => this.#forget(tenant, runId, ctx.log) };
       }
       return {
-        kind: 'capped',
+        kind: 'released',
+        why: 'tenant_cap',
         tenant,
         ahead: taken.ahead,
         untilMs: Date.now() + slotWaitMs(taken.ahead, this.cap),
@@ -193,7 +194,8 @@ export interface EndingInLine {
  * wait before it.
  */
 export interface Capped {
-  kind: 'capped';
+  kind: 'released';
+  why: 'tenant_cap';
   tenant: string;
   ahead: number;
   untilMs: number;
