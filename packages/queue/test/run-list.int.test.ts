@@ -98,7 +98,7 @@ describe('RunStore.list by metadata', () => {
     await service.close();
   });
 
-  it("keeps the entry of a run whose record is not written yet, and removes one that is gone for good", async () => {
+  it('keeps the entry of a run whose record is not written yet, and removes one that is gone for good', async () => {
     const { keys, store, service } = deployment();
     const { run } = await service.submit('acme', body({ team: 'a' }));
     // On a cluster the index entries and the record are written by pipelines of their own: a listing
