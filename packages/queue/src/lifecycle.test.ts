@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { RUN_EVENT_TYPES, RUN_STATUSES } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
-import { LIVE_STATUSES, lifecycleLua, questionState, TRANSITIONS, transitionsTable } from './lifecycle.js';
+import {
+  LIVE_STATUSES,
+  lifecycleLua,
+  questionState,
+  stepsOf,
+  TRANSITIONS,
+  transitionsTable,
+} from './lifecycle.js';
 import * as scripts from './scripts.js';
 
 const ARCHITECTURE = new URL('../../../docs/architecture.md', import.meta.url);
@@ -21,6 +28,24 @@ describe('the lifecycle', () => {
       if (t.to !== 'unchanged') expect(RUN_STATUSES).toContain(t.to);
       if (t.event) expect(RUN_EVENT_TYPES).toContain(t.event);
     }
+  });
+
+  it("guards every step of every script with the table's own check", () => {
+    // The source Redis runs (includes expanded): each step the table gives a script is named there
+    // and taken under allowed(step, status), generated from the table: the table is the scripts' guard.
+    for (const t of TRANSITIONS) {
+      if (t.from === 'new') continue;
+      const source = (scripts as unknown as Record<string, { source: string }>)[t.script]?.source ?? '';
+      // What follows the generated guard's own definition.
+      const guard = 'statuses[status] == true\nend';
+      const code = source.slice(source.indexOf(guard) + guard.length);
+      expect(code, `${t.script}.lua names "${t.step}"`).toContain(`'${t.step}'`);
+      expect(code, `${t.script}.lua calls allowed()`).toMatch(/\ballowed\(/);
+      expect(stepsOf(t.script)).toContain(t.step);
+    }
+    expect(lifecycleLua()).toContain(
+      `["suspend"] = { ${LIVE_STATUSES.map((s) => `${s} = true`).join(', ')} },`,
+    );
   });
 
   it('says a question still pending when its run ended was cancelled', () => {

@@ -293,18 +293,43 @@ export const TRANSITIONS: readonly Transition[] = [
 ];
 
 /**
- * The Lua the scripts share for the statuses (`--- @include "includes/lifecycle"`),
- * generated from this module so the scripts and the TypeScript cannot disagree.
+ * The Lua the scripts share for the statuses and the steps (`--- @include
+ * "includes/lifecycle"`), generated from this module so that the scripts and
+ * the table cannot disagree: `terminal(status)`, and `allowed(step, status)`,
+ * the guard every step's script takes it under.
  */
 export function lifecycleLua(): string {
   const terminal = TERMINAL_STATUSES.map((status) => `${status} = true`).join(', ');
+  const from = TRANSITIONS.filter((t) => t.from !== 'new').map((t) => {
+    const statuses = (t.from as readonly RunStatus[]).map((status) => `${status} = true`).join(', ');
+    return `  [${JSON.stringify(t.step)}] = { ${statuses} },`;
+  });
   return [
     '-- Generated from packages/queue/src/lifecycle.ts: whether a run in this status has ended.',
     `local TERMINAL = { ${terminal} }`,
     'local function terminal(status)',
     '  return TERMINAL[status] == true',
     'end',
+    '-- Generated from TRANSITIONS: the statuses each step starts from. A step not in the table, or',
+    "-- from a status it does not start from, is refused: the table is the scripts' guard.",
+    'local FROM = {',
+    ...from,
+    '}',
+    'local function allowed(step, status)',
+    '  local statuses = FROM[step]',
+    "  if not statuses then error('not a step of the lifecycle: ' .. step) end",
+    '  return status ~= nil and status ~= false and statuses[status] == true',
+    'end',
   ].join('\n');
+}
+
+/**
+ * The steps a script takes, each one guarded by `allowed('<step>', status)`:
+ * every script named in {@link TRANSITIONS} has a guard for each of its steps
+ * (a test reads the scripts for it).
+ */
+export function stepsOf(script: string): string[] {
+  return TRANSITIONS.filter((t) => t.script === script && t.from !== 'new').map((t) => t.step);
 }
 
 /** {@link TRANSITIONS} as the Markdown table of docs/architecture.md. */

@@ -138,17 +138,18 @@ describe('the scripts', () => {
   );
 
   it.each(Object.values(scripts))('$name includes the helpers it calls, and no other', (script) => {
-    // Each file defines the function it is named after; the generated `lifecycle` defines `terminal`.
+    // Each file defines the function it is named after; the generated `lifecycle` defines `terminal`
+    // and `allowed`.
     const helpers: [include: string, fn: string][] = readdirSync(
       new URL('./commands/includes/', import.meta.url),
     )
       .filter((file) => file.endsWith('.lua'))
       .map((file) => file.slice(0, -'.lua'.length))
       .map((name) => [name, name]);
-    helpers.push(['lifecycle', 'terminal']);
+    helpers.push(['lifecycle', 'terminal|allowed']);
     const { text, code } = scriptFile(script.name);
     const included = [...text.matchAll(/^--- @include "includes\/(\w+)"$/gm)].map((m) => m[1]);
-    const called = helpers.filter(([, fn]) => new RegExp(`\\b${fn}\\(`).test(code)).map(([name]) => name);
+    const called = helpers.filter(([, fn]) => new RegExp(`\\b(?:${fn})\\(`).test(code)).map(([name]) => name);
     expect(included.sort()).toEqual(called.sort());
   });
 });

@@ -40,7 +40,7 @@ if not status then return 'no_run' end
 local request = redis.call('HMGET', KEYS[2], 'status', 'expiresAt')
 if not request[1] then return 'no_request' end
 if request[1] ~= 'pending' then return request[1] end
-if terminal(status) then return 'ended' end
+if not allowed('answer', status) then return 'ended' end
 if nowMs() >= tonumber(request[2]) then return 'expired' end
 redis.call('HSET', KEYS[2], 'status', 'answered', 'answer', ARGV[5])
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[2], 't:' .. ARGV[6], 'used') end

@@ -33,7 +33,7 @@
 local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step', 'session', 'parent', 'tenant')
 local status = fields[1]
 if not status then return { 'missing' } end
-if terminal(status) then return { status } end
+if not allowed('claim', status) then return { status } end
 if fields[2] then return { 'cancel' } end
 -- A crew child goes only while its parent waits for it.
 if fields[7] and fields[7] == ARGV[7] then
@@ -43,7 +43,10 @@ end
 -- One run of a session executes at a time: the head of its queue.
 if fields[6] then
   local head = redis.call('LINDEX', KEYS[5], 0)
-  if head and head ~= ARGV[3] then return { 'wait', head } end
+  if head and head ~= ARGV[3] then
+    if not allowed('wait for the session', status) then return { status } end
+    return { 'wait', head }
+  end
 end
 local attempts = math.max(tonumber(fields[3] or '0'), tonumber(ARGV[5]))
 if fields[4] then

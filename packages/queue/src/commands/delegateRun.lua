@@ -35,7 +35,7 @@
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested', 'childCount')
 if fields[1] ~= ARGV[4] then return 0 end
-if not fields[2] or terminal(fields[2]) or fields[3] then return -1 end
+if not allowed('delegate', fields[2]) or fields[3] then return -1 end
 if redis.call('HGET', KEYS[3], 'call') == ARGV[5] then
   redis.call('HSET', KEYS[1], 'status', 'waiting_for_children')
   return 2

@@ -66,7 +66,9 @@
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner', 'session', 'parent', 'call', 'index', 'createdAt',
   'tenant')
-if not fields[1] or terminal(fields[1]) then return 0 end
+-- The step by the status it ends the run with.
+local STEP = { completed = 'complete', failed = 'fail', cancelled = 'cancel' }
+if not allowed(STEP[ARGV[4]] or ARGV[4], fields[1]) then return 0 end
 if ARGV[8] ~= '' and fields[2] ~= ARGV[8] then return -1 end
 local fieldsEnd = 17 + 2 * tonumber(ARGV[17])
 local turnCount = tonumber(ARGV[16])

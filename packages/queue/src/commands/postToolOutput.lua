@@ -32,7 +32,7 @@ if not status then return 'no_run' end
 local state = redis.call('HGET', KEYS[3], 's:' .. ARGV[4])
 if not state then return 'no_request' end
 if state ~= 'pending' then return state end
-if terminal(status) then return 'ended' end
+if not allowed('post a tool output', status) then return 'ended' end
 if nowMs() >= tonumber(redis.call('HGET', KEYS[3], 'deadline')) then return 'expired' end
 redis.call('HSET', KEYS[3], 's:' .. ARGV[4], 'received')
 redis.call('HSET', KEYS[4], ARGV[4], ARGV[5])
@@ -42,5 +42,6 @@ local pending = redis.call('HINCRBY', KEYS[3], 'pending', -1)
 append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'tool.output_received',
   cjson.encode({ requestId = ARGV[4], isError = ARGV[6] == '1' }))
 if pending > 0 then return 'ok' end
+if not allowed('post the last tool output', status) then return 'ok' end
 redis.call('HSET', KEYS[1], 'status', 'queued')
 return 'last'

@@ -18,7 +18,8 @@
 
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return 'missing' end
-if terminal(status) then return status end
+local step = ARGV[3] == 'interrupt' and 'request an interrupt' or 'request a cancel'
+if not allowed(step, status) then return status end
 if ARGV[3] == 'interrupt' then
   -- A cancel already asked for stands.
   if not redis.call('HGET', KEYS[1], 'cancelRequested') then redis.call('HSET', KEYS[1], 'cancelRequested', 'interrupt') end

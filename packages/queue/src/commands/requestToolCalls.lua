@@ -32,7 +32,7 @@
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
 if fields[1] ~= ARGV[4] then return 0 end
-if not fields[2] or terminal(fields[2]) or fields[3] then return -1 end
+if not allowed('request tool outputs', fields[2]) or fields[3] then return -1 end
 local count = tonumber(ARGV[7])
 local calls = { unpack(ARGV, 8, 7 + 2 * count) }
 for i = 8 + 2 * count, #ARGV, 2 do append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[i], ARGV[i + 1]) end

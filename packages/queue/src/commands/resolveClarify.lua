@@ -30,7 +30,7 @@ if request[1] == 'answered' then return { 'answered', request[3] } end
 if request[1] == 'timed_out' then return { 'timed_out' } end
 if nowMs() < tonumber(request[2]) then return { 'pending', request[2] } end
 local run = redis.call('HMGET', KEYS[1], 'owner', 'status')
-if run[1] ~= ARGV[5] or not run[2] or terminal(run[2]) then return { 'not_owner' } end
+if run[1] ~= ARGV[5] or not allowed('time a question out', run[2]) then return { 'not_owner' } end
 redis.call('HSET', KEYS[2], 'status', 'timed_out')
 redis.call('DEL', KEYS[4])
 append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.timed_out', cjson.encode({ requestId = ARGV[4] }))

@@ -35,7 +35,7 @@ end
 if tonumber(meta[2]) > 0 then
   if nowMs() < tonumber(meta[1]) then return { 'pending', meta[1] } end
   local run = redis.call('HMGET', KEYS[1], 'owner', 'status')
-  if run[1] ~= ARGV[4] or not run[2] or terminal(run[2]) then return { 'not_owner' } end
+  if run[1] ~= ARGV[4] or not allowed('time tool calls out', run[2]) then return { 'not_owner' } end
   for _, requestId in ipairs(requestIds) do
     if redis.call('HGET', KEYS[3], 's:' .. requestId) == 'pending' then
       redis.call('HSET', KEYS[3], 's:' .. requestId, 'timed_out')

@@ -21,7 +21,7 @@
 --- @include "includes/append"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
-if not fields[1] or terminal(fields[1]) or fields[2] ~= ARGV[7] then return false end
+if not allowed('retry', fields[1]) or fields[2] ~= ARGV[7] then return false end
 redis.call('HSET', KEYS[1], 'status', 'queued')
 return append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.retrying', cjson.encode({
   attempt = tonumber(ARGV[4]),

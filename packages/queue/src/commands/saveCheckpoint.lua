@@ -31,7 +31,7 @@
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
 if fields[1] ~= ARGV[1] then return 0 end
-if not fields[2] or terminal(fields[2]) or fields[3] then return -1 end
+if not allowed('save a checkpoint', fields[2]) or fields[3] then return -1 end
 local turnCount = tonumber(ARGV[9])
 if turnCount > 0 then replaceTurn(KEYS[4], 10, turnCount) end
 appendPairs(KEYS[3], ARGV[5], ARGV[6], ARGV[7], 10 + turnCount)

@@ -15,6 +15,14 @@
 --- @include "includes/lifecycle"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner')
-if not fields[1] or terminal(fields[1]) or fields[2] ~= ARGV[1] then return 0 end
+-- The step by the status it leads to.
+local STEP = {
+  waiting_for_input = 'sleep again (woken early)',
+  waiting_for_children = 'wait for children again (woken early)',
+  queued = 'release (shutdown)',
+}
+local step = STEP[ARGV[2]]
+if not step then error('setStatus does not lead to ' .. ARGV[2]) end
+if not allowed(step, fields[1]) or fields[2] ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
 return 1

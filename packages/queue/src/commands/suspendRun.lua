@@ -30,7 +30,7 @@
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
 if fields[1] ~= ARGV[4] then return 0 end
-if not fields[2] or terminal(fields[2]) or fields[3] then return -1 end
+if not allowed('suspend', fields[2]) or fields[3] then return -1 end
 redis.call('HSET', KEYS[2], 'requestId', ARGV[5], 'status', 'pending', 'expiresAt', ARGV[6])
 redis.call('EXPIRE', KEYS[2], ARGV[8])
 redis.call('HSET', KEYS[1], 'status', 'waiting_for_input')

@@ -16,7 +16,7 @@ local function reportChild(parentRecord, parentEvents, delegation, channel, maxl
   if redis.call('HSETNX', delegation, 'r:' .. childId, result) == 0 then return 0 end
   local pending = redis.call('HINCRBY', delegation, 'pending', -1)
   local parentStatus = redis.call('HGET', parentRecord, 'status')
-  if parentStatus and not terminal(parentStatus) then
+  if allowed('report a child', parentStatus) then
     append(parentEvents, channel, maxlen, parentId, 'child.finished',
       cjson.encode({ childRunId = childId, index = index, status = status, summary = summary }))
   end
