@@ -198,9 +198,17 @@ async function startSide(name, { metrics }) {
       ]),
     ),
     // The runs' queues (one per shard), read the way BullMQ's own tools do: one script per queue and poll.
+    // skipMetasUpdate: a Queue opened without it writes BullMQ's defaults into the queue's meta, the
+    // event stream's cap among them (10,000 where Tether sets 100), and the bench would then measure a
+    // queue no deployment runs.
     runQueues: Array.from(
       { length: SHARDS },
-      (_, shard) => new Queue(QUEUE_NAME, { connection: redis, prefix: sideKeys.shardPrefix(shard) }),
+      (_, shard) =>
+        new Queue(QUEUE_NAME, {
+          connection: redis,
+          prefix: sideKeys.shardPrefix(shard),
+          skipMetasUpdate: true,
+        }),
     ),
   };
 }
