@@ -185,251 +185,17 @@ const DELEGATES: ReadonlySet<string> = new Set(['delegate_task', 'delegate_paral
 
 /** Runs one attempt of a run. Never throws: every ending is an outcome. */
 export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome> {
-  const limits = { ...DEFAULT_ATTEMPT_LIMITS, ...params.limits };
-  const now = params.now ?? Date.now;
-  const { checkpoint, emit, signal } = params;
-  const locale = params.locale ?? 'en';
-  const started = now();
-  const activeBefore = checkpoint.activeMs;
-  // Time spent waiting for an in-process answer: a human's time, not the run's.
-  let waitedMs = 0;
-  const tick = () => {
-    checkpoint.activeMs = activeBefore + (now() - started) - waitedMs;
-  };
-  const clarifyTimeoutMs = params.clarifyTimeoutMs ?? 20_000;
-  const save = async () => {
-    tick();
-    await params.saveCheckpoint(checkpoint);
-  };
-  const tools = new Map(params.tools.map((tool) => [tool.name, tool]));
-  const clientTools = new Map<string, CompiledClientTool>();
-  const modelTools: ModelTool[] = params.tools.map((tool) => ({
-    name: tool.schema.name,
-    description: tool.schema.description,
-    parameters: tool.schema.parameters,
-  }));
-
+  const attempt = new Attempt(params);
   try {
-    // Checked at submit, compiled here (in the try: a schema that no longer compiles fails the run).
-    for (const tool of compileClientTools(params.clientTools ?? [])) {
-      if (tools.has(tool.name)) continue;
-      clientTools.set(tool.name, tool);
-      modelTools.push({ name: tool.name, description: tool.description, parameters: tool.parameters });
-    }
-    if (checkpoint.waitpoint) {
-      resumeWaitpoint(params, checkpoint.waitpoint, limits, locale);
-      checkpoint.waitpoint = undefined;
-      await save();
-    }
-
+    attempt.offerClientTools();
+    await attempt.resume();
     for (;;) {
-      if (signal.aborted) return { status: 'cancelled' };
-
-      // The calls of the last turn that have no result yet: all of them after a model
-      // turn, the rest of them after a resume. Valid client tool calls wait until the
-      // turn's other calls have run, then are requested together.
-      const clientCalls: { call: ToolCall; args: Record<string, unknown> }[] = [];
-      for (const call of unansweredToolCalls(checkpoint)) {
-        if (signal.aborted) return { status: 'cancelled' };
-        const tool = tools.get(call.name);
-        const client = tool ? undefined : clientTools.get(call.name);
-        if (client) {
-          const parsed = client.parse(call.arguments);
-          if (parsed.ok) {
-            clientCalls.push({ call, args: parsed.args });
-            continue;
-          }
-          // Invalid arguments: the model is told, the client never bothered.
-          emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
-          recordToolResult(params, checkpoint, call.id, call.name, parsed.result, limits);
-          await save();
-          continue;
-        }
-        if (tool && params.crew && DELEGATES.has(call.name)) {
-          emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
-          const planned = planDelegation(params.crew, tool, call);
-          if ('refused' in planned) {
-            recordToolResult(params, checkpoint, call.id, call.name, planned.refused, limits);
-            await save();
-            continue;
-          }
-          const delegation = planned.delegation;
-          checkpoint.waitpoint = {
-            requests: [{ kind: 'children', requestId: delegation.callId, ...delegation }],
-          };
-          await save();
-          // The host creates the children and appends `child.started` for each.
-          return { status: 'delegating', delegation: planned.delegation };
-        }
-        if (tool && call.name === ESCALATE) {
-          const parsed = parseToolArguments(tool.schema, call.arguments);
-          if (parsed.ok) {
-            emit({
-              type: 'tool.call',
-              data: { callId: call.id, name: call.name, arguments: call.arguments },
-            });
-            const content = escalatedToolResult(locale);
-            recordToolResult(params, checkpoint, call.id, call.name, { ok: true, content }, limits);
-            await save();
-            return {
-              status: 'completed',
-              output: (parsed.args as { reason: string }).reason,
-              escalated: true,
-            };
-          }
-          // Invalid arguments: the tool below gives the model its validation error.
-        }
-        if (tool && call.name === CLARIFY) {
-          const question = clarifyQuestion(tool, call);
-          if (question && params.onClarifyRequest) {
-            emit({
-              type: 'tool.call',
-              data: { callId: call.id, name: call.name, arguments: call.arguments },
-            });
-            const asked = now();
-            const reply = await askInProcess(params.onClarifyRequest, question.question, question.choices, {
-              signal,
-              timeoutMs: clarifyTimeoutMs,
-            });
-            waitedMs += now() - asked;
-            if (reply.kind === 'aborted') {
-              // As for any tool stopped mid-call: unanswered for the next owner, or Cancelled for the user.
-              if (params.interrupted?.()) return { status: 'cancelled' };
-              const content = 'The clarify call was cancelled before the question was answered.';
-              recordToolResult(params, checkpoint, call.id, call.name, { ok: false, content }, limits);
-              await save();
-              return { status: 'cancelled' };
-            }
-            const result =
-              reply.kind === 'answered'
-                ? { ok: true, content: reply.answer }
-                : reply.kind === 'timed-out'
-                  ? { ok: true, content: clarifyTimeoutMessage(locale) }
-                  : { ok: false, content: clarifyFailedMessage(locale, reply.reason) };
-            recordToolResult(params, checkpoint, call.id, call.name, result, limits);
-            await save();
-            continue;
-          }
-          if (question && (params.interaction ?? 'suspend') === 'suspend') {
-            const pending: PendingClarifyState = {
-              requestId: newId('clr'),
-              callId: call.id,
-              question: question.question,
-              choices: question.choices,
-              expiresAt: new Date(now() + clarifyTimeoutMs).toISOString(),
-            };
-            emit({
-              type: 'tool.call',
-              data: { callId: call.id, name: call.name, arguments: call.arguments },
-            });
-            checkpoint.waitpoint = { requests: [{ kind: 'question', ...pending }] };
-            await save();
-            // The host stores the question and appends `clarify.requested` in one step.
-            return { status: 'suspended', clarify: pending };
-          }
-          if (question && params.interaction === 'return') {
-            const result = await runTool(params, tool, call);
-            if (signal.aborted && params.interrupted?.()) return { status: 'cancelled' };
-            recordToolResult(params, checkpoint, call.id, call.name, result, limits);
-            await save();
-            return { status: 'completed', output: result.content };
-          }
-        }
-        const result = tool
-          ? await runTool(params, tool, call)
-          : {
-              ok: false,
-              content: `There is no tool named "${call.name}". The tools you can call are: ${[...tools.keys()].join(', ') || 'none'}.`,
-            };
-        // Stopped by the host while the call ran: its result is not the call's; the next owner runs it again.
-        if (signal.aborted && params.interrupted?.()) return { status: 'cancelled' };
-        if (!tool)
-          emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
-        recordToolResult(params, checkpoint, call.id, call.name, result, limits, { server: tool?.server });
-        await save();
-      }
-      if (signal.aborted) return { status: 'cancelled' };
-      if (clientCalls.length > 0) {
-        const expiresAt = new Date(
-          now() + (params.toolTimeoutMs ?? CLIENT_TOOL_LIMITS.timeoutDefaultMs),
-        ).toISOString();
-        const calls: PendingToolCall[] = clientCalls.map(({ call, args }) => ({
-          requestId: newId('tcr'),
-          callId: call.id,
-          name: call.name,
-          arguments: args,
-          expiresAt,
-        }));
-        for (const { call } of clientCalls) {
-          emit({ type: 'tool.call', data: { callId: call.id, name: call.name, arguments: call.arguments } });
-        }
-        checkpoint.waitpoint = { requests: calls.map((call) => ({ kind: 'tool_output', ...call })) };
-        await save();
-        // The host records the requests and appends `tool.requested` for each in one step.
-        return { status: 'tool_calls', calls };
-      }
-
-      tick();
-      if (checkpoint.step >= limits.maxSteps) {
-        return fail(
-          'ERR_AGENT_MAX_STEPS',
-          `The run took ${checkpoint.step} model turns (the limit) without a final answer.`,
-        );
-      }
-      if (checkpoint.usage.outputTokens >= limits.maxOutputTokens) {
-        return fail(
-          'ERR_AGENT_MAX_OUTPUT_TOKENS',
-          `The run used ${checkpoint.usage.outputTokens} output tokens (limit ${limits.maxOutputTokens}) without a final answer.`,
-        );
-      }
-      if (checkpoint.activeMs >= limits.wallClockMs) {
-        return fail(
-          'ERR_AGENT_WALL_CLOCK',
-          `The run was active for ${Math.round(checkpoint.activeMs / 1000)} s (limit ${Math.round(limits.wallClockMs / 1000)} s) without a final answer.`,
-        );
-      }
-
-      const turn = await withWallClock(
-        (turnSignal) =>
-          params.provider.complete({
-            messages: checkpoint.messages,
-            tools: modelTools,
-            maxOutputTokens: undefined,
-            signal: turnSignal,
-            onDelta: (text) => emit({ type: 'message.delta', data: { text } }),
-          }),
-        signal,
-        limits.wallClockMs - checkpoint.activeMs,
-      );
-      if (turn === 'wall-clock') {
-        tick();
-        return fail(
-          'ERR_AGENT_WALL_CLOCK',
-          `The run reached its wall-clock limit of ${Math.round(limits.wallClockMs / 1000)} s.`,
-        );
-      }
-      checkpoint.step++;
-      addUsage(checkpoint.usage, turn.usage);
-      checkpoint.messages.push({
-        role: 'assistant',
-        content: turn.content,
-        ...(turn.toolCalls.length > 0 ? { toolCalls: turn.toolCalls } : {}),
-      });
-      emit({ type: 'usage', data: { ...checkpoint.usage } });
-      emit({
-        type: 'message',
-        data: { role: 'assistant', content: turn.content, toolCalls: turn.toolCalls },
-      });
-      if (turn.toolCalls.length === 0) {
-        // The final answer is not saved here: the caller stores the checkpoint with the
-        // outcome, in the step that ends the run.
-        tick();
-        return { status: 'completed', output: turn.content };
-      }
-      await save();
+      if (params.signal.aborted) return { status: 'cancelled' };
+      const ended = (await attempt.runTurnCalls()) ?? attempt.limitReached() ?? (await attempt.modelTurn());
+      if (ended) return ended;
     }
   } catch (error) {
-    if (signal.aborted && (!(error instanceof AgentError) || error.code === 'ERR_MODEL_ABORTED')) {
+    if (params.signal.aborted && (!(error instanceof AgentError) || error.code === 'ERR_MODEL_ABORTED')) {
       return { status: 'cancelled' };
     }
     if (error instanceof TetherError) return { status: 'failed', error };
@@ -438,13 +204,332 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
       error: new AgentError('ERR_AGENT_INTERNAL', `The attempt failed: ${String(error)}`, { cause: error }),
     };
   }
+}
 
-  function fail(
-    code: 'ERR_AGENT_MAX_STEPS' | 'ERR_AGENT_MAX_OUTPUT_TOKENS' | 'ERR_AGENT_WALL_CLOCK',
-    message: string,
-  ) {
-    return { status: 'failed' as const, error: new AgentError(code, message) };
+/** A valid client tool call of the turn, requested with the turn's others once the rest have run. */
+type ClientCall = { call: ToolCall; args: Record<string, unknown> };
+
+/**
+ * One attempt's state: its parameters and limits, the tools offered to the
+ * model, and the clock of its active time. Its steps read as the loop does:
+ * resume, run the turn's calls, check the limits, take a model turn.
+ */
+class Attempt {
+  readonly #params: AttemptParams;
+  readonly #limits: AttemptLimits;
+  readonly #now: () => number;
+  readonly #locale: Locale;
+  readonly #clarifyTimeoutMs: number;
+  readonly #tools: Map<string, Tool>;
+  readonly #clientTools = new Map<string, CompiledClientTool>();
+  readonly #modelTools: ModelTool[];
+  readonly #started: number;
+  readonly #activeBefore: number;
+  /** Time spent waiting for an in-process answer: a human's time, not the run's. */
+  #waitedMs = 0;
+
+  constructor(params: AttemptParams) {
+    this.#params = params;
+    this.#limits = { ...DEFAULT_ATTEMPT_LIMITS, ...params.limits };
+    this.#now = params.now ?? Date.now;
+    this.#locale = params.locale ?? 'en';
+    this.#clarifyTimeoutMs = params.clarifyTimeoutMs ?? 20_000;
+    this.#started = this.#now();
+    this.#activeBefore = params.checkpoint.activeMs;
+    this.#tools = new Map(params.tools.map((tool) => [tool.name, tool]));
+    this.#modelTools = params.tools.map((tool) => ({
+      name: tool.schema.name,
+      description: tool.schema.description,
+      parameters: tool.schema.parameters,
+    }));
   }
+
+  get #checkpoint(): Checkpoint {
+    return this.#params.checkpoint;
+  }
+
+  #tick(): void {
+    this.#checkpoint.activeMs = this.#activeBefore + (this.#now() - this.#started) - this.#waitedMs;
+  }
+
+  async #save(): Promise<void> {
+    this.#tick();
+    await this.#params.saveCheckpoint(this.#checkpoint);
+  }
+
+  #record(call: ToolCall, result: { ok: boolean; content: string }, server?: string | undefined): void {
+    recordToolResult(this.#params, this.#checkpoint, call.id, call.name, result, this.#limits, { server });
+  }
+
+  #announce(call: ToolCall): void {
+    this.#params.emit({
+      type: 'tool.call',
+      data: { callId: call.id, name: call.name, arguments: call.arguments },
+    });
+  }
+
+  /** The run's client tools, checked at submit, compiled here (a schema that no longer compiles fails the run). */
+  offerClientTools(): void {
+    for (const tool of compileClientTools(this.#params.clientTools ?? [])) {
+      if (this.#tools.has(tool.name)) continue;
+      this.#clientTools.set(tool.name, tool);
+      this.#modelTools.push({ name: tool.name, description: tool.description, parameters: tool.parameters });
+    }
+  }
+
+  /** The waitpoint the run waited on, if any: each request's result recorded (see resumeWaitpoint). */
+  async resume(): Promise<void> {
+    if (!this.#checkpoint.waitpoint) return;
+    resumeWaitpoint(this.#params, this.#checkpoint.waitpoint, this.#limits, this.#locale);
+    this.#checkpoint.waitpoint = undefined;
+    await this.#save();
+  }
+
+  /**
+   * The calls of the last turn that have no result yet: all of them after a
+   * model turn, the rest of them after a resume. Valid client tool calls wait
+   * until the turn's other calls have run, then are requested together. An
+   * outcome when the attempt ends here.
+   */
+  async runTurnCalls(): Promise<AttemptOutcome | undefined> {
+    const { signal } = this.#params;
+    const clientCalls: ClientCall[] = [];
+    for (const call of unansweredToolCalls(this.#checkpoint)) {
+      if (signal.aborted) return { status: 'cancelled' };
+      const ended = await this.#runCall(call, clientCalls);
+      if (ended) return ended;
+    }
+    if (signal.aborted) return { status: 'cancelled' };
+    if (clientCalls.length > 0) return this.#requestClientCalls(clientCalls);
+    this.#tick();
+    return undefined;
+  }
+
+  /** One call of the turn, by what it is; an outcome when it ends the attempt. */
+  async #runCall(call: ToolCall, clientCalls: ClientCall[]): Promise<AttemptOutcome | undefined> {
+    const tool = this.#tools.get(call.name);
+    const client = tool ? undefined : this.#clientTools.get(call.name);
+    if (client) {
+      const parsed = client.parse(call.arguments);
+      if (parsed.ok) {
+        clientCalls.push({ call, args: parsed.args });
+        return undefined;
+      }
+      // Invalid arguments: the model is told, the client never bothered.
+      this.#announce(call);
+      this.#record(call, parsed.result);
+      await this.#save();
+      return undefined;
+    }
+    if (tool && this.#params.crew && DELEGATES.has(call.name))
+      return this.#delegate(this.#params.crew, tool, call);
+    if (tool && call.name === ESCALATE) {
+      const escalated = await this.#escalate(tool, call);
+      if (escalated) return escalated;
+      // Invalid arguments: the tool below gives the model its validation error.
+    }
+    if (tool && call.name === CLARIFY) {
+      const question = clarifyQuestion(tool, call);
+      if (question) return this.#clarify(tool, call, question);
+    }
+    return this.#runToolCall(tool, call);
+  }
+
+  async #delegate(crew: CrewOptions, tool: Tool, call: ToolCall): Promise<AttemptOutcome | undefined> {
+    this.#announce(call);
+    const planned = planDelegation(crew, tool, call);
+    if ('refused' in planned) {
+      this.#record(call, planned.refused);
+      await this.#save();
+      return undefined;
+    }
+    const delegation = planned.delegation;
+    this.#checkpoint.waitpoint = {
+      requests: [{ kind: 'children', requestId: delegation.callId, ...delegation }],
+    };
+    await this.#save();
+    // The host creates the children and appends `child.started` for each.
+    return { status: 'delegating', delegation: planned.delegation };
+  }
+
+  async #escalate(tool: Tool, call: ToolCall): Promise<AttemptOutcome | undefined> {
+    const parsed = parseToolArguments(tool.schema, call.arguments);
+    if (!parsed.ok) return undefined;
+    this.#announce(call);
+    this.#record(call, { ok: true, content: escalatedToolResult(this.#locale) });
+    await this.#save();
+    return { status: 'completed', output: (parsed.args as { reason: string }).reason, escalated: true };
+  }
+
+  /** A valid clarify call: answered in process, suspended on, or (`return`) its own result ending the run. */
+  async #clarify(
+    tool: Tool,
+    call: ToolCall,
+    question: { question: string; choices: string[] },
+  ): Promise<AttemptOutcome | undefined> {
+    if (this.#params.onClarifyRequest)
+      return this.#askInProcess(this.#params.onClarifyRequest, call, question);
+    if ((this.#params.interaction ?? 'suspend') === 'suspend') {
+      const pending: PendingClarifyState = {
+        requestId: newId('clr'),
+        callId: call.id,
+        question: question.question,
+        choices: question.choices,
+        expiresAt: new Date(this.#now() + this.#clarifyTimeoutMs).toISOString(),
+      };
+      this.#announce(call);
+      this.#checkpoint.waitpoint = { requests: [{ kind: 'question', ...pending }] };
+      await this.#save();
+      // The host stores the question and appends `clarify.requested` in one step.
+      return { status: 'suspended', clarify: pending };
+    }
+    // `return`: no channel to a human; clarify's own result ends the run with the question.
+    const result = await runTool(this.#params, tool, call);
+    if (this.#params.signal.aborted && this.#params.interrupted?.()) return { status: 'cancelled' };
+    this.#record(call, result);
+    await this.#save();
+    return { status: 'completed', output: result.content };
+  }
+
+  async #askInProcess(
+    handler: ClarifyRequestHandler,
+    call: ToolCall,
+    question: { question: string; choices: string[] },
+  ): Promise<AttemptOutcome | undefined> {
+    this.#announce(call);
+    const asked = this.#now();
+    const reply = await askInProcess(handler, question.question, question.choices, {
+      signal: this.#params.signal,
+      timeoutMs: this.#clarifyTimeoutMs,
+    });
+    this.#waitedMs += this.#now() - asked;
+    if (reply.kind === 'aborted') {
+      // As for any tool stopped mid-call: unanswered for the next owner, or Cancelled for the user.
+      if (this.#params.interrupted?.()) return { status: 'cancelled' };
+      const content = 'The clarify call was cancelled before the question was answered.';
+      this.#record(call, { ok: false, content });
+      await this.#save();
+      return { status: 'cancelled' };
+    }
+    const result =
+      reply.kind === 'answered'
+        ? { ok: true, content: reply.answer }
+        : reply.kind === 'timed-out'
+          ? { ok: true, content: clarifyTimeoutMessage(this.#locale) }
+          : { ok: false, content: clarifyFailedMessage(this.#locale, reply.reason) };
+    this.#record(call, result);
+    await this.#save();
+    return undefined;
+  }
+
+  /** A call of one of `tools` (or of none: the model is told what it can call). */
+  async #runToolCall(tool: Tool | undefined, call: ToolCall): Promise<AttemptOutcome | undefined> {
+    const result = tool
+      ? await runTool(this.#params, tool, call)
+      : {
+          ok: false,
+          content: `There is no tool named "${call.name}". The tools you can call are: ${[...this.#tools.keys()].join(', ') || 'none'}.`,
+        };
+    // Stopped by the host while the call ran: its result is not the call's; the next owner runs it again.
+    if (this.#params.signal.aborted && this.#params.interrupted?.()) return { status: 'cancelled' };
+    if (!tool) this.#announce(call);
+    this.#record(call, result, tool?.server);
+    await this.#save();
+    return undefined;
+  }
+
+  /** The turn's valid client tool calls, requested together: the attempt ends waiting for their outputs. */
+  async #requestClientCalls(clientCalls: ClientCall[]): Promise<AttemptOutcome> {
+    const expiresAt = new Date(
+      this.#now() + (this.#params.toolTimeoutMs ?? CLIENT_TOOL_LIMITS.timeoutDefaultMs),
+    ).toISOString();
+    const calls: PendingToolCall[] = clientCalls.map(({ call, args }) => ({
+      requestId: newId('tcr'),
+      callId: call.id,
+      name: call.name,
+      arguments: args,
+      expiresAt,
+    }));
+    for (const { call } of clientCalls) this.#announce(call);
+    this.#checkpoint.waitpoint = { requests: calls.map((call) => ({ kind: 'tool_output', ...call })) };
+    await this.#save();
+    // The host records the requests and appends `tool.requested` for each in one step.
+    return { status: 'tool_calls', calls };
+  }
+
+  /** The run's limits, checked before each model turn: a failure when one is reached. */
+  limitReached(): AttemptOutcome | undefined {
+    const checkpoint = this.#checkpoint;
+    const limits = this.#limits;
+    if (checkpoint.step >= limits.maxSteps) {
+      return failure(
+        'ERR_AGENT_MAX_STEPS',
+        `The run took ${checkpoint.step} model turns (the limit) without a final answer.`,
+      );
+    }
+    if (checkpoint.usage.outputTokens >= limits.maxOutputTokens) {
+      return failure(
+        'ERR_AGENT_MAX_OUTPUT_TOKENS',
+        `The run used ${checkpoint.usage.outputTokens} output tokens (limit ${limits.maxOutputTokens}) without a final answer.`,
+      );
+    }
+    if (checkpoint.activeMs >= limits.wallClockMs) {
+      return failure(
+        'ERR_AGENT_WALL_CLOCK',
+        `The run was active for ${Math.round(checkpoint.activeMs / 1000)} s (limit ${Math.round(limits.wallClockMs / 1000)} s) without a final answer.`,
+      );
+    }
+    return undefined;
+  }
+
+  /** One model turn: its answer appended; the outcome when it is the final answer (or the wall clock ran out). */
+  async modelTurn(): Promise<AttemptOutcome | undefined> {
+    const { emit, signal, provider } = this.#params;
+    const checkpoint = this.#checkpoint;
+    const turn = await withWallClock(
+      (turnSignal) =>
+        provider.complete({
+          messages: checkpoint.messages,
+          tools: this.#modelTools,
+          maxOutputTokens: undefined,
+          signal: turnSignal,
+          onDelta: (text) => emit({ type: 'message.delta', data: { text } }),
+        }),
+      signal,
+      this.#limits.wallClockMs - checkpoint.activeMs,
+    );
+    if (turn === 'wall-clock') {
+      this.#tick();
+      return failure(
+        'ERR_AGENT_WALL_CLOCK',
+        `The run reached its wall-clock limit of ${Math.round(this.#limits.wallClockMs / 1000)} s.`,
+      );
+    }
+    checkpoint.step++;
+    addUsage(checkpoint.usage, turn.usage);
+    checkpoint.messages.push({
+      role: 'assistant',
+      content: turn.content,
+      ...(turn.toolCalls.length > 0 ? { toolCalls: turn.toolCalls } : {}),
+    });
+    emit({ type: 'usage', data: { ...checkpoint.usage } });
+    emit({ type: 'message', data: { role: 'assistant', content: turn.content, toolCalls: turn.toolCalls } });
+    if (turn.toolCalls.length === 0) {
+      // The final answer is not saved here: the caller stores the checkpoint with the
+      // outcome, in the step that ends the run.
+      this.#tick();
+      return { status: 'completed', output: turn.content };
+    }
+    await this.#save();
+    return undefined;
+  }
+}
+
+function failure(
+  code: 'ERR_AGENT_MAX_STEPS' | 'ERR_AGENT_MAX_OUTPUT_TOKENS' | 'ERR_AGENT_WALL_CLOCK',
+  message: string,
+): AttemptOutcome {
+  return { status: 'failed', error: new AgentError(code, message) };
 }
 
 async function runTool(params: AttemptParams, tool: Tool, call: ToolCall) {
