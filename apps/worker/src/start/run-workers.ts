@@ -1,0 +1,137 @@
+import {
+  backoffStrategy,
+  isRedisConnectionError,
+  QUEUE_NAME,
+  type RunJobData,
+  type TetherKeys,
+} from '@tether/queue';
+import { type Job, type Telemetry, Worker } from 'bullmq';
+import type { Logger } from 'pino';
+import type { TenantSlotKeeper } from '../attempt/tenant-slot.js';
+import type { WorkerConfig } from '../config.js';
+import type { createProcessor } from '../processor.js';
+import type { WorkerConnections } from './connections.js';
+import type { WorkerStores } from './stores.js';
+
+/** The BullMQ workers on the runs queue (one per shard taken), and what keeps their attempts honest. */
+export interface RunWorkers {
+  workers: Worker<RunJobData>[];
+  /** Stops the timer that stops attempts whose lock was not renewed in time. */
+  stopTimers(): void;
+}
+
+/** One BullMQ worker per shard taken, sharing this worker's slots (see shardConcurrency). */
+export function startRunWorkers(options: {
+  config: Readonly<WorkerConfig>;
+  keys: TetherKeys;
+  connections: WorkerConnections;
+  stores: WorkerStores;
+  processor: ReturnType<typeof createProcessor>;
+  tenantSlots: TenantSlotKeeper | undefined;
+  telemetry: Telemetry | undefined;
+  logger: Logger;
+  wakeSession: (sessionId: string) => Promise<void>;
+}): RunWorkers {
+  const { config, keys, connections, stores, processor, tenantSlots, telemetry, logger } = options;
+  const { store } = stores;
+  const workers = config.shards.map((shard, index) => {
+    const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
+      connection: connections.bullmq,
+      prefix: keys.shardPrefix(shard),
+      concurrency: shardConcurrency(config.concurrency, config.shards.length, index),
+      lockDuration: config.lockDurationMs,
+      stalledInterval: config.stalledIntervalMs,
+      maxStalledCount: config.maxStalledCount,
+      // A retry's delay is the one the attempt recorded in `run.retrying` (see settleOutcome).
+      settings: { backoffStrategy },
+      autorun: true,
+      // BullMQ's 'process' span per job taken, continuing the trace its job carries (the enqueue's).
+      ...(telemetry ? { telemetry } : {}),
+    });
+    worker.on('error', (error) => {
+      // BullMQ reports every reconnect attempt of its connections too.
+      if (isRedisConnectionError(error) || connections.breaker.outage) {
+        logger.debug({ shard, error: error.message }, 'worker error while Redis is unreachable');
+      } else logger.error({ shard, err: error }, 'worker error');
+    });
+    // A run whose lock is lost (or not renewed in time, when Redis does not answer) stops at once,
+    // commands included: by the time its lock expires and another worker may take the run over,
+    // nothing of this attempt runs any more.
+    worker.on('locksRenewed', ({ jobIds }) => {
+      processor.activeRuns.locksRenewed(jobIds);
+      tenantSlots?.renew(jobIds);
+      void stopCancelled(jobIds);
+    });
+    worker.on('lockRenewalFailed', (jobIds) => {
+      for (const runId of jobIds) processor.activeRuns.stop(runId, 'lost');
+    });
+    worker.on('failed', (job: Job<RunJobData> | undefined, error: Error) => {
+      if (job) endGivenUp(job, error);
+    });
+    return worker;
+  });
+  const leaseCheck = setInterval(
+    () => processor.activeRuns.stopStale(Date.now(), Math.floor(config.lockDurationMs * 0.75)),
+    Math.max(100, Math.floor(config.lockDurationMs / 10)),
+  );
+  leaseCheck.unref();
+
+  connections.subscriber.on('message', (channel: string, runId: string) => {
+    if (channel === keys.cancelChannel) processor.activeRuns.stop(runId, 'cancel');
+  });
+
+  /**
+   * A cancel's broadcast can be missed (pub/sub keeps nothing for a subscriber that was reconnecting),
+   * and an attempt waiting on a slow model or command would then see it only at its next save: each
+   * lock renewal also reads the cancel flags of the runs it renewed, so a cancel reaches its attempt
+   * within half a lock at worst. An interrupt is left to the attempt's next save, as without a miss.
+   */
+  async function stopCancelled(runIds: readonly string[]): Promise<void> {
+    const modes = await Promise.all(runIds.map((runId) => store.cancelMode(runId).catch(() => undefined)));
+    runIds.forEach((runId, index) => {
+      if (modes[index] === 'cancel') processor.activeRuns.stop(runId, 'cancel');
+    });
+  }
+
+  /** BullMQ gives up on its own after too many stalls (dead workers): end the run so it does not stay running. */
+  function endGivenUp(job: Job<RunJobData>, error: Error): void {
+    const outOfAttempts = job.attemptsMade >= (job.opts.attempts ?? 1);
+    if (!outOfAttempts && !/stalled/i.test(error.message)) return;
+    const runId = job.data.runId;
+    // No job will come back for this run: it is marked dirty first, for the webhook sweep.
+    void stores.dispatcher
+      .around(
+        [runId],
+        () =>
+          store.finalize(runId, {
+            status: 'failed',
+            error: {
+              code: 'ERR_WORKER_GAVE_UP',
+              message: `The run could not be completed: ${error.message}`,
+            },
+          }),
+        undefined,
+        (err) => logger.warn({ err, runId }, 'could not record the webhook deliveries; the sweep will'),
+      )
+      .then(async (ended) => {
+        const sessionId = ended ? (await store.get(runId))?.sessionId : undefined;
+        if (sessionId) await options.wakeSession(sessionId);
+      })
+      .catch((err: unknown) => logger.error({ err, runId: job.data.runId }, 'could not mark the run failed'));
+  }
+
+  return {
+    workers,
+    stopTimers: () => clearInterval(leaseCheck),
+  };
+}
+
+/**
+ * The slots of the `index`-th of `shards` BullMQ workers: the worker's
+ * concurrency shared out as evenly as it goes (the first ones get the
+ * remainder), at least one each.
+ */
+export function shardConcurrency(concurrency: number, shards: number, index: number): number {
+  const share = Math.floor(concurrency / shards) + (index < concurrency % shards ? 1 : 0);
+  return Math.max(1, share);
+}

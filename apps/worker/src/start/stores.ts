@@ -1,0 +1,107 @@
+import { SKILL_LIMITS } from '@tether/protocol';
+import {
+  McpServerStore,
+  MemoryStore,
+  RunService,
+  RunStore,
+  SkillStore,
+  type TetherKeys,
+  WebhookDispatcher,
+  WebhookStore,
+} from '@tether/queue';
+import type { Telemetry } from 'bullmq';
+import type { Logger } from 'pino';
+import { McpListings } from '../attempt/mcp-listings.js';
+import type { WorkerConfig } from '../config.js';
+import type { WorkerMetrics } from '../metrics.js';
+import { SkillFolders, SkillIndexes } from '../skills.js';
+import { DueSignals } from '../webhooks/due-signals.js';
+import type { WorkerConnections } from './connections.js';
+
+/** The stores the worker's attempts and pumps use, on its connections. */
+export interface WorkerStores {
+  store: RunStore;
+  /**
+   * To find and promote the job of a session's next run and of a crew parent whose last child has
+   * reported, and to queue, time out and cancel crew children.
+   */
+  runs: RunService;
+  memory: MemoryStore;
+  mcpServers: McpServerStore;
+  mcpListings: McpListings;
+  skills: { store: SkillStore; indexes: SkillIndexes; folders: SkillFolders };
+  /** Webhooks: the events attempts append become deliveries, which this worker's pumps send. */
+  webhookStore: WebhookStore;
+  dispatcher: WebhookDispatcher;
+  dueSignals: DueSignals;
+  close(): Promise<void>;
+}
+
+export function openStores(options: {
+  config: Readonly<WorkerConfig>;
+  keys: TetherKeys;
+  connections: WorkerConnections;
+  metrics: WorkerMetrics | undefined;
+  telemetry: Telemetry | undefined;
+  logger: Logger;
+}): WorkerStores {
+  const { config, keys, metrics, telemetry, logger } = options;
+  const { redis, subscriber } = options.connections;
+  const store = new RunStore({
+    redis,
+    keys,
+    eventMaxLength: config.eventMaxLength,
+    retentionSeconds: config.retentionSeconds,
+    sessionTtlSeconds: config.sessionTtlSeconds,
+    onEnded: metrics?.runEnd.ended,
+  });
+  const runs = new RunService({ redis, keys, store, telemetry });
+  const skillStore = new SkillStore({
+    redis,
+    keys,
+    limits: {
+      maxCount: config.skillsMaxCount,
+      maxBytes: config.skillsMaxBytes,
+      maxFiles: SKILL_LIMITS.filesMax,
+    },
+  });
+  const skillFolders = new SkillFolders({
+    store: skillStore,
+    base: config.skillsCacheDir,
+    logger,
+    // A superseded folder stays as long as an attempt that mounted it may still run.
+    retainMs: Math.max(2 * 3600_000, config.wallClockMs),
+  });
+  const webhookStore = new WebhookStore({ redis, keys, settings: config.webhook });
+  const dueSignals = new DueSignals();
+  const dispatcher = new WebhookDispatcher({
+    store,
+    webhooks: webhookStore,
+    secrets: config.secrets,
+    publicUrl: config.publicUrl,
+    subscriber,
+    onDue: (tenant, endpointId) => dueSignals.notify(tenant, endpointId),
+  });
+  return {
+    store,
+    runs,
+    memory: new MemoryStore({
+      redis,
+      keys,
+      maxEntries: config.memoryMaxEntries,
+      maxBytes: config.memoryMaxBytes,
+    }),
+    mcpServers: new McpServerStore({ redis, keys, maxServers: config.mcpMaxServers }),
+    mcpListings: new McpListings(config.mcpListTtlMs),
+    skills: { store: skillStore, indexes: new SkillIndexes(skillStore), folders: skillFolders },
+    webhookStore,
+    dispatcher,
+    dueSignals,
+    async close() {
+      dispatcher.close();
+      await webhookStore.close().catch(() => undefined);
+      await runs.close().catch(() => undefined);
+      await skillFolders.close().catch(() => undefined);
+    },
+  };
+}
