@@ -14,10 +14,11 @@
 import { ExitPromptError } from '@inquirer/core';
 import type { CreateSessionBody, CreateSessionRunBody, RunEvent, Session } from '@tether/protocol';
 import { TERMINAL_EVENT_TYPES } from '@tether/protocol';
+import { Option } from 'commander';
 import { TetherConflictError, TetherNotFoundError } from '../errors.js';
 import { askClarify } from './clarify-prompt.js';
 import { collectFiles } from './collect-files.js';
-import type { CommandContext } from './command-context.js';
+import type { CommandContext, RegisterCommand } from './command-context.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type LineInput, pipedLines, terminalLines } from './line-input.js';
 import { type Ask, EventPresenter } from './presenter.js';
@@ -374,3 +375,23 @@ class Chat {
     if (!this.#stop.signal.aborted) this.#stop.abort(error);
   }
 }
+
+/** Adds `tether chat`. */
+export const registerChatCommand: RegisterCommand = (program, context, done) => {
+  program
+    .command('chat')
+    .description('talk with the agent in a session: each line a message, its questions asked inline')
+    .option('--session <id>', 'continue this session (its id is printed when a chat starts)')
+    .option('--model <profile>', 'a model profile configured on the server')
+    .option(
+      '--replay <file>',
+      'play a scripted model from a JSON file for every message (demos and tests; the server must allow it)',
+    )
+    .option('--files <dir>', "send this directory's text files into the new session's workspace")
+    .option('--timeout <duration>', 'how long each question waits for an answer: 30s, 10m, 1h, or ms')
+    .addOption(new Option('--locale <locale>', 'language of the runs').choices(['zh', 'en']))
+    .option('--json', 'print events as JSON lines; lines are read from stdin without a prompt')
+    .action(async (options: ChatCommandOptions) => {
+      done(await chatCommand(options, context()));
+    });
+};

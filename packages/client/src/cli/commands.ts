@@ -1,7 +1,8 @@
 import type { Run, RunStatus } from '@tether/protocol';
 import { RUN_STATUSES } from '@tether/protocol';
 import type { RunTree } from '../tree.js';
-import type { CommandContext } from './command-context.js';
+import type { CommandContext, RegisterCommand } from './command-context.js';
+import { repeatable } from './command-context.js';
 import { formatCountdown, formatDuration } from './duration.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { followRun } from './follow.js';
@@ -272,3 +273,79 @@ export async function cancelCommand(id: string, ctx: CommandContext): Promise<Ex
   ctx.io.stdout.write(`Cancellation requested for ${id}.\n`);
   return EXIT.ok;
 }
+
+/** Adds the commands on one run: `runs`, `show`, `logs`, `answer`, `cancel`, `retry`, `rm`. */
+export const registerRunsCommands: RegisterCommand = (program, context, done) => {
+  program
+    .command('runs')
+    .description('list your runs, newest first')
+    .option('--status <status>', 'only runs in this status')
+    .option(
+      '--metadata <key=value>',
+      'only runs whose metadata has this pair (repeat: all of them)',
+      repeatable,
+    )
+    .option('--limit <n>', 'runs per page')
+    .option('--cursor <cursor>', 'the page after this cursor')
+    .option('--json', 'print the page as JSON')
+    .action(async (options) => {
+      done(await runsCommand(options, context()));
+    });
+
+  program
+    .command('show')
+    .description('show one run: status, todos, pending question, the tree of its crew children, output')
+    .argument('<id>', 'run id')
+    .option('--json', 'print the run as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      done(await showCommand(id, options, context()));
+    });
+
+  program
+    .command('logs')
+    .description("print a run's events; --follow keeps following to the end")
+    .argument('<id>', 'run id')
+    .option('-f, --follow', 'follow live events until the run ends')
+    .option('--json', 'print events as JSON lines')
+    .action(async (id: string, options: { follow?: boolean; json?: boolean }) => {
+      const ctx = context();
+      // The run is known before following it: Ctrl-C's hint names it.
+      ctx.onRun?.(id);
+      done(await logsCommand(id, options, ctx));
+    });
+
+  program
+    .command('answer')
+    .description("answer a run's question")
+    .argument('<id>', 'run id')
+    .argument('<request>', 'the question id (see tether show ID)')
+    .argument('<text>', 'the answer')
+    .action(async (id: string, request: string, text: string) => {
+      done(await answerCommand(id, request, text, context()));
+    });
+
+  program
+    .command('cancel')
+    .description('cancel a run')
+    .argument('<id>', 'run id')
+    .action(async (id: string) => {
+      done(await cancelCommand(id, context()));
+    });
+
+  program
+    .command('retry')
+    .description('run a failed or cancelled run again, as a new run with the same request')
+    .argument('<id>', 'run id')
+    .option('--json', 'print the new run as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      done(await retryCommand(id, options, context()));
+    });
+
+  program
+    .command('rm')
+    .description('delete an ended run: its record, events and workspace (cancel a live one first)')
+    .argument('<id>', 'run id')
+    .action(async (id: string) => {
+      done(await removeCommand(id, context()));
+    });
+};

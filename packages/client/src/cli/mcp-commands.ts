@@ -1,5 +1,6 @@
 import type { McpHeaders, McpServerRef } from '@tether/protocol';
-import type { CommandContext } from './command-context.js';
+import type { CommandContext, RegisterCommand } from './command-context.js';
+import { repeatable } from './command-context.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { relativeTime } from './format.js';
 
@@ -96,3 +97,39 @@ export async function mcpRemoveCommand(name: string, ctx: CommandContext): Promi
   io.stdout.write(`Deleted MCP server ${name}.\n`);
   return EXIT.ok;
 }
+
+/** Adds `tether mcp` and its subcommands. */
+export const registerMcpCommands: RegisterCommand = (program, context, done) => {
+  const mcp = program.command('mcp').description("register, list and delete your tenant's MCP servers");
+  mcp
+    .command('add')
+    .description('register a remote MCP server (Streamable HTTP or SSE), or replace yours of that name')
+    .argument('<name>', 'its name: runs name it, and see its tools as <name>__<tool>')
+    .argument('<url>', 'its https URL')
+    .option(
+      '--header <header>',
+      "a header sent with every request, 'Name: value' (stored sealed; repeatable)",
+      repeatable,
+    )
+    .option('--allow <tool>', 'offer only this tool of it (repeatable; default: all)', repeatable)
+    .option('--json', 'print the server as JSON')
+    .action(
+      async (name: string, url: string, options: { header?: string[]; allow?: string[]; json?: boolean }) => {
+        done(await mcpAddCommand(name, url, options, context()));
+      },
+    );
+  mcp
+    .command('ls')
+    .description("list your MCP servers, and the operator's")
+    .option('--json', 'print the list as JSON')
+    .action(async (options: { json?: boolean }) => {
+      done(await mcpListCommand(options, context()));
+    });
+  mcp
+    .command('rm')
+    .description('delete an MCP server')
+    .argument('<name>', 'server name')
+    .action(async (name: string) => {
+      done(await mcpRemoveCommand(name, context()));
+    });
+};

@@ -1,4 +1,5 @@
-import type { CommandContext } from './command-context.js';
+import type { CommandContext, RegisterCommand } from './command-context.js';
+import { repeatable } from './command-context.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { firstLine, relativeTime } from './format.js';
 import { pageOptions } from './paging.js';
@@ -82,3 +83,40 @@ export async function memoryRemoveCommand(
   io.stdout.write(`${c.dim(`Deleted ${deleted} ${deleted === 1 ? 'entry' : 'entries'} from ${scope}.`)}\n`);
   return EXIT.ok;
 }
+
+/** Adds `tether memory` and its subcommands. */
+export const registerMemoryCommands: RegisterCommand = (program, context, done) => {
+  const memory = program
+    .command('memory')
+    .description('read and fix what runs saved for later runs (a scope per user, session or project)');
+  memory
+    .command('ls')
+    .description("list a scope's entries, newest first, or best first with --query")
+    .argument('[scope]', 'the scope (default: default)')
+    .option('-q, --query <words>', 'words to look for')
+    .option('--limit <n>', 'entries per page')
+    .option('--cursor <cursor>', 'the page after this cursor')
+    .option('--json', 'print the page as JSON')
+    .action(async (scope: string | undefined, options) => {
+      done(await memoryListCommand(scope, options, context()));
+    });
+  memory
+    .command('add')
+    .description('add an entry to a scope; prints its id')
+    .argument('<scope>', 'the scope')
+    .argument('<text>', 'the entry (at most 2,000 characters)')
+    .option('-t, --tag <tag>', 'a tag (repeat for more)', repeatable)
+    .option('--json', 'print the entry as JSON')
+    .action(async (scope: string, text: string, options: { tag?: string[]; json?: boolean }) => {
+      done(await memoryAddCommand(scope, text, options, context()));
+    });
+  memory
+    .command('rm')
+    .description('delete an entry, or every entry of the scope with --all')
+    .argument('<scope>', 'the scope')
+    .argument('[id]', 'the entry id (mem_…)')
+    .option('--all', 'delete every entry of the scope')
+    .action(async (scope: string, id: string | undefined, options: { all?: boolean }) => {
+      done(await memoryRemoveCommand(scope, id, options, context()));
+    });
+};

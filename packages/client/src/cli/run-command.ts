@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import type { CreateRunBody, ReplayScript } from '@tether/protocol';
+import { Option } from 'commander';
 import { collectFiles, formatBytes } from './collect-files.js';
-import type { CommandContext } from './command-context.js';
+import type { CommandContext, RegisterCommand } from './command-context.js';
+import { repeatable } from './command-context.js';
 import { parseDuration } from './duration.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { followRun } from './follow.js';
@@ -143,3 +145,28 @@ async function printFiles(ctx: CommandContext, runId: string, sent: ReadonlySet<
   }
   if (truncated) io.stdout.write(`${c.dim('  (the server listed only the first files)')}\n`);
 }
+
+/** Adds `tether run`. */
+export const registerRunCommand: RegisterCommand = (program, context, done) => {
+  program
+    .command('run')
+    .description('submit a task, follow it live, and answer its questions')
+    .argument('<task>', 'what the agent should do')
+    .option('--model <profile>', 'a model profile configured on the server')
+    .option(
+      '--replay <file>',
+      'play a scripted model from a JSON file (demos and tests; the server must allow it)',
+    )
+    .option('--files <dir>', "send this directory's text files (up to 1 MiB; skips node_modules and .git)")
+    .option('--timeout <duration>', 'how long each question waits for an answer: 30s, 10m, 1h, or ms')
+    .addOption(new Option('--locale <locale>', 'language of the run').choices(['zh', 'en']))
+    .option(
+      '--mcp <server>',
+      "an MCP server whose tools the run gets: a registered one's name (tether mcp ls), or name=url (repeatable)",
+      repeatable,
+    )
+    .option('--json', 'print events as JSON lines, and never prompt')
+    .action(async (task: string, options: RunCommandOptions) => {
+      done(await runCommand(task, options, context()));
+    });
+};

@@ -1,5 +1,5 @@
 import type { Session, TranscriptEntryView } from '@tether/protocol';
-import type { CommandContext } from './command-context.js';
+import type { CommandContext, RegisterCommand } from './command-context.js';
 import { formatCountdown } from './duration.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { relativeTime, summariseArguments, truncate } from './format.js';
@@ -138,3 +138,41 @@ function colorSessionStatus(session: Session, c: Colors): string {
       return c.dim(session.status);
   }
 }
+
+/** Adds `tether sessions` and its subcommands. */
+export const registerSessionCommands: RegisterCommand = (program, context, done) => {
+  const sessions = program.command('sessions').description('list, show, read and delete your sessions');
+  sessions
+    .command('ls')
+    .description('list your sessions, newest first')
+    .option('--limit <n>', 'sessions per page')
+    .option('--cursor <cursor>', 'the page after this cursor')
+    .option('--json', 'print the page as JSON')
+    .action(async (options) => {
+      done(await sessionsListCommand(options, context()));
+    });
+  sessions
+    .command('show')
+    .description('show one session: status, runs, pending question')
+    .argument('<id>', 'session id')
+    .option('--json', 'print the session as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      done(await sessionShowCommand(id, options, context()));
+    });
+  sessions
+    .command('messages')
+    .description("print a session's transcript")
+    .argument('<id>', 'session id')
+    .option('--json', 'print the entries as JSON lines')
+    .action(async (id: string, options: { json?: boolean }) => {
+      done(await sessionMessagesCommand(id, options, context()));
+    });
+  sessions
+    .command('rm')
+    .description('delete a session, its transcript, runs and workspace')
+    .argument('<id>', 'session id')
+    .option('--cancel', 'cancel its live run first (otherwise a live run refuses)')
+    .action(async (id: string, options: { cancel?: boolean }) => {
+      done(await sessionRemoveCommand(id, options, context()));
+    });
+};

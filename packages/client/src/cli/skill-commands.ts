@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { SKILL_LIMITS } from '@tether/protocol';
 import { collectFiles, formatBytes } from './collect-files.js';
-import type { CommandContext } from './command-context.js';
+import type { CommandContext, RegisterCommand } from './command-context.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { relativeTime, truncate } from './format.js';
 
@@ -76,3 +76,33 @@ export async function skillsRemoveCommand(name: string, ctx: CommandContext): Pr
   io.stdout.write(`Deleted skill ${name}.\n`);
   return EXIT.ok;
 }
+
+/** Adds `tether skills` and its subcommands. */
+export const registerSkillCommands: RegisterCommand = (program, context, done) => {
+  const skills = program.command('skills').description("send, list and delete your tenant's skills");
+  skills
+    .command('push')
+    .description('create or replace a skill from a folder (SKILL.md and its other text files)')
+    .argument('<folder>', 'the skill folder; its name is the skill name')
+    .option('--name <name>', 'the skill name, when it is not the folder name')
+    .option('--pinned', 'pin it: runs cannot change or delete it')
+    .option('--no-pinned', 'unpin it')
+    .option('--json', 'print the summary as JSON')
+    .action(async (folder: string, options: { name?: string; pinned?: boolean; json?: boolean }) => {
+      done(await skillsPushCommand(folder, options, context()));
+    });
+  skills
+    .command('ls')
+    .description('list your skills, by name')
+    .option('--json', 'print the list as JSON')
+    .action(async (options: { json?: boolean }) => {
+      done(await skillsListCommand(options, context()));
+    });
+  skills
+    .command('rm')
+    .description('delete a skill')
+    .argument('<name>', 'skill name')
+    .action(async (name: string) => {
+      done(await skillsRemoveCommand(name, context()));
+    });
+};

@@ -1,5 +1,6 @@
 import type { WebhookDelivery } from '@tether/protocol';
-import type { CommandContext } from './command-context.js';
+import type { CommandContext, RegisterCommand } from './command-context.js';
+import { repeatable } from './command-context.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { relativeTime, truncate } from './format.js';
 
@@ -112,3 +113,48 @@ export async function webhooksDeliveriesCommand(
   }
   return EXIT.ok;
 }
+
+/** Adds `tether webhooks` and its subcommands. */
+export const registerWebhookCommands: RegisterCommand = (program, context, done) => {
+  const webhooks = program
+    .command('webhooks')
+    .description('add, list and delete webhook endpoints, and see their deliveries');
+  webhooks
+    .command('add')
+    .description('add an endpoint; prints its id and signing secret (shown only then)')
+    .argument('<url>', 'where the events are POSTed (https)')
+    .option(
+      '-e, --event <type>',
+      'an event type to send (repeat for more; default every type, *)',
+      repeatable,
+    )
+    .option('-d, --description <text>', 'what it is for')
+    .option('--json', 'print the endpoint as JSON')
+    .action(async (url: string, options: { event?: string[]; description?: string; json?: boolean }) => {
+      done(await webhooksAddCommand(url, options, context()));
+    });
+  webhooks
+    .command('ls')
+    .description('list your endpoints, and whether each is enabled, failing or disabled')
+    .option('--json', 'print the list as JSON')
+    .action(async (options: { json?: boolean }) => {
+      done(await webhooksListCommand(options, context()));
+    });
+  webhooks
+    .command('rm')
+    .description('delete an endpoint')
+    .argument('<id>', 'the endpoint id (whk_…)')
+    .action(async (id: string) => {
+      done(await webhooksRemoveCommand(id, context()));
+    });
+  webhooks
+    .command('deliveries')
+    .description("list an endpoint's deliveries, newest first: status, attempts, last answer, next retry")
+    .argument('<id>', 'the endpoint id (whk_…)')
+    .option('--limit <n>', 'deliveries per page')
+    .option('--cursor <cursor>', 'the page after this cursor')
+    .option('--json', 'print the page as JSON')
+    .action(async (id: string, options: { limit?: string; cursor?: string; json?: boolean }) => {
+      done(await webhooksDeliveriesCommand(id, options, context()));
+    });
+};
