@@ -1,0 +1,32 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { runLinks } from './run-view.js';
+
+/** `Idempotency-Key`: printable ASCII, as Stripe and the IETF draft use it. */
+export const IdempotencyHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' }),
+  ),
+});
+
+/**
+ * A run accepted, by a submission or a retry: 202 with its links and a read token; or the run an
+ * Idempotency-Key already made, said so.
+ */
+export function accepted(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  runId: string,
+  created: boolean,
+) {
+  app.metrics.runsSubmitted.inc({ created: String(created) });
+  if (!created) reply.header('idempotent-replayed', 'true');
+  reply.header('location', runLinks(runId).self);
+  return reply.code(202).send({
+    id: runId,
+    status: 'queued',
+    links: runLinks(runId),
+    token: app.readTokens.issue(runId, request.tenant),
+  });
+}

@@ -1,0 +1,46 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { CreateRunBodySchema, CreateRunResponseSchema, ErrorResponseSchema } from '@tether/protocol';
+import { sealMcpServers } from '../../mcp-servers.js';
+import { COMMON_ERRORS } from '../schemas.js';
+import { accepted, IdempotencyHeadersSchema } from './accepted.js';
+import { checkSubmission } from './submission.js';
+
+/** `POST /v1/runs`: submit a run (idempotent with an `Idempotency-Key`). */
+const createRunRoute: FastifyPluginAsyncTypebox = async (app) => {
+  app.post(
+    '/',
+    {
+      schema: {
+        tags: ['runs'],
+        operationId: 'createRun',
+        summary: 'Submit a run',
+        description:
+          'Queues a run and answers 202 with its id, links and a short-lived read token for its events (`?token=`). With an `Idempotency-Key`, the same key and body answer the same run again (header `Idempotent-Replayed: true`); the same key with another body is 409.',
+        headers: IdempotencyHeadersSchema,
+        body: CreateRunBodySchema,
+        response: {
+          202: CreateRunResponseSchema,
+          409: ErrorResponseSchema,
+          413: ErrorResponseSchema,
+          415: ErrorResponseSchema,
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      checkSubmission(request.body, app.config);
+      const spec = await sealMcpServers(request.body, request.tenant, {
+        config: app.config,
+        registered: app.mcpServers,
+      });
+      const { run, created } = await app.runs.submit(request.tenant, spec, {
+        idempotencyKey: request.headers['idempotency-key'],
+        hashOf: request.body,
+        requestId: request.id,
+      });
+      return accepted(app, request, reply, run.id, created);
+    },
+  );
+};
+
+export default createRunRoute;
