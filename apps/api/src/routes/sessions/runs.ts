@@ -1,0 +1,77 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  CreateSessionRunBodySchema,
+  CreateSessionRunResponseSchema,
+  ErrorResponseSchema,
+} from '@tether/protocol';
+import { sealMcpServers } from '../../mcp-servers.js';
+import { checkSessionTokenBody } from '../../session-token.js';
+import { runLinks } from '../runs/run-view.js';
+import { checkSubmission } from '../runs/submission.js';
+import { COMMON_ERRORS } from '../schemas.js';
+import { SessionParamsSchema, TokenQuerySchema } from './params.js';
+
+const IdempotencyHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' }),
+  ),
+});
+
+/** `POST /v1/sessions/:id/runs`: send a message, which is a run of the session. */
+const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
+  app.post(
+    '/:id/runs',
+    {
+      config: { auth: 'key-or-session-token' },
+      schema: {
+        tags: ['sessions'],
+        operationId: 'sendSessionMessage',
+        summary: 'Send a message: a run of the session',
+        description:
+          "The body is a run's (its fields override the session's defaults) plus `multitask`, for when a run of the session is live: `enqueue` (the default) starts this run when that one ends; `reject` answers 409 `ERR_SESSION_BUSY`; `interrupt` cancels it at its next safe point (between tool calls, or while it waits on a question), then this run starts. The run sees the session's transcript as its history. 202 with the run, which carries `sessionId`. With a session token, `toolsets`, `memory`, `limits` and `mcpServers` are refused (403 `ERR_SESSION_TOKEN_FIELD`): they come from the session's defaults.",
+        params: SessionParamsSchema,
+        querystring: TokenQuerySchema,
+        headers: IdempotencyHeadersSchema,
+        body: CreateSessionRunBodySchema,
+        response: {
+          202: CreateSessionRunResponseSchema,
+          403: ErrorResponseSchema,
+          404: ErrorResponseSchema,
+          409: ErrorResponseSchema,
+          413: ErrorResponseSchema,
+          415: ErrorResponseSchema,
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const session = await app.sessions.record(request.tenant, id);
+      const { multitask: _multitask, ...own } = request.body;
+      if (request.sessionScope !== undefined) checkSessionTokenBody(own);
+      checkSubmission({ ...session.defaults, ...own }, app.config);
+      const body = await sealMcpServers(request.body, request.tenant, {
+        config: app.config,
+        registered: app.mcpServers,
+      });
+      const { run, created } = await app.sessions.submit(request.tenant, id, body, {
+        idempotencyKey: request.headers['idempotency-key'],
+        hashOf: request.body,
+        requestId: request.id,
+      });
+      app.metrics.runsSubmitted.inc({ created: String(created) });
+      if (!created) reply.header('idempotent-replayed', 'true');
+      reply.header('location', runLinks(run.id).self);
+      return reply.code(202).send({
+        id: run.id,
+        status: 'queued',
+        sessionId: id,
+        links: runLinks(run.id),
+        token: app.readTokens.issue(run.id, request.tenant),
+      });
+    },
+  );
+};
+
+export default sessionRunsRoute;
