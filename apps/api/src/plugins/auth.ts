@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type ApiConfig, type ApiKey, DEFAULT_TENANT } from '../config.js';
 import { ApiError } from '../errors.js';
@@ -110,75 +110,103 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
   app.decorateRequest('sessionScope', undefined);
   app.decorateRequest('authRefused', undefined);
   app.decorateRequest('answerToken', undefined);
-  const windowSeconds = config.authFailWindowMs / 1_000;
-
-  /** The caller's tenant, or why there is none. */
-  const authenticate = (
-    request: FastifyRequest,
-    mode: RouteAuth,
-  ): { tenant: string; session?: string } | { failure: Failure } => {
-    const header = request.headers.authorization;
-    const takesSessionToken =
-      mode === 'key-or-token' || mode === 'key-or-session-token' || mode === 'websocket';
-    const id = (request.params as { id?: unknown }).id;
-    const bySessionToken = (token: string): { tenant: string; session: string } | { failure: Failure } => {
-      const scope = sessionTokens.verify(token);
-      // A socket's URL names no session: the token's own is the one it may use.
-      return scope && (mode === 'websocket' || sessionTokenCovers(scope.sessionId, id))
-        ? { tenant: scope.tenant, session: scope.sessionId }
-        : { failure: 'bad session token' };
-    };
-    if (header !== undefined) {
-      const match = BEARER.exec(header);
-      if (!match) return { failure: 'malformed Authorization header' };
-      const presented = match[1] as string;
-      if (takesSessionToken && presented.startsWith('ses_')) return bySessionToken(presented);
-      const tenant = tenantOfKey(config.apiKeys, presented);
-      return tenant === undefined ? { failure: 'unknown API key' } : { tenant };
-    }
-    const token = (request.query as { token?: unknown }).token;
-    if (takesSessionToken && typeof token === 'string' && token.startsWith('ses_'))
-      return bySessionToken(token);
-    if (mode === 'key-or-token' && typeof token === 'string') {
-      const tenant = typeof id === 'string' ? tokens.verify(token, id) : undefined;
-      return tenant === undefined ? { failure: 'bad read token' } : { tenant };
-    }
-    return { failure: 'no credentials' };
-  };
-
-  const counterOf = (request: FastifyRequest) => `auth-failure:${request.ip}`;
-
-  /** Counts a failure of `request`'s address; `limited` once past the limit (logged once per window). */
-  const countFailure = (request: FastifyRequest, failure: Failure) => {
-    const { current, ttl } = app.counters.increment(counterOf(request), config.authFailWindowMs);
-    const limited = current > config.authFailLimit;
-    // Past the limit, a flood of failures is not a flood of info lines.
-    request.log[limited ? 'debug' : 'info']({ reason: failure, failures: current }, 'authentication failed');
-    if (current === config.authFailLimit + 1) {
-      request.log.warn(
-        { address: request.ip, limit: config.authFailLimit, windowMs: config.authFailWindowMs },
-        'too many failed authentications from this address: its requests are 429 until the window ends',
-      );
-    }
-    return { limited, ttl };
-  };
-
-  const authLimited = (reply: FastifyReply, ttl: number): ApiError => {
-    reply.header('retry-after', String(Math.max(1, Math.ceil(ttl / 1_000))));
-    return new ApiError(
-      'ERR_AUTH_RATE_LIMITED',
-      `Too many failed authentications from this address: at most ${config.authFailLimit} per ${windowSeconds} s. Retry after the time in Retry-After, with valid credentials.`,
-    );
-  };
+  const failures = failureCounter(app, config);
+  const verifiers: Verifiers = { apiKeys: config.apiKeys, tokens, sessionTokens };
 
   app.decorate('authFailed', (request: FastifyRequest, reply: FastifyReply, refusal: Error): Error => {
-    const { limited, ttl } = countFailure(request, 'bad answer token');
-    if (limited) return authLimited(reply, ttl);
+    const { limited, ttl } = failures.count(request, 'bad answer token');
+    if (limited) return failures.limitedError(reply, ttl);
     reply.header('www-authenticate', 'Bearer');
     return refusal;
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', authHook(config, failures, verifiers));
+};
+
+/** What credentials are checked against: the configured keys, and the token issuers. */
+interface Verifiers {
+  apiKeys: readonly ApiKey[];
+  tokens: ReadTokenIssuer;
+  sessionTokens: SessionTokenIssuer;
+}
+
+/** The caller's tenant, or why there is none. */
+function authenticate(
+  request: FastifyRequest,
+  mode: RouteAuth,
+  { apiKeys, tokens, sessionTokens }: Verifiers,
+): { tenant: string; session?: string } | { failure: Failure } {
+  const header = request.headers.authorization;
+  const takesSessionToken =
+    mode === 'key-or-token' || mode === 'key-or-session-token' || mode === 'websocket';
+  const id = (request.params as { id?: unknown }).id;
+  const bySessionToken = (token: string): { tenant: string; session: string } | { failure: Failure } => {
+    const scope = sessionTokens.verify(token);
+    // A socket's URL names no session: the token's own is the one it may use.
+    return scope && (mode === 'websocket' || sessionTokenCovers(scope.sessionId, id))
+      ? { tenant: scope.tenant, session: scope.sessionId }
+      : { failure: 'bad session token' };
+  };
+  if (header !== undefined) {
+    const match = BEARER.exec(header);
+    if (!match) return { failure: 'malformed Authorization header' };
+    const presented = match[1] as string;
+    if (takesSessionToken && presented.startsWith('ses_')) return bySessionToken(presented);
+    const tenant = tenantOfKey(apiKeys, presented);
+    return tenant === undefined ? { failure: 'unknown API key' } : { tenant };
+  }
+  const token = (request.query as { token?: unknown }).token;
+  if (takesSessionToken && typeof token === 'string' && token.startsWith('ses_'))
+    return bySessionToken(token);
+  if (mode === 'key-or-token' && typeof token === 'string') {
+    const tenant = typeof id === 'string' ? tokens.verify(token, id) : undefined;
+    return tenant === undefined ? { failure: 'bad read token' } : { tenant };
+  }
+  return { failure: 'no credentials' };
+}
+
+type FailureCounter = ReturnType<typeof failureCounter>;
+
+/** Failed authentications, counted per client address in the shared counters. */
+function failureCounter(app: FastifyInstance, config: Readonly<ApiConfig>) {
+  const windowSeconds = config.authFailWindowMs / 1_000;
+  const counterOf = (request: FastifyRequest) => `auth-failure:${request.ip}`;
+  return {
+    /** The failures of `request`'s address in the current window, without counting one. */
+    peek: (request: FastifyRequest) => app.counters.peek(counterOf(request), config.authFailWindowMs),
+
+    /** Counts a failure of `request`'s address; `limited` once past the limit (logged once per window). */
+    count: (request: FastifyRequest, failure: Failure) => {
+      const { current, ttl } = app.counters.increment(counterOf(request), config.authFailWindowMs);
+      const limited = current > config.authFailLimit;
+      // Past the limit, a flood of failures is not a flood of info lines.
+      request.log[limited ? 'debug' : 'info'](
+        { reason: failure, failures: current },
+        'authentication failed',
+      );
+      if (current === config.authFailLimit + 1) {
+        request.log.warn(
+          { address: request.ip, limit: config.authFailLimit, windowMs: config.authFailWindowMs },
+          'too many failed authentications from this address: its requests are 429 until the window ends',
+        );
+      }
+      return { limited, ttl };
+    },
+
+    /** 429 `ERR_AUTH_RATE_LIMITED`, with `Retry-After` set on `reply`. */
+    limitedError: (reply: FastifyReply, ttl: number): ApiError => {
+      reply.header('retry-after', String(Math.max(1, Math.ceil(ttl / 1_000))));
+      return new ApiError(
+        'ERR_AUTH_RATE_LIMITED',
+        `Too many failed authentications from this address: at most ${config.authFailLimit} per ${windowSeconds} s. Retry after the time in Retry-After, with valid credentials.`,
+      );
+    },
+  };
+}
+
+/** The `onRequest` hook that authenticates every request (see {@link authPlugin}). */
+function authHook(config: Readonly<ApiConfig>, failures: FailureCounter, verifiers: Verifiers) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     // Unmatched routes answer 404 to everyone: the route table is public (/openapi.json).
     if (request.routeOptions.url === undefined) return;
     const mode = request.routeOptions.config.auth ?? 'key';
@@ -191,47 +219,49 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { config }
     }
     if (mode === 'public') return;
     // A limited address is refused before its credentials are looked at (see above).
-    const seen = app.counters.peek(counterOf(request), config.authFailWindowMs);
+    const seen = failures.peek(request);
     if (seen.current > config.authFailLimit) {
       if (mode === 'websocket') {
         request.authRefused = 'rate_limited';
         return;
       }
-      throw authLimited(reply, seen.ttl);
+      throw failures.limitedError(reply, seen.ttl);
     }
     if (answerToken !== undefined) {
       request.answerToken = answerToken;
       return;
     }
-    const result = authenticate(request, mode);
+    const result = authenticate(request, mode, verifiers);
     if ('tenant' in result) {
       request.tenant = result.tenant;
       request.sessionScope = result.session;
       return;
     }
-    const { limited, ttl } = countFailure(request, result.failure);
+    const { limited, ttl } = failures.count(request, result.failure);
     if (limited) {
       if (mode === 'websocket') {
         request.authRefused = 'rate_limited';
         return;
       }
-      throw authLimited(reply, ttl);
+      throw failures.limitedError(reply, ttl);
     }
     if (mode === 'websocket') {
       request.authRefused = 'unauthorized';
       return;
     }
     reply.header('www-authenticate', 'Bearer');
-    throw new ApiError(
-      'ERR_UNAUTHORIZED',
-      mode === 'key-or-token'
-        ? 'Authentication required: send "Authorization: Bearer <api key>" with a valid key, or ?token=<a valid read token of this run, or session token of its session>.'
-        : mode === 'key-or-session-token'
-          ? 'Authentication required: send "Authorization: Bearer <api key>" with a valid key, or a valid token of this session (as the bearer or ?token=).'
-          : 'Authentication required: send "Authorization: Bearer <api key>" with a valid key.',
-    );
-  });
-};
+    throw new ApiError('ERR_UNAUTHORIZED', unauthorizedMessage(mode));
+  };
+}
+
+/** The one 401 message of a route kind, whatever went wrong. */
+function unauthorizedMessage(mode: RouteAuth): string {
+  return mode === 'key-or-token'
+    ? 'Authentication required: send "Authorization: Bearer <api key>" with a valid key, or ?token=<a valid read token of this run, or session token of its session>.'
+    : mode === 'key-or-session-token'
+      ? 'Authentication required: send "Authorization: Bearer <api key>" with a valid key, or a valid token of this session (as the bearer or ?token=).'
+      : 'Authentication required: send "Authorization: Bearer <api key>" with a valid key.';
+}
 
 /** A webhook answer token presented as the bearer or in `?token=`, if any. */
 function answerTokenOf(request: FastifyRequest): string | undefined {
