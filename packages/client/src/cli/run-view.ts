@@ -77,8 +77,60 @@ export class RunView {
    * shown without the time left or how to answer.
    */
   render(event: RunEvent, options: { settled?: boolean } = {}): void {
-    const c = this.c;
     const settled = options.settled === true;
+    switch (event.type) {
+      case 'run.queued':
+      case 'run.started':
+      case 'attempt.started':
+      case 'run.retrying':
+      case 'session.truncated':
+        this.showProgress(event);
+        break;
+      case 'message.delta':
+      case 'message':
+        this.showMessage(event);
+        break;
+      case 'tool.call':
+      case 'tool.output':
+      case 'tool.result':
+        this.showTool(event);
+        break;
+      case 'todo.updated':
+        this.line(this.c.bold('  Todo'));
+        for (const todo of formatTodos(event.data.todos, this.c, '    ')) this.line(todo);
+        break;
+      case 'clarify.requested':
+      case 'clarify.answered':
+      case 'clarify.timed_out':
+        this.showClarify(event, settled);
+        break;
+      case 'child.started':
+      case 'child.finished':
+        this.showChild(event);
+        break;
+      case 'tool.requested':
+      case 'tool.output_received':
+      case 'tool.timed_out':
+        this.showClientTool(event, settled);
+        break;
+      case 'usage':
+        this.usage = event.data;
+        break;
+      case 'run.completed':
+      case 'run.failed':
+      case 'run.cancelled':
+        this.showOutcome(event);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Where the run is: queued, started, resumed, retrying, its history shortened. */
+  private showProgress(
+    event: RunEvent<'run.queued' | 'run.started' | 'attempt.started' | 'run.retrying' | 'session.truncated'>,
+  ): void {
+    const c = this.c;
     switch (event.type) {
       case 'run.queued':
         if (!this.options.compact) this.line(c.dim('queued'));
@@ -93,20 +145,48 @@ export class RunView {
         if (event.data.resumed && !this.options.compact)
           this.line(c.dim(`resumed at step ${event.data.step + 1}`));
         break;
-      case 'message.delta':
-        this.openTurn();
-        this.streamedThisTurn = true;
-        this.write(event.data.text);
+      case 'run.retrying': {
+        // `attempt` is the attempt to come (the worker's markRetrying): the one before it failed.
+        const { attempt, delayMs, error } = event.data;
+        this.line(
+          c.yellow(
+            `Attempt ${attempt - 1} failed (${error.code}: ${error.message}); ` +
+              `attempt ${attempt} in ${formatDuration(delayMs)}`,
+          ),
+        );
         break;
-      case 'message':
-        this.openTurn();
-        if (!this.streamedThisTurn && event.data.content !== '') this.write(event.data.content);
-        if (event.data.content !== '') this.lastMessage = event.data.content;
-        this.endLine();
-        this.turnOpen = false;
-        this.streamedThisTurn = false;
-        this.step++;
+      }
+      case 'session.truncated':
+        this.line(
+          c.dim(
+            `(the model sees the conversation without its ${event.data.droppedTurns} oldest turns` +
+              ` and with ${event.data.shortenedToolResults} tool results shortened)`,
+          ),
+        );
         break;
+    }
+  }
+
+  /** The model's text: streamed as it comes, or whole when it was not streamed. */
+  private showMessage(event: RunEvent<'message.delta' | 'message'>): void {
+    this.openTurn();
+    if (event.type === 'message.delta') {
+      this.streamedThisTurn = true;
+      this.write(event.data.text);
+      return;
+    }
+    if (!this.streamedThisTurn && event.data.content !== '') this.write(event.data.content);
+    if (event.data.content !== '') this.lastMessage = event.data.content;
+    this.endLine();
+    this.turnOpen = false;
+    this.streamedThisTurn = false;
+    this.step++;
+  }
+
+  /** A tool call, its streamed output and its result (a delegation's calls start its children). */
+  private showTool(event: RunEvent<'tool.call' | 'tool.output' | 'tool.result'>): void {
+    const c = this.c;
+    switch (event.type) {
       case 'tool.call':
         // A conversation shows the question and its answer once, as the prompt and `answered:`.
         if (this.options.compact && event.data.name === 'clarify') break;
@@ -135,10 +215,16 @@ export class RunView {
         this.line(`    ${mark} ${line === '' ? c.dim('(no output)') : line}${rest}`);
         break;
       }
-      case 'todo.updated':
-        this.line(c.bold('  Todo'));
-        for (const todo of formatTodos(event.data.todos, c, '    ')) this.line(todo);
-        break;
+    }
+  }
+
+  /** A question (with its choices and how to answer, unless settled), its answer or its timeout. */
+  private showClarify(
+    event: RunEvent<'clarify.requested' | 'clarify.answered' | 'clarify.timed_out'>,
+    settled: boolean,
+  ): void {
+    const c = this.c;
+    switch (event.type) {
       case 'clarify.requested': {
         const { question, choices, expiresAt, requestId } = event.data;
         const left = formatCountdown(Date.parse(expiresAt) - (this.options.now ?? Date.now)());
@@ -159,30 +245,42 @@ export class RunView {
       case 'clarify.timed_out':
         this.line(c.yellow('  No answer in time: the agent decides on its own and goes on.'));
         break;
-      case 'child.started': {
-        const { childRunId, index, goal } = event.data;
-        const { line } = firstLine(goal, 80);
-        this.line(
-          `    ${c.cyan(this.glyphs.child)} child ${index} started: ${line === '' ? c.dim('(no goal)') : line} ${c.dim(`(${childRunId})`)}`,
-        );
-        const delegation = this.delegation;
-        if (delegation && !delegation.started.has(childRunId)) {
-          delegation.started.add(childRunId);
-          // The parent waits once all its delegation's children have started: no event says so.
-          if (delegation.started.size === delegation.tasks)
-            this.line(c.dim(`    ${waitingFor(delegation.tasks)}`));
-        }
-        break;
-      }
-      case 'child.finished': {
-        const { childRunId, index, status, summary } = event.data;
-        const { line, more } = firstLine(summary, 80);
-        const rest = more > 0 ? c.dim(` (+${more} lines)`) : '';
-        this.line(
-          `    ${c.cyan(this.glyphs.child)} child ${index} ${colorChildStatus(status, c)}: ${line === '' ? c.dim('(no summary)') : line}${rest} ${c.dim(`(${childRunId})`)}`,
-        );
-        break;
-      }
+    }
+  }
+
+  /** A crew child started or finished; once a delegation's children have all started, what the parent waits for. */
+  private showChild(event: RunEvent<'child.started' | 'child.finished'>): void {
+    const c = this.c;
+    if (event.type === 'child.finished') {
+      const { childRunId, index, status, summary } = event.data;
+      const { line, more } = firstLine(summary, 80);
+      const rest = more > 0 ? c.dim(` (+${more} lines)`) : '';
+      this.line(
+        `    ${c.cyan(this.glyphs.child)} child ${index} ${colorChildStatus(status, c)}: ${line === '' ? c.dim('(no summary)') : line}${rest} ${c.dim(`(${childRunId})`)}`,
+      );
+      return;
+    }
+    const { childRunId, index, goal } = event.data;
+    const { line } = firstLine(goal, 80);
+    this.line(
+      `    ${c.cyan(this.glyphs.child)} child ${index} started: ${line === '' ? c.dim('(no goal)') : line} ${c.dim(`(${childRunId})`)}`,
+    );
+    const delegation = this.delegation;
+    if (delegation && !delegation.started.has(childRunId)) {
+      delegation.started.add(childRunId);
+      // The parent waits once all its delegation's children have started: no event says so.
+      if (delegation.started.size === delegation.tasks)
+        this.line(c.dim(`    ${waitingFor(delegation.tasks)}`));
+    }
+  }
+
+  /** A client tool's request (and the time left, unless settled), its output arriving, or its timeout. */
+  private showClientTool(
+    event: RunEvent<'tool.requested' | 'tool.output_received' | 'tool.timed_out'>,
+    settled: boolean,
+  ): void {
+    const c = this.c;
+    switch (event.type) {
       case 'tool.requested': {
         const { name, requestId, expiresAt } = event.data;
         const left = formatCountdown(Date.parse(expiresAt) - (this.options.now ?? Date.now)());
@@ -204,28 +302,13 @@ export class RunView {
           c.yellow(`  No client output in time for ${event.data.requestId}: the agent goes on without it.`),
         );
         break;
-      case 'usage':
-        this.usage = event.data;
-        break;
-      case 'run.retrying': {
-        // `attempt` is the attempt to come (the worker's markRetrying): the one before it failed.
-        const { attempt, delayMs, error } = event.data;
-        this.line(
-          c.yellow(
-            `Attempt ${attempt - 1} failed (${error.code}: ${error.message}); ` +
-              `attempt ${attempt} in ${formatDuration(delayMs)}`,
-          ),
-        );
-        break;
-      }
-      case 'session.truncated':
-        this.line(
-          c.dim(
-            `(the model sees the conversation without its ${event.data.droppedTurns} oldest turns` +
-              ` and with ${event.data.shortenedToolResults} tool results shortened)`,
-          ),
-        );
-        break;
+    }
+  }
+
+  /** How the run ended, with its output when it was not shown already. */
+  private showOutcome(event: RunEvent<'run.completed' | 'run.failed' | 'run.cancelled'>): void {
+    const c = this.c;
+    switch (event.type) {
       case 'run.completed': {
         // The output is the last message as a rule, shown already as it streamed: only a
         // different one (a question returned, an output of its own) is shown.
@@ -250,8 +333,6 @@ export class RunView {
       case 'run.cancelled':
         this.line('');
         this.line(c.yellow(c.bold(`Cancelled${event.data.reason ? `: ${event.data.reason}` : ''}`)));
-        break;
-      default:
         break;
     }
   }
