@@ -67,70 +67,107 @@ export interface PumpOptions {
 /** The characters of a failed answer's body kept in the log. */
 const ERROR_BODY_CHARS = 200;
 
+/** One attempt of one delivery, its outcome recorded. */
+type Attempt = (data: PumpJobData, take: Take, delivery: TakenDelivery) => Promise<void>;
+
+/** An activation's limits and waits: {@link PumpOptions}' with their defaults. */
+interface PumpTiming {
+  activationMs: number;
+  idleMs: number;
+  leaseMs: number;
+  lingerMs: number;
+  pollMs: number;
+}
+
 export function createPump(options: PumpOptions) {
-  const { store, log } = options;
-  const { backoffMs, backoffMaxMs, maxAgeMs } = store.settings;
-  const activationMs = options.activationMs ?? 30_000;
-  const idleMs = options.idleMs ?? 300_000;
-  const leaseMs = options.leaseMs ?? 60_000;
-  const lingerMs = options.lingerMs ?? 2_000;
-  const pollMs = options.pollMs ?? 100;
-  /** Opened secrets, by their sealed form (a rotation seals a new one). */
-  const opened = new Map<string, string>();
-
-  const openSecret = (sealed: string): string => {
-    let secret = opened.get(sealed);
-    if (secret === undefined) {
-      if (!options.secrets)
-        throw new Error('TETHER_SECRETS_KEY is not set on this worker: the signing secret cannot be opened');
-      secret = options.secrets.open(sealed);
-      if (opened.size >= 1_000) opened.clear();
-      opened.set(sealed, secret);
-    }
-    return secret;
+  const timing: PumpTiming = {
+    activationMs: options.activationMs ?? 30_000,
+    idleMs: options.idleMs ?? 300_000,
+    leaseMs: options.leaseMs ?? 60_000,
+    lingerMs: options.lingerMs ?? 2_000,
+    pollMs: options.pollMs ?? 100,
   };
+  const attempt = deliveryAttempt(options);
 
-  /**
-   * Ends an attempt of a delivery (or the delivery, not sent): the one place its outcome is
-   * recorded, and counted.
-   */
-  async function endAttempt(
-    data: PumpJobData,
-    delivery: TakenDelivery,
-    outcome: AttemptOutcome,
-    detail: {
-      httpStatus?: number | undefined;
-      error?: string | undefined;
-      nextAtMs?: number | undefined;
-    } = {},
-  ): Promise<void> {
-    options.onOutcome?.(outcome, data.tenant);
-    const { disabled } = await store.settle(data.tenant, data.endpointId, delivery, { outcome, ...detail });
-    if (outcome !== 'delivered') {
-      log.info(
-        { endpointId: data.endpointId, deliveryId: delivery.id, runId: delivery.runId, outcome, ...detail },
-        'webhook attempt did not deliver',
-      );
+  /** The job's processor: one activation of the endpoint's pump. */
+  const process = (job: Job<PumpJobData>, token?: string): Promise<string> =>
+    activate(job, token, options, timing, attempt);
+
+  return { process };
+}
+
+/** One activation: take, send and take again until it yields, sleeps or finds the endpoint gone. */
+async function activate(
+  job: Job<PumpJobData>,
+  token: string | undefined,
+  options: PumpOptions,
+  timing: PumpTiming,
+  attempt: Attempt,
+): Promise<string> {
+  const { store, log } = options;
+  const data = job.data;
+  const started = Date.now();
+  const inflight = new Map<string, Promise<void>>();
+  let recover = true;
+  let found = true;
+  let idleSince: number | undefined;
+  for (;;) {
+    const yielding = Date.now() - started > timing.activationMs || options.shuttingDown?.() === true;
+    const room = options.perEndpoint - inflight.size;
+    if (room > 0 && !yielding && (found || inflight.size === 0 || recover)) {
+      const take = await store.take(data.tenant, data.endpointId, room, timing.leaseMs, recover);
+      recover = false;
+      if (!take) {
+        await Promise.allSettled(inflight.values());
+        return 'the endpoint is gone';
+      }
+      found = take.deliveries.length > 0;
+      if (found) idleSince = undefined;
+      for (const delivery of take.deliveries) {
+        const sent = attempt(data, take, delivery)
+          .catch((error: unknown) =>
+            log.warn({ err: error, deliveryId: delivery.id }, 'a webhook attempt could not be recorded'),
+          )
+          .finally(() => inflight.delete(delivery.id));
+        inflight.set(delivery.id, sent);
+      }
+      if (found) continue;
     }
-    if (disabled) {
-      log.warn(
-        { tenant: data.tenant, endpointId: data.endpointId },
-        'webhook endpoint disabled: it failed for too long',
-      );
+    if (inflight.size > 0) {
+      await Promise.race(inflight.values());
+      found = true;
+      continue;
     }
+    if (yielding) {
+      // Others' turn: back of the line, at once.
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
+    idleSince ??= Date.now();
+    if (options.waitForDue && Date.now() - idleSince < timing.lingerMs) {
+      await options.waitForDue(data.tenant, data.endpointId, timing.pollMs);
+      found = true;
+      continue;
+    }
+    const sleep = await store.sleep(data.tenant, data.endpointId);
+    if (!sleep) return 'the endpoint is gone';
+    if (sleep.busy) {
+      found = true;
+      continue;
+    }
+    await job.moveToDelayed(Math.max(Date.now(), sleep.untilMs ?? Date.now() + timing.idleMs), token);
+    // A delivery made due while the job was still active could not wake it: look again.
+    if (await store.dueBy(data.tenant, data.endpointId, Date.now())) await promoteJob(job);
+    throw new DelayedError();
   }
+}
 
-  /** A failed attempt: tried again after the backoff, unless that passes the delivery's age. */
-  function failure(delivery: TakenDelivery, httpStatus: number | undefined, error: string) {
-    const attempts = delivery.attempts + 1;
-    const nextAtMs = Date.now() + Math.min(backoffMs * 2 ** (attempts - 1), backoffMaxMs);
-    const outcome: AttemptOutcome = nextAtMs - delivery.createdAt > maxAgeMs ? 'failed' : 'retrying';
-    return { outcome, detail: { httpStatus, error, nextAtMs } };
-  }
-
-  /** One attempt of one delivery. */
-  async function attempt(data: PumpJobData, take: Take, delivery: TakenDelivery): Promise<void> {
-    if (!take.enabled) return endAttempt(data, delivery, 'disabled');
+/** How one delivery is attempted: signed, sent, and its outcome decided and recorded. */
+function deliveryAttempt(options: PumpOptions): Attempt {
+  const openSecret = secretOpener(options.secrets);
+  const failure = retryPolicy(options.store.settings);
+  return async (data, take, delivery) => {
+    if (!take.enabled) return endAttempt(options, data, delivery, 'disabled');
     let result: ReturnType<typeof failure> | { outcome: 'delivered'; detail: { httpStatus: number } };
     try {
       const secret = openSecret(take.secret);
@@ -154,69 +191,66 @@ export function createPump(options: PumpOptions) {
     } catch (error) {
       result = failure(delivery, undefined, describe(error));
     }
-    await endAttempt(data, delivery, result.outcome, result.detail);
-  }
+    await endAttempt(options, data, delivery, result.outcome, result.detail);
+  };
+}
 
-  /** The job's processor: one activation of the endpoint's pump. */
-  async function process(job: Job<PumpJobData>, token?: string): Promise<string> {
-    const data = job.data;
-    const started = Date.now();
-    const inflight = new Map<string, Promise<void>>();
-    let recover = true;
-    let found = true;
-    let idleSince: number | undefined;
-    for (;;) {
-      const yielding = Date.now() - started > activationMs || options.shuttingDown?.() === true;
-      const room = options.perEndpoint - inflight.size;
-      if (room > 0 && !yielding && (found || inflight.size === 0 || recover)) {
-        const take = await store.take(data.tenant, data.endpointId, room, leaseMs, recover);
-        recover = false;
-        if (!take) {
-          await Promise.allSettled(inflight.values());
-          return 'the endpoint is gone';
-        }
-        found = take.deliveries.length > 0;
-        if (found) idleSince = undefined;
-        for (const delivery of take.deliveries) {
-          const sent = attempt(data, take, delivery)
-            .catch((error: unknown) =>
-              log.warn({ err: error, deliveryId: delivery.id }, 'a webhook attempt could not be recorded'),
-            )
-            .finally(() => inflight.delete(delivery.id));
-          inflight.set(delivery.id, sent);
-        }
-        if (found) continue;
-      }
-      if (inflight.size > 0) {
-        await Promise.race(inflight.values());
-        found = true;
-        continue;
-      }
-      if (yielding) {
-        // Others' turn: back of the line, at once.
-        await job.moveToDelayed(Date.now(), token);
-        throw new DelayedError();
-      }
-      idleSince ??= Date.now();
-      if (options.waitForDue && Date.now() - idleSince < lingerMs) {
-        await options.waitForDue(data.tenant, data.endpointId, pollMs);
-        found = true;
-        continue;
-      }
-      const sleep = await store.sleep(data.tenant, data.endpointId);
-      if (!sleep) return 'the endpoint is gone';
-      if (sleep.busy) {
-        found = true;
-        continue;
-      }
-      await job.moveToDelayed(Math.max(Date.now(), sleep.untilMs ?? Date.now() + idleMs), token);
-      // A delivery made due while the job was still active could not wake it: look again.
-      if (await store.dueBy(data.tenant, data.endpointId, Date.now())) await promoteJob(job);
-      throw new DelayedError();
+/** Opens sealed secrets, keeping the opened ones by their sealed form (a rotation seals a new one). */
+function secretOpener(secrets: Sealer | undefined): (sealed: string) => string {
+  const opened = new Map<string, string>();
+  return (sealed) => {
+    let secret = opened.get(sealed);
+    if (secret === undefined) {
+      if (!secrets)
+        throw new Error('TETHER_SECRETS_KEY is not set on this worker: the signing secret cannot be opened');
+      secret = secrets.open(sealed);
+      if (opened.size >= 1_000) opened.clear();
+      opened.set(sealed, secret);
     }
-  }
+    return secret;
+  };
+}
 
-  return { process };
+/** A failed attempt: tried again after the backoff, unless that passes the delivery's age. */
+function retryPolicy({ backoffMs, backoffMaxMs, maxAgeMs }: WebhookStore['settings']) {
+  return (delivery: TakenDelivery, httpStatus: number | undefined, error: string) => {
+    const attempts = delivery.attempts + 1;
+    const nextAtMs = Date.now() + Math.min(backoffMs * 2 ** (attempts - 1), backoffMaxMs);
+    const outcome: AttemptOutcome = nextAtMs - delivery.createdAt > maxAgeMs ? 'failed' : 'retrying';
+    return { outcome, detail: { httpStatus, error, nextAtMs } };
+  };
+}
+
+/**
+ * Ends an attempt of a delivery (or the delivery, not sent): the one place its outcome is
+ * recorded, and counted.
+ */
+async function endAttempt(
+  options: PumpOptions,
+  data: PumpJobData,
+  delivery: TakenDelivery,
+  outcome: AttemptOutcome,
+  detail: {
+    httpStatus?: number | undefined;
+    error?: string | undefined;
+    nextAtMs?: number | undefined;
+  } = {},
+): Promise<void> {
+  const { store, log } = options;
+  options.onOutcome?.(outcome, data.tenant);
+  const { disabled } = await store.settle(data.tenant, data.endpointId, delivery, { outcome, ...detail });
+  if (outcome !== 'delivered') {
+    log.info(
+      { endpointId: data.endpointId, deliveryId: delivery.id, runId: delivery.runId, outcome, ...detail },
+      'webhook attempt did not deliver',
+    );
+  }
+  if (disabled) {
+    log.warn(
+      { tenant: data.tenant, endpointId: data.endpointId },
+      'webhook endpoint disabled: it failed for too long',
+    );
+  }
 }
 
 /** An attempt's error for the log: the outbound rules' own message, or the connection's. */
