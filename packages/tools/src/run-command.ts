@@ -464,7 +464,7 @@ function supervise(
   call: CommandCall,
   send?: string,
 ): Promise<RunCommandResult> {
-  const { child, tag } = launched;
+  const { child } = launched;
   if (child.pid === undefined) {
     return launched.failed.then((error) => {
       throw spawnFailure(error);
@@ -472,10 +472,7 @@ function supervise(
   }
   const started = performance.now();
   return new Promise<RunCommandResult>((resolve) => {
-    const capture = new OutputCapture(call.outputBytes);
-    const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
-    let streamed = 0;
-    let streamTruncated = false;
+    const output = new CommandOutput(call);
     let outcome: RunCommandResult['outcome'] = 'exited';
     let exited = false;
     let exitCode: number | null = null;
@@ -484,38 +481,13 @@ function supervise(
     let guard: NodeJS.Timeout | undefined;
     const kills: Promise<number[]>[] = [];
 
-    const emit = (stream: 'stdout' | 'stderr', text: string): void => {
-      if (text !== '' && call.onOutput !== undefined) call.onOutput(stream, text);
-    };
-
-    const onData = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
-      capture.push(chunk);
-      if (call.onOutput === undefined || streamTruncated) return;
-      const room = call.streamBytes - streamed;
-      if (chunk.length <= room) {
-        streamed += chunk.length;
-        emit(stream, decoders[stream].write(chunk));
-        return;
-      }
-      streamTruncated = true;
-      streamed += room;
-      emit(stream, decoders[stream].write(chunk.subarray(0, room)) + decoders[stream].end());
-      emit(
-        stream,
-        `\n[live output stopped after ${call.streamBytes} bytes; the command keeps running, and its result keeps the start and the end of the output]\n`,
-      );
-    };
-
     const finish = async (): Promise<void> => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       clearTimeout(guard);
       call.signal.removeEventListener('abort', onAbort);
-      if (!streamTruncated) {
-        emit('stdout', decoders.stdout.end());
-        emit('stderr', decoders.stderr.end());
-      }
+      output.end();
       const [survivors, limits] = await Promise.all([
         Promise.all(kills).then((all) => all.at(-1) ?? []),
         options.cgroup?.verdict().catch(() => undefined),
@@ -524,10 +496,10 @@ function supervise(
         outcome,
         exitCode,
         exitSignal,
-        output: capture.text(),
-        totalBytes: capture.totalBytes,
-        omittedBytes: capture.omittedBytes,
-        streamTruncated,
+        output: output.capture.text(),
+        totalBytes: output.capture.totalBytes,
+        omittedBytes: output.capture.omittedBytes,
+        streamTruncated: output.truncated,
         durationMs: Math.round(performance.now() - started),
         survivors,
         ...(limits === undefined ? {} : { limits }),
@@ -538,18 +510,7 @@ function supervise(
     const killAll = (reason?: 'timeout' | 'cancelled'): void => {
       if (settled || child.pid === undefined) return;
       if (reason !== undefined && !exited && outcome === 'exited') outcome = reason;
-      // Under bwrap, a command's cgroup holds every process it has (none can leave it: the cgroup
-      // files are not writable from the sandbox), so killing the cgroup and the launcher's process
-      // group is complete; elsewhere /proc is scanned as well.
-      const pid = child.pid;
-      const tree =
-        options.cgroup !== undefined && options.sandbox === 'bwrap'
-          ? Promise.resolve(killProcessGroup(pid))
-          : killProcessTree({ pid, tag, rootAlive: () => !exited, startTicks: launched.startTicks });
-      const group = options.cgroup?.kill() ?? Promise.resolve([]);
-      kills.push(
-        Promise.all([group, tree]).then(([inGroup, inTree]) => [...new Set([...inGroup, ...inTree])]),
-      );
+      kills.push(killEverything(launched, options, child.pid, () => !exited));
       guard ??= setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();
@@ -560,8 +521,8 @@ function supervise(
     const onAbort = (): void => killAll('cancelled');
     const timer = setTimeout(() => killAll('timeout'), call.timeoutMs);
 
-    child.stdout?.on('data', onData('stdout'));
-    child.stderr?.on('data', onData('stderr'));
+    child.stdout?.on('data', (chunk: Buffer) => output.push('stdout', chunk));
+    child.stderr?.on('data', (chunk: Buffer) => output.push('stderr', chunk));
     child.on('exit', (code, signal) => {
       exited = true;
       exitCode = code;
@@ -579,6 +540,77 @@ function supervise(
       child.stdin?.end(send === undefined || call.signal.aborted ? '' : `${send}\n${launched.end}\n`);
     }
   });
+}
+
+/**
+ * A command's output: all of it captured for the result (cut in the middle past `outputBytes`),
+ * and streamed live to `onOutput` until `streamBytes`.
+ */
+class CommandOutput {
+  readonly capture: OutputCapture;
+  /** Whether live output stopped at `streamBytes`. */
+  truncated = false;
+  readonly #call: CommandCall;
+  readonly #decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+  #streamed = 0;
+
+  constructor(call: CommandCall) {
+    this.#call = call;
+    this.capture = new OutputCapture(call.outputBytes);
+  }
+
+  /** A chunk of the command's output. */
+  push(stream: 'stdout' | 'stderr', chunk: Buffer): void {
+    const call = this.#call;
+    const decoder = this.#decoders[stream];
+    this.capture.push(chunk);
+    if (call.onOutput === undefined || this.truncated) return;
+    const room = call.streamBytes - this.#streamed;
+    if (chunk.length <= room) {
+      this.#streamed += chunk.length;
+      this.#emit(stream, decoder.write(chunk));
+      return;
+    }
+    this.truncated = true;
+    this.#streamed += room;
+    this.#emit(stream, decoder.write(chunk.subarray(0, room)) + decoder.end());
+    this.#emit(
+      stream,
+      `\n[live output stopped after ${call.streamBytes} bytes; the command keeps running, and its result keeps the start and the end of the output]\n`,
+    );
+  }
+
+  /** The output has ended: what the decoders held back is streamed (unless live output stopped). */
+  end(): void {
+    if (this.truncated) return;
+    this.#emit('stdout', this.#decoders.stdout.end());
+    this.#emit('stderr', this.#decoders.stderr.end());
+  }
+
+  #emit(stream: 'stdout' | 'stderr', text: string): void {
+    if (text !== '' && this.#call.onOutput !== undefined) this.#call.onOutput(stream, text);
+  }
+}
+
+/**
+ * Kills everything a command started: its cgroup, and its launcher's process group or tree.
+ * Resolves to the processes that could not be killed.
+ */
+function killEverything(
+  launched: Launched,
+  options: CommandSandbox,
+  pid: number,
+  rootAlive: () => boolean,
+): Promise<number[]> {
+  // Under bwrap, a command's cgroup holds every process it has (none can leave it: the cgroup
+  // files are not writable from the sandbox), so killing the cgroup and the launcher's process
+  // group is complete; elsewhere /proc is scanned as well.
+  const tree =
+    options.cgroup !== undefined && options.sandbox === 'bwrap'
+      ? Promise.resolve(killProcessGroup(pid))
+      : killProcessTree({ pid, tag: launched.tag, rootAlive, startTicks: launched.startTicks });
+  const group = options.cgroup?.kill() ?? Promise.resolve([]);
+  return Promise.all([group, tree]).then(([inGroup, inTree]) => [...new Set([...inGroup, ...inTree])]);
 }
 
 /** SIGKILL to a process group; the group being gone already is fine. */

@@ -162,69 +162,9 @@ async function release(prepared: Prepared): Promise<void> {
 export function createBashTool(environment: ToolEnvironment): Tool {
   const { ctx, limits, logger } = environment;
   const resolveSandbox = sandboxResolver(environment, 'bash');
-  let closed = false;
-  /** The next command's sandbox, while it is being prepared or waits. */
-  let next: Promise<Prepared | undefined> | undefined;
+  const sandboxes = nextSandbox(environment);
   /** When the last call returned (`performance.now()`). */
   let lastEnd = Number.NEGATIVE_INFINITY;
-
-  const discardNext = (): Promise<void> => {
-    const pending = next;
-    next = undefined;
-    return (pending ?? Promise.resolve(undefined))
-      .then((prepared) => (prepared === undefined ? undefined : release(prepared)))
-      .catch((error: unknown) => {
-        logger.warn({ err: error, runId: ctx.runId }, 'a prepared sandbox could not be discarded');
-      });
-  };
-  ctx.signal.addEventListener('abort', () => void discardNext(), { once: true });
-
-  /** Starts the sandbox of the next command in the background, unless one is pending or the run is over. */
-  const prepareNext = (support: CgroupSupport, spec: Omit<CommandSandbox, 'cgroup'>): void => {
-    if (next !== undefined || closed || ctx.signal.aborted) return;
-    const pending = (async (): Promise<Prepared | undefined> => {
-      // Not before the current call's result has reached its caller, nor before its command is
-      // sent: the cgroup is made synchronously and the spawn blocks the event loop for a fork and
-      // an exec (10 to 40 ms on a busy 2-core host), which would otherwise land on the call's path.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (closed || ctx.signal.aborted) return undefined;
-      let cgroup: CommandCgroup | undefined;
-      try {
-        cgroup = await createCgroup(environment, support, 'bash');
-        const command = await PreparedCommand.prepare({ ...spec, cgroup });
-        const idle = setTimeout(() => {
-          if (next === pending) void discardNext();
-        }, PREPARED_IDLE_MS);
-        idle.unref();
-        return { command, cgroup, idle };
-      } catch {
-        // The next call starts its own sandbox, and reports what fails then.
-        await cgroup?.remove().catch(() => undefined);
-        return undefined;
-      }
-    })();
-    next = pending;
-  };
-
-  /**
-   * The prepared sandbox, when there is one that fits the call (it may still be
-   * starting); any other is discarded. Check `usable` in the tick that runs it.
-   */
-  const takePrepared = async (workspace: string, command: string): Promise<Prepared | undefined> => {
-    const pending = next;
-    next = undefined;
-    const prepared = pending === undefined ? undefined : await pending;
-    if (prepared === undefined) return undefined;
-    clearTimeout(prepared.idle);
-    // Not a command that names the end line's prefix either: no line of it can end the reading early.
-    const fits =
-      prepared.command.options.workspace === workspace &&
-      Buffer.byteLength(command) <= PREPARED_COMMAND_BYTES &&
-      !command.includes('tether-end-');
-    if (fits && prepared.command.usable) return prepared;
-    void release(prepared).catch(() => undefined);
-    return undefined;
-  };
 
   const tool = defineTool(bashSchema, async (args, call) => {
     const backToBack = performance.now() - lastEnd < BACK_TO_BACK_MS;
@@ -239,24 +179,8 @@ export function createBashTool(environment: ToolEnvironment): Tool {
     const { support, spec } = await resolveSandbox();
     const requestedMs = args.timeout === undefined ? limits.bashTimeoutMs : Math.ceil(args.timeout * 1000);
     const timeoutMs = Math.min(requestedMs, limits.bashMaxTimeoutMs);
-    const commandCall = {
-      command: args.command,
-      timeoutMs,
-      signal,
-      outputBytes: limits.bashOutputBytes,
-      streamBytes: limits.bashStreamBytes,
-      onOutput: (stream: 'stdout' | 'stderr', chunk: string) => {
-        try {
-          ctx.emit({ type: 'tool.output', data: { callId: call.callId, stream, chunk } });
-        } catch (error) {
-          logger.warn(
-            { err: error, runId: ctx.runId, callId: call.callId },
-            'tool.output could not be emitted',
-          );
-        }
-      },
-    };
-    const prepared = await takePrepared(spec.workspace, args.command);
+    const commandCall = commandCallOf(environment, call.callId, args.command, timeoutMs, signal);
+    const prepared = await sandboxes.take(spec.workspace, args.command);
     const usePrepared = prepared?.command.usable === true;
     let cgroup: CommandCgroup | undefined;
     let running: Promise<RunCommandResult>;
@@ -269,7 +193,7 @@ export function createBashTool(environment: ToolEnvironment): Tool {
       cgroup = await createCgroup(environment, support, 'bash');
       running = runCommand({ ...spec, cgroup, ...commandCall });
     }
-    if (backToBack) prepareNext(support, spec);
+    if (backToBack) sandboxes.prepare(support, spec);
     const result = await running.finally(() => {
       lastEnd = performance.now();
       // Every process of the command is dead by now (runCommand killed the cgroup): removing the empty
@@ -277,34 +201,160 @@ export function createBashTool(environment: ToolEnvironment): Tool {
       void cgroup?.remove().catch((error: unknown) => {
         logger.warn({ err: error, runId: ctx.runId }, "a command's cgroup could not be removed");
       });
-      prepareNext(support, spec);
+      sandboxes.prepare(support, spec);
     });
-    if (result.survivors.length > 0) {
-      logger.warn(
-        { runId: ctx.runId, callId: call.callId, pids: result.survivors },
-        'bash left processes behind',
-      );
-    }
-    logger.debug(
-      {
-        runId: ctx.runId,
-        callId: call.callId,
-        outcome: result.outcome,
-        exitCode: result.exitCode,
-        ms: result.durationMs,
-        prepared: usePrepared,
-        preparedAhead: backToBack,
-      },
-      'bash finished',
-    );
+    logFinished(environment, call.callId, result, { prepared: usePrepared, preparedAhead: backToBack });
     return formatCommandResult(result, { timeoutMs, requestedMs, limits });
   });
 
   return {
     ...tool,
     async close() {
-      closed = true;
-      await discardNext();
+      await sandboxes.close();
     },
   };
+}
+
+/** A call's command for `runCommand` or a prepared sandbox: its limits, and its output streamed as events. */
+function commandCallOf(
+  environment: ToolEnvironment,
+  callId: string,
+  command: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+) {
+  const { ctx, limits, logger } = environment;
+  return {
+    command,
+    timeoutMs,
+    signal,
+    outputBytes: limits.bashOutputBytes,
+    streamBytes: limits.bashStreamBytes,
+    onOutput: (stream: 'stdout' | 'stderr', chunk: string) => {
+      try {
+        ctx.emit({ type: 'tool.output', data: { callId, stream, chunk } });
+      } catch (error) {
+        logger.warn({ err: error, runId: ctx.runId, callId }, 'tool.output could not be emitted');
+      }
+    },
+  };
+}
+
+/** Logs a finished command: a warning for processes it left behind, and a debug line. */
+function logFinished(
+  { ctx, logger }: ToolEnvironment,
+  callId: string,
+  result: RunCommandResult,
+  how: { prepared: boolean; preparedAhead: boolean },
+): void {
+  if (result.survivors.length > 0) {
+    logger.warn({ runId: ctx.runId, callId, pids: result.survivors }, 'bash left processes behind');
+  }
+  logger.debug(
+    {
+      runId: ctx.runId,
+      callId,
+      outcome: result.outcome,
+      exitCode: result.exitCode,
+      ms: result.durationMs,
+      prepared: how.prepared,
+      preparedAhead: how.preparedAhead,
+    },
+    'bash finished',
+  );
+}
+
+/**
+ * A run's next sandbox: at most one, being prepared in the background or waiting for a command.
+ * It is discarded when the run is cancelled, when closed, and after {@link PREPARED_IDLE_MS} unused.
+ */
+function nextSandbox(environment: ToolEnvironment) {
+  const { ctx, logger } = environment;
+  let closed = false;
+  /** The next command's sandbox, while it is being prepared or waits. */
+  let next: Promise<Prepared | undefined> | undefined;
+
+  const discard = (): Promise<void> => {
+    const pending = next;
+    next = undefined;
+    return (pending ?? Promise.resolve(undefined))
+      .then((prepared) => (prepared === undefined ? undefined : release(prepared)))
+      .catch((error: unknown) => {
+        logger.warn({ err: error, runId: ctx.runId }, 'a prepared sandbox could not be discarded');
+      });
+  };
+  ctx.signal.addEventListener('abort', () => void discard(), { once: true });
+
+  return {
+    /** Starts the sandbox of the next command in the background, unless one is pending or the run is over. */
+    prepare(support: CgroupSupport, spec: Omit<CommandSandbox, 'cgroup'>): void {
+      if (next !== undefined || closed || ctx.signal.aborted) return;
+      const pending: Promise<Prepared | undefined> = prepareSandbox(
+        environment,
+        support,
+        spec,
+        () => !closed && !ctx.signal.aborted,
+        () => {
+          if (next === pending) void discard();
+        },
+      );
+      next = pending;
+    },
+
+    /**
+     * The prepared sandbox, when there is one that fits the call (it may still be
+     * starting); any other is discarded. Check `usable` in the tick that runs it.
+     */
+    async take(workspace: string, command: string): Promise<Prepared | undefined> {
+      const pending = next;
+      next = undefined;
+      const prepared = pending === undefined ? undefined : await pending;
+      if (prepared === undefined) return undefined;
+      clearTimeout(prepared.idle);
+      // Not a command that names the end line's prefix either: no line of it can end the reading early.
+      const fits =
+        prepared.command.options.workspace === workspace &&
+        Buffer.byteLength(command) <= PREPARED_COMMAND_BYTES &&
+        !command.includes('tether-end-');
+      if (fits && prepared.command.usable) return prepared;
+      void release(prepared).catch(() => undefined);
+      return undefined;
+    },
+
+    /** No more sandboxes: the one pending or waiting is discarded. */
+    async close(): Promise<void> {
+      closed = true;
+      await discard();
+    },
+  };
+}
+
+/**
+ * Prepares a sandbox (its cgroup, then the command waiting in it), or undefined when it is no longer
+ * `wanted` or fails; `onIdle` is told once it has waited {@link PREPARED_IDLE_MS} unused.
+ */
+async function prepareSandbox(
+  environment: ToolEnvironment,
+  support: CgroupSupport,
+  spec: Omit<CommandSandbox, 'cgroup'>,
+  wanted: () => boolean,
+  onIdle: () => void,
+): Promise<Prepared | undefined> {
+  // Not before the current call's result has reached its caller, nor before its command is
+  // sent: the cgroup is made synchronously and the spawn blocks the event loop for a fork and
+  // an exec (10 to 40 ms on a busy 2-core host), which would otherwise land on the call's path.
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  if (!wanted()) return undefined;
+  let cgroup: CommandCgroup | undefined;
+  try {
+    cgroup = await createCgroup(environment, support, 'bash');
+    const command = await PreparedCommand.prepare({ ...spec, cgroup });
+    const idle = setTimeout(onIdle, PREPARED_IDLE_MS);
+    idle.unref();
+    return { command, cgroup, idle };
+  } catch {
+    // The next call starts its own sandbox, and reports what fails then.
+    await cgroup?.remove().catch(() => undefined);
+    return undefined;
+  }
 }
