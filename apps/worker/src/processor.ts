@@ -7,6 +7,7 @@ import {
 } from '@tether/queue';
 import { DelayedError, type Job, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
+import { ActiveAttempts } from './active-attempts.js';
 import { claimAttempt } from './attempt/claim.js';
 import {
   type AttemptContext,
@@ -18,20 +19,15 @@ import {
 import type { McpListings } from './attempt/mcp-listings.js';
 import { AttemptObserver, type Observability } from './attempt/observe.js';
 import { prepareAttempt } from './attempt/prepare.js';
-import { type ActiveAttempt, runPrepared, type StopReason } from './attempt/run.js';
+import { runPrepared } from './attempt/run.js';
 import { dispatchEvents, settleOutcome } from './attempt/settle.js';
 import type { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import type { WorkerSkills } from './skills.js';
-import { type WorkerHooks, withDefaultHooks } from './worker-hooks.js';
+import { type ResolvedHooks, type WorkerHooks, withDefaultHooks } from './worker-hooks.js';
 
+export type { ActiveRuns } from './active-attempts.js';
 export type { StopReason } from './attempt/run.js';
-
-/** The attempts this worker process is running, by run id. */
-export interface ActiveRuns {
-  /** Stops a run's attempt now (cancel broadcast, the end of the shutdown grace, a lost lock). */
-  stop(runId: string, reason: StopReason): void;
-}
 
 export interface ProcessorDeps {
   config: Readonly<WorkerConfig>;
@@ -73,43 +69,7 @@ export interface ProcessorDeps {
 export function createProcessor(deps: ProcessorDeps) {
   const { config, store, logger } = deps;
   const hooks = withDefaultHooks(deps.hooks);
-  const active = new Map<string, ActiveAttempt>();
-
-  const activeRuns: ActiveRuns & {
-    size: () => number;
-    stopAll: (reason: StopReason) => void;
-    locksRenewed: (runIds: readonly string[]) => void;
-    stopStale: (now: number, maxAgeMs: number) => void;
-  } = {
-    stop(runId, reason) {
-      const entry = active.get(runId);
-      if (!entry || entry.controller.signal.aborted) return;
-      entry.reason = reason;
-      entry.controller.abort(new Error(reason));
-    },
-    size: () => active.size,
-    stopAll(reason) {
-      for (const runId of active.keys()) activeRuns.stop(runId, reason);
-    },
-    locksRenewed(runIds) {
-      const now = Date.now();
-      for (const runId of runIds) {
-        const entry = active.get(runId);
-        if (entry) entry.renewedAt = now;
-      }
-    },
-    stopStale(now, maxAgeMs) {
-      for (const [runId, entry] of active) {
-        if (now - entry.renewedAt > maxAgeMs) {
-          logger.warn(
-            { runId, sinceMs: now - entry.renewedAt },
-            'the lock on the run was not renewed in time',
-          );
-          activeRuns.stop(runId, 'lost');
-        }
-      }
-    },
-  };
+  const activeRuns = new ActiveAttempts(logger);
 
   const observability = deps.observability;
   const observed = Boolean(observability?.metrics || observability?.telemetry);
@@ -139,32 +99,7 @@ export function createProcessor(deps: ProcessorDeps) {
     token: string | undefined,
     observer: AttemptObserver | undefined,
   ): Promise<string | undefined> {
-    const { runId, requestId } = job.data;
-    const attempt = job.attemptsMade + 1;
-    const ctx: AttemptContext = {
-      job,
-      token,
-      runId,
-      attempt,
-      fence: `${config.workerId}:${token ?? job.id}`,
-      config,
-      store,
-      // Every line about the run names it, and the request that submitted it.
-      log: logger.child(requestId ? { runId, attempt, requestId } : { runId, attempt }),
-      wakeSession: deps.wakeSession,
-      parentRunId: job.data.parentRunId,
-      crew: deps.crew,
-      tenantSlots: deps.tenantSlots,
-      memory: deps.memory,
-      skills: deps.skills,
-      mcpServers: deps.mcpServers,
-      mcpListings: deps.mcpListings,
-      webhooks: deps.webhooks,
-      observer,
-      hooks,
-      // What the job says (a job queued before it did says nothing); the claim says it again.
-      tenant: job.data.tenant,
-    };
+    const ctx = attemptContext(deps, hooks, { job, token, observer });
     // A job that comes back (stall recovery, a resumed question, a retry) first dispatches what the
     // attempt before may have appended without dispatching (its worker died in between).
     if (job.attemptsStarted > 1) await dispatchEvents(ctx, 'recovery', true);
@@ -198,9 +133,7 @@ export function createProcessor(deps: ProcessorDeps) {
     if (isSettlement(prepared)) return settleOutcome(ctx, prepared, [], [], claimed.sessionId);
     // A run without the delegate tools has no children to look for when it ends.
     ctx.delegates = prepared.crew !== undefined;
-    // The lock was taken (or renewed) when BullMQ handed the job over, a moment ago.
-    const entry: ActiveAttempt = { controller: new AbortController(), renewedAt: Date.now() };
-    active.set(runId, entry);
+    const entry = activeRuns.start(runId);
     let ran: Awaited<ReturnType<typeof runPrepared>>;
     try {
       ran = await runPrepared(ctx, prepared, {
@@ -209,7 +142,7 @@ export function createProcessor(deps: ProcessorDeps) {
         shuttingDown: deps.shuttingDown,
       });
     } finally {
-      active.delete(runId);
+      activeRuns.end(runId);
     }
     return settleOutcome(ctx, ran.settlement, ran.events, ran.turn, prepared.sessionId);
   }
@@ -221,4 +154,40 @@ export function createProcessor(deps: ProcessorDeps) {
   }
 
   return { process: processJob, activeRuns };
+}
+
+/** What every step of the attempt on `job` works with. */
+function attemptContext(
+  deps: ProcessorDeps,
+  hooks: ResolvedHooks,
+  taken: { job: Job<RunJobData>; token: string | undefined; observer: AttemptObserver | undefined },
+): AttemptContext {
+  const { job, token, observer } = taken;
+  const { config, store, logger } = deps;
+  const { runId, requestId } = job.data;
+  const attempt = job.attemptsMade + 1;
+  return {
+    job,
+    token,
+    runId,
+    attempt,
+    fence: `${config.workerId}:${token ?? job.id}`,
+    config,
+    store,
+    // Every line about the run names it, and the request that submitted it.
+    log: logger.child(requestId ? { runId, attempt, requestId } : { runId, attempt }),
+    wakeSession: deps.wakeSession,
+    parentRunId: job.data.parentRunId,
+    crew: deps.crew,
+    tenantSlots: deps.tenantSlots,
+    memory: deps.memory,
+    skills: deps.skills,
+    mcpServers: deps.mcpServers,
+    mcpListings: deps.mcpListings,
+    webhooks: deps.webhooks,
+    observer,
+    hooks,
+    // What the job says (a job queued before it did says nothing); the claim says it again.
+    tenant: job.data.tenant,
+  };
 }
