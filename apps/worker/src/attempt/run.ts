@@ -1,5 +1,6 @@
 import {
   type AttemptOutcome,
+  type AttemptParams,
   type Checkpoint,
   countTokens,
   ownMessages,
@@ -63,101 +64,23 @@ export async function runPrepared(
   prepared: Prepared,
   hooks: RunHooks,
 ): Promise<{ settlement: Settlement; events: RunEventInput[]; turn: string[] }> {
-  const { config, store, runId, fence, log } = ctx;
-  const { spec, checkpoint, workspace, locale } = prepared;
-  const { active } = hooks;
-  const sink = new EventSink({
-    store,
-    runId,
-    token: fence,
-    onError: (error) => {
-      log.warn({ err: error }, 'could not append an event');
-      // Fenced out: another worker owns the run; what runs here must stop now.
-      if (error instanceof TetherError && error.code === 'ERR_RUN_NOT_OWNER') hooks.stop('lost');
-    },
-  });
+  const { log } = ctx;
+  const sink = eventSink(ctx, hooks);
   // What the preparation found (a session's history windowed) goes out with the attempt's first write.
   for (const event of prepared.events) sink.emit(event);
   let outcome: AttemptOutcome;
   let tools: Tool[] = [];
   let mcp: McpToolset | undefined;
   try {
-    const context: RunContext = {
-      runId,
-      workspace,
-      emit: sink.emit,
-      signal: active.controller.signal,
-      todos: {
-        get: () => checkpoint.todos,
-        set: (items) => {
-          checkpoint.todos = items;
-        },
-      },
-      sandbox: config.sandbox,
-      allowNetwork: config.allowNetwork,
-      workspaceRoot: config.workspaceRoot,
-      sandboxUser: config.sandboxUser,
-      commandLeaseMs: commandLeaseMs(config.lockDurationMs),
-      limits: {
-        bashMaxProcesses: config.sandboxMaxProcesses,
-        bashMemoryBytes: config.sandboxMemoryBytes,
-      },
-      locale,
-      logger: log,
-      memory: memoryAccess(ctx, prepared),
-      // The tenant's skills: the store for the skill tools, their folder read-only for bash.
-      ...(prepared.skills && ctx.skills
-        ? {
-            skills: skillsAccess(ctx.skills.store, prepared.tenant, prepared.skills.mountPath),
-            readOnlyBinds: prepared.skills.binds,
-            env: { TETHER_SKILLS_DIR: prepared.skills.mountPath },
-          }
-        : {}),
-    };
+    const context = runContext(ctx, prepared, sink, hooks.active.controller.signal);
     tools = createTools(context, prepared.toolNames);
     // The run's MCP servers, listed now; their tools are offered beside the others.
-    mcp = await openMcpToolset(ctx, prepared.tenant, spec, {
+    mcp = await openMcpToolset(ctx, prepared.tenant, prepared.spec, {
       context,
-      taken: [...tools.map((tool) => tool.name), ...(spec.tools ?? []).map((tool) => tool.name)],
+      taken: [...tools.map((tool) => tool.name), ...(prepared.spec.tools ?? []).map((tool) => tool.name)],
     });
     if (mcp) tools = [...tools, ...mcp.tools];
-    const resolved = resolveProvider(spec.model, {
-      profiles: config.profiles,
-      defaultProfile: config.defaultProfile,
-      allowReplay: config.allowReplay,
-      logger: log,
-    });
-    const provider = ctx.observer ? ctx.observer.observe(resolved) : resolved;
-    outcome = await runAttempt({
-      checkpoint,
-      provider,
-      tools,
-      signal: active.controller.signal,
-      emit: sink.emit,
-      saveCheckpoint: async (cp) => {
-        if (active.reason === 'lost') throw new StopAtCheckpoint();
-        const events = await sink.take();
-        const progress = { todos: cp.todos, usage: cp.usage, step: cp.step };
-        // A session's run saves its turn so far with it: whoever ends the run moves it into the transcript.
-        const turn = prepared.sessionId ? sessionTurn(runId, cp) : [];
-        await store.saveCheckpoint(runId, fence, storedCheckpoint(cp), progress, events, turn);
-        if (hooks.shuttingDown()) throw new StopAtCheckpoint();
-      },
-      limits: {
-        maxSteps: spec.limits?.maxSteps ?? config.maxSteps,
-        wallClockMs: config.wallClockMs,
-      },
-      interaction: spec.clarify?.mode ?? 'suspend',
-      clarifyTimeoutMs: spec.clarify?.timeoutMs ?? config.clarifyTimeoutMs,
-      crew: prepared.crew,
-      clientTools: spec.tools,
-      toolTimeoutMs: spec.toolTimeoutMs,
-      resolutions: prepared.resolutions,
-      locale,
-      // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
-      interrupted: () => active.reason === 'shutdown' || active.reason === 'lost',
-      onToolCall: ctx.observer?.onToolCall,
-    });
+    outcome = await runAttempt(attemptParams(ctx, prepared, { tools, sink, hooks }));
   } catch (error) {
     // Errors before the loop (a bad model spec, a tool context refused) are the run's, not the worker's.
     outcome = {
@@ -179,6 +102,122 @@ export async function runPrepared(
     log.warn({ err: error }, 'events of this attempt could not all be written');
     return [];
   });
+  return { ...attemptEnd(ctx, prepared, outcome, hooks.active.reason), events };
+}
+
+/** The attempt's events, written with its saves; fenced out, what runs here stops now. */
+function eventSink(ctx: AttemptContext, hooks: RunHooks): EventSink {
+  return new EventSink({
+    store: ctx.store,
+    runId: ctx.runId,
+    token: ctx.fence,
+    onError: (error) => {
+      ctx.log.warn({ err: error }, 'could not append an event');
+      // Fenced out: another worker owns the run; what runs here must stop now.
+      if (error instanceof TetherError && error.code === 'ERR_RUN_NOT_OWNER') hooks.stop('lost');
+    },
+  });
+}
+
+/** What the run's tools work with: its workspace, its sandbox and limits, its memory and skills. */
+function runContext(
+  ctx: AttemptContext,
+  prepared: Prepared,
+  sink: EventSink,
+  signal: AbortSignal,
+): RunContext {
+  const { config, runId, log } = ctx;
+  const { checkpoint } = prepared;
+  return {
+    runId,
+    workspace: prepared.workspace,
+    emit: sink.emit,
+    signal,
+    todos: {
+      get: () => checkpoint.todos,
+      set: (items) => {
+        checkpoint.todos = items;
+      },
+    },
+    sandbox: config.sandbox,
+    allowNetwork: config.allowNetwork,
+    workspaceRoot: config.workspaceRoot,
+    sandboxUser: config.sandboxUser,
+    commandLeaseMs: commandLeaseMs(config.lockDurationMs),
+    limits: {
+      bashMaxProcesses: config.sandboxMaxProcesses,
+      bashMemoryBytes: config.sandboxMemoryBytes,
+    },
+    locale: prepared.locale,
+    logger: log,
+    memory: memoryAccess(ctx, prepared),
+    // The tenant's skills: the store for the skill tools, their folder read-only for bash.
+    ...(prepared.skills && ctx.skills
+      ? {
+          skills: skillsAccess(ctx.skills.store, prepared.tenant, prepared.skills.mountPath),
+          readOnlyBinds: prepared.skills.binds,
+          env: { TETHER_SKILLS_DIR: prepared.skills.mountPath },
+        }
+      : {}),
+  };
+}
+
+/** The attempt loop's parameters: the model, the tools, and a checkpoint saved while the worker owns the run. */
+function attemptParams(
+  ctx: AttemptContext,
+  prepared: Prepared,
+  parts: { tools: Tool[]; sink: EventSink; hooks: RunHooks },
+): AttemptParams {
+  const { config, store, runId, fence, log } = ctx;
+  const { spec, checkpoint } = prepared;
+  const { tools, sink, hooks } = parts;
+  const { active } = hooks;
+  const resolved = resolveProvider(spec.model, {
+    profiles: config.profiles,
+    defaultProfile: config.defaultProfile,
+    allowReplay: config.allowReplay,
+    logger: log,
+  });
+  return {
+    checkpoint,
+    provider: ctx.observer ? ctx.observer.observe(resolved) : resolved,
+    tools,
+    signal: active.controller.signal,
+    emit: sink.emit,
+    saveCheckpoint: async (cp) => {
+      if (active.reason === 'lost') throw new StopAtCheckpoint();
+      const events = await sink.take();
+      const progress = { todos: cp.todos, usage: cp.usage, step: cp.step };
+      // A session's run saves its turn so far with it: whoever ends the run moves it into the transcript.
+      const turn = prepared.sessionId ? sessionTurn(runId, cp) : [];
+      await store.saveCheckpoint(runId, fence, storedCheckpoint(cp), progress, events, turn);
+      if (hooks.shuttingDown()) throw new StopAtCheckpoint();
+    },
+    limits: {
+      maxSteps: spec.limits?.maxSteps ?? config.maxSteps,
+      wallClockMs: config.wallClockMs,
+    },
+    interaction: spec.clarify?.mode ?? 'suspend',
+    clarifyTimeoutMs: spec.clarify?.timeoutMs ?? config.clarifyTimeoutMs,
+    crew: prepared.crew,
+    clientTools: spec.tools,
+    toolTimeoutMs: spec.toolTimeoutMs,
+    resolutions: prepared.resolutions,
+    locale: prepared.locale,
+    // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
+    interrupted: () => active.reason === 'shutdown' || active.reason === 'lost',
+    onToolCall: ctx.observer?.onToolCall,
+  };
+}
+
+/** How the attempt ended, as a settlement, with a session run's whole turn when the run ends here. */
+function attemptEnd(
+  ctx: AttemptContext,
+  prepared: Prepared,
+  outcome: AttemptOutcome,
+  stopped: StopReason | undefined,
+): { settlement: Settlement; turn: string[] } {
+  const { spec, checkpoint } = prepared;
   const plan = (delegation: PendingDelegation) =>
     planChildren(
       ctx,
@@ -186,18 +225,18 @@ export async function runPrepared(
       delegation,
       ctx.crew.queueOf,
     );
-  const settlement = toSettlement(outcome, checkpoint, active.reason, plan);
+  const settlement = toSettlement(outcome, checkpoint, stopped, plan);
   // A session's run that ends here hands its whole turn to the step that ends it.
   const ends =
     settlement.kind === 'completed' || settlement.kind === 'failed' || settlement.kind === 'cancelled';
   const turn =
     prepared.sessionId && ends
-      ? sessionTurn(runId, checkpoint, {
+      ? sessionTurn(ctx.runId, checkpoint, {
           interrupted: settlement.kind === 'cancelled',
           output: settlement.kind === 'completed' ? settlement.output : undefined,
         })
       : [];
-  return { settlement, events, turn };
+  return { settlement, turn };
 }
 
 /**
