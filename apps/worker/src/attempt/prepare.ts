@@ -68,7 +68,7 @@ export interface Prepared {
  * runs again.
  */
 export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Promise<Prepared | Settlement> {
-  const { config, store, runId, fence, log } = ctx;
+  const { config, store, runId, log } = ctx;
   const { spec, sessionId, tenant } = claimed;
   // The workspace is made when something needs it: the submitted files here, or the
   // tools on first use. A run that never touches files costs no directory. A crew child
@@ -131,50 +131,10 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     });
   }
 
-  // A run woken while it waits: every request of its waitpoint resolved (or past its deadline),
-  // or back to waiting. Each kind reads its own requests' fates (one wait at a time: one kind).
+  const resolved = await resolveWaitpoint(ctx, claimed, checkpoint);
+  if (resolved && !Array.isArray(resolved)) return resolved;
+  const resolutions = resolved;
   const waitpoint = checkpoint.waitpoint;
-  let resolutions: WaitResolution[] | undefined;
-  const question = questionOf(waitpoint);
-  if (question) {
-    const { requestId } = question;
-    const state = await store.resolveClarify(runId, requestId, fence);
-    if (state.state === 'not_owner')
-      return { kind: 'lost', why: 'another worker owns the run', handBack: false };
-    if (state.state === 'pending') {
-      return { kind: 'waiting', on: 'question', again: { untilMs: state.expiresAtMs, requestId } };
-    }
-    resolutions = [
-      state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true },
-    ];
-    ctx.observer?.clarifyResumed(requestId);
-  }
-
-  // Client tool calls: every output in (or the deadline past), or back to sleep. Calls the
-  // checkpoint has but Redis does not (the previous owner died between the save and the request)
-  // are requested again, as they were.
-  const calls = toolOutputsOf(waitpoint).map(({ kind: _kind, ...call }) => call);
-  if (calls.length > 0) {
-    const ids = calls.map((call) => call.requestId);
-    const state = await store.resolveToolCalls(runId, ids, fence);
-    if (state.state === 'not_owner')
-      return { kind: 'lost', why: 'another worker owns the run', handBack: false };
-    if (state.state === 'pending')
-      return { kind: 'waiting', on: 'tool_output', again: { untilMs: state.deadlineMs } };
-    if (state.state === 'missing') return { kind: 'waiting', on: 'tool_output', open: calls };
-    resolutions = state.outcomes;
-  }
-
-  // A parent woken while it waits on its children: every result in, or back to waiting.
-  const children = childrenOf(waitpoint);
-  if (children) {
-    const delegation = { callId: children.callId, name: children.name, tasks: children.tasks };
-    const plan = (pending: typeof delegation) =>
-      planChildren(ctx, { tenant, spec, sessionId }, pending, ctx.crew.queueOf);
-    const resolved = await resolveDelegation(ctx, delegation, plan);
-    if (isSettlement(resolved)) return resolved;
-    resolutions = [{ requestId: children.requestId, results: resolved.results }];
-  }
 
   // A call in flight when the previous owner died or lost the run: on this host, whatever is left
   // of it is killed first, so the call never has two live executions. (On another host, its
@@ -250,5 +210,60 @@ export async function writeSubmittedFiles(
       };
     }
   }
+  return undefined;
+}
+
+/**
+ * A run woken while it waits: every request of its waitpoint resolved (or past its deadline), or
+ * back to waiting. Each kind reads its own requests' fates (one wait at a time: one kind). Undefined
+ * when the run waited on nothing.
+ */
+async function resolveWaitpoint(
+  ctx: AttemptContext,
+  claimed: Claimed,
+  checkpoint: Checkpoint,
+): Promise<WaitResolution[] | Settlement | undefined> {
+  const { store, runId, fence } = ctx;
+  const { spec, sessionId, tenant } = claimed;
+  const waitpoint = checkpoint.waitpoint;
+  const question = questionOf(waitpoint);
+  if (question) {
+    const { requestId } = question;
+    const state = await store.resolveClarify(runId, requestId, fence);
+    if (state.state === 'not_owner')
+      return { kind: 'lost', why: 'another worker owns the run', handBack: false };
+    if (state.state === 'pending') {
+      return { kind: 'waiting', on: 'question', again: { untilMs: state.expiresAtMs, requestId } };
+    }
+    ctx.observer?.clarifyResumed(requestId);
+    return [state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true }];
+  }
+
+  // Client tool calls: every output in (or the deadline past), or back to sleep. Calls the
+  // checkpoint has but Redis does not (the previous owner died between the save and the request)
+  // are requested again, as they were.
+  const calls = toolOutputsOf(waitpoint).map(({ kind: _kind, ...call }) => call);
+  if (calls.length > 0) {
+    const ids = calls.map((call) => call.requestId);
+    const state = await store.resolveToolCalls(runId, ids, fence);
+    if (state.state === 'not_owner')
+      return { kind: 'lost', why: 'another worker owns the run', handBack: false };
+    if (state.state === 'pending')
+      return { kind: 'waiting', on: 'tool_output', again: { untilMs: state.deadlineMs } };
+    if (state.state === 'missing') return { kind: 'waiting', on: 'tool_output', open: calls };
+    return state.outcomes;
+  }
+
+  // A parent woken while it waits on its children: every result in, or back to waiting.
+  const children = childrenOf(waitpoint);
+  if (children) {
+    const delegation = { callId: children.callId, name: children.name, tasks: children.tasks };
+    const plan = (pending: typeof delegation) =>
+      planChildren(ctx, { tenant, spec, sessionId }, pending, ctx.crew.queueOf);
+    const resolved = await resolveDelegation(ctx, delegation, plan);
+    if (isSettlement(resolved)) return resolved;
+    return [{ requestId: children.requestId, results: resolved.results }];
+  }
+
   return undefined;
 }
