@@ -1,38 +1,15 @@
-import type { RunEvent, Session, TetherClient } from '@tether/client';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Session, TetherClient } from '@tether/client';
+import { useState } from 'preact/hooks';
+import { useFollowTail } from './follow-tail.js';
 import { prettyArgs } from './format.js';
 import { QuestionCard } from './question.js';
-import { coalesce, perFrame } from './reading.js';
 import { hrefOf, navigate, onLinkClick } from './router.js';
-import {
-  type Chat,
-  type ChatBlock,
-  type ChatRun,
-  chatBlocks,
-  EMPTY_CHAT,
-  foldSessionEvents,
-  returnedQuestion,
-  userMessages,
-} from './session-chat.js';
+import { type Chat, type ChatBlock, type ChatRun, chatBlocks, returnedQuestion } from './session-chat.js';
+import { useDrafts, useSessionFeed } from './session-feed.js';
 import { SESSION_STATUS_TEXT } from './sessions-page.js';
 
-/** Events that change what `GET /v1/sessions/:id` says (status, question): the session is read again after each. */
-const SESSION_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
-  'run.queued',
-  'run.started',
-  'clarify.requested',
-  'clarify.answered',
-  'clarify.timed_out',
-  'run.completed',
-  'run.failed',
-  'run.cancelled',
-]);
-/** Events after which the run's turn is in the transcript. */
-const RUN_ENDED: ReadonlySet<RunEvent['type']> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-
-const READ_FAILED = 'Could not read the session:';
-/** How near the end of the page counts as at its end, for following the chat. */
-const FOLLOW_SLACK_PX = 80;
+/** A question the last run returned with (the API's REST fallback): the next message answers it. */
+type Returned = { question: string; choices: string[] };
 
 /**
  * A session as a chat: each run's user message, its assistant text (streamed
@@ -41,128 +18,12 @@ const FOLLOW_SLACK_PX = 80;
  * sends the next message, or answers the question that waits.
  */
 export function SessionPage({ client, id }: { client: TetherClient; id: string }) {
-  const [session, setSession] = useState<Session | null>();
-  const [chat, setChat] = useState<Chat>(EMPTY_CHAT);
-  // Each run's user message: the transcript's once its run has ended.
-  const [inputs, setInputs] = useState<ReadonlyMap<string, string>>(new Map());
-  // Until then: what this page sent, or the run's title.
-  const [drafts, setDrafts] = useState<ReadonlyMap<string, string>>(new Map());
-  const [error, setError] = useState<string>();
-  const refreshRef = useRef<() => Promise<void>>(async () => {});
-  const asked = useRef(new Set<string>());
-
-  useEffect(() => {
-    const controller = new AbortController();
-    const { signal } = controller;
-    const refresh = coalesce(() =>
-      client.sessions.get(id, { signal }).then(
-        (next) => {
-          setSession(next);
-          setError((current) => (current?.startsWith(READ_FAILED) ? undefined : current));
-        },
-        (failure: unknown) => {
-          if (signal.aborted) return;
-          if (failure instanceof Error && failure.name === 'TetherNotFoundError') setSession(null);
-          else setError(`${READ_FAILED} ${String(failure)}`);
-        },
-      ),
-    );
-    refreshRef.current = refresh;
-    const readTranscript = coalesce(async () => {
-      try {
-        const entries = [];
-        for await (const entry of client.sessions.allMessages(id, { limit: 1_000, signal }))
-          entries.push(entry);
-        setInputs(userMessages(entries));
-      } catch (failure) {
-        if (signal.aborted) return;
-        if (failure instanceof Error && failure.name === 'TetherNotFoundError') return;
-        setError(`Could not read the messages: ${String(failure)}`);
-      }
-    });
-    const follow = async () => {
-      void refresh();
-      void readTranscript();
-      // Events arrive in bursts: they are folded in per animation frame, not one render each.
-      const fold = perFrame<RunEvent>((events) => setChat((current) => foldSessionEvents(current, events)));
-      try {
-        // From the start: the stream replays every run's events, then follows; the SDK resumes
-        // after a dropped connection with Last-Event-ID, and each run's fold skips what it has seen.
-        for await (const event of client.sessions.events(id, { signal })) {
-          fold(event);
-          if (SESSION_CHANGING.has(event.type)) void refresh();
-          if (RUN_ENDED.has(event.type)) void readTranscript();
-        }
-        // The stream ends when the session is deleted.
-        if (!signal.aborted) void refresh();
-      } catch (failure) {
-        if (signal.aborted) return;
-        if (failure instanceof Error && failure.name === 'TetherNotFoundError') {
-          setSession(null);
-          return;
-        }
-        setError(`The event stream stopped: ${String(failure)}`);
-      }
-    };
-    void follow();
-    return () => controller.abort();
-  }, [client, id]);
-
-  // A run this page did not send, still without its turn in the transcript: its title stands in.
-  useEffect(() => {
-    for (const run of chat.runs) {
-      if (inputs.has(run.runId) || drafts.has(run.runId) || asked.current.has(run.runId)) continue;
-      asked.current.add(run.runId);
-      client.get(run.runId).then(
-        (found) => setDrafts((current) => new Map(current).set(run.runId, found.title ?? '')),
-        () => {},
-      );
-    }
-  }, [client, chat, inputs, drafts]);
-
-  // The chat follows what arrives while the page is scrolled to its end (the Message field there);
-  // scrolled up to read, it stays put. Only a scroll up stops following: a scroll event that
-  // lands after the page grew again (its own scroll to the end, or the browser's) is not the
-  // reader leaving the end. Any growth, whatever render or element made it, scrolls to the end.
-  const following = useRef(true);
-  useEffect(() => {
-    const root = document.documentElement;
-    const atEnd = () => window.innerHeight + window.scrollY >= root.scrollHeight - FOLLOW_SLACK_PX;
-    let lastY = window.scrollY;
-    const scrolled = () => {
-      const y = window.scrollY;
-      if (y < lastY) following.current = atEnd();
-      else if (atEnd()) following.current = true;
-      lastY = y;
-    };
-    const grown = new ResizeObserver(() => {
-      if (following.current && root.scrollHeight - window.innerHeight - window.scrollY > 1) {
-        window.scrollTo(0, root.scrollHeight);
-      }
-    });
-    grown.observe(document.body);
-    window.addEventListener('scroll', scrolled, { passive: true });
-    return () => {
-      grown.disconnect();
-      window.removeEventListener('scroll', scrolled);
-    };
-  }, []);
+  const { session, chat, inputs, error, refresh } = useSessionFeed(client, id);
+  const [drafts, setDrafts] = useDrafts(client, chat, inputs);
+  useFollowTail();
 
   if (session === undefined) return <p>Loading…</p>;
-  if (session === null) {
-    return (
-      <>
-        <h1>Session not found</h1>
-        <p>
-          No session {id} for this key.{' '}
-          <a href={hrefOf({ page: 'sessions' })} onClick={onLinkClick}>
-            See the sessions
-          </a>
-          .
-        </p>
-      </>
-    );
-  }
+  if (session === null) return <SessionNotFound id={id} />;
 
   const inputOf = (runId: string) => inputs.get(runId) ?? drafts.get(runId);
   const lastRun = chat.runs[chat.runs.length - 1];
@@ -176,14 +37,52 @@ export function SessionPage({ client, id }: { client: TetherClient; id: string }
   const sendMessage = async (text: string) => {
     const run = await client.sessions.send(id, { input: text });
     setDrafts((current) => new Map(current).set(run.id, text));
-    await refreshRef.current();
+    await refresh();
   };
   const answerSuspended = async (text: string) => {
     if (!suspended) return;
     await client.answer(suspended.runId, suspended.requestId, text);
-    await refreshRef.current();
+    await refresh();
   };
 
+  return (
+    <>
+      <SessionHead session={session} />
+      {error ? <p role="alert">{error}</p> : null}
+      <Conversation
+        chat={chat}
+        inputOf={inputOf}
+        suspended={suspended}
+        answerSuspended={answerSuspended}
+        returned={returned}
+        sendMessage={sendMessage}
+      />
+      <Composer
+        mode={suspended ? 'answer' : returned ? 'reply' : 'message'}
+        onSend={suspended ? answerSuspended : sendMessage}
+      />
+      <SessionActions client={client} session={session} onChanged={refresh} />
+    </>
+  );
+}
+
+function SessionNotFound({ id }: { id: string }) {
+  return (
+    <>
+      <h1>Session not found</h1>
+      <p>
+        No session {id} for this key.{' '}
+        <a href={hrefOf({ page: 'sessions' })} onClick={onLinkClick}>
+          See the sessions
+        </a>
+        .
+      </p>
+    </>
+  );
+}
+
+/** The way back to the sessions, the session's id, its status and how many messages it has. */
+function SessionHead({ session }: { session: Session }) {
   return (
     <>
       <p>
@@ -200,33 +99,47 @@ export function SessionPage({ client, id }: { client: TetherClient; id: string }
         <dt>Messages</dt>
         <dd>{session.runs}</dd>
       </dl>
-      {error ? <p role="alert">{error}</p> : null}
-      <section aria-labelledby="chat-heading">
-        <h2 id="chat-heading" class="visually-hidden">
-          Conversation
-        </h2>
-        {chat.runs.length === 0 ? <p>No messages yet: write the first below.</p> : null}
-        <ol class="chat">
-          {chat.runs.map((run, index) => (
-            <Turn
-              key={run.runId}
-              run={run}
-              input={inputOf(run.runId)}
-              suspended={suspended?.runId === run.runId ? suspended : undefined}
-              answerSuspended={answerSuspended}
-              returned={run === lastRun ? returned : undefined}
-              sendMessage={sendMessage}
-              answeredBy={returnedQuestion(run) ? nextInput(chat.runs, index, inputOf) : undefined}
-            />
-          ))}
-        </ol>
-      </section>
-      <Composer
-        mode={suspended ? 'answer' : returned ? 'reply' : 'message'}
-        onSend={suspended ? answerSuspended : sendMessage}
-      />
-      <SessionActions client={client} session={session} onChanged={() => refreshRef.current()} />
     </>
+  );
+}
+
+/** The chat's turns, one per run, oldest first; `returned` is the last run's. */
+function Conversation({
+  chat,
+  inputOf,
+  suspended,
+  answerSuspended,
+  returned,
+  sendMessage,
+}: {
+  chat: Chat;
+  inputOf: (runId: string) => string | undefined;
+  suspended: Session['pendingClarify'];
+  answerSuspended: (text: string) => Promise<void>;
+  returned: Returned | undefined;
+  sendMessage: (text: string) => Promise<void>;
+}) {
+  return (
+    <section aria-labelledby="chat-heading">
+      <h2 id="chat-heading" class="visually-hidden">
+        Conversation
+      </h2>
+      {chat.runs.length === 0 ? <p>No messages yet: write the first below.</p> : null}
+      <ol class="chat">
+        {chat.runs.map((run, index) => (
+          <Turn
+            key={run.runId}
+            run={run}
+            input={inputOf(run.runId)}
+            suspended={suspended?.runId === run.runId ? suspended : undefined}
+            answerSuspended={answerSuspended}
+            returned={index === chat.runs.length - 1 ? returned : undefined}
+            sendMessage={sendMessage}
+            answeredBy={returnedQuestion(run) ? nextInput(chat.runs, index, inputOf) : undefined}
+          />
+        ))}
+      </ol>
+    </section>
   );
 }
 
@@ -332,7 +245,7 @@ function Turn({
   input: string | undefined;
   suspended: Session['pendingClarify'];
   answerSuspended: (text: string) => Promise<void>;
-  returned: { question: string; choices: string[] } | undefined;
+  returned: Returned | undefined;
   sendMessage: (text: string) => Promise<void>;
   answeredBy: string | undefined;
 }) {
