@@ -1,7 +1,14 @@
 import { type CreateRunBody, TetherApiError, type TetherClient, type ToolCatalog } from '@tether/client';
 import type { Locale } from '@tether/protocol';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { buildRequest, EMPTY_FORM, type FieldProblem, type NewRunForm, withFile } from './new-run-request.js';
+import { type Dispatch, type StateUpdater, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import {
+  buildRequest,
+  EMPTY_FORM,
+  type FieldProblem,
+  type NewRunForm,
+  type NewRunRequest,
+  withFile,
+} from './new-run-request.js';
 import { hrefOf, navigate } from './router.js';
 
 // A Record over protocol's Locale, so that a new locale is a type error here. (Importing protocol's
@@ -19,13 +26,65 @@ const LOCALES = Object.keys(LOCALE_TEXT) as Locale[];
  */
 export function NewRunPage({ client }: { client: TetherClient }) {
   const [form, setForm] = useState<NewRunForm>(EMPTY_FORM);
+  const { catalog, catalogError } = useToolCatalog(client, setForm);
+  const request = useMemo(() => buildRequest(form), [form]);
+  const { busy, error, submit } = useSubmit(client, request);
+  const update = (fields: Partial<NewRunForm>) => setForm((current) => ({ ...current, ...fields }));
+  const problemOf = (field: FieldProblem['field']) =>
+    request.problems.find((problem) => problem.field === field)?.message;
+
+  return (
+    <>
+      <h1>New run</h1>
+      <form class="new-run" onSubmit={submit}>
+        <label for="task">Task</label>
+        <textarea
+          id="task"
+          rows={5}
+          required
+          value={form.input}
+          onInput={(event) => update({ input: event.currentTarget.value })}
+        />
+        <ToolsetsField
+          catalog={catalog}
+          catalogError={catalogError}
+          checked={form.toolsets}
+          onChange={(change) => setForm((current) => ({ ...current, toolsets: change(current.toolsets) }))}
+        />
+        <FilesField files={form.files} onChange={(files) => update({ files })} />
+        <LocaleField value={form.locale} onChange={(locale) => update({ locale })} />
+        <NumberField
+          id="clarify-timeout"
+          label="Clarify timeout (seconds)"
+          hint="How long a question waits for an answer: 1 s to 7 days. Empty: the API's default."
+          value={form.clarifyTimeout}
+          problem={problemOf('clarifyTimeout')}
+          onInput={(clarifyTimeout) => update({ clarifyTimeout })}
+        />
+        <NumberField
+          id="max-steps"
+          label="Max steps"
+          hint="The model's turns before the run stops: 1 to 1,000. Empty: the API's default."
+          value={form.maxSteps}
+          problem={problemOf('maxSteps')}
+          onInput={(maxSteps) => update({ maxSteps })}
+        />
+        <AdvancedField
+          value={form.advanced}
+          problem={problemOf('advanced')}
+          onInput={(advanced) => update({ advanced })}
+        />
+        <RequestPreview request={request} />
+        <SubmitRow busy={busy} error={error} />
+      </form>
+    </>
+  );
+}
+
+/** The tool catalog, read once; when it comes, its default toolsets are checked (unless the boxes were touched). */
+function useToolCatalog(client: TetherClient, setForm: Dispatch<StateUpdater<NewRunForm>>) {
   const [catalog, setCatalog] = useState<ToolCatalog>();
   const [catalogError, setCatalogError] = useState<string>();
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const request = useMemo(() => buildRequest(form), [form]);
-  const update = (fields: Partial<NewRunForm>) => setForm((current) => ({ ...current, ...fields }));
-
   useEffect(() => {
     const controller = new AbortController();
     client.tools({ signal: controller.signal }).then(
@@ -47,157 +106,180 @@ export function NewRunPage({ client }: { client: TetherClient }) {
     );
     return () => controller.abort();
   }, [client]);
+  return { catalog, catalogError };
+}
 
-  const problemOf = (field: FieldProblem['field']) =>
-    request.problems.find((problem) => problem.field === field)?.message;
+/**
+ * The form's submit handler, and its state: a request with problems is not
+ * sent (they are shown instead); one that is opens the new run, and the API's
+ * refusal is shown.
+ */
+function useSubmit(client: TetherClient, request: NewRunRequest) {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (request.problems.length > 0) {
+      setError(request.problems.map((problem) => problem.message).join(' '));
+      return;
+    }
+    setBusy(true);
+    setError(undefined);
+    try {
+      // The body as shown: buildRequest's object is what the preview prints.
+      const { id } = await client.submit(request.body as unknown as CreateRunBody);
+      navigate(hrefOf({ page: 'run', id }));
+    } catch (failure) {
+      setError(refusal(failure));
+      setBusy(false);
+    }
+  };
+  return { busy, error, submit };
+}
 
+type Toolsets = NewRunForm['toolsets'];
+
+/**
+ * A box per toolset of the catalog, with its tools named beside it. `onChange`
+ * is given a function of the toolsets checked (the boxes keep the catalog's
+ * order, whatever order they are checked in).
+ */
+function ToolsetsField({
+  catalog,
+  catalogError,
+  checked,
+  onChange,
+}: {
+  catalog: ToolCatalog | undefined;
+  catalogError: string | undefined;
+  checked: Toolsets;
+  onChange: (change: (current: Toolsets) => string[]) => void;
+}) {
+  return (
+    <fieldset>
+      <legend>Toolsets</legend>
+      {catalog ? (
+        <ul class="toolsets">
+          {catalog.toolsets.map((name) => {
+            const tools = catalog.tools.filter((tool) => tool.toolset === name).map((tool) => tool.name);
+            return (
+              <li key={name}>
+                <input
+                  type="checkbox"
+                  id={`toolset-${name}`}
+                  aria-describedby={`toolset-${name}-tools`}
+                  checked={checked?.includes(name) ?? false}
+                  onChange={(event) => {
+                    const on = event.currentTarget.checked;
+                    onChange((current) =>
+                      catalog.toolsets.filter((each) =>
+                        each === name ? on : (current ?? []).includes(each),
+                      ),
+                    );
+                  }}
+                />{' '}
+                <label for={`toolset-${name}`}>{name}</label>{' '}
+                <span class="hint" id={`toolset-${name}-tools`}>
+                  {tools.length > 0 ? tools.join(', ') : 'tools of their own'}
+                </span>
+              </li>
+            );
+          })}
+        </ul>
+      ) : catalogError ? (
+        <p role="alert">{catalogError}</p>
+      ) : (
+        <p>Reading the toolsets…</p>
+      )}
+    </fieldset>
+  );
+}
+
+function LocaleField({ value, onChange }: { value: Locale | ''; onChange: (locale: Locale | '') => void }) {
   return (
     <>
-      <h1>New run</h1>
-      <form
-        class="new-run"
-        onSubmit={async (event) => {
-          event.preventDefault();
-          if (request.problems.length > 0) {
-            setError(request.problems.map((problem) => problem.message).join(' '));
-            return;
-          }
-          setBusy(true);
-          setError(undefined);
-          try {
-            // The body as shown: buildRequest's object is what the preview prints.
-            const { id } = await client.submit(request.body as unknown as CreateRunBody);
-            navigate(hrefOf({ page: 'run', id }));
-          } catch (failure) {
-            setError(refusal(failure));
-            setBusy(false);
-          }
-        }}
+      <label for="locale">Locale</label>
+      <select
+        id="locale"
+        value={value}
+        onChange={(event) => onChange(event.currentTarget.value as Locale | '')}
       >
-        <label for="task">Task</label>
-        <textarea
-          id="task"
-          rows={5}
-          required
-          value={form.input}
-          onInput={(event) => update({ input: event.currentTarget.value })}
-        />
+        <option value="">The API's default</option>
+        {LOCALES.map((locale) => (
+          <option value={locale} key={locale}>
+            {LOCALE_TEXT[locale]}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
 
-        <fieldset>
-          <legend>Toolsets</legend>
-          {catalog ? (
-            <ul class="toolsets">
-              {catalog.toolsets.map((name) => {
-                const tools = catalog.tools.filter((tool) => tool.toolset === name).map((tool) => tool.name);
-                return (
-                  <li key={name}>
-                    <input
-                      type="checkbox"
-                      id={`toolset-${name}`}
-                      aria-describedby={`toolset-${name}-tools`}
-                      checked={form.toolsets?.includes(name) ?? false}
-                      onChange={(event) => {
-                        const on = event.currentTarget.checked;
-                        setForm((current) => ({
-                          ...current,
-                          toolsets: catalog.toolsets.filter((each) =>
-                            each === name ? on : (current.toolsets ?? []).includes(each),
-                          ),
-                        }));
-                      }}
-                    />{' '}
-                    <label for={`toolset-${name}`}>{name}</label>{' '}
-                    <span class="hint" id={`toolset-${name}-tools`}>
-                      {tools.length > 0 ? tools.join(', ') : 'tools of their own'}
-                    </span>
-                  </li>
-                );
-              })}
-            </ul>
-          ) : catalogError ? (
-            <p role="alert">{catalogError}</p>
-          ) : (
-            <p>Reading the toolsets…</p>
-          )}
-        </fieldset>
+/** "Advanced": a JSON object merged into the request, folded away; its problem replaces its hint. */
+function AdvancedField({
+  value,
+  problem,
+  onInput,
+}: {
+  value: string;
+  problem: string | undefined;
+  onInput: (value: string) => void;
+}) {
+  return (
+    <details>
+      <summary>Advanced</summary>
+      <label for="advanced">Advanced (a JSON object merged into the request)</label>
+      <textarea
+        id="advanced"
+        rows={4}
+        spellcheck={false}
+        aria-describedby="advanced-hint"
+        aria-invalid={problem ? true : undefined}
+        value={value}
+        onInput={(event) => onInput(event.currentTarget.value)}
+      />
+      <p class="hint" id="advanced-hint">
+        {problem ?? 'Other fields of POST /v1/runs, such as {"metadata": {"ticket": "T-1"}}.'}
+      </p>
+    </details>
+  );
+}
 
-        <FilesField files={form.files} onChange={(files) => update({ files })} />
+/** The body the form sends, as it changes with the fields. */
+function RequestPreview({ request }: { request: NewRunRequest }) {
+  return (
+    <>
+      <label for="request">Request</label>
+      <textarea
+        id="request"
+        class="request"
+        readOnly
+        rows={Math.min(20, JSON.stringify(request.body, null, 2).split('\n').length)}
+        aria-describedby="request-hint"
+        value={JSON.stringify(request.body, null, 2)}
+      />
+      <p class="hint" id="request-hint">
+        The body of POST /v1/runs, sent as shown
+        {request.problems.length > 0 ? ' (the fields marked as wrong are left out)' : ''}.
+      </p>
+    </>
+  );
+}
 
-        <label for="locale">Locale</label>
-        <select
-          id="locale"
-          value={form.locale}
-          onChange={(event) => update({ locale: event.currentTarget.value as Locale | '' })}
-        >
-          <option value="">The API's default</option>
-          {LOCALES.map((locale) => (
-            <option value={locale} key={locale}>
-              {LOCALE_TEXT[locale]}
-            </option>
-          ))}
-        </select>
-
-        <NumberField
-          id="clarify-timeout"
-          label="Clarify timeout (seconds)"
-          hint="How long a question waits for an answer: 1 s to 7 days. Empty: the API's default."
-          value={form.clarifyTimeout}
-          problem={problemOf('clarifyTimeout')}
-          onInput={(clarifyTimeout) => update({ clarifyTimeout })}
-        />
-        <NumberField
-          id="max-steps"
-          label="Max steps"
-          hint="The model's turns before the run stops: 1 to 1,000. Empty: the API's default."
-          value={form.maxSteps}
-          problem={problemOf('maxSteps')}
-          onInput={(maxSteps) => update({ maxSteps })}
-        />
-
-        <details>
-          <summary>Advanced</summary>
-          <label for="advanced">Advanced (a JSON object merged into the request)</label>
-          <textarea
-            id="advanced"
-            rows={4}
-            spellcheck={false}
-            aria-describedby="advanced-hint"
-            aria-invalid={problemOf('advanced') ? true : undefined}
-            value={form.advanced}
-            onInput={(event) => update({ advanced: event.currentTarget.value })}
-          />
-          <p class="hint" id="advanced-hint">
-            {problemOf('advanced') ??
-              'Other fields of POST /v1/runs, such as {"metadata": {"ticket": "T-1"}}.'}
-          </p>
-        </details>
-
-        <label for="request">Request</label>
-        <textarea
-          id="request"
-          class="request"
-          readOnly
-          rows={Math.min(20, JSON.stringify(request.body, null, 2).split('\n').length)}
-          aria-describedby="request-hint"
-          value={JSON.stringify(request.body, null, 2)}
-        />
-        <p class="hint" id="request-hint">
-          The body of POST /v1/runs, sent as shown
-          {request.problems.length > 0 ? ' (the fields marked as wrong are left out)' : ''}.
+function SubmitRow({ busy, error }: { busy: boolean; error: string | undefined }) {
+  return (
+    <>
+      {error ? (
+        <p role="alert" class="error-text">
+          {error}
         </p>
-
-        {error ? (
-          <p role="alert" class="error-text">
-            {error}
-          </p>
-        ) : null}
-        <div>
-          <button type="submit" disabled={busy}>
-            Submit
-          </button>
-          {busy ? <span aria-live="polite"> Submitting…</span> : null}
-        </div>
-      </form>
+      ) : null}
+      <div>
+        <button type="submit" disabled={busy}>
+          Submit
+        </button>
+        {busy ? <span aria-live="polite"> Submitting…</span> : null}
+      </div>
     </>
   );
 }
