@@ -1,49 +1,14 @@
-import type { Run, RunEvent, TetherClient } from '@tether/client';
+import type { Run, TetherClient } from '@tether/client';
 import { TERMINAL_STATUSES } from '@tether/protocol';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { CrewTree } from './crew-tree.js';
 import { FilesTab } from './files-tab.js';
 import { STATUS_TEXT } from './format.js';
 import { Question } from './question.js';
-import { coalesce, perFrame } from './reading.js';
 import { filesHref, navigate, onLinkClick, type RunTab, runHref } from './router.js';
-import { EMPTY_TIMELINE, foldEvents, type Timeline } from './timeline.js';
+import { useRunFeed } from './run-feed.js';
+import type { Timeline } from './timeline.js';
 import { TimelineList, Todos } from './timeline-view.js';
-
-/** Events that change what `GET /v1/runs/:id` says (status, question, usage): the run is read again after each. */
-const RUN_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
-  'run.started',
-  'attempt.started',
-  'clarify.requested',
-  'clarify.answered',
-  'clarify.timed_out',
-  'todo.updated',
-  'usage',
-  'run.retrying',
-  'run.completed',
-  'run.failed',
-  'run.cancelled',
-  'child.started',
-  'child.finished',
-]);
-
-/** Tools whose results mean the workspace may have changed: the Files tab reads it again after each. */
-const FILE_CHANGING_TOOLS: ReadonlySet<string> = new Set(['write_file', 'patch', 'bash']);
-/** Events after which the workspace may have changed (a child writes in its tree's workspace). */
-const FILE_CHANGING_EVENTS: ReadonlySet<RunEvent['type']> = new Set([
-  'child.finished',
-  'run.completed',
-  'run.failed',
-  'run.cancelled',
-]);
-/** Whether `event` says the workspace may have changed. */
-const changesFiles = (event: RunEvent): boolean =>
-  FILE_CHANGING_EVENTS.has(event.type) ||
-  (event.type === 'tool.result' && FILE_CHANGING_TOOLS.has(event.data.name));
-
-const READ_FAILED = 'Could not read the run:';
-/** Events per page of the history read before the stream (the API's most). */
-const HISTORY_PAGE = 1_000;
 
 /**
  * One run: its status, a pending question, "Cancel run", its crew (a parent's
@@ -61,89 +26,53 @@ export function RunPage({
   tab?: RunTab;
   filePath?: string;
 }) {
-  const [run, setRun] = useState<Run | null>();
-  const [timeline, setTimeline] = useState<Timeline>(EMPTY_TIMELINE);
-  const [error, setError] = useState<string>();
-  // Bumped by the stream's events: the Files tab reads the workspace again, the crew tree its runs.
-  const [filesVersion, setFilesVersion] = useState(0);
-  const [crewVersion, setCrewVersion] = useState(0);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    const { signal } = controller;
-    const read = () =>
-      client.get(id, { signal }).then(
-        (next) => {
-          setRun(next);
-          // A read that failed while the API was away is forgotten once one succeeds.
-          setError((current) => (current?.startsWith(READ_FAILED) ? undefined : current));
-        },
-        (failure: unknown) => {
-          if (signal.aborted) return;
-          if (failure instanceof Error && failure.name === 'TetherNotFoundError') setRun(null);
-          else setError(`${READ_FAILED} ${String(failure)}`);
-        },
-      );
-    // One read at a time: events that change the run while one is on its way ask for one more
-    // after it, not one each (a long run's replay has hundreds of them).
-    const refresh = coalesce(read);
-    const follow = async () => {
-      // The run and its history are read side by side: the timeline does not wait for the run.
-      void refresh();
-      // Events arrive in bursts: they are folded in per animation frame, not one render each.
-      const fold = perFrame<RunEvent>((events) => setTimeline((current) => foldEvents(current, events)));
-      try {
-        // The history first, by pages of JSON (a page of 1,000 events is one answer, cheaper to send
-        // and to read than 1,000 SSE frames), then the stream from the last event of the history.
-        let lastEventId: string | undefined;
-        for (;;) {
-          const page = await client.events(id, { after: lastEventId, limit: HISTORY_PAGE, signal });
-          const last = page.data.at(-1);
-          if (last) {
-            lastEventId = last.id;
-            setTimeline((current) => foldEvents(current, page.data));
-            // The first reads of the run and of the Files tab may have come before these events (a run
-            // that ended while the page opened has its last events here, and none on the stream): one
-            // more read per page that changes them.
-            if (page.data.some((event) => RUN_CHANGING.has(event.type))) void refresh();
-            if (page.data.some(changesFiles)) setFilesVersion((version) => version + 1);
-          }
-          if (page.data.length < HISTORY_PAGE || page.nextCursor === null) break;
-        }
-        for await (const event of client.stream(id, { signal, lastEventId })) {
-          fold(event);
-          if (RUN_CHANGING.has(event.type)) void refresh();
-          if (changesFiles(event)) setFilesVersion((version) => version + 1);
-          if (event.type === 'child.started' || event.type === 'child.finished') {
-            setCrewVersion((version) => version + 1);
-          }
-        }
-      } catch (failure) {
-        if (signal.aborted) return;
-        if (failure instanceof Error && failure.name === 'TetherNotFoundError') return;
-        setError(`The event stream stopped: ${String(failure)}`);
-      }
-    };
-    void follow();
-    return () => controller.abort();
-  }, [client, id]);
+  const { run, setRun, timeline, error, filesVersion, crewVersion } = useRunFeed(client, id);
 
   if (run === undefined) return <p>Loading…</p>;
-  if (run === null) {
-    return (
-      <>
-        <h1>Run not found</h1>
-        <p>
-          No run {id} for this key.{' '}
-          <a href="/console/" onClick={onLinkClick}>
-            See the runs
-          </a>
-          .
-        </p>
-      </>
-    );
-  }
+  if (run === null) return <RunNotFound id={id} />;
   const finished = TERMINAL_STATUSES.includes(run.status);
+  return (
+    <>
+      <RunHead run={run} />
+      {error ? <p role="alert">{error}</p> : null}
+      {run.pendingClarify ? (
+        <Question client={client} run={run} pending={run.pendingClarify} onAnswered={setRun} />
+      ) : null}
+      {finished ? null : <CancelRun client={client} id={run.id} onCancelled={setRun} />}
+      <RunOutcome run={run} />
+      {run.children && run.children.length > 0 ? (
+        <CrewTree client={client} runId={run.id} version={crewVersion} />
+      ) : null}
+      <RunTabs runId={run.id} tab={tab} />
+      <RunPanels
+        client={client}
+        run={run}
+        tab={tab}
+        filePath={filePath}
+        timeline={timeline}
+        filesVersion={filesVersion}
+      />
+    </>
+  );
+}
+
+function RunNotFound({ id }: { id: string }) {
+  return (
+    <>
+      <h1>Run not found</h1>
+      <p>
+        No run {id} for this key.{' '}
+        <a href="/console/" onClick={onLinkClick}>
+          See the runs
+        </a>
+        .
+      </p>
+    </>
+  );
+}
+
+/** The way back to the runs, the run's id, and its facts: crew links, status, attempts, tokens. */
+function RunHead({ run }: { run: Run }) {
   return (
     <>
       <p>
@@ -153,26 +82,8 @@ export function RunPage({
       </p>
       <h1 class="run-id">Run {run.id}</h1>
       <dl class="facts">
-        {run.parentRunId ? (
-          <>
-            <dt>Parent run</dt>
-            <dd>
-              <a href={runHref(run.parentRunId)} onClick={onLinkClick}>
-                {run.parentRunId}
-              </a>
-            </dd>
-          </>
-        ) : null}
-        {run.rootRunId ? (
-          <>
-            <dt>Root run</dt>
-            <dd>
-              <a href={runHref(run.rootRunId)} onClick={onLinkClick}>
-                {run.rootRunId}
-              </a>
-            </dd>
-          </>
-        ) : null}
+        {run.parentRunId ? <RunLinkFact term="Parent run" id={run.parentRunId} /> : null}
+        {run.rootRunId ? <RunLinkFact term="Root run" id={run.rootRunId} /> : null}
         <dt>Status</dt>
         <dd class={`status status-${run.status}`} data-testid="run-status">
           {STATUS_TEXT[run.status]}
@@ -188,11 +99,28 @@ export function RunPage({
           </>
         ) : null}
       </dl>
-      {error ? <p role="alert">{error}</p> : null}
-      {run.pendingClarify ? (
-        <Question client={client} run={run} pending={run.pendingClarify} onAnswered={setRun} />
-      ) : null}
-      {finished ? null : <CancelRun client={client} id={run.id} onCancelled={setRun} />}
+    </>
+  );
+}
+
+/** A fact that names another run, linked to its page. */
+function RunLinkFact({ term, id }: { term: string; id: string }) {
+  return (
+    <>
+      <dt>{term}</dt>
+      <dd>
+        <a href={runHref(id)} onClick={onLinkClick}>
+          {id}
+        </a>
+      </dd>
+    </>
+  );
+}
+
+/** What the run has come to so far: its output, its error, its todos. */
+function RunOutcome({ run }: { run: Run }) {
+  return (
+    <>
       {run.output !== undefined ? (
         <section aria-labelledby="output-heading">
           <h2 id="output-heading">Output</h2>
@@ -210,10 +138,28 @@ export function RunPage({
           <Todos todos={run.todos} />
         </section>
       ) : null}
-      {run.children && run.children.length > 0 ? (
-        <CrewTree client={client} runId={run.id} version={crewVersion} />
-      ) : null}
-      <RunTabs runId={run.id} tab={tab} />
+    </>
+  );
+}
+
+/** The tabs' two panels: only the selected one is drawn, the other kept empty and hidden. */
+function RunPanels({
+  client,
+  run,
+  tab,
+  filePath,
+  timeline,
+  filesVersion,
+}: {
+  client: TetherClient;
+  run: Run;
+  tab: RunTab;
+  filePath: string;
+  timeline: Timeline;
+  filesVersion: number;
+}) {
+  return (
+    <>
       <section id="panel-timeline" role="tabpanel" aria-labelledby="tab-timeline" hidden={tab !== 'timeline'}>
         {tab === 'timeline' ? <TimelineList items={timeline.items} /> : null}
       </section>
