@@ -16,47 +16,10 @@ export function RunsPage({ client }: { client: TetherClient }) {
   const [search, setSearch] = useState('');
   // Cursors of the pages before this one: going back pops one.
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const [page, setPage] = useState<{ runs: Run[]; next: string | null }>();
-  const [found, setFound] = useState<Run | null>();
-  const [error, setError] = useState<string>();
-  const [now, setNow] = useState(Date.now());
   const cursor = cursors[cursors.length - 1];
-
-  usePolling(
-    async (signal) => {
-      try {
-        const list = await client.list({
-          limit: PAGE_SIZE,
-          signal,
-          ...(status ? { status } : {}),
-          ...(cursor ? { cursor } : {}),
-        });
-        setPage({ runs: list.data, next: list.nextCursor });
-        setNow(Date.now());
-        setError(undefined);
-      } catch (failure) {
-        if (signal.aborted) return;
-        setError(`Could not read the runs: ${String(failure)}`);
-      }
-    },
-    REFRESH_MS,
-    [client, status, cursor],
-  );
-
-  // A whole run id is looked up on its own: it may be on no page loaded here.
+  const { page, error, now } = useRunList(client, status, cursor);
   const term = search.trim();
-  useEffect(() => {
-    if (!RUN_ID.test(term)) {
-      setFound(undefined);
-      return;
-    }
-    const controller = new AbortController();
-    client.get(term, { signal: controller.signal }).then(
-      (run) => setFound(run),
-      () => !controller.signal.aborted && setFound(null),
-    );
-    return () => controller.abort();
-  }, [client, term]);
+  const found = useRunLookup(client, term);
 
   const runs =
     found !== undefined
@@ -73,29 +36,15 @@ export function RunsPage({ client }: { client: TetherClient }) {
           New run
         </a>
       </div>
-      <div class="filters">
-        <label>
-          Status
-          <select
-            value={status}
-            onChange={(event) => {
-              setStatus(event.currentTarget.value as RunStatus | '');
-              setCursors([undefined]);
-            }}
-          >
-            <option value="">All</option>
-            {RUN_STATUSES.map((value) => (
-              <option value={value} key={value}>
-                {STATUS_TEXT[value]}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Search by id
-          <input type="search" value={search} onInput={(event) => setSearch(event.currentTarget.value)} />
-        </label>
-      </div>
+      <RunFilters
+        status={status}
+        onStatus={(value) => {
+          setStatus(value);
+          setCursors([undefined]);
+        }}
+        search={search}
+        onSearch={setSearch}
+      />
       {error ? <p role="alert">{error}</p> : null}
       {page === undefined ? (
         <p>Loading…</p>
@@ -105,35 +54,7 @@ export function RunsPage({ client }: { client: TetherClient }) {
           {term ? ` matching ${term}` : ''}.
         </p>
       ) : (
-        <table class="runs">
-          <caption class="visually-hidden">Runs, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Input</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Attempts</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.map((run) => (
-              <tr key={run.id}>
-                <td>
-                  <a href={hrefOf({ page: 'run', id: run.id })} onClick={onLinkClick}>
-                    {run.id}
-                  </a>
-                </td>
-                <td class="title">{run.title ?? ''}</td>
-                <td class={`status status-${run.status}`}>{STATUS_TEXT[run.status]}</td>
-                <td>
-                  <time dateTime={run.createdAt}>{age(run.createdAt, now)}</time>
-                </td>
-                <td>{run.attempts}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <RunTable runs={runs} now={now} />
       )}
       {found === undefined ? (
         <nav class="pager" aria-label="Pages">
@@ -154,5 +75,120 @@ export function RunsPage({ client }: { client: TetherClient }) {
         </nav>
       ) : null}
     </>
+  );
+}
+
+/** A page of runs (with `status`, from `cursor`), read now and every two seconds, and when it was read. */
+function useRunList(client: TetherClient, status: RunStatus | '', cursor: string | undefined) {
+  const [page, setPage] = useState<{ runs: Run[]; next: string | null }>();
+  const [error, setError] = useState<string>();
+  const [now, setNow] = useState(Date.now());
+  usePolling(
+    async (signal) => {
+      try {
+        const list = await client.list({
+          limit: PAGE_SIZE,
+          signal,
+          ...(status ? { status } : {}),
+          ...(cursor ? { cursor } : {}),
+        });
+        setPage({ runs: list.data, next: list.nextCursor });
+        setNow(Date.now());
+        setError(undefined);
+      } catch (failure) {
+        if (signal.aborted) return;
+        setError(`Could not read the runs: ${String(failure)}`);
+      }
+    },
+    REFRESH_MS,
+    [client, status, cursor],
+  );
+  return { page, error, now };
+}
+
+/**
+ * A whole run id is looked up on its own: it may be on no page loaded here.
+ * Undefined when `term` is no run id, null when there is no such run.
+ */
+function useRunLookup(client: TetherClient, term: string): Run | null | undefined {
+  const [found, setFound] = useState<Run | null>();
+  useEffect(() => {
+    if (!RUN_ID.test(term)) {
+      setFound(undefined);
+      return;
+    }
+    const controller = new AbortController();
+    client.get(term, { signal: controller.signal }).then(
+      (run) => setFound(run),
+      () => !controller.signal.aborted && setFound(null),
+    );
+    return () => controller.abort();
+  }, [client, term]);
+  return found;
+}
+
+function RunFilters({
+  status,
+  onStatus,
+  search,
+  onSearch,
+}: {
+  status: RunStatus | '';
+  onStatus: (status: RunStatus | '') => void;
+  search: string;
+  onSearch: (search: string) => void;
+}) {
+  return (
+    <div class="filters">
+      <label>
+        Status
+        <select value={status} onChange={(event) => onStatus(event.currentTarget.value as RunStatus | '')}>
+          <option value="">All</option>
+          {RUN_STATUSES.map((value) => (
+            <option value={value} key={value}>
+              {STATUS_TEXT[value]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Search by id
+        <input type="search" value={search} onInput={(event) => onSearch(event.currentTarget.value)} />
+      </label>
+    </div>
+  );
+}
+
+function RunTable({ runs, now }: { runs: readonly Run[]; now: number }) {
+  return (
+    <table class="runs">
+      <caption class="visually-hidden">Runs, newest first</caption>
+      <thead>
+        <tr>
+          <th scope="col">Run</th>
+          <th scope="col">Input</th>
+          <th scope="col">Status</th>
+          <th scope="col">Created</th>
+          <th scope="col">Attempts</th>
+        </tr>
+      </thead>
+      <tbody>
+        {runs.map((run) => (
+          <tr key={run.id}>
+            <td>
+              <a href={hrefOf({ page: 'run', id: run.id })} onClick={onLinkClick}>
+                {run.id}
+              </a>
+            </td>
+            <td class="title">{run.title ?? ''}</td>
+            <td class={`status status-${run.status}`}>{STATUS_TEXT[run.status]}</td>
+            <td>
+              <time dateTime={run.createdAt}>{age(run.createdAt, now)}</time>
+            </td>
+            <td>{run.attempts}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
