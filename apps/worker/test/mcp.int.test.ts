@@ -73,7 +73,7 @@ describe('MCP servers in runs', () => {
       TETHER_MCP_MAX_RESPONSE_BYTES: '100000',
       TETHER_SANDBOX: sandbox,
       // Of the worker only: the stdio server must not see it.
-      TETHER_TEST_WORKER_ONLY: 'worker-only-value',
+      TETHER_PROBE_WORKER_ONLY: 'worker-only-value',
       // The harness's 2 s lock is lost on a loaded machine while server-everything starts over stdio.
       TETHER_LOCK_DURATION_MS: '10000',
       TETHER_STALLED_INTERVAL_MS: '5000',

@@ -183,18 +183,18 @@ describe.each([
 
   test("passes no variable of the worker's environment, only the allow-list and the run's env", async () => {
     const secret = `sk-${randomBytes(8).toString('hex')}`;
-    process.env.TETHER_TEST_API_KEY = secret;
+    process.env.TETHER_PROBE_API_KEY = secret;
     try {
       const tool = fx.tool('bash', { sandbox, env: { EXTRA: 'given' } });
       const result = await invoke(tool, { command: "env; tr '\\0' '\\n' < /proc/self/environ" });
       expect(result.ok).toBe(true);
       expect(result.content).not.toContain(secret);
-      expect(result.content).not.toContain('TETHER_TEST_API_KEY');
+      expect(result.content).not.toContain('TETHER_PROBE_API_KEY');
       expect(result.content).toContain(`HOME=${fx.workspace}`);
       expect(result.content).toContain(`PATH=${SANDBOX_PATH}`);
       expect(result.content).toContain('EXTRA=given');
     } finally {
-      delete process.env.TETHER_TEST_API_KEY;
+      delete process.env.TETHER_PROBE_API_KEY;
     }
   });
 
