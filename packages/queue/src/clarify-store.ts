@@ -4,16 +4,8 @@ import { eventArgs, eventPairs } from './event-log.js';
 import * as scripts from './scripts.js';
 import { readWake, type StoreContext } from './store-context.js';
 
-export type AnswerResult =
-  | 'ok'
-  | 'no_run'
-  | 'no_request'
-  | 'bad_token'
-  | 'token_used'
-  | 'answered'
-  | 'timed_out'
-  | 'expired'
-  | 'ended';
+/** What an answer came to: `answerClarify`'s reply. */
+export type AnswerResult = scripts.Replies['answerClarify'];
 export type ClarifyState =
   | { state: 'answered'; answer: string }
   | { state: 'timed_out' }

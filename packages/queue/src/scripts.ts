@@ -16,7 +16,7 @@ const COMMANDS = new URL('./commands/', import.meta.url);
 const GENERATED = { 'includes/lifecycle': lifecycleLua() };
 
 /** What each script replies, as ioredis hands it over (Lua's false is null). */
-interface Replies {
+export interface Replies {
   appendEvents: number | null;
   createRun: string | null;
   claimRun:
