@@ -78,7 +78,7 @@ describe('toSettlement', () => {
       toSettlement(failed(new TetherError('ERR_RUN_NOT_OWNER', 'n')), checkpoint, undefined),
     ).toMatchObject({
       kind: 'lost',
-      handBack: false,
+      handBack: true,
     });
   });
 

@@ -121,10 +121,13 @@ export type Released =
 
 /**
  * This attempt has nothing more to do with the run, and writes nothing: the
- * run is gone, has ended or is another worker's (`handBack` false: the job
- * completes), or this worker lost its lock on it (`handBack` true: the job
- * goes back to waiting if the lock is still this worker's, for the next
- * attempt to take the run over).
+ * run is gone or has ended (`handBack` false: the job completes), or this
+ * attempt no longer owns it (`handBack` true): its lock was not renewed in
+ * time, or another worker claimed the run. The job then goes back to waiting
+ * if its lock is still this worker's, for the next attempt to take the run
+ * over. The job lock decides, not the run's owner: a worker whose lock ran out
+ * before its claim owns a run whose job it does not hold, and completing the
+ * job from under it would leave the run running with no job.
  */
 export type Lost = { kind: 'lost'; why: string; handBack: boolean };
 

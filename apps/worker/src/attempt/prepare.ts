@@ -231,7 +231,7 @@ async function resolveWaitpoint(
     const { requestId } = question;
     const state = await store.resolveClarify(runId, requestId, fence);
     if (state.state === 'not_owner')
-      return { kind: 'lost', why: 'another worker owns the run', handBack: false };
+      return { kind: 'lost', why: 'another worker owns the run', handBack: true };
     if (state.state === 'pending') {
       return { kind: 'waiting', on: 'question', again: { untilMs: state.expiresAtMs, requestId } };
     }
@@ -247,7 +247,7 @@ async function resolveWaitpoint(
     const ids = calls.map((call) => call.requestId);
     const state = await store.resolveToolCalls(runId, ids, fence);
     if (state.state === 'not_owner')
-      return { kind: 'lost', why: 'another worker owns the run', handBack: false };
+      return { kind: 'lost', why: 'another worker owns the run', handBack: true };
     if (state.state === 'pending')
       return { kind: 'waiting', on: 'tool_output', again: { untilMs: state.deadlineMs } };
     if (state.state === 'missing') return { kind: 'waiting', on: 'tool_output', open: calls };

@@ -292,7 +292,7 @@ export function toSettlement(
       if (error instanceof StopAtCheckpoint) return stoppedBy(stopped === 'lost' ? 'lost' : 'shutdown');
       if (error.code === 'ERR_RUN_CANCEL_REQUESTED') return { kind: 'cancelled' };
       if (error.code === 'ERR_RUN_NOT_OWNER')
-        return { kind: 'lost', why: 'another worker owns the run now', handBack: false };
+        return { kind: 'lost', why: 'another worker owns the run now', handBack: true };
       return {
         kind: 'failed',
         error: toErrorBody(error),

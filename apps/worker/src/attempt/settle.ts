@@ -395,12 +395,12 @@ async function lose(ctx: AttemptContext, settlement: Lost): Promise<never | unde
   }
   log.warn(
     { why: settlement.why },
-    'this worker lost its lock on the run; it stopped without writing anything more',
+    'this worker lost its lock on the run, or another claimed it; it stopped without writing anything more',
   );
-  // Stopped because the lock could not be renewed in time (a busy host, a slow Redis), the lock
-  // may still be this worker's: completing the job would strand the run, running with no job.
-  // Back to waiting instead, where the next attempt takes the run over. When the lock is gone,
-  // this fails (the lock is checked), and whoever holds the job now carries on.
+  // The job's lock may still be this worker's (a renewal late on a busy host, or another worker
+  // that claimed the run after its own lock ran out): completing the job would strand the run,
+  // running with no job. Back to waiting instead, where the next attempt takes the run over. When
+  // the lock is gone, this fails (the lock is checked), and whoever holds the job carries on.
   try {
     await job.moveToWait(token);
   } catch (error) {
