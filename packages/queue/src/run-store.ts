@@ -9,6 +9,7 @@ import type {
   TodoItem,
   Usage,
 } from '@tether/protocol';
+import { TERMINAL_STATUSES } from '@tether/protocol';
 import type { AnswerResult, ClarifyState } from './clarify-store.js';
 import * as clarify from './clarify-store.js';
 import type { RedisClient } from './connection.js';
@@ -130,6 +131,15 @@ export class RunStore implements StoreContext {
    */
   async cancelRequested(runId: string): Promise<boolean> {
     return (await this.redis.hexists(this.keys.run(runId).record, 'cancelRequested')) === 1;
+  }
+
+  /**
+   * Whether the run's next claim ends it rather than starting an attempt: the run is gone, has
+   * ended, or a cancel (or an interrupt) was asked for. Such a run needs no tenant slot.
+   */
+  async claimEnds(runId: string): Promise<boolean> {
+    const [status, cancel] = await this.redis.hmget(this.keys.run(runId).record, 'status', 'cancelRequested');
+    return status === null || cancel !== null || TERMINAL_STATUSES.includes(status as RunStatus);
   }
 
   /** Several records at once, in order (undefined where a run is gone), without their specs. */

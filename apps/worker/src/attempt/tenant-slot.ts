@@ -9,9 +9,10 @@ import type { Logger } from 'pino';
  * 1. Before the claim, the attempt takes one of its tenant's slots
  *    (`TenantSlots.take`). Over the cap it takes none and its job waits,
  *    delayed and holding no worker slot (the `capped` settlement), with the
- *    run unchanged; unless a cancel was asked for (it came while this worker
- *    had the job, so the API could not take the job off the queue): then the
- *    claim ends the run without a slot, and the run leaves the line.
+ *    run unchanged; unless its claim would end it (a cancel asked for while
+ *    this worker had the job, so the API could not take the job off the
+ *    queue, or a run that has ended and whose job came back): then the claim
+ *    ends it (or finds it ended) without a slot, and the run leaves the line.
  * 2. While the attempt runs, its slot's lease is renewed each time BullMQ
  *    renews the job's lock (`renew`), so a worker killed with -9 loses its
  *    slots when it loses its locks. A renewal that finds the slot gone (its
@@ -58,8 +59,9 @@ export class TenantSlotKeeper {
   /**
    * Takes a slot of the run's tenant for this attempt: the slot held, to be
    * released when the attempt ends; or the `tenant_cap` release, for the job to
-   * wait; or, over the cap with a cancel asked for, no slot (`ending`): its
-   * release takes the run out of the line, then the claim ends it. Undefined
+   * wait; or, over the cap with a run its claim ends (`RunStore.claimEnds`), no
+   * slot (`ending`): its release takes the run out of the line, then the claim
+   * ends it (or finds it ended). Undefined
    * when the run is gone (its claim finds nothing to do).
    */
   async take(ctx: SlotTaker): Promise<HeldSlot | EndingInLine | Capped | undefined> {
@@ -68,10 +70,11 @@ export class TenantSlotKeeper {
     if (tenant === undefined) return undefined;
     const taken = await this.#slots.take(tenant, runId, fence);
     if (!taken.held) {
-      // A cancel asked for while this worker had the job could not take it off the queue: the run
-      // ends at its claim, which needs no slot, and then leaves the line (it would keep its place
-      // until a slot freed, then be handed one it never uses).
-      if (await this.#store.cancelRequested(runId)) {
+      // A run whose claim ends it needs no slot, and leaves the line (it would keep its place until
+      // a slot freed, then be handed one it never uses): a cancel asked for while this worker had
+      // the job (the API could not take it off the queue), or a run that ended and whose job came
+      // back (its worker ended it and died, or stopped past its lock, before completing the job).
+      if (await this.#store.claimEnds(runId)) {
         return { kind: 'ending', release: () => this.#forget(tenant, runId, ctx.log) };
       }
       return {
@@ -180,8 +183,9 @@ export interface HeldSlot {
 }
 
 /**
- * A run over its tenant's cap with a cancel asked for: `release` takes it out of the line, then its
- * attempt goes on to the claim without a slot (the claim ends the run, running nothing).
+ * A run over its tenant's cap whose claim ends it (a cancel asked for, or the run has ended):
+ * `release` takes it out of the line, then its attempt goes on to the claim without a slot (the
+ * claim ends the run, or finds it ended, running nothing).
  */
 export interface EndingInLine {
   kind: 'ending';
