@@ -180,6 +180,7 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
       sessionRecord: keys.session.record,
       sessionRuns: keys.session.runs,
       sessionQueue: keys.session.queue,
+      parentChildren: run.crew ? ctx.keys.run(run.crew.parentRunId).children : keys.unused,
     },
     args: {
       channel: keys.eventsChannel,
@@ -192,6 +193,7 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
       input: run.session?.input ?? '',
       runsChannel: keys.session.runsChannel,
       sessionTtl: ctx.sessionTtlSeconds,
+      parent: run.crew?.parentRunId ?? '',
       fields,
     },
   };

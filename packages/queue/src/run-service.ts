@@ -550,8 +550,8 @@ export class RunService {
     );
     await this.#forgetTenantSlot(tenant, runId);
     if (run.sessionId) await this.promoteSessionHead(run.sessionId);
-    // Its crew children (and theirs) are cancelled with it.
-    if (run.childCount) await this.cancelChildren(runId);
+    // Its crew children (and theirs) are cancelled with it: those it has created, delegated or not.
+    await this.cancelChildren(runId);
     return before;
   }
 
@@ -655,8 +655,10 @@ export class RunService {
     for (const [i, child] of children.entries()) {
       if (!child) continue;
       const childId = ids[i] as string;
-      if (!TERMINAL_STATUSES.includes(child.status)) await this.#cancelChild(childId, runId, child.tenant);
-      if (child.childCount) await this.cancelChildren(childId);
+      const live = !TERMINAL_STATUSES.includes(child.status);
+      if (live) await this.#cancelChild(childId, runId, child.tenant);
+      // A child that ended by itself had delegated whatever it created (or cancelled it then).
+      if (live || child.childCount) await this.cancelChildren(childId);
     }
   }
 

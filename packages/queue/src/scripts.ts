@@ -97,9 +97,19 @@ export const appendEvents = script('appendEvents', {
   rest: 'events',
 });
 
-/** commands/createRun.lua: the record, spec and metadata, and `run.queued` (and a session's run joins it). */
+/** commands/createRun.lua: the record, spec and metadata, and `run.queued` (and a session's run joins it, a crew child its parent's children). */
 export const createRun = script('createRun', {
-  keys: ['record', 'events', 'spec', 'metadata', 'turn', 'sessionRecord', 'sessionRuns', 'sessionQueue'],
+  keys: [
+    'record',
+    'events',
+    'spec',
+    'metadata',
+    'turn',
+    'sessionRecord',
+    'sessionRuns',
+    'sessionQueue',
+    'parentChildren',
+  ],
   args: [
     'channel',
     'maxlen',
@@ -111,6 +121,7 @@ export const createRun = script('createRun', {
     'input',
     'runsChannel',
     'sessionTtl',
+    'parent',
   ],
   rest: 'fields',
 });

@@ -73,6 +73,44 @@ describe('crew store', () => {
     ).rejects.toMatchObject({ code: 'ERR_CREW_MAX_CHILDREN' });
   });
 
+  it('lists a child on its parent from its creation, before the delegation, and once after it', async () => {
+    const root = newId('run');
+    await store.create({ id: root, tenant: 't', spec: { input: 'lead' }, createdAtMs: Date.now() });
+    await store.claim(root, TOKEN, 1, 'w1');
+    const deadlineMs = Date.now() + 60_000;
+    const children = [0, 1].map((index) => ({ id: newChildRunId(root), index, goal: `goal ${index}` }));
+    const crew = (index: number) => ({
+      parentRunId: root,
+      rootRunId: root,
+      depth: 1,
+      call: 'c',
+      index,
+      deadlineMs,
+    });
+    await store.createMany(
+      children.map((c) => ({
+        id: c.id,
+        tenant: 't',
+        spec: { input: c.goal },
+        createdAtMs: Date.now(),
+        crew: crew(c.index),
+      })),
+    );
+    // A worker that dies here leaves children a cancel of the parent still finds.
+    expect(await store.childIds(root)).toEqual(children.map((c) => c.id));
+    expect(await store.delegate(root, TOKEN, { call: 'c', deadlineMs, maxChildren: 50, children })).toBe(
+      'recorded',
+    );
+    expect(await store.childIds(root)).toEqual(children.map((c) => c.id));
+    // A child created by a worker of an earlier release (not on the list) joins it at the delegation.
+    await redis.lrem(keys.run(root).children, 0, children[1]?.id as string);
+    await redis.hdel(keys.run(root).delegation, 'call');
+    expect(await store.delegate(root, TOKEN, { call: 'c2', deadlineMs, maxChildren: 50, children })).toBe(
+      'recorded',
+    );
+    expect(await store.childIds(root)).toEqual(children.map((c) => c.id));
+  });
+
   it('records a goal with a lone surrogate (as a model may write one), as U+FFFD in child.started', async () => {
     const { root, recorded } = await parentWithChildren(
       1,

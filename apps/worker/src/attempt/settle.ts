@@ -99,7 +99,8 @@ async function repairChild(ctx: AttemptContext, parentRunId: string): Promise<vo
 }
 
 async function cancelLiveChildren(ctx: AttemptContext): Promise<void> {
-  if (ctx.delegates === false || (await ctx.store.childCount(ctx.runId)) === 0) return;
+  // Every child the run created is on its list (delegated or not: its worker may have died between).
+  if (ctx.delegates === false) return;
   await ctx.crew
     .cancelChildren(ctx.runId)
     .catch((error: unknown) => ctx.log.warn({ err: error }, "could not cancel the run's crew children"));

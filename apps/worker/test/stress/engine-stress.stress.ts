@@ -489,15 +489,15 @@ function workerStoppingAt(d: Deployment, step: 'delegate' | 'finalize' | 'claim'
 describe('found by the stress', () => {
   /**
    * A crew parent's attempt creates its children's records (`createMany`), then records the
-   * delegation (`delegateRun`, which lists them in the parent's `:children` and counts them in
-   * `childCount`), then queues their jobs. A worker that dies between the first two steps leaves
-   * children no list names and no job runs. The next owner redoes the delegation from the
-   * checkpoint, unless the run ends first: a cancel (its claim ends the run, or the API's for a job
-   * back in the queue) looks for children in `childCount`/`:children`, finds none, and the created
-   * children stay `queued` with no job for good (`live-run-without-job`, `crew-delegation`). Seen
-   * with seed 7 and 400 operations on the cluster (a kill -9 of the parent's worker, then a cancel).
+   * delegation (`delegateRun`), then queues their jobs. A worker that died between the first two
+   * steps left children no list named and no job ran: a cancel (its claim ends the run, or the
+   * API's for a job back in the queue) looked for children in `childCount`/`:children`, found none,
+   * and the created children stayed `queued` with no job for good (`live-run-without-job`,
+   * `crew-delegation`). Seen with seed 7 and 400 operations on the cluster (a kill -9 of the
+   * parent's worker, then a cancel). Now `createRun` puts a crew child on its parent's list in the
+   * step that creates it, and a cancel looks at that list whatever `childCount` says.
    */
-  it.fails('a crew parent whose worker dies between creating its children and recording the delegation, then is cancelled, leaves no child queued', async () => {
+  it('a crew parent whose worker dies between creating its children and recording the delegation, then is cancelled, leaves no child queued', async () => {
     const d = await deploy('orphan-children');
     const dying = workerStoppingAt(d, 'delegate');
     try {

@@ -1,7 +1,10 @@
 --[[
   Creates a run: its record, its spec and metadata, and `run.queued`. A session's run is also
   added to the session (its runs, its queue, and its input as the first entry of its turn), unless
-  the session is gone, or busy when the caller asks to be refused then.
+  the session is gone, or busy when the caller asks to be refused then. A crew child joins its
+  parent's list of children here, in the step that creates it (the parent's keys share its hash
+  slot): a cancel of the parent finds it even when the parent's worker died before recording the
+  delegation (`delegateRun`), which would otherwise leave it queued with no job for good.
 
   Input:
     KEYS[1] record          the run record (hash)
@@ -12,6 +15,7 @@
     KEYS[6] sessionRecord   the session (hash)
     KEYS[7] sessionRuns     the session's runs (list)
     KEYS[8] sessionQueue    the session's live runs (list)
+    KEYS[9] parentChildren  a crew child's parent's children (list)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -23,7 +27,8 @@
     ARGV[8] input           the input as a transcript entry (JSON)
     ARGV[9] runsChannel     the session's channel of new runs
     ARGV[10] sessionTtl     how long the session's keys stay after this (s)
-    ARGV[11...] fields      field/value pairs of the new record
+    ARGV[11] parent         a crew child's parent run id, '' for none
+    ARGV[12...] fields      field/value pairs of the new record
 
   Output:
     the id of `run.queued`, false (a run with this id exists), 'no_session' (the session is gone)
@@ -39,7 +44,7 @@ if session ~= '' then
   if redis.call('HGET', KEYS[6], 'id') ~= session then return 'no_session' end
   if ARGV[7] == 'reject' and redis.call('LLEN', KEYS[8]) > 0 then return 'busy' end
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 11))
+redis.call('HSET', KEYS[1], unpack(ARGV, 12))
 redis.call('SET', KEYS[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[4], ARGV[5]) end
 if session ~= '' then
@@ -51,6 +56,7 @@ if session ~= '' then
   redis.call('HSET', KEYS[6], 'lastRunId', ARGV[3], 'updatedAt', nowMs())
   for _, key in ipairs({ KEYS[6], KEYS[7], KEYS[8] }) do redis.call('EXPIRE', key, ARGV[10]) end
 end
+if ARGV[11] ~= '' then redis.call('RPUSH', KEYS[9], ARGV[3]) end
 local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')
 if session ~= '' then redis.call('PUBLISH', ARGV[9], ARGV[3]) end
 return id

@@ -1,8 +1,8 @@
 --[[
   A crew parent hands tasks to its children (created just before, one `createRun` each): the
   delegation is recorded (its tool call, size, pending count, deadline, and each child's task index
-  as `c:<childRunId>`), the children join the
-  run's list of children, the events emitted before it are appended, then `child.started` for each
+  as `c:<childRunId>`), the children are on the run's list of children (`createRun` put them
+  there), the events emitted before it are appended, then `child.started` for each
   child, and the run waits for its children. Done again for the same call (a worker that took the
   run over after a crash redoes the step), it changes nothing.
 
@@ -50,7 +50,8 @@ redis.call('HSET', KEYS[1], 'status', 'waiting_for_children', 'childCount', tota
 for i = childrenEnd + 1, #ARGV, 2 do append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[i], ARGV[i + 1]) end
 local function startChildren(from)
   for i = from, childrenEnd, 2 do
-    redis.call('RPUSH', KEYS[4], ARGV[i])
+    -- Each child is on the list since its `createRun` (one a worker of an earlier release created is not).
+    if not redis.call('LPOS', KEYS[4], ARGV[i]) then redis.call('RPUSH', KEYS[4], ARGV[i]) end
     redis.call('HSET', KEYS[3], 'c:' .. ARGV[i], cjson.decode(ARGV[i + 1]).index)
     append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'child.started', ARGV[i + 1])
   end
