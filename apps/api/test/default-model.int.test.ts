@@ -26,8 +26,8 @@ const CLI = fileURLToPath(new URL('../../../packages/client/dist/cli.js', import
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
 const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await stopAll();
+afterEach(async (context) => {
+  await stopAll(context);
   await killAllSpawned();
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });

@@ -40,8 +40,8 @@ async function setup(): Promise<Shared> {
   return shared;
 }
 
-afterEach(async () => {
-  await stopAll();
+afterEach(async (context) => {
+  await stopAll(context);
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { RunEvent } from '@tether/protocol';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
-import { ACME, BETA, type BuildOptions, build, submit } from './helper.js';
+import { ACME, BETA, type BuildOptions, build, endRun, submit } from './helper.js';
 import { openSse } from './sse-client.js';
 
 const WORKER = 'test-worker:1';
@@ -60,7 +60,7 @@ describe('GET /v1/runs/:id/events (SSE)', () => {
     let appended = 0;
     const writer = (async () => {
       for (; appended < 400; appended++) await app.store.append(id, delta(`during ${appended}`), WORKER);
-      await app.store.finalize(id, { status: 'completed', output: 'done' }, WORKER);
+      await endRun(app, id, { status: 'completed', output: 'done' }, WORKER);
     })();
     const clients = [];
     for (let i = 0; i < 8; i++) {
@@ -109,7 +109,7 @@ describe('GET /v1/runs/:id/events (SSE)', () => {
     const stream = await openSse(`${base}/v1/runs/${id}/events`, ACME);
     await stream.waitFor((event) => (event.data as { text?: string }).text === 'raced 0');
     app.store.readEvents = readEvents;
-    await app.store.finalize(id, { status: 'completed', output: 'done' }, WORKER);
+    await endRun(app, id, { status: 'completed', output: 'done' }, WORKER);
     expect(await stream.ended).toBe('end');
     expect(stream.events).toEqual(await fullLog(app, id));
     expect(raced).toBeGreaterThan(0);
@@ -130,7 +130,7 @@ describe('GET /v1/runs/:id/events (SSE)', () => {
     const last = log.at(-1) as RunEvent;
     await byHeader.waitFor((event) => event.id === last.id);
     await byQuery.waitFor((event) => event.id === last.id);
-    await app.store.finalize(id, { status: 'failed', error: { code: 'ERR_X', message: 'x' } }, WORKER);
+    await endRun(app, id, { status: 'failed', error: { code: 'ERR_X', message: 'x' } }, WORKER);
     for (const client of [byHeader, byQuery]) {
       expect(await client.ended).toBe('end');
       expect(client.events.map((event) => event.type)).toEqual([
@@ -217,7 +217,7 @@ describe('GET /v1/runs/:id/events (SSE)', () => {
     const metrics = await app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toContain('tether_sse_streams_ended_total{reason="slow"} 1');
     // The reader that keeps up is unaffected, and a dropped client resumes from where it was.
-    await app.store.finalize(id, { status: 'completed', output: 'done' }, WORKER);
+    await endRun(app, id, { status: 'completed', output: 'done' }, WORKER);
     expect(await fast.ended).toBe('end');
     const log = await fullLog(app, id);
     expect(fast.events.map((event) => event.id)).toEqual(log.map((event) => event.id));

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CreateRunBody, ReplayScript } from '@tether/protocol';
 import { newId } from '@tether/protocol';
+import { formatViolations, settledInvariants } from '@tether/queue';
 import { testRedisEnv, uniquePrefix } from '@tether/testing';
 import type { FastifyInstance } from 'fastify';
 import { expect, onTestFinished } from 'vitest';
@@ -28,6 +29,12 @@ export interface BuildOptions {
   keys?: string;
   /** Leave the app open when the test ends (the caller closes it). */
   keepOpen?: boolean;
+  /**
+   * Whether a test that passed ends with the invariant checker over what it left in Redis
+   * (default true when the app uses the test Redis, not a `REDIS_URL` of the test's own, and is
+   * not kept open). False only for a test that breaks a state on purpose, saying why.
+   */
+  checkAtEnd?: boolean;
 }
 
 export interface Built {
@@ -53,9 +60,43 @@ export async function build(options: BuildOptions = {}): Promise<Built> {
     await app.close();
     await rm(workspaceRoot, { recursive: true, force: true });
   };
-  if (!options.keepOpen) onTestFinished(close);
+  if (!options.keepOpen) {
+    onTestFinished(async ({ task }) => {
+      try {
+        const checked = options.checkAtEnd ?? options.env?.REDIS_URL === undefined;
+        if (checked && task.result?.state !== 'fail') await expectConsistent(app);
+      } finally {
+        await close();
+      }
+    });
+  }
   await app.ready();
   return { app, config };
+}
+
+/**
+ * What the test left in Redis is consistent: every live run has its job, slots and lines match
+ * their runs, no waitpoint holds a resolved request (see `checkInvariants`).
+ */
+export async function expectConsistent(app: FastifyInstance): Promise<void> {
+  const violations = await settledInvariants({ redis: app.redis, keys: app.keys });
+  if (violations.length > 0) {
+    throw new Error(`invariant violations in ${app.keys.queuePrefix}:\n${formatViolations(violations)}`);
+  }
+}
+
+/**
+ * Ends a run as its worker would: its terminal event (`finalize`, fenced by `token` when given),
+ * then its job finished (here removed: no worker took it).
+ */
+export async function endRun(
+  app: FastifyInstance,
+  runId: string,
+  end: Parameters<FastifyInstance['store']['finalize']>[1],
+  token = '',
+): Promise<void> {
+  await app.store.finalize(runId, end, token);
+  await (await app.runs.getJob(runId))?.remove();
 }
 
 /** A replay script body that answers `content` at once. */

@@ -13,8 +13,8 @@ import { ACME, API_KEYS, BETA, build } from './helper.js';
 import { call, deployment, startApi, startWorker, stopAll } from './processes.js';
 
 const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await stopAll();
+afterEach(async (context) => {
+  await stopAll(context);
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 

@@ -6,6 +6,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createKeys, createRedisConnection, formatViolations, settledInvariants } from '@tether/queue';
 import { testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
 import {
   type ApiProcess,
@@ -13,12 +14,29 @@ import {
   startWorkerProcess,
   type TestProcess,
 } from '@tether/testing/scripts';
+import type { TestContext } from 'vitest';
 import { ACME } from './helper.js';
 
 export type Spawned = TestProcess;
 
 const running = new Set<TestProcess>();
 const workspaceRoots = new Set<string>();
+/**
+ * The deployments the processes started since the last `stopAll` use, by queue prefix: their
+ * queue shards and the lowest tenant cap of their workers, for the invariant checker.
+ */
+const used = new Map<string, { shards: number; tenantCap?: number }>();
+
+function use(shared: Shared, env: Record<string, string>): void {
+  // A test that runs a Redis of its own (to stop it, say) checks its own state.
+  if (shared.redisUrl !== testRedisTarget().url) return;
+  const entry = used.get(shared.prefix) ?? { shards: 1 };
+  const shards = Number(env.TETHER_QUEUE_SHARDS);
+  if (shards > 0) entry.shards = shards;
+  const cap = Number(env.TETHER_TENANT_MAX_RUNNING);
+  if (cap > 0) entry.tenantCap = Math.min(cap, entry.tenantCap ?? cap);
+  used.set(shared.prefix, entry);
+}
 
 export interface Shared {
   redisUrl: string;
@@ -35,6 +53,7 @@ export async function startWorker(
   concurrency = 4,
   env: Record<string, string> = {},
 ): Promise<Spawned> {
+  use(shared, env);
   const worker = await startWorkerProcess({
     redisUrl: shared.redisUrl,
     id: name,
@@ -61,6 +80,7 @@ export async function startApi(
   name = 'api',
   env: Record<string, string> = {},
 ): Promise<Spawned & ApiProcess & { base: string }> {
+  use(shared, env);
   const api = await startApiProcess({
     redisUrl: shared.redisUrl,
     name,
@@ -115,8 +135,53 @@ export async function call<T>(
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
-/** Stops every process started here that is still running, and removes the deployments' workspaces. */
-export async function stopAll(): Promise<void> {
+/**
+ * Stops every process started here that is still running, and removes the deployments' workspaces.
+ * Given the test's context (as `afterEach(stopAll)` does) of a test that passed, first checks what
+ * it left in Redis with the invariant checker, while its processes still run; a test that breaks a
+ * state on purpose calls `uncheckedEnd()`.
+ */
+export async function stopAll(context?: TestContext): Promise<void> {
+  const deployments = [...used];
+  used.clear();
+  const passed = context !== undefined && context.task.result?.state !== 'fail';
+  try {
+    if (passed && !unchecked) await expectConsistent(deployments);
+  } finally {
+    unchecked = false;
+    await stopProcesses();
+  }
+}
+
+let unchecked = false;
+
+/** The running test leaves a broken state on purpose (say why where it is called): not checked. */
+export function uncheckedEnd(): void {
+  unchecked = true;
+}
+
+async function expectConsistent(deployments: [string, { shards: number; tenantCap?: number }][]) {
+  if (deployments.length === 0) return;
+  const redis = createRedisConnection({
+    ...testRedisTarget(),
+    name: 'invariants',
+    mode: 'wait',
+    onError: () => {},
+  });
+  try {
+    for (const [prefix, { shards, tenantCap }] of deployments) {
+      const keys = createKeys(prefix, shards);
+      const violations = await settledInvariants({ redis, keys, ...(tenantCap ? { tenantCap } : {}) });
+      if (violations.length > 0) {
+        throw new Error(`invariant violations in ${prefix}:\n${formatViolations(violations)}`);
+      }
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function stopProcesses(): Promise<void> {
   const stopping = [...running];
   running.clear();
   await Promise.all(stopping.map((spawned) => spawned.stop()));

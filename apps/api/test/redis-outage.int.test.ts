@@ -21,8 +21,8 @@ const OUTAGE_STARTED = 'Redis is unreachable';
 const OUTAGE_ENDED = 'Redis is reachable again';
 
 const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  await stopAll();
+afterEach(async (context) => {
+  await stopAll(context);
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 

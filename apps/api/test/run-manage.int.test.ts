@@ -7,7 +7,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Run } from '@tether/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ACME, BETA, build, expectServing, replayRun, submit, suspend } from './helper.js';
+import { ACME, BETA, build, endRun, expectServing, replayRun, submit, suspend } from './helper.js';
 import { deployment, startWorker, stopAll } from './processes.js';
 
 afterEach(stopAll);
@@ -101,7 +101,7 @@ describe('POST /v1/runs/:id/retry', () => {
     await app.store.claim(id, 'w:1', 1, 'w');
     await app.store.dropFiles(id, spec as NonNullable<typeof spec>);
     expect((await app.store.get(id))?.spec?.files).toBeUndefined();
-    await app.store.finalize(id, { status: 'failed', error: { code: 'ERR_X', message: 'broke' } }, 'w:1');
+    await endRun(app, id, { status: 'failed', error: { code: 'ERR_X', message: 'broke' } }, 'w:1');
     expect((await retry(id, BETA)).statusCode).toBe(404);
 
     const retried = await retry(id);

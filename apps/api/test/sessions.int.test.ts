@@ -18,8 +18,8 @@ const cleanups: (() => Promise<void>)[] = [];
 /** Whether bubblewrap works here (CI installs it). */
 const bwrap = (await probeBwrap()).ok;
 
-afterEach(async () => {
-  await stopAll();
+afterEach(async (context) => {
+  await stopAll(context);
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 

@@ -17,8 +17,8 @@ const cleanups: (() => Promise<void>)[] = [];
 const bwrap = await probeBwrap();
 if (!bwrap.ok && process.env.CI === 'true') throw new Error(`bubblewrap must work in CI: ${bwrap.detail}`);
 
-afterEach(async () => {
-  await stopAll();
+afterEach(async (context) => {
+  await stopAll(context);
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 

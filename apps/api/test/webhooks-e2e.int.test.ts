@@ -86,8 +86,8 @@ async function receiver(answer: (got: Received, all: Received[]) => number | 'ha
 }
 
 const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await stopAll();
+afterEach(async (context) => {
+  await stopAll(context);
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 

@@ -8,15 +8,15 @@ import type { AddressInfo } from 'node:net';
 import type { Run, RunEvent, WsServerFrame } from '@tether/protocol';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ACME, API_KEYS, BETA, type BuildOptions, build } from './helper.js';
+import { ACME, API_KEYS, BETA, type BuildOptions, build, endRun } from './helper.js';
 import { call, deployment, startApi, startWorker, stopAll } from './processes.js';
 import { openWs, type WsConnection } from './ws-client.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 
-afterEach(async () => {
+afterEach(async (context) => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
-  await stopAll();
+  await stopAll(context);
 });
 
 const setup = () => deployment('ws');
@@ -695,7 +695,7 @@ describe('the WebSocket gateway, in process', () => {
     for (; appended < 4_000 && app.sockets.size === 2; appended++)
       await app.store.append(runId, delta(chunk), WORKER);
     await vi.waitFor(() => expect(app.sockets.size).toBe(1));
-    await app.store.finalize(runId, { status: 'completed', output: 'done' }, WORKER);
+    await endRun(app, runId, { status: 'completed', output: 'done' }, WORKER);
     await fast.waitFor(ofType('done'));
     const all = await log(app, runId);
     expect(ids(fast)).toEqual(all);
@@ -737,7 +737,7 @@ describe('the WebSocket gateway, in process', () => {
     await app.store.append(runId, delta('while away'), WORKER);
     await vi.waitFor(() => expect(app.subscriber.status).toBe('ready'));
     await app.store.append(runId, delta('after the reconnect'), WORKER);
-    await app.store.finalize(runId, { status: 'completed', output: 'done' }, WORKER);
+    await endRun(app, runId, { status: 'completed', output: 'done' }, WORKER);
     await client.waitFor(ofType('done'));
     expect(ids(client)).toEqual(await log(app, runId));
     expect(client.ofType('done')).toHaveLength(1);

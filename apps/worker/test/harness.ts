@@ -7,10 +7,12 @@ import {
   createKeys,
   createRedisConnection,
   EventHub,
+  formatViolations,
   type RedisClient,
   RunService,
   RunStore,
   type StoredBody,
+  settledInvariants,
   type TetherKeys,
 } from '@tether/queue';
 import {
@@ -44,6 +46,12 @@ export interface Deployment {
     match: RunEventType | ((event: RunEvent) => boolean),
     timeoutMs?: number,
   ): Promise<RunEvent>;
+  /**
+   * Waits until the invariant checker finds nothing in the deployment's Redis (a step in flight
+   * shows for a moment), and throws with what it still finds after `settleMs` (default 5 s).
+   * `tenantCap` defaults to the lowest `TETHER_TENANT_MAX_RUNNING` of the workers started.
+   */
+  expectConsistent(options?: { tenantCap?: number; settleMs?: number }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -72,6 +80,11 @@ function workerEntry(hooks: TestHooks | undefined): WorkerEntry {
 export interface DeploymentOptions {
   /** Queue shards (`TETHER_QUEUE_SHARDS`). Default 1. */
   shards?: number;
+  /**
+   * Whether `useDeployments` runs the invariant checker after a test that passed (default true).
+   * False only for a test that leaves a broken state on purpose, saying why.
+   */
+  checkAtEnd?: boolean;
 }
 
 export async function createDeployment(name: string, options: DeploymentOptions = {}): Promise<Deployment> {
@@ -90,6 +103,8 @@ export async function createDeployment(name: string, options: DeploymentOptions 
   const service = new RunService({ redis, keys, store, backoffMs: 50 });
   const hub = new EventHub(subscriber, keys);
   const workers: TestProcess[] = [];
+  /** The workers' `TETHER_TENANT_MAX_RUNNING`, for the checker's slot rule (the lowest one set). */
+  let tenantCap: number | undefined;
 
   const deployment: Deployment = {
     prefix,
@@ -100,6 +115,8 @@ export async function createDeployment(name: string, options: DeploymentOptions 
     service,
     hub,
     async startWorker(env = {}, hooks) {
+      const cap = Number(env.TETHER_TENANT_MAX_RUNNING);
+      if (cap > 0) tenantCap = Math.min(cap, tenantCap ?? cap);
       const worker = await startWorkerProcess({
         ...workerEntry(hooks),
         redisUrl: target.url,
@@ -165,6 +182,12 @@ export async function createDeployment(name: string, options: DeploymentOptions 
         await unsubscribe();
       }
     },
+    async expectConsistent(options = {}) {
+      const violations = await settledInvariants({ redis, keys, tenantCap, ...options });
+      if (violations.length > 0) {
+        throw new Error(`invariant violations in ${prefix}:\n${formatViolations(violations)}`);
+      }
+    },
     async close() {
       await Promise.all(workers.map((worker) => worker.stop('SIGKILL')));
       await service.close();
@@ -183,15 +206,25 @@ export const call = (name: string, args: Record<string, unknown>) => ({ name, ar
  * closed after the test, and kills every spawned process after the file.
  */
 export function useDeployments(): (name: string, options?: DeploymentOptions) => Promise<Deployment> {
-  let current: Deployment | undefined;
-  afterEach(async () => {
-    await current?.close();
+  let current: { deployment: Deployment; checkAtEnd: boolean } | undefined;
+  afterEach(async (context) => {
+    const ending = current;
     current = undefined;
+    if (!ending) return;
+    try {
+      // Whatever a passing test left in Redis is consistent: every live run has its job, slots and
+      // lines match their runs, no waitpoint holds a resolved request (see checkInvariants).
+      if (ending.checkAtEnd && context.task.result?.state !== 'fail')
+        await ending.deployment.expectConsistent();
+    } finally {
+      await ending.deployment.close();
+    }
   });
   afterAll(killAllSpawned);
   return async (name, options) => {
-    current = await createDeployment(name, options);
-    return current;
+    const deployment = await createDeployment(name, options);
+    current = { deployment, checkAtEnd: options?.checkAtEnd ?? true };
+    return deployment;
   };
 }
 

@@ -181,7 +181,8 @@ describe('TETHER_TENANT_MAX_RUNNING', () => {
   it('a worker killed with -9 while it holds a slot loses it when the lease runs out: the run waiting then goes', async () => {
     // Two shards: the killed worker's run is in shard 0, which no other worker takes, so nobody
     // recovers it or gives its slot back. Only its lease running out frees the slot.
-    const d = await deploy('tenant-cap-kill', { shards: 2 });
+    // It ends with the killed run stranded on purpose (no worker left for its shard): not checked.
+    const d = await deploy('tenant-cap-kill', { shards: 2, checkAtEnd: false });
     const env = { TETHER_TENANT_MAX_RUNNING: '1', TETHER_WORKER_CONCURRENCY: '1' };
     const a = await d.startWorker({ ...env, TETHER_WORKER_SHARDS: '0' });
     const slots = slotsOf(d);

@@ -24,7 +24,13 @@ export { QUEUE_ERROR_CODES, QUEUE_ERRORS, QueueError } from './errors.js';
 export type { EventListener } from './event-hub.js';
 export { EventHub } from './event-hub.js';
 export type { CheckInvariantsOptions, InvariantRule, InvariantViolation } from './invariants.js';
-export { checkInvariants, DEFAULT_INVARIANT_GRACE_MS, INVARIANT_RULES } from './invariants.js';
+export {
+  checkInvariants,
+  DEFAULT_INVARIANT_GRACE_MS,
+  formatViolations,
+  INVARIANT_RULES,
+  settledInvariants,
+} from './invariants.js';
 export {
   backoffStrategy,
   baseDelay,

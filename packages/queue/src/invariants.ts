@@ -137,6 +137,28 @@ export async function checkInvariants(options: CheckInvariantsOptions): Promise<
   return violations.sort((a, b) => order(a) - order(b) || (a.runId ?? '').localeCompare(b.runId ?? ''));
 }
 
+/**
+ * Checks again every `intervalMs` (default 50) until the checker finds nothing or `settleMs`
+ * (default 5,000) has passed: a step in flight that outlives its grace shows for a moment (a slot
+ * given back just after its run ended, a parent woken by its last child). The violations of the
+ * last check, none when the deployment settled consistent.
+ */
+export async function settledInvariants(
+  options: CheckInvariantsOptions & { settleMs?: number; intervalMs?: number },
+): Promise<InvariantViolation[]> {
+  const deadline = Date.now() + (options.settleMs ?? 5_000);
+  for (;;) {
+    const violations = await checkInvariants(options);
+    if (violations.length === 0 || Date.now() >= deadline) return violations;
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
+  }
+}
+
+/** Violations one per line: the rule, the run, what was found. */
+export function formatViolations(violations: readonly InvariantViolation[]): string {
+  return violations.map((v) => `${v.rule}${v.runId ? ` ${v.runId}` : ''}: ${v.detail}`).join('\n');
+}
+
 /** A run as read: its record and what it waits on. */
 interface RunState {
   id: string;
