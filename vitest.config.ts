@@ -59,6 +59,9 @@ const CLUSTER_FILES = [
   'apps/worker/test/client-tools.int.test.ts',
   // The invariant checker: a SCAN of every master, each run's keys read in their own slots.
   'packages/queue/test/invariants.int.test.ts',
+  // The engine's race stress, quick (seed 29, 120 operations), and each race fixed as a case of its
+  // own; `pnpm stress:engine` runs 2,000 operations on one Redis and on the cluster.
+  'apps/worker/test/stress/engine-stress.stress.ts',
 ];
 
 /** The files of {@link CLUSTER_FILES} that start processes or a whole API: on the cluster only. */
