@@ -302,3 +302,38 @@ describe('settleOutcome of a delegation', () => {
     expect(await d.store.get(ctx.runId)).toMatchObject({ status: 'running', owner: 'w2:t2' });
   });
 });
+
+describe('settleOutcome of a new waitpoint', () => {
+  it('a run that is not running when its attempt asks (an earlier release queued it) hands the job back, writing nothing', async () => {
+    const d = await deploy('not-running');
+    const ctx = await contextFor(d);
+    await claimAttempt(ctx);
+    // As an API of an earlier release did with an answer arriving while the run was awake.
+    await d.redis.hset(d.keys.run(ctx.runId).record, 'status', 'queued');
+    const before = await d.store.readEvents(ctx.runId);
+    let handedBack = 0;
+    const job = {
+      ...ctx.job,
+      moveToWait: async () => {
+        handedBack++;
+      },
+    } as unknown as Job<RunJobData>;
+    const asking = settleOutcome(
+      { ...ctx, job },
+      {
+        kind: 'waiting',
+        on: 'question',
+        open: {
+          requestId: 'clr_x',
+          question: 'Which?',
+          choices: [],
+          expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        },
+      },
+    );
+    await expect(asking).rejects.toMatchObject({ name: 'WaitingError' });
+    expect(handedBack).toBe(1);
+    expect(await d.store.readEvents(ctx.runId)).toEqual(before);
+    expect(await d.store.get(ctx.runId)).toMatchObject({ status: 'queued', owner: 'w1:t1' });
+  });
+});

@@ -250,7 +250,8 @@ async function wait(
   switch (settlement.on) {
     case 'question': {
       const pending = settlement.open;
-      await store.suspend(runId, fence, pending, events);
+      const suspend = () => store.suspend(runId, fence, pending, events);
+      if (await refusedStep(ctx, suspend, events, turn)) return undefined;
       await dispatchEvents(ctx, 'suspended');
       log.info(
         { requestId: pending.requestId, expiresAt: pending.expiresAt },
@@ -262,7 +263,8 @@ async function wait(
       const calls = settlement.open;
       const untilMs = Math.min(...calls.map((call) => Date.parse(call.expiresAt)));
       await ctx.hooks.beforeToolRequest(hookAttempt(ctx), calls);
-      await store.requestToolCalls(runId, fence, calls, events);
+      const request = () => store.requestToolCalls(runId, fence, calls, events);
+      if (await refusedStep(ctx, request, events, turn)) return undefined;
       await dispatchEvents(ctx, 'tool_calls');
       log.info(
         { calls: calls.length, expiresAt: new Date(untilMs).toISOString() },
@@ -323,6 +325,30 @@ async function delegate(
   await dispatchEvents(ctx, 'delegating');
   log.info({ children: children.length }, 'run waits for its crew children');
   return delayUntil(ctx, deadlineMs + CHILDREN_GRACE_MS, resolved(ctx, settlement));
+}
+
+/**
+ * Takes a fenced step of the owner (opening a waitpoint); when the run refuses it, settles as the
+ * refusal says and answers true: another worker owns the run, or it is not running (`lost`, the
+ * job handed back for the next claim), or a cancel was asked for or the run has ended (`cancelled`).
+ */
+async function refusedStep(
+  ctx: AttemptContext,
+  step: () => Promise<unknown>,
+  events: readonly RunEventInput[],
+  turn: readonly string[],
+): Promise<boolean> {
+  try {
+    await step();
+    return false;
+  } catch (error) {
+    const code = error instanceof TetherError ? error.code : undefined;
+    if (code === 'ERR_RUN_NOT_OWNER') {
+      await lose(ctx, { kind: 'lost', why: 'another worker owns the run now', handBack: true });
+    } else if (code === 'ERR_RUN_CANCEL_REQUESTED') await cancel(ctx, events, turn);
+    else throw error;
+    return true;
+  }
 }
 
 /** Whether what the waiting run waits for has come: every request resolved, or a cancel asked for. */
