@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { RUN_EVENT_TYPES, RUN_STATUSES } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
 import {
+  LIFECYCLE_END,
   LIVE_STATUSES,
   lifecycleLua,
   questionState,
@@ -36,15 +37,15 @@ describe('the lifecycle', () => {
     for (const t of TRANSITIONS) {
       if (t.from === 'new') continue;
       const source = (scripts as unknown as Record<string, { source: string }>)[t.script]?.source ?? '';
-      // What follows the generated guard's own definition.
-      const guard = 'statuses[status] == true\nend';
-      const code = source.slice(source.indexOf(guard) + guard.length);
+      // What follows the generated code.
+      const code = source.slice(source.indexOf(LIFECYCLE_END) + LIFECYCLE_END.length);
       expect(code, `${t.script}.lua names "${t.step}"`).toContain(`'${t.step}'`);
-      expect(code, `${t.script}.lua calls allowed()`).toMatch(/\ballowed\(/);
+      expect(code, `${t.script}.lua calls allowed()`).toMatch(/\b(allowed|refusedOwnerStep)\(/);
       expect(stepsOf(t.script)).toContain(t.step);
     }
+    expect(lifecycleLua()).toContain('["suspend"] = { running = true },');
     expect(lifecycleLua()).toContain(
-      `["suspend"] = { ${LIVE_STATUSES.map((s) => `${s} = true`).join(', ')} },`,
+      `["cancel"] = { ${LIVE_STATUSES.map((s) => `${s} = true`).join(', ')} },`,
     );
   });
 

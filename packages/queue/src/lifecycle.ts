@@ -57,6 +57,11 @@ export interface Transition {
 }
 
 const LIVE = LIVE_STATUSES;
+/** The owner's steps within an attempt: its claim made the run `running`, and nothing else changes that. */
+const RUNNING: readonly RunStatus[] = ['running'];
+/** A run with a question or calls still pending but not asleep on them: woken early, or handed back. */
+const AWAKE: readonly RunStatus[] = ['queued', 'running'];
+const AWAKE_OR_WAITING: readonly RunStatus[] = [...AWAKE, 'waiting_for_input'];
 
 /** Every step, in the order a run meets them. */
 export const TRANSITIONS: readonly Transition[] = [
@@ -94,7 +99,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'save a checkpoint',
     by: 'worker',
     script: 'saveCheckpoint',
-    from: LIVE,
+    from: RUNNING,
     guard: 'owner, no cancel requested',
     to: 'unchanged',
     event: undefined,
@@ -104,7 +109,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'suspend',
     by: 'worker',
     script: 'suspendRun',
-    from: LIVE,
+    from: RUNNING,
     guard: 'owner, no cancel requested',
     to: 'waiting_for_input',
     event: 'clarify.requested',
@@ -115,7 +120,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'sleep again (woken early)',
     by: 'worker',
     script: 'setStatus',
-    from: LIVE,
+    from: RUNNING,
     guard: 'owner',
     to: 'waiting_for_input',
     event: undefined,
@@ -126,7 +131,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'answer',
     by: 'API',
     script: 'answerClarify',
-    from: LIVE,
+    from: ['waiting_for_input'],
     guard: 'any',
     to: 'queued',
     event: 'clarify.answered',
@@ -134,10 +139,22 @@ export const TRANSITIONS: readonly Transition[] = [
     job: 'promoted, waiting',
   },
   {
+    step: 'answer while awake',
+    by: 'API',
+    script: 'answerClarify',
+    from: AWAKE,
+    guard: 'any',
+    to: 'unchanged',
+    event: 'clarify.answered',
+    question:
+      'pending → answered (before the deadline; the run was woken early, or handed back, and takes it up)',
+    job: 'unchanged (its attempt looks again before it sleeps)',
+  },
+  {
     step: 'time a question out',
     by: 'worker',
     script: 'resolveClarify',
-    from: LIVE,
+    from: RUNNING,
     guard: 'owner',
     to: 'unchanged',
     event: 'clarify.timed_out',
@@ -148,7 +165,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'request tool outputs',
     by: 'worker',
     script: 'requestToolCalls',
-    from: LIVE,
+    from: RUNNING,
     guard: 'owner, no cancel requested',
     to: 'waiting_for_input',
     event: 'tool.requested',
@@ -159,7 +176,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'post a tool output',
     by: 'API',
     script: 'postToolOutput',
-    from: LIVE,
+    from: AWAKE_OR_WAITING,
     guard: 'any',
     to: 'unchanged',
     event: 'tool.output_received',
@@ -170,7 +187,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'post the last tool output',
     by: 'API',
     script: 'postToolOutput',
-    from: LIVE,
+    from: ['waiting_for_input'],
     guard: 'any',
     to: 'queued',
     event: 'tool.output_received',
@@ -181,7 +198,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'time tool calls out',
     by: 'worker',
     script: 'resolveToolCalls',
-    from: LIVE,
+    from: RUNNING,
     guard: 'owner',
     to: 'unchanged',
     event: 'tool.timed_out',
@@ -192,7 +209,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'delegate',
     by: 'worker',
     script: 'delegateRun',
-    from: LIVE,
+    from: RUNNING,
     guard: 'owner, no cancel requested',
     to: 'waiting_for_children',
     event: 'child.started',
@@ -202,7 +219,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'wait for children again (woken early)',
     by: 'worker',
     script: 'setStatus',
-    from: LIVE,
+    from: RUNNING,
     guard: 'owner',
     to: 'waiting_for_children',
     event: undefined,
@@ -222,7 +239,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'retry',
     by: 'worker',
     script: 'retryRun',
-    from: LIVE,
+    from: RUNNING,
     guard: 'owner',
     to: 'queued',
     event: 'run.retrying',
@@ -232,7 +249,7 @@ export const TRANSITIONS: readonly Transition[] = [
     step: 'release (shutdown)',
     by: 'worker',
     script: 'setStatus',
-    from: LIVE,
+    from: RUNNING,
     guard: 'owner',
     to: 'queued',
     event: undefined,
@@ -292,6 +309,9 @@ export const TRANSITIONS: readonly Transition[] = [
   },
 ];
 
+/** The last line of {@link lifecycleLua}: a script's own code follows it. */
+export const LIFECYCLE_END = '-- End of the code generated from packages/queue/src/lifecycle.ts.';
+
 /**
  * The Lua the scripts share for the statuses and the steps (`--- @include
  * "includes/lifecycle"`), generated from this module so that the scripts and
@@ -320,6 +340,17 @@ export function lifecycleLua(): string {
     "  if not statuses then error('not a step of the lifecycle: ' .. step) end",
     '  return status ~= nil and status ~= false and statuses[status] == true',
     'end',
+    "-- An owner's step within its attempt: nil when it may go; 0 when the caller does not hold the run",
+    '-- in a status the step starts from (another worker owns it, or it is not running: the attempt',
+    '-- hands its job back, and the next claim takes the run up); -1 when a cancel was asked for or',
+    '-- the run has ended.',
+    'local function refusedOwnerStep(step, owner, status, cancelRequested, token)',
+    '  if owner ~= token then return 0 end',
+    '  if cancelRequested or terminal(status) then return -1 end',
+    '  if not allowed(step, status) then return 0 end',
+    '  return nil',
+    'end',
+    LIFECYCLE_END,
   ].join('\n');
 }
 

@@ -138,15 +138,15 @@ describe('the scripts', () => {
   );
 
   it.each(Object.values(scripts))('$name includes the helpers it calls, and no other', (script) => {
-    // Each file defines the function it is named after; the generated `lifecycle` defines `terminal`
-    // and `allowed`.
+    // Each file defines the function it is named after; the generated `lifecycle` defines `terminal`,
+    // `allowed` and `refusedOwnerStep`.
     const helpers: [include: string, fn: string][] = readdirSync(
       new URL('./commands/includes/', import.meta.url),
     )
       .filter((file) => file.endsWith('.lua'))
       .map((file) => file.slice(0, -'.lua'.length))
       .map((name) => [name, name]);
-    helpers.push(['lifecycle', 'terminal|allowed']);
+    helpers.push(['lifecycle', 'terminal|allowed|refusedOwnerStep']);
     const { text, code } = scriptFile(script.name);
     const included = [...text.matchAll(/^--- @include "includes\/(\w+)"$/gm)].map((m) => m[1]);
     const called = helpers.filter(([, fn]) => new RegExp(`\\b(?:${fn})\\(`).test(code)).map(([name]) => name);

@@ -1,6 +1,7 @@
 --[[
   The first answer wins: the request is marked answered, the pending question dropped, the run
-  queued again and `clarify.answered` appended. The deadline is checked against Redis's clock.
+  queued again (when it sleeps on the question: one woken early keeps its status) and
+  `clarify.answered` appended. The deadline is checked against Redis's clock.
   An answer with a webhook's answer token (its SHA-256 given) needs that token recorded for this
   question and not used yet; the answer marks it used. The token is checked first, before anything
   that would tell whether the run or the question exists: a token that is not recorded for this
@@ -40,11 +41,14 @@ if not status then return 'no_run' end
 local request = redis.call('HMGET', KEYS[2], 'status', 'expiresAt')
 if not request[1] then return 'no_request' end
 if request[1] ~= 'pending' then return request[1] end
-if not allowed('answer', status) then return 'ended' end
+-- A run asleep on its question is queued for its next attempt; one woken early (or handed back)
+-- keeps its status, and its attempt finds the answer before it sleeps again.
+local step = status == 'waiting_for_input' and 'answer' or 'answer while awake'
+if not allowed(step, status) then return 'ended' end
 if nowMs() >= tonumber(request[2]) then return 'expired' end
 redis.call('HSET', KEYS[2], 'status', 'answered', 'answer', ARGV[5])
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[2], 't:' .. ARGV[6], 'used') end
 redis.call('DEL', KEYS[4])
-redis.call('HSET', KEYS[1], 'status', 'queued')
+if step == 'answer' then redis.call('HSET', KEYS[1], 'status', 'queued') end
 append(KEYS[3], ARGV[1], ARGV[2], ARGV[3], 'clarify.answered', cjson.encode({ requestId = ARGV[4], answer = ARGV[5] }))
 return 'ok'

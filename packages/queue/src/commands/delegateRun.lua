@@ -25,7 +25,7 @@
 
   Output:
     1 (the run now waits for its children), 2 (this delegation was recorded already), 0 (another
-    worker owns the run), -1 (a cancel was requested, or the run has ended) or -2 (the children
+    worker owns the run, or it is not running), -1 (a cancel was requested, or the run has ended) or -2 (the children
     would pass the run's life limit)
 ]]
 
@@ -34,8 +34,8 @@
 --- @include "includes/compact"
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested', 'childCount')
-if fields[1] ~= ARGV[4] then return 0 end
-if not allowed('delegate', fields[2]) or fields[3] then return -1 end
+local refused = refusedOwnerStep('delegate', fields[1], fields[2], fields[3], ARGV[4])
+if refused then return refused end
 if redis.call('HGET', KEYS[3], 'call') == ARGV[5] then
   redis.call('HSET', KEYS[1], 'status', 'waiting_for_children')
   return 2

@@ -1,7 +1,8 @@
 --[[
   A client posts the output of a tool call the run waits on. The first output wins: the request
   is marked received, the output stored and `tool.output_received` appended; the last of the
-  turn's calls to get its output queues the run again. The deadline is checked against Redis's
+  turn's calls to get its output queues the run again (when it sleeps on them: one woken early
+  keeps its status). The deadline is checked against Redis's
   clock.
 
   Input:

@@ -23,7 +23,7 @@
 
   Output:
     1 (the run now waits for the outputs), 2 (these requests were recorded already: the run waits
-    again), 0 (another worker owns the run) or -1 (a cancel was requested, or the run has ended)
+    again), 0 (another worker owns the run, or it is not running) or -1 (a cancel was requested, or the run has ended)
 ]]
 
 --- @include "includes/lifecycle"
@@ -31,8 +31,8 @@
 --- @include "includes/compact"
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
-if fields[1] ~= ARGV[4] then return 0 end
-if not allowed('request tool outputs', fields[2]) or fields[3] then return -1 end
+local refused = refusedOwnerStep('request tool outputs', fields[1], fields[2], fields[3], ARGV[4])
+if refused then return refused end
 local count = tonumber(ARGV[7])
 local calls = { unpack(ARGV, 8, 7 + 2 * count) }
 for i = 8 + 2 * count, #ARGV, 2 do append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[i], ARGV[i + 1]) end

@@ -22,7 +22,7 @@
                             (type, data JSON) pairs of events
 
   Output:
-    1 (saved), 0 (another worker owns the run) or -1 (a cancel was requested, or the run has ended)
+    1 (saved), 0 (another worker owns the run, or it is not running) or -1 (a cancel was requested, or the run has ended)
 ]]
 
 --- @include "includes/lifecycle"
@@ -30,8 +30,8 @@
 --- @include "includes/replaceTurn"
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
-if fields[1] ~= ARGV[1] then return 0 end
-if not allowed('save a checkpoint', fields[2]) or fields[3] then return -1 end
+local refused = refusedOwnerStep('save a checkpoint', fields[1], fields[2], fields[3], ARGV[1])
+if refused then return refused end
 local turnCount = tonumber(ARGV[9])
 if turnCount > 0 then replaceTurn(KEYS[4], 10, turnCount) end
 appendPairs(KEYS[3], ARGV[5], ARGV[6], ARGV[7], 10 + turnCount)

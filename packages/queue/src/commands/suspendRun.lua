@@ -19,7 +19,7 @@
     ARGV[9...] events       (type, data JSON) pairs
 
   Output:
-    the id of `clarify.requested`, 0 (another worker owns the run) or -1 (a cancel was requested,
+    the id of `clarify.requested`, 0 (another worker owns the run, or it is not running) or -1 (a cancel was requested,
     or the run has ended)
 ]]
 
@@ -29,8 +29,8 @@
 --- @include "includes/compact"
 
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
-if fields[1] ~= ARGV[4] then return 0 end
-if not allowed('suspend', fields[2]) or fields[3] then return -1 end
+local refused = refusedOwnerStep('suspend', fields[1], fields[2], fields[3], ARGV[4])
+if refused then return refused end
 redis.call('HSET', KEYS[2], 'requestId', ARGV[5], 'status', 'pending', 'expiresAt', ARGV[6])
 redis.call('EXPIRE', KEYS[2], ARGV[8])
 redis.call('HSET', KEYS[1], 'status', 'waiting_for_input')
