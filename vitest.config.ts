@@ -23,6 +23,8 @@ const CLUSTER_FILES = [
   'packages/queue/test/run-list.int.test.ts',
   // A cancel giving back its tenant slot: the run's keys in its slot, the tenant's slots in the tenant's.
   'packages/queue/test/cancel-tenant-slot.int.test.ts',
+  // Cancels a process left unfinished: the set of them in its own slot, each run's keys in theirs.
+  'packages/queue/test/cancel-recovery.int.test.ts',
   // A tenant's registered MCP servers: one hash under the tenant's tag.
   'packages/queue/test/mcp-server-store.int.test.ts',
   // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.

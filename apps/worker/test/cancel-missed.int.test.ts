@@ -1,6 +1,7 @@
 /**
  * A cancel whose broadcast the worker missed (pub/sub keeps nothing for a subscriber that was
- * reconnecting): the attempt learns of it at its next lock renewal, not only at its next save.
+ * reconnecting): the attempt learns of it at its next lock renewal, not only at its next save. And
+ * one an API began and did not finish (it died): a worker finishes it.
  */
 import { describe, expect, it } from 'vitest';
 import { call, useDeployments } from './harness.js';
@@ -25,5 +26,21 @@ describe('a cancel whose broadcast was missed', () => {
     await d.redis.hset(d.keys.run(runId).record, 'cancelRequested', '1');
     // Without the renewal's look, the run would end only once the 60 s command did.
     await d.waitForEvent(runId, 'run.cancelled', 10_000);
+  });
+});
+
+describe('a cancel its process left unfinished', () => {
+  it('is finished by a worker: the run, its job taken off the queue by an API that then died, ends cancelled', async () => {
+    const d = await deploy('cancel-unfinished');
+    const runId = await d.submit([{ content: 'never' }]);
+    // What the API did before it died: the flag, the run among the cancels in flight, the job removed.
+    await d.store.requestCancel(runId);
+    await d.redis.zadd(d.keys.cancelsInFlight, Date.now() - 60_000, runId);
+    await (await d.service.getJob(runId))?.remove();
+    // Its workers look once a lock (2 s here) for cancels in flight for longer than 10 s.
+    const worker = await d.startWorker();
+    await d.waitForEvent(runId, 'run.cancelled', 10_000);
+    await worker.waitFor(/finished cancels that a process left unfinished/);
+    expect(await d.redis.zcard(d.keys.cancelsInFlight)).toBe(0);
   });
 });

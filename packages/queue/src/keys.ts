@@ -227,6 +227,12 @@ export interface TetherKeys {
   idempotency(tenant: string, key: string): string;
   /** Pub/sub channel: cancel requests (the run id), heard by every worker. */
   cancelChannel: string;
+  /**
+   * Sorted set: the runs a process is ending as cancelled outside an attempt (the API's cancel, a
+   * parent's end cancelling its children), scored by when it began (epoch ms): a worker finishes
+   * one left there by a process that died (`RunService.recoverCancels`). Hash tag `{cancels}`.
+   */
+  cancelsInFlight: string;
   /** The pattern of every run's events channel. */
   eventsPattern: string;
   /**
@@ -370,6 +376,7 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     },
     idempotency: (tenant, key) => `${namespace}:tenant:{${tenant}}:idem:${key}`,
     cancelChannel: `${namespace}:cancel`,
+    cancelsInFlight: `${namespace}:{cancels}`,
     eventsPattern: `${namespace}:events:*`,
     workers: `${namespace}:{workers}`,
     rateLimit: (key, windowMs, window) => `${namespace}:{ratelimit}:${key}:${windowMs}:${window}`,

@@ -526,33 +526,73 @@ export class RunService {
       throw new QueueError('ERR_RUN_FINISHED', `Run ${runId} has already ended (${before}).`);
     }
     if (before === 'running') return before;
-    const job = await this.getJob(runId, run);
-    if (job) {
-      try {
-        await job.remove();
-      } catch {
-        // Locked: a worker took it just now; it sees the cancel flag and ends the run itself.
-        return before;
-      }
-    }
-    await this.#withDeliveries([runId, run.parentRunId], tenant, () =>
-      this.store.finalize(
-        runId,
-        {
-          status: 'cancelled',
-          reason: mode === 'interrupt' ? 'interrupted by a new message' : 'cancelled by request',
-        },
-        '',
-        [],
-        [],
-        run.parentRunId,
-      ),
+    await this.#endCancelled(
+      run,
+      mode === 'interrupt' ? 'interrupted by a new message' : 'cancelled by request',
     );
-    await this.#forgetTenantSlot(tenant, runId);
-    if (run.sessionId) await this.promoteSessionHead(run.sessionId);
-    // Its crew children (and theirs) are cancelled with it: those it has created, delegated or not.
-    await this.cancelChildren(runId);
     return before;
+  }
+
+  /**
+   * Ends here a run whose cancel was asked for and that no attempt holds: its job off the queue,
+   * `run.cancelled`, then what follows an end: its tenant's line and slot, its session's next run,
+   * its crew children (those it has created, delegated or not, and theirs). The run is among the
+   * cancels in flight from before its job goes until all that is done, so a process that dies in
+   * between leaves it to a worker (`recoverCancels`), not stranded live with no job. False when a
+   * worker took the job meanwhile: its attempt sees the cancel flag and ends the run itself.
+   */
+  async #endCancelled(run: RunRecord, reason: string): Promise<boolean> {
+    const inFlight = this.#keys.cancelsInFlight;
+    await this.#redis.zadd(inFlight, 'NX', Date.now(), run.id);
+    const job = await this.getJob(run.id, run);
+    try {
+      await job?.remove();
+    } catch {
+      // Locked: a worker took it just now; it sees the cancel flag and ends the run itself.
+      await this.#redis.zrem(inFlight, run.id);
+      return false;
+    }
+    await this.#withDeliveries([run.id, run.parentRunId], run.tenant, () =>
+      this.store.finalize(run.id, { status: 'cancelled', reason }, '', [], [], run.parentRunId),
+    );
+    await this.#forgetTenantSlot(run.tenant, run.id);
+    if (run.sessionId) await this.promoteSessionHead(run.sessionId);
+    await this.cancelChildren(run.id);
+    await this.#redis.zrem(inFlight, run.id);
+    return true;
+  }
+
+  /**
+   * Finishes the cancels that a process began outside an attempt and did not finish (it died in
+   * between: see `#endCancelled`), those in flight for more than `olderThanMs`, up to `limit` of
+   * them; each step is done again, and a step done already changes nothing. The ids finished.
+   * Workers call it on a timer.
+   */
+  async recoverCancels(olderThanMs: number, limit = 100): Promise<string[]> {
+    const inFlight = this.#keys.cancelsInFlight;
+    const ids = await this.#redis.zrangebyscore(
+      inFlight,
+      '-inf',
+      Date.now() - olderThanMs,
+      'LIMIT',
+      0,
+      limit,
+    );
+    for (const runId of ids) {
+      const run = await this.store.get(runId);
+      if (run) await this.#endCancelled(run, await this.#cancelReason(run));
+      else await this.#redis.zrem(inFlight, runId);
+    }
+    return ids;
+  }
+
+  /** Why a run left among the cancels in flight was cancelled, as the process that died would have said. */
+  async #cancelReason(run: RunRecord): Promise<string> {
+    if ((await this.store.cancelMode(run.id)) === 'interrupt') return 'interrupted by a new message';
+    const parent = run.parentRunId ? await this.store.get(run.parentRunId) : undefined;
+    return parent && TERMINAL_STATUSES.includes(parent.status)
+      ? 'its parent run ended'
+      : 'cancelled by request';
   }
 
   /**
@@ -656,32 +696,18 @@ export class RunService {
       if (!child) continue;
       const childId = ids[i] as string;
       const live = !TERMINAL_STATUSES.includes(child.status);
-      if (live) await this.#cancelChild(childId, runId, child.tenant);
+      // Ended here, its children went with it; one its worker ends has its children cancelled now.
       // A child that ended by itself had delegated whatever it created (or cancelled it then).
-      if (live || child.childCount) await this.cancelChildren(childId);
+      const endedHere = live && (await this.#cancelChild(child));
+      if (!endedHere && (live || child.childCount)) await this.cancelChildren(childId);
     }
   }
 
-  async #cancelChild(childId: string, parentRunId: string, tenant: string): Promise<void> {
-    const before = await this.store.requestCancel(childId);
-    if (before === 'missing' || TERMINAL_STATUSES.includes(before) || before === 'running') return;
-    const job = await this.getJob(childId);
-    try {
-      await job?.remove();
-    } catch {
-      return; // Locked: a worker took it just now; it sees the cancel flag and ends it itself.
-    }
-    await this.#withDeliveries([childId, parentRunId], undefined, () =>
-      this.store.finalize(
-        childId,
-        { status: 'cancelled', reason: 'its parent run ended' },
-        '',
-        [],
-        [],
-        parentRunId,
-      ),
-    );
-    await this.#forgetTenantSlot(tenant, childId);
+  /** Ends a live child of an ended parent here, or leaves it to the worker running it (false). */
+  async #cancelChild(child: RunRecord): Promise<boolean> {
+    const before = await this.store.requestCancel(child.id);
+    if (before === 'missing' || TERMINAL_STATUSES.includes(before) || before === 'running') return false;
+    return this.#endCancelled(child, 'its parent run ended');
   }
 
   /**

@@ -16,7 +16,7 @@ import type { WorkerStores } from './stores.js';
 /** The BullMQ workers on the runs queue (one per shard taken), and what keeps their attempts honest. */
 export interface RunWorkers {
   workers: Worker<RunJobData>[];
-  /** Stops the timer that stops attempts whose lock was not renewed in time. */
+  /** Stops the timers: attempts whose lock was not renewed in time, cancels left unfinished. */
   stopTimers(): void;
 }
 
@@ -76,6 +76,18 @@ export function startRunWorkers(options: {
   );
   leaseCheck.unref();
 
+  // A cancel that a process (an API, a parent's worker) began outside an attempt and did not finish
+  // (it died in between) is finished by the workers: each looks once a lock, every step is idempotent.
+  const cancelRecovery = setInterval(() => {
+    stores.runs.recoverCancels(unfinishedCancelAgeMs(config.lockDurationMs)).then(
+      (runIds) => {
+        if (runIds.length > 0) logger.warn({ runIds }, 'finished cancels that a process left unfinished');
+      },
+      (err: unknown) => logger.warn({ err }, 'could not look for unfinished cancels'),
+    );
+  }, config.lockDurationMs);
+  cancelRecovery.unref();
+
   connections.subscriber.on('message', (channel: string, runId: string) => {
     if (channel === keys.cancelChannel) processor.activeRuns.stop(runId, 'cancel');
   });
@@ -122,8 +134,19 @@ export function startRunWorkers(options: {
 
   return {
     workers,
-    stopTimers: () => clearInterval(leaseCheck),
+    stopTimers: () => {
+      clearInterval(leaseCheck);
+      clearInterval(cancelRecovery);
+    },
   };
+}
+
+/**
+ * How long a cancel may stay in flight before a worker takes it for one a process left unfinished:
+ * a cancel takes milliseconds (a tree of children, a few round trips each); two locks, at least 10 s.
+ */
+export function unfinishedCancelAgeMs(lockDurationMs: number): number {
+  return Math.max(10_000, 2 * lockDurationMs);
 }
 
 /**
