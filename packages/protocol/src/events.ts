@@ -56,6 +56,23 @@ export const UsageSchema = Type.Object({
 });
 export type Usage = Static<typeof UsageSchema>;
 
+/**
+ * How one delegated task ended, as its crew parent learns it: the delegation keeps one per child,
+ * and the parent's tool result lists them, one per task, in order (`summary` capped at 8,000
+ * characters).
+ */
+export interface ChildResult {
+  /** The task's place in the delegation. */
+  index: number;
+  /** The child run that carried it out. */
+  runId: string;
+  status: ChildResultStatus;
+  /** The child's final output (or why it has none). */
+  summary: string;
+  usage: Usage;
+  durationMs: number;
+}
+
 export const ToolCallSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),

@@ -1,6 +1,7 @@
 export type { TetherErrorOptions } from './errors.js';
 export { TetherError, toErrorBody } from './errors.js';
 export type {
+  ChildResult,
   ChildResultStatus,
   EmitEvent,
   ErrorBody,

@@ -1,4 +1,11 @@
-import type { ChildResultStatus, ChildRun, ErrorBody, RunEventInput, Usage } from '@tether/protocol';
+import type {
+  ChildResult,
+  ChildResultStatus,
+  ChildRun,
+  ErrorBody,
+  RunEventInput,
+  Usage,
+} from '@tether/protocol';
 import { QueueError } from './errors.js';
 import { eventArgs, eventPairs } from './event-log.js';
 import { luaJson } from './lua-script.js';
@@ -16,16 +23,6 @@ import { readWake, type StoreContext } from './store-context.js';
 
 /** How much of a child's output (or error, or reason) its parent gets. */
 export const CHILD_SUMMARY_MAX_CHARS = 8_000;
-
-/** A child's result as its parent's tool result lists it. */
-export interface ChildResult {
-  index: number;
-  runId: string;
-  status: ChildResultStatus;
-  summary: string;
-  usage: Usage;
-  durationMs: number;
-}
 
 /** The delegation a crew parent waits on. */
 export interface Delegation {

@@ -1,3 +1,4 @@
+export type { ChildResult } from '@tether/protocol';
 export type { RedisClient, RedisConnectionOptions, RedisMode, RedisNode } from './connection.js';
 export {
   COMMAND_TIMEOUT_MS,
@@ -11,7 +12,7 @@ export {
   reconnectDelay,
   redisOptions,
 } from './connection.js';
-export type { ChildOutcome, ChildResult, Delegation, NewDelegation } from './crew-store.js';
+export type { ChildOutcome, Delegation, NewDelegation } from './crew-store.js';
 export {
   CHILD_SUMMARY_MAX_CHARS,
   CHILD_TIMEOUT_CODE,
