@@ -58,9 +58,15 @@ describe('crew store', () => {
     expect(started.map((e) => e.data)).toEqual(
       children.map((c) => ({ childRunId: c.id, index: c.index, goal: c.goal })),
     );
-    // Again (a worker that took the run over redoes the step): nothing changes.
+    // Not running (it waits for its children): the owner's step is refused as for a lost run.
+    await expect(
+      store.delegate(root, TOKEN, { call: 'call_1', deadlineMs: 0, maxChildren: 50, children }),
+    ).rejects.toMatchObject({ code: 'ERR_RUN_NOT_OWNER' });
+    // Again (a worker that took the run over, its claim first, redoes the step): nothing changes.
+    const again = 'w2:t2';
+    await store.claim(root, again, 2, 'w2');
     expect(
-      await store.delegate(root, TOKEN, { call: 'call_1', deadlineMs: 0, maxChildren: 50, children }),
+      await store.delegate(root, again, { call: 'call_1', deadlineMs: 0, maxChildren: 50, children }),
     ).toBe('again');
     expect(await store.childIds(root)).toEqual(children.map((c) => c.id));
     expect((await store.readEvents(root)).filter((e) => e.type === 'child.started')).toHaveLength(2);
@@ -68,8 +74,9 @@ describe('crew store', () => {
     await expect(
       store.delegate(root, 'w9:t9', { call: 'call_2', deadlineMs: 0, maxChildren: 50, children }),
     ).rejects.toMatchObject({ code: 'ERR_RUN_NOT_OWNER' });
+    await store.claim(root, again, 3, 'w2');
     await expect(
-      store.delegate(root, TOKEN, { call: 'call_2', deadlineMs: 0, maxChildren: 3, children }),
+      store.delegate(root, again, { call: 'call_2', deadlineMs: 0, maxChildren: 3, children }),
     ).rejects.toMatchObject({ code: 'ERR_CREW_MAX_CHILDREN' });
   });
 
@@ -105,6 +112,7 @@ describe('crew store', () => {
     // A child created by a worker of an earlier release (not on the list) joins it at the delegation.
     await redis.lrem(keys.run(root).children, 0, children[1]?.id as string);
     await redis.hdel(keys.run(root).delegation, 'call');
+    await store.claim(root, TOKEN, 2, 'w1');
     expect(await store.delegate(root, TOKEN, { call: 'c2', deadlineMs, maxChildren: 50, children })).toBe(
       'recorded',
     );

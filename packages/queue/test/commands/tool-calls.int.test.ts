@@ -151,6 +151,7 @@ describe('postToolOutput', () => {
   it("refuses an output past the deadline (by Redis's clock), and after the call timed out", async () => {
     const run = await waiting(['tcr_a'], Date.now() - 1_000);
     expect(await run.unchanged(() => post(run, 'tcr_a'))).toBe('expired');
+    await run.seed({ status: 'running' }); // Claimed: the worker that times the calls out.
     await resolve(run, ['tcr_a']);
     expect(await run.unchanged(() => post(run, 'tcr_a'))).toBe('timed_out');
   });
