@@ -9,7 +9,7 @@ export interface TrackedRun {
   kind: string;
   parentId?: string | undefined;
   sessionId?: string | undefined;
-  /** Its terminal event's type, once logged. */
+  /** Its terminal event's type (a failure's with its error code), once logged. */
   ended?: string | undefined;
   /** Clarify request ids still pending. */
   questions: Set<string>;
@@ -108,7 +108,9 @@ export class RunTracker {
       }
       default:
         if (TERMINAL_EVENT_TYPES.includes(event.type)) {
-          run.ended = event.type;
+          // A failure says its error code (a child timed out by its parent, a worker that gave up).
+          const code = (event.data as { error?: { code?: string } }).error?.code;
+          run.ended = event.type === 'run.failed' && code ? `${event.type} ${code}` : event.type;
           for (const id of run.questions) this.#settle(run, id, 'question');
           for (const id of run.toolCalls) this.#settle(run, id, 'tool');
           void this.#stop(run.id);
