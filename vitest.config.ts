@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
+import { shared } from './vitest.shared.js';
 
-// Workspace packages resolve to their TypeScript sources in tests (the `source`
-// export condition), so unit tests never need a build. Tests that start real
-// processes (workers, API servers) run the built `dist/` entry points instead.
-const resolve = { conditions: ['source'] };
+// Workspace packages resolve to their TypeScript sources in tests (see vitest.shared.ts), so unit
+// tests never need a build. Tests that start real processes (workers, API servers) run the built
+// `dist/` entry points instead.
 
 /**
  * The integration files that run again on a local Redis Cluster of three masters (the `cluster`
@@ -70,13 +70,12 @@ const CLUSTER_FILES = [
 const CLUSTER_ONLY = CLUSTER_FILES.filter((file) => file.startsWith('apps/'));
 
 export default defineConfig({
-  resolve,
-  ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+  resolve: shared.resolve,
+  ssr: shared.ssr,
+  plugins: shared.plugins,
   test: {
     globals: false,
-    // Packages outside the workspace that publish a `source` condition of their own (raw TypeScript,
-    // reached through the MCP SDK's client) go through Vite, which compiles it, rather than to Node.
-    server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource', 'eventsource-parser'] } },
+    server: shared.server,
     // In CI a JSON report is written too, for .ci/run's closing "N passed, N failed" line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.ci-results/vitest.json' },

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { shared } from '../../../../vitest.shared.js';
 
 /**
  * `pnpm stress:engine`: the engine's race stress file on one Redis, then on a Redis Cluster of
@@ -23,11 +24,12 @@ const project = (name: string, globalSetup: string, groupOrder: number) => ({
 
 export default defineConfig({
   root: fileURLToPath(new URL('../../../../', import.meta.url)),
-  resolve: { conditions: ['source'] },
-  ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+  resolve: shared.resolve,
+  ssr: shared.ssr,
+  plugins: shared.plugins,
   test: {
     globals: false,
-    server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource', 'eventsource-parser'] } },
+    server: shared.server,
     projects: [
       // Groups run from the lowest (0 would be the default, beside any project without one).
       project('stress-redis', 'packages/testing/src/global-setup.ts', 1),
