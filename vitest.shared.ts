@@ -1,3 +1,6 @@
+import { readFile } from 'node:fs/promises';
+import type { Plugin } from 'vite';
+
 /**
  * What the suite's config and the stress's (apps/worker/test/stress/vitest.config.ts) share.
  *
@@ -12,5 +15,24 @@ export const shared = {
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
   server: { deps: { inline: INLINE } },
-  plugins: [],
+  plugins: [dependenciesWithoutSourceMaps(INLINE)],
 };
+
+/**
+ * The dependencies Vite compiles ship source maps that name sources they do not publish, and Vite
+ * warned of each of their files ("points to missing source files"), dozens of lines in every test
+ * log. They load here without their map comments: a stack through them points at their own files.
+ */
+function dependenciesWithoutSourceMaps(names: readonly string[]): Plugin {
+  const inlined = names.map((name) => `/node_modules/${name}/`);
+  return {
+    name: 'dependencies-without-source-maps',
+    enforce: 'pre',
+    async load(id) {
+      const file = id.split('?')[0] ?? id;
+      if (!file.endsWith('.js') || !inlined.some((dir) => file.includes(dir))) return null;
+      const code = await readFile(file, 'utf8');
+      return { code: code.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'), map: null };
+    },
+  };
+}
