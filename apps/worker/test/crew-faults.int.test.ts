@@ -8,25 +8,9 @@ import { execFileSync } from 'node:child_process';
 import type { ReplayScript, RunEvent } from '@tether/protocol';
 import type { TestProcess } from '@tether/testing';
 import { describe, expect, it } from 'vitest';
-import { call, type Deployment, TENANT, until, useDeployments } from './harness.js';
+import { call, type Deployment, submitCrewParent, TENANT, until, useDeployments } from './harness.js';
 
 const deploy = useDeployments();
-
-async function submitParent(d: Deployment, tasks: string[], children: { script: ReplayScript }[]) {
-  const { run } = await d.service.submit(TENANT, {
-    input: 'lead the crew',
-    toolsets: ['base', 'crew'],
-    model: {
-      provider: 'replay',
-      script: [
-        { toolCalls: [call('delegate_parallel', { tasks: tasks.map((goal) => ({ goal })) })] },
-        { content: 'the crew reported' },
-      ],
-      children,
-    } as never,
-  });
-  return run.id;
-}
 
 const ofType = (events: RunEvent[], type: string) => events.filter((e) => e.type === type);
 
@@ -37,7 +21,7 @@ const ofType = (events: RunEvent[], type: string) => events.filter((e) => e.type
  */
 async function childEndsAsWorkersDie(d: Deployment, child: ReplayScript, ending: string) {
   const workers: TestProcess[] = await Promise.all([d.startWorker(), d.startWorker()]);
-  const parentId = await submitParent(d, ['the only task'], [{ script: child }]);
+  const parentId = await submitCrewParent(d, ['the only task'], [{ script: child }]);
   const started = await d.waitForEvent(parentId, 'child.started');
   const childId = (started.data as { childRunId: string }).childRunId;
   let killedAt: string | undefined;
@@ -144,7 +128,7 @@ describe('crew faults', () => {
     ];
     const parents = await Promise.all(
       trials.map(async ({ after, delayMs }) => {
-        const parentId = await submitParent(d, ['first', 'second'], children);
+        const parentId = await submitCrewParent(d, ['first', 'second'], children);
         await d.waitForEvent(parentId, after, 45_000);
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         await d.service.cancel(TENANT, parentId).catch((error: { code?: string }) => {

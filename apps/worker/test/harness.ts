@@ -202,6 +202,30 @@ export async function createDeployment(name: string, options: DeploymentOptions 
 export const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
 
 /**
+ * Submits a crew parent (tenant `TENANT`) that delegates `tasks` at once (`delegate_parallel`), then
+ * answers; its children play `children`'s scripts.
+ */
+export async function submitCrewParent(
+  d: Deployment,
+  tasks: readonly string[],
+  children: { script: ReplayScript }[],
+): Promise<string> {
+  const { run } = await d.service.submit(TENANT, {
+    input: 'lead the crew',
+    toolsets: ['base', 'crew'],
+    model: {
+      provider: 'replay',
+      script: [
+        { toolCalls: [call('delegate_parallel', { tasks: tasks.map((goal) => ({ goal })) })] },
+        { content: 'the crew reported' },
+      ],
+      children,
+    },
+  });
+  return run.id;
+}
+
+/**
  * For a test file: returns `deploy(name)`, which creates a deployment that is
  * closed after the test, and kills every spawned process after the file.
  */

@@ -26,7 +26,7 @@ import { describe, expect, it } from 'vitest';
 import { crewQueue } from '../../src/attempt/crew.js';
 import { loadWorkerConfig } from '../../src/config.js';
 import { createProcessor } from '../../src/processor.js';
-import { call, type Deployment, TENANT, until, useDeployments } from '../harness.js';
+import { call, type Deployment, submitCrewParent, TENANT, until, useDeployments } from '../harness.js';
 import { runEngineStress } from './engine-stress.js';
 
 const deploy = useDeployments();
@@ -63,23 +63,6 @@ describe('the engine under random interleavings', () => {
     150_000 + OPS * 500,
   );
 });
-
-/** Submits a crew parent (tenant `TENANT`) delegating `tasks` at once, its children playing `child`. */
-async function submitParent(d: Deployment, tasks: string[], child: ReplayScript): Promise<string> {
-  const { run } = await d.service.submit(TENANT, {
-    input: 'lead the crew',
-    toolsets: ['base', 'crew'],
-    model: {
-      provider: 'replay',
-      script: [
-        { toolCalls: [call('delegate_parallel', { tasks: tasks.map((goal) => ({ goal })) })] },
-        { content: 'the crew reported' },
-      ],
-      children: [{ script: child }],
-    },
-  });
-  return run.id;
-}
 
 const sleeping = (seconds: number): ReplayScript => [
   { toolCalls: [call('bash', { command: `sleep ${seconds}` })] },
@@ -169,7 +152,7 @@ describe('races fixed earlier, each ending with the invariant checker', () => {
   it('34a10c9: a crew child timed out in its tenant line, with no attempt, leaves the line', async () => {
     const d = await deploy('race-child-timeout');
     await d.startWorker({ TETHER_TENANT_MAX_RUNNING: '1' });
-    const parentId = await submitParent(d, ['one', 'two'], sleeping(30));
+    const parentId = await submitCrewParent(d, ['one', 'two'], [{ script: sleeping(30) }]);
     await until(async () => (await d.store.childIds(parentId)).length === 2, 'both children');
     const children = await d.store.childIds(parentId);
     let waiting: string | undefined;
@@ -198,7 +181,7 @@ describe('races fixed earlier, each ending with the invariant checker', () => {
     await Promise.all([d.startWorker(env), d.startWorker(env)]);
     const parents = await Promise.all(
       Array.from({ length: 8 }, async (_, i) => {
-        const parentId = await submitParent(d, ['first', 'second'], sleeping(20));
+        const parentId = await submitCrewParent(d, ['first', 'second'], [{ script: sleeping(20) }]);
         await d.waitForEvent(parentId, 'attempt.started', 30_000);
         // 0 to 70 ms into the attempt: before, during or just after the delegation.
         await delay(i * 10);
@@ -359,7 +342,7 @@ describe('races fixed earlier, each ending with the invariant checker', () => {
   it('5a84b52: a child that completes as every worker is killed with -9 reaches its parent once', async () => {
     const d = await deploy('race-child-kill');
     const workers: TestProcess[] = await Promise.all([d.startWorker(), d.startWorker()]);
-    const parentId = await submitParent(d, ['only'], sleeping(0.5));
+    const parentId = await submitCrewParent(d, ['only'], [{ script: sleeping(0.5) }]);
     const started = await d.waitForEvent(parentId, 'child.started');
     const childId = (started.data as { childRunId: string }).childRunId;
     await d.waitForEvent(
@@ -484,7 +467,7 @@ describe('found by the stress', () => {
     const d = await deploy('orphan-children');
     const dying = workerStoppingAt(d, 'delegate');
     try {
-      const parentId = await submitParent(d, ['one', 'two'], [{ content: 'child done' }]);
+      const parentId = await submitCrewParent(d, ['one', 'two'], [{ script: [{ content: 'child done' }] }]);
       await dying.reached;
       await dying.kill();
       // Its job is locked: the API leaves the cancel to whoever takes the run next.
