@@ -177,7 +177,7 @@ describe('prepareAttempt', () => {
     expect(await prepareAttempt(ctx, { tenant: TENANT, spec, checkpoint })).toEqual({
       kind: 'waiting',
       on: 'question',
-      again: { untilMs: expiresAtMs, requestId: 'clr_1' },
+      again: { untilMs: expiresAtMs },
     });
     expect(await d.store.answer(ctx.runId, 'clr_1', 'red')).toBe('ok');
     expect(await prepareAttempt(ctx, { tenant: TENANT, spec, checkpoint })).toMatchObject({

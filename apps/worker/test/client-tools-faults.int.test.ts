@@ -45,7 +45,7 @@ describe('client tools, a worker killed with -9', () => {
       };
       const saved = checkpoint.pendingToolCalls ?? [];
       expect(saved.map((c) => c.callId)).toEqual(['call_0_0', 'call_0_1']);
-      expect(await d.redis.exists(d.keys.run(runId).toolCalls)).toBe(0);
+      expect(await d.redis.exists(d.keys.run(runId).waitpoint)).toBe(0);
       expect((await d.store.readEvents(runId)).some((e) => e.type === 'tool.requested')).toBe(false);
       a.child.kill('SIGKILL');
       await a.exited;

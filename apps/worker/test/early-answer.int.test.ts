@@ -42,10 +42,15 @@ async function racingDeployment(
     TETHER_SANDBOX: 'none',
   });
   class RacingStore extends RunStore {
-    override async suspend(runId: string, token: string, pending: PendingClarify): Promise<string> {
-      const id = await super.suspend(runId, token, pending);
+    override async suspend(
+      runId: string,
+      token: string,
+      pending: PendingClarify,
+      events: readonly RunEventInput[] = [],
+    ): Promise<'recorded' | 'again'> {
+      const recorded = await super.suspend(runId, token, pending, events);
       await onSuspended(d, runId, pending);
-      return id;
+      return recorded;
     }
     override async requestToolCalls(
       runId: string,

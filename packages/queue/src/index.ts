@@ -12,7 +12,7 @@ export {
   reconnectDelay,
   redisOptions,
 } from './connection.js';
-export type { ChildOutcome, Delegation, NewDelegation } from './crew-store.js';
+export type { ChildOutcome } from './crew-store.js';
 export {
   CHILD_SUMMARY_MAX_CHARS,
   CHILD_TIMEOUT_CODE,
@@ -68,17 +68,23 @@ export type {
   AnswerResult,
   ChildLink,
   ClaimResult,
-  ClarifyState,
   CrewSpec,
+  Delegation,
   EndedRun,
+  NewDelegation,
   NewRun,
+  NewWaitpoint,
+  RequestKind,
+  RequestOutcome,
+  ResolveResult,
   RunRecord,
   RunSpec,
   RunStoreOptions,
   StoredBody,
   ToolCallOutcome,
-  ToolCallsState,
   ToolOutputResult,
+  Waitpoint,
+  WaitpointState,
 } from './run-store.js';
 export { DEFAULT_SESSION_TTL_S, RunStore } from './run-store.js';
 export type { SessionEvent, SessionFollowerOptions } from './session-follower.js';
@@ -97,6 +103,7 @@ export type { PipelineReply } from './slot-pipelines.js';
 export { keySlot, SlotPipelines } from './slot-pipelines.js';
 export type { SlotTaken, TenantSlotsOptions } from './tenant-slots.js';
 export { TenantSlots } from './tenant-slots.js';
+export { toolCallOutcome } from './waitpoint-store.js';
 export type { WebhookDispatcherOptions } from './webhook-dispatcher.js';
 export { answerTokenHash, newAnswerToken, WebhookDispatcher } from './webhook-dispatcher.js';
 export type {

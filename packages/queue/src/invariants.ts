@@ -46,18 +46,18 @@ import { type PipelineReply, SlotPipelines } from './slot-pipelines.js';
  *   so the slots counted are exactly the runs that hold them. A lease that ran out counts for
  *   nothing (the next script drops it) and is not checked.
  * - `waitpoint-resolved`: a waiting run (waiting_for_input, waiting_for_children) whose waitpoint
- *   has no pending request left does not sleep on it: its job is not delayed. Pending requests: the
- *   question in `pending` whose clarify request is `pending`; the current turn's client tool calls
- *   (`order`) in state `pending`; a delegation's children while its `pending` is above 0. Answered,
- *   received, reported, timed out or never recorded, the run must be woken by whoever resolved it.
- *   Tolerated: the run's last event is less than `graceMs` old (a step that resolves a request
- *   appends its event, then promotes the job).
+ *   has no pending request left (each of its requests, `order`, answered, received, reported or
+ *   timed out, or none recorded) does not sleep on it: its job is not delayed: whoever resolved the
+ *   last request must wake it. Tolerated: the run's last event is less than `graceMs` old (a step
+ *   that resolves a request appends its event, then promotes the job).
+ * - `waitpoint-pending`: a live run's waitpoint counts as `pending` exactly its requests in state
+ *   `pending`: no resolved request is still counted.
  * - `session-active`: of a session's live runs (record `session`), at most one is active (claimed
  *   and not ended: status other than `queued`, or `startedAt` set, since an answered or retried run
  *   is queued again as the session's current run), and that one is the head of the session's queue.
  * - `session-queue`: a session's queue lists each of its live runs once, and nothing else.
- * - `crew-delegation`: a delegation's `pending` equals its children (`c:<id>`) without a result
- *   (`r:<id>`), and holds no result of another run; a child without a result is live (tolerated:
+ * - `crew-delegation`: a delegation (a waitpoint of `child` requests) holds no result of another
+ *   run under a child's (`r:<id>`); a child without a result is live (tolerated:
  *   one that ended less than `graceMs` ago, reported just after by `reportEnded`), a child with one
  *   is not; a live crew child's parent exists and has not ended.
  */
@@ -69,6 +69,7 @@ export const INVARIANT_RULES = [
   'job-without-live-run',
   'tenant-slot',
   'waitpoint-resolved',
+  'waitpoint-pending',
   'session-active',
   'session-queue',
   'crew-delegation',
@@ -169,12 +170,8 @@ interface RunState {
   live: boolean;
   /** The BullMQ prefix of its job's queue. */
   queue: string;
-  /** The request id of the question in `pending`, when there is one. */
-  questionId: string | undefined;
-  /** That question's clarify request status (`pending`, `answered`, `timed_out`), undefined when gone. */
-  questionStatus: string | undefined;
-  toolCalls: Record<string, string>;
-  delegation: Record<string, string>;
+  /** Its waitpoint's hash, as stored (see `RunKeys.waitpoint`). */
+  waitpoint: Record<string, string>;
   /** The time of its last event (epoch ms). */
   lastEventMs: number | undefined;
 }
@@ -245,26 +242,19 @@ function values(replies: PipelineReply[]): unknown[] {
   });
 }
 
-/** Each run's record, question, tool calls, delegation and last event: two rounds, one pipeline per slot. */
+/** Each run's record, waitpoint and last event: one pipeline per slot. */
 async function readRuns(redis: RedisClient, keys: TetherKeys, runIds: readonly string[]) {
   const reads = new SlotPipelines(redis);
   for (const id of runIds) {
     const run = keys.run(id);
     reads.add(run.record, (pipeline) =>
-      pipeline
-        .hgetall(run.record)
-        .get(run.pending)
-        .hgetall(run.toolCalls)
-        .hgetall(run.delegation)
-        .xrevrange(run.events, '+', '-', 'COUNT', 1),
+      pipeline.hgetall(run.record).hgetall(run.waitpoint).xrevrange(run.events, '+', '-', 'COUNT', 1),
     );
   }
   const replies = values(await reads.exec());
   const runs = new Map<string, RunState>();
   runIds.forEach((id, i) => {
-    const [record, pending, toolCalls, delegation, last] = replies.slice(i * 5, i * 5 + 5) as [
-      Record<string, string>,
-      string | null,
+    const [record, waitpoint, last] = replies.slice(i * 3, i * 3 + 3) as [
       Record<string, string>,
       Record<string, string>,
       [string, string[]][],
@@ -279,33 +269,11 @@ async function readRuns(redis: RedisClient, keys: TetherKeys, runIds: readonly s
       valid,
       live: valid && LIVE_STATUSES.includes(status as RunStatus),
       queue: record.queue ?? keys.queuePrefix,
-      questionId: pending ? requestIdOf(pending) : undefined,
-      questionStatus: undefined,
-      toolCalls,
-      delegation,
+      waitpoint,
       lastEventMs: last[0] ? Number(last[0][0].split('-')[0]) : undefined,
     });
   });
-  const questions = [...runs.values()].filter((run) => run.questionId !== undefined);
-  const statuses = new SlotPipelines(redis);
-  for (const run of questions) {
-    const key = keys.run(run.id).clarify(run.questionId as string);
-    statuses.add(key, (pipeline) => pipeline.hget(key, 'status'));
-  }
-  values(await statuses.exec()).forEach((status, i) => {
-    (questions[i] as RunState).questionStatus = (status as string | null) ?? undefined;
-  });
   return runs;
-}
-
-/** The request id of a stored question (`PendingClarify` JSON), '' when it cannot be read. */
-function requestIdOf(pending: string): string {
-  try {
-    const { requestId } = JSON.parse(pending) as { requestId?: unknown };
-    return typeof requestId === 'string' ? requestId : '';
-  } catch {
-    return '';
-  }
 }
 
 /** Each queue's jobs that may still run, and the locks of its active ones. */
@@ -430,27 +398,30 @@ async function reportMissingJobs(redis: RedisClient, check: Check): Promise<void
   });
 }
 
-/** Whether a request of a waiting run's waitpoint is still pending. */
-function hasPendingRequest(run: RunState): boolean {
-  if (run.status === 'waiting_for_children') return Number(run.delegation.pending ?? 0) > 0;
-  if (run.questionId !== undefined) return run.questionStatus === 'pending';
-  const calls = (run.toolCalls.order ?? '').split(' ');
-  return calls.some((id) => run.toolCalls[`s:${id}`] === 'pending');
+/** The ids of a waitpoint's requests, in order. */
+function requestIds(waitpoint: Record<string, string>): string[] {
+  return (waitpoint.order ?? '').split(' ').filter(Boolean);
 }
 
-/** `waitpoint-resolved`: a waiting run whose requests are all resolved is not left delayed. */
+/** `waitpoint-resolved` and `waitpoint-pending`: each waiting run against its waitpoint. */
 function checkWaitpoints(check: Check): void {
   for (const run of check.runs.values()) {
+    const waitpoint = run.waitpoint;
+    const pending = requestIds(waitpoint).filter((id) => waitpoint[`s:${id}`] === 'pending');
+    if (waitpoint.id && run.live && Number(waitpoint.pending) !== pending.length) {
+      check.report(
+        'waitpoint-pending',
+        run.id,
+        `run ${run.id}'s waitpoint ${waitpoint.id} has pending ${waitpoint.pending}, but ${pending.length} of its requests are pending`,
+      );
+    }
     if (run.status !== 'waiting_for_input' && run.status !== 'waiting_for_children') continue;
-    if (hasPendingRequest(run)) continue;
+    if (pending.length > 0) continue;
     if (check.queues.get(run.queue)?.jobs.get(run.id) !== 'delayed') continue;
     if (withinGrace(check, run.lastEventMs)) continue;
-    const what =
-      run.status === 'waiting_for_children'
-        ? `its delegation ${run.delegation.call ? `has pending ${run.delegation.pending}` : 'is gone'}`
-        : run.questionId !== undefined
-          ? `its question ${run.questionId} is ${run.questionStatus ?? 'gone'}`
-          : 'no question or tool call of it is pending';
+    const what = waitpoint.id
+      ? `no request of its waitpoint ${waitpoint.id} is pending`
+      : 'it has no waitpoint';
     check.report(
       'waitpoint-resolved',
       run.id,
@@ -463,21 +434,17 @@ function checkWaitpoints(check: Check): void {
 function checkCrew(check: Check): void {
   const report = (runId: string, detail: string) => check.report('crew-delegation', runId, detail);
   for (const parent of check.runs.values()) {
-    const delegation = parent.delegation;
-    if (!delegation.call) continue;
-    const fields = Object.keys(delegation);
-    const children = fields.filter((f) => f.startsWith('c:')).map((f) => f.slice(2));
-    const reported = new Set(fields.filter((f) => f.startsWith('r:')).map((f) => f.slice(2)));
-    const waiting = children.filter((id) => !reported.has(id));
-    if (Number(delegation.pending) !== waiting.length) {
-      report(
-        parent.id,
-        `run ${parent.id}'s delegation has pending ${delegation.pending}, but ${waiting.length} children have not reported`,
-      );
-    }
+    const waitpoint = parent.waitpoint;
+    const children = requestIds(waitpoint).filter((id) => waitpoint[`k:${id}`] === 'child');
+    if (children.length === 0) continue;
+    const reported = new Set(children.filter((id) => waitpoint[`r:${id}`] !== undefined));
     for (const id of reported) {
-      if (!children.includes(id))
-        report(parent.id, `run ${parent.id}'s delegation has a result of ${id}, not its child`);
+      const result = JSON.parse(waitpoint[`r:${id}`] as string) as { runId?: string };
+      if (result.runId !== id)
+        report(
+          parent.id,
+          `run ${parent.id}'s delegation has a result of ${result.runId}, not its child ${id}`,
+        );
     }
     for (const id of children) {
       const child = check.runs.get(id);

@@ -46,7 +46,7 @@ describe('session keys', () => {
       expect(tag(key)).toBe(tag(session.record));
     }
     const run = keys.run(runId);
-    for (const key of [run.record, run.events, run.checkpoint, run.turn, run.clarify('clr_x')]) {
+    for (const key of [run.record, run.events, run.checkpoint, run.turn, run.waitpoint]) {
       expect(tag(key)).toBe(tag(session.record));
     }
     expect(run.session).toEqual(session);
@@ -66,7 +66,7 @@ describe('session keys', () => {
       expect(id).toMatch(new RegExp(RUN_ID_PATTERN));
       expect(id.endsWith(root.slice(4))).toBe(true);
       const run = keys.run(id);
-      for (const key of [run.record, run.events, run.checkpoint, run.delegation, run.children, run.unused]) {
+      for (const key of [run.record, run.events, run.checkpoint, run.waitpoint, run.children, run.unused]) {
         expect(tag(key)).toBe(root);
       }
       // Its keys are its own, not its root's.

@@ -8,7 +8,7 @@ import { runSessionTag, runTreeTag, sessionTag } from '@tether/protocol';
  *   Redis Cluster hash tag, so all of BullMQ's keys share one slot, as its Lua
  *   scripts require.
  * - Per-run keys, hash-tagged by run id (`tether:run:{run_…}:…`): a run's
- *   record, checkpoint, event log and clarify requests share a slot, so the Lua
+ *   record, checkpoint, event log and waitpoint share a slot, so the Lua
  *   scripts that touch several of them (append an event and change the record
  *   in one step) work on a cluster too. No script mixes the two families.
  * - Per-session keys, hash-tagged by the session's random part
@@ -43,14 +43,10 @@ export interface RunKeys {
    * cancelled, so that a retry starts from them again.
    */
   files: string;
-  /** String: the question the run waits on (JSON), while it waits. */
-  pending: string;
   /** String: the caller's metadata (JSON), when given. */
   metadata: string;
   /** Stream: the run's event log. */
   events: string;
-  /** Hash per clarify request: question, status, answer, expiry. */
-  clarify(requestId: string): string;
   /** Pub/sub channel: new events of this run (the event JSON). */
   eventsChannel: string;
   /**
@@ -68,22 +64,31 @@ export interface RunKeys {
   /** List: the ids of the crew children the run started over its life, in order. */
   children: string;
   /**
-   * Hash: the delegation the run waits on (a crew parent): its tool call
-   * (`call`), its size, how many children have not reported (`pending`), its
-   * deadline (epoch ms), each child's task index (`c:<childRunId>`), and each
-   * child's result (`r:<childRunId>`, JSON) as the child ends.
+   * Hash: the waitpoint the run waits on (one at a time), and what is left of earlier ones. Its
+   * `id` (the question's request id, the first client tool call's, or the delegation's key), its
+   * `deadline` (epoch ms), how many requests are not resolved yet (`pending`) and their ids in
+   * order (`order`, space-separated); per request its kind (`k:<id>`: `question`, `tool_output`
+   * or `child`), the request (`q:<id>`: the data of its `clarify.requested`, `tool.requested` or
+   * `child.started`), its state (`s:<id>`: `pending`, then `answered`, `received`, `reported` or
+   * `timed_out`) and how it was resolved (`r:<id>`: the answer, the output as JSON
+   * `{ output, isError }`, or the child's result as JSON). Webhook answer tokens are
+   * `t:<requestId>:<sha256>` (`ok`, then `used`). A new waitpoint, and the run's end, keep
+   * only the states and the tokens of the earlier requests, so a late answer is told its fate.
    */
-  delegation: string;
+  waitpoint: string;
   /**
-   * Hash: the client tool calls the run waits on (one model turn's): their
-   * deadline (epoch ms), how many have no output yet (`pending`), the request
-   * ids in call order (`order`, space-separated), and per request its call
-   * (`q:<requestId>`, the `tool.requested` data as JSON) and its state
-   * (`s:<requestId>`: `pending`, `received` or `timed_out`).
+   * The keys of the three waits before the waitpoint (a question's `pending` string and
+   * `clarify:<id>` hash, the `tool-calls` and `tool-outputs` hashes, the `delegation` hash): read
+   * only to move a run that waits across the upgrade (`migrateWaitpoints`) and deleted with the
+   * run. To be removed one release after the waitpoint.
    */
-  toolCalls: string;
-  /** Hash: the outputs posted for those calls, by request id (JSON `{ output, isError }`). */
-  toolOutputs: string;
+  legacy: {
+    pending: string;
+    clarify(requestId: string): string;
+    delegation: string;
+    toolCalls: string;
+    toolOutputs: string;
+  };
   /**
    * String: where the next look at the run's event log for webhook deliveries starts (an event
    * id all of whose deliveries are recorded). It may lag the tenant's cursor, never lead it.
@@ -338,16 +343,19 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
         checkpoint: `${base}:checkpoint`,
         spec: `${base}:spec`,
         files: `${base}:files`,
-        pending: `${base}:pending`,
         metadata: `${base}:metadata`,
         events: `${base}:events`,
-        clarify: (requestId) => `${base}:clarify:${requestId}`,
         eventsChannel: `${namespace}:events:${runId}`,
         turn: `${base}:turn`,
         children: `${base}:children`,
-        delegation: `${base}:delegation`,
-        toolCalls: `${base}:tool-calls`,
-        toolOutputs: `${base}:tool-outputs`,
+        waitpoint: `${base}:waitpoint`,
+        legacy: {
+          pending: `${base}:pending`,
+          clarify: (requestId) => `${base}:clarify:${requestId}`,
+          delegation: `${base}:delegation`,
+          toolCalls: `${base}:tool-calls`,
+          toolOutputs: `${base}:tool-outputs`,
+        },
         webhookHint: `${base}:webhook-hint`,
         unused: `${base}:unused`,
         session: tag ? sessionKeys(tag) : sessionKeys('none', `${base}:nosession`),

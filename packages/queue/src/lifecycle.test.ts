@@ -27,7 +27,8 @@ describe('the lifecycle', () => {
       expect(Object.keys(scripts), t.step).toContain(t.script);
       if (t.from !== 'new') for (const status of t.from) expect(RUN_STATUSES).toContain(status);
       if (t.to !== 'unchanged') expect(RUN_STATUSES).toContain(t.to);
-      if (t.event) expect(RUN_EVENT_TYPES).toContain(t.event);
+      for (const event of typeof t.event === 'string' ? [t.event] : (t.event ?? []))
+        expect(RUN_EVENT_TYPES).toContain(event);
     }
   });
 
@@ -43,7 +44,7 @@ describe('the lifecycle', () => {
       expect(code, `${t.script}.lua calls allowed()`).toMatch(/\b(allowed|refusedOwnerStep)\(/);
       expect(stepsOf(t.script)).toContain(t.step);
     }
-    expect(lifecycleLua()).toContain('["suspend"] = { running = true },');
+    expect(lifecycleLua()).toContain('["wait for input"] = { running = true },');
     expect(lifecycleLua()).toContain(
       `["cancel"] = { ${LIVE_STATUSES.map((s) => `${s} = true`).join(', ')} },`,
     );

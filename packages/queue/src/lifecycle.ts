@@ -48,10 +48,13 @@ export interface Transition {
   guard: Guard;
   /** The status after it (`unchanged`: the step keeps it). */
   to: RunStatus | 'unchanged';
-  /** The event it appends last (the events emitted before it go first); none for a silent step. */
-  event: RunEventType | undefined;
-  /** What becomes of the question the run waits on. */
-  question?: string;
+  /**
+   * The event it appends last (the events emitted before it go first; one of these, by the
+   * request's kind); none for a silent step.
+   */
+  event: RunEventType | readonly RunEventType[] | undefined;
+  /** What becomes of the waitpoint's requests. */
+  request?: string;
   /** What BullMQ does with the job. */
   job: string;
 }
@@ -59,9 +62,8 @@ export interface Transition {
 const LIVE = LIVE_STATUSES;
 /** The owner's steps within an attempt: its claim made the run `running`, and nothing else changes that. */
 const RUNNING: readonly RunStatus[] = ['running'];
-/** A run with a question or calls still pending but not asleep on them: woken early, or handed back. */
-const AWAKE: readonly RunStatus[] = ['queued', 'running'];
-const AWAKE_OR_WAITING: readonly RunStatus[] = [...AWAKE, 'waiting_for_input'];
+/** A run with requests pending, asleep on them, or not (woken early, or handed back). */
+const AWAKE_OR_WAITING: readonly RunStatus[] = ['queued', 'running', 'waiting_for_input'];
 
 /** Every step, in the order a run meets them. */
 export const TRANSITIONS: readonly Transition[] = [
@@ -106,15 +108,15 @@ export const TRANSITIONS: readonly Transition[] = [
     job: 'active',
   },
   {
-    step: 'suspend',
+    step: 'wait for input',
     by: 'worker',
-    script: 'suspendRun',
+    script: 'openWaitpoint',
     from: RUNNING,
     guard: 'owner, no cancel requested',
     to: 'waiting_for_input',
-    event: 'clarify.requested',
-    question: 'new: pending',
-    job: 'delayed until the deadline (`DelayedError`); promoted at once if answered or cancelled meanwhile',
+    event: ['clarify.requested', 'tool.requested'],
+    request: "new waitpoint: a question, or one request per client tool call of the model's turn",
+    job: 'delayed until the deadline (`DelayedError`); promoted at once if every request was resolved, or a cancel asked for, meanwhile',
   },
   {
     step: 'sleep again (woken early)',
@@ -124,95 +126,52 @@ export const TRANSITIONS: readonly Transition[] = [
     guard: 'owner',
     to: 'waiting_for_input',
     event: undefined,
-    question: 'pending',
-    job: 'delayed until the deadline (`DelayedError`), of the question or of the client tool calls',
+    request: 'pending',
+    job: 'delayed until the deadline (`DelayedError`)',
   },
   {
-    step: 'answer',
+    step: 'resolve a request',
     by: 'API',
-    script: 'answerClarify',
-    from: ['waiting_for_input'],
-    guard: 'any',
-    to: 'queued',
-    event: 'clarify.answered',
-    question: 'pending → answered (before the deadline)',
-    job: 'promoted, waiting',
-  },
-  {
-    step: 'answer while awake',
-    by: 'API',
-    script: 'answerClarify',
-    from: AWAKE,
-    guard: 'any',
-    to: 'unchanged',
-    event: 'clarify.answered',
-    question:
-      'pending → answered (before the deadline; the run was woken early, or handed back, and takes it up)',
-    job: 'unchanged (its attempt looks again before it sleeps)',
-  },
-  {
-    step: 'time a question out',
-    by: 'worker',
-    script: 'resolveClarify',
-    from: RUNNING,
-    guard: 'owner',
-    to: 'unchanged',
-    event: 'clarify.timed_out',
-    question: 'pending → timed_out (past the deadline)',
-    job: 'active',
-  },
-  {
-    step: 'request tool outputs',
-    by: 'worker',
-    script: 'requestToolCalls',
-    from: RUNNING,
-    guard: 'owner, no cancel requested',
-    to: 'waiting_for_input',
-    event: 'tool.requested',
-    question: "new: one pending request per client tool call of the model's turn (`tool.requested` each)",
-    job: 'delayed until the deadline (`DelayedError`); promoted at once if every output came, or a cancel, meanwhile',
-  },
-  {
-    step: 'post a tool output',
-    by: 'API',
-    script: 'postToolOutput',
+    script: 'resolveRequest',
     from: AWAKE_OR_WAITING,
     guard: 'any',
     to: 'unchanged',
-    event: 'tool.output_received',
-    question: 'pending → received (before the deadline; other calls still wait)',
-    job: 'unchanged',
+    event: ['clarify.answered', 'tool.output_received'],
+    request:
+      'pending → answered or received (before the deadline; others still wait, or the run was woken early, or handed back, and takes it up)',
+    job: 'unchanged (its attempt looks again before it sleeps)',
   },
   {
-    step: 'post the last tool output',
+    step: 'wake on the last request',
     by: 'API',
-    script: 'postToolOutput',
+    script: 'resolveRequest',
     from: ['waiting_for_input'],
     guard: 'any',
     to: 'queued',
-    event: 'tool.output_received',
-    question: 'pending → received (the last call of the turn waiting)',
+    event: ['clarify.answered', 'tool.output_received'],
+    request: 'pending → answered or received (the last one pending, before the deadline)',
     job: 'promoted, waiting',
   },
   {
-    step: 'time tool calls out',
+    step: 'expire a waitpoint',
     by: 'worker',
-    script: 'resolveToolCalls',
+    script: 'expireWaitpoint',
     from: RUNNING,
     guard: 'owner',
     to: 'unchanged',
-    event: 'tool.timed_out',
-    question: 'pending → timed_out (each call still waiting past the deadline)',
+    event: ['clarify.timed_out', 'tool.timed_out'],
+    request: 'pending → timed_out (each question or client tool call still pending past the deadline)',
     job: 'active',
   },
   {
-    step: 'delegate',
+    step: 'wait for children',
     by: 'worker',
-    script: 'delegateRun',
+    script: 'openWaitpoint',
     from: RUNNING,
     guard: 'owner, no cancel requested',
     to: 'waiting_for_children',
     event: 'child.started',
+    request: 'new waitpoint: one request per child',
     job: "delayed until the children's deadline (`DelayedError`); promoted when the last child reports. The children (created just before, one `createRun` each) are queued after it",
   },
   {
@@ -223,6 +182,7 @@ export const TRANSITIONS: readonly Transition[] = [
     guard: 'owner',
     to: 'waiting_for_children',
     event: undefined,
+    request: 'pending',
     job: "delayed until the children's deadline (`DelayedError`)",
   },
   {
@@ -233,7 +193,8 @@ export const TRANSITIONS: readonly Transition[] = [
     guard: 'any',
     to: 'unchanged',
     event: 'child.finished',
-    job: "the parent's: promoted when the child was the last to report. The step that ends a child reports it to its parent (`reportChild` repairs a child that ended without reporting, or is gone)",
+    request: "the parent's: pending → reported",
+    job: "the parent's: promoted when the child was the last to report. The step that ends a child reports it to its parent (`resolveRequest` repairs a child that ended without reporting, or is gone)",
   },
   {
     step: 'retry',
@@ -293,7 +254,7 @@ export const TRANSITIONS: readonly Transition[] = [
     guard: 'owner',
     to: 'failed',
     event: 'run.failed',
-    question: 'pending → cancelled',
+    request: 'pending → cancelled',
     job: 'completed (or failed, when BullMQ gave up on a stalled run: then by any worker)',
   },
   {
@@ -304,7 +265,7 @@ export const TRANSITIONS: readonly Transition[] = [
     guard: 'any',
     to: 'cancelled',
     event: 'run.cancelled',
-    question: 'pending → cancelled',
+    request: 'pending → cancelled',
     job: 'removed (queued or waiting) or completed (the owner stops)',
   },
 ];
@@ -374,15 +335,20 @@ export function transitionsTable(): string {
       from,
       t.guard,
       t.to === 'unchanged' ? 'unchanged' : `\`${t.to}\``,
-      t.event ? `\`${t.event}\`` : '–',
-      t.question ?? '–',
+      eventCell(t.event),
+      t.request ?? '–',
       t.job,
     ];
     return `| ${cells.join(' | ')} |`;
   });
   return [
-    '| step | by | script | from | who may | to | event appended (last) | question | BullMQ |',
+    '| step | by | script | from | who may | to | event appended (last) | waitpoint request | BullMQ |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
   ].join('\n');
+}
+
+function eventCell(event: Transition['event']): string {
+  if (event === undefined) return '–';
+  return (typeof event === 'string' ? [event] : event).map((type) => `\`${type}\``).join(' or ');
 }

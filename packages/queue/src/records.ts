@@ -214,23 +214,21 @@ export async function readRecords(
     const keys = ctx.keys.run(id);
     pipelines.add(keys.record, (pipeline) => {
       pipeline.hgetall(keys.record);
-      pipeline.get(keys.pending);
       pipeline.get(keys.metadata);
-      pipeline.hgetall(keys.toolCalls);
+      pipeline.hgetall(keys.waitpoint);
       if (withSpec) pipeline.get(keys.spec);
     });
   }
   const replies = await pipelines.exec();
   for (const [error] of replies) if (error) throw error;
-  const per = withSpec ? 5 : 4;
+  const per = withSpec ? 4 : 3;
   return runIds.map((_, i) => {
     const hash = replies[i * per]?.[1] as Record<string, string>;
     if (!hash?.id) return undefined;
     return parseRecord(hash, {
-      pending: replies[i * per + 1]?.[1] as string | null,
-      metadata: replies[i * per + 2]?.[1] as string | null,
-      toolCalls: replies[i * per + 3]?.[1] as Record<string, string> | null,
-      spec: withSpec ? (replies[i * per + 4]?.[1] as string | null) : null,
+      metadata: replies[i * per + 1]?.[1] as string | null,
+      waitpoint: replies[i * per + 2]?.[1] as Record<string, string> | null,
+      spec: withSpec ? (replies[i * per + 3]?.[1] as string | null) : null,
     });
   });
 }

@@ -58,11 +58,10 @@ function json<T>(text: string | undefined): T | undefined {
 export function parseRecord(
   hash: Record<string, string>,
   extra: {
-    pending: string | null;
     metadata: string | null;
     spec: string | null;
-    /** The client tool calls the run waits on, as stored (see `RunKeys.toolCalls`). */
-    toolCalls?: Record<string, string> | null;
+    /** The run's waitpoint, as stored (see `RunKeys.waitpoint`). */
+    waitpoint?: Record<string, string> | null;
   },
 ): RunRecord {
   const record: RunRecord = {
@@ -91,10 +90,11 @@ export function parseRecord(
   if (hash.childCount) record.childCount = Number(hash.childCount);
   if (hash.startedAt) record.startedAt = isoTime(hash.startedAt);
   if (hash.finishedAt) record.finishedAt = isoTime(hash.finishedAt);
-  const pending = json<PendingClarify>(extra.pending ?? undefined);
-  if (pending && record.status === 'waiting_for_input') record.pendingClarify = pending;
-  if (extra.toolCalls && record.status === 'waiting_for_input') {
-    const calls = pendingToolCalls(extra.toolCalls);
+  if (record.status === 'waiting_for_input') {
+    const waitpoint = parseWaitpoint(extra.waitpoint);
+    const [question] = pendingRequests<PendingClarify>(waitpoint, 'question');
+    if (question) record.pendingClarify = question;
+    const calls = pendingRequests<PendingToolCall>(waitpoint, 'tool_output');
     if (calls.length > 0) record.pendingToolCalls = calls;
   }
   if (hash.output !== undefined) record.output = hash.output;
@@ -112,13 +112,50 @@ export function parseRecord(
   return record;
 }
 
-/** The calls still waiting for an output, in call order, from the `toolCalls` hash as read (see `RunKeys.toolCalls`). */
-export function pendingToolCalls(hash: Record<string, string>): PendingToolCall[] {
-  if (!hash.order) return [];
-  return hash.order
-    .split(' ')
-    .filter((requestId) => hash[`s:${requestId}`] === 'pending' && hash[`q:${requestId}`])
-    .map((requestId) => JSON.parse(hash[`q:${requestId}`] as string) as PendingToolCall);
+/** The kinds of request a waitpoint holds. */
+export type RequestKind = 'question' | 'tool_output' | 'child';
+
+/** One request of a waitpoint, as stored. */
+export interface StoredRequest {
+  kind: RequestKind;
+  /** The request (JSON), while its waitpoint is the run's. */
+  request: string;
+  state: string;
+  result: string | undefined;
+}
+
+/** The waitpoint a run waits on, as stored. */
+export interface Waitpoint {
+  id: string;
+  deadlineMs: number;
+  pending: number;
+  /** Its requests, in order. */
+  requests: Map<string, StoredRequest>;
+}
+
+/** A waitpoint from its hash as read; undefined when it holds none (only earlier requests' states). */
+export function parseWaitpoint(hash: Record<string, string> | null | undefined): Waitpoint | undefined {
+  if (!hash?.id) return undefined;
+  const requests = new Map<string, StoredRequest>();
+  for (const requestId of (hash.order ?? '').split(' ')) {
+    const kind = hash[`k:${requestId}`];
+    if (!requestId || !kind) continue;
+    requests.set(requestId, {
+      kind: kind as RequestKind,
+      request: hash[`q:${requestId}`] ?? '',
+      state: hash[`s:${requestId}`] ?? 'pending',
+      result: hash[`r:${requestId}`],
+    });
+  }
+  return { id: hash.id, deadlineMs: Number(hash.deadline), pending: Number(hash.pending), requests };
+}
+
+/** Requests of `kind` still pending, in order, each as its request (JSON parsed). */
+export function pendingRequests<T>(waitpoint: Waitpoint | undefined, kind: RequestKind): T[] {
+  if (!waitpoint) return [];
+  return [...waitpoint.requests.values()]
+    .filter((request) => request.kind === kind && request.state === 'pending' && request.request)
+    .map((request) => JSON.parse(request.request) as T);
 }
 
 /**

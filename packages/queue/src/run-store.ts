@@ -10,8 +10,6 @@ import type {
   Usage,
 } from '@tether/protocol';
 import { TERMINAL_STATUSES } from '@tether/protocol';
-import type { AnswerResult, ClarifyState } from './clarify-store.js';
-import * as clarify from './clarify-store.js';
 import type { RedisClient } from './connection.js';
 import * as crew from './crew-store.js';
 import { QueueError } from './errors.js';
@@ -24,11 +22,22 @@ import * as records from './records.js';
 import * as removal from './run-removal.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
-import type { ToolCallsState, ToolOutputResult } from './tool-call-store.js';
-import * as toolCalls from './tool-call-store.js';
+import type { AnswerResult, ToolOutputResult, WaitpointState } from './waitpoint-store.js';
+import * as waitpoints from './waitpoint-store.js';
 
-export type { AnswerResult, ClarifyState } from './clarify-store.js';
-export type { ToolCallOutcome, ToolCallsState, ToolOutputResult } from './tool-call-store.js';
+export type {
+  AnswerResult,
+  Delegation,
+  NewDelegation,
+  NewWaitpoint,
+  RequestKind,
+  RequestOutcome,
+  ResolveResult,
+  ToolCallOutcome,
+  ToolOutputResult,
+  Waitpoint,
+  WaitpointState,
+} from './waitpoint-store.js';
 
 /** How long a session's keys stay after its last activity: 30 days. */
 export const DEFAULT_SESSION_TTL_S = 30 * 24 * 3600;
@@ -184,59 +193,59 @@ export class RunStore implements StoreContext {
     return eventLog.readEvents(this, runId, afterId, count);
   }
 
-  /** Records a clarify question and appends `events` then `clarify.requested`; throws as `saveCheckpoint` does. */
+  /** Records a clarify question and appends `events` then `clarify.requested`; throws as `openWaitpoint` does. */
   suspend(
     runId: string,
     token: string,
     pending: PendingClarify,
     events: readonly RunEventInput[] = [],
-  ): Promise<string> {
-    return clarify.suspend(this, runId, token, pending, events);
+  ): Promise<'recorded' | 'again'> {
+    return waitpoints.suspend(this, runId, token, pending, events);
   }
 
-  /** See {@link clarify.wakeReason}. */
-  wakeReason(runId: string, requestId: string): Promise<'answered' | 'cancel' | undefined> {
-    return clarify.wakeReason(this, runId, requestId);
-  }
-
-  /** The first answer wins (see the `answerClarify` script); see {@link clarify.answer} for `tokenHash`. */
+  /** The first answer wins; see {@link waitpoints.answer} for `tokenHash`. */
   answer(runId: string, requestId: string, answer: string, tokenHash = ''): Promise<AnswerResult> {
-    return clarify.answer(this, runId, requestId, answer, tokenHash);
+    return waitpoints.answer(this, runId, requestId, answer, tokenHash);
   }
 
-  /** What a resuming worker learns of its question, timing it out once past the deadline. */
-  resolveClarify(runId: string, requestId: string, token: string): Promise<ClarifyState> {
-    return clarify.resolveClarify(this, runId, requestId, token);
-  }
-
-  /** See {@link toolCalls.requestToolCalls}. */
+  /** See {@link waitpoints.requestToolCalls}. */
   requestToolCalls(
     runId: string,
     token: string,
     calls: readonly PendingToolCall[],
     events: readonly RunEventInput[] = [],
   ): Promise<'recorded' | 'again'> {
-    return toolCalls.requestToolCalls(this, runId, token, calls, events);
+    return waitpoints.requestToolCalls(this, runId, token, calls, events);
   }
 
-  /** The first output wins (see the `postToolOutput` script). */
+  /** The first output wins; the last one queues a run asleep on them. */
   postToolOutput(
     runId: string,
     requestId: string,
     output: string,
     isError: boolean,
   ): Promise<ToolOutputResult> {
-    return toolCalls.postToolOutput(this, runId, requestId, output, isError);
+    return waitpoints.postToolOutput(this, runId, requestId, output, isError);
   }
 
-  /** See {@link toolCalls.resolveToolCalls}. */
-  resolveToolCalls(runId: string, requestIds: readonly string[], token: string): Promise<ToolCallsState> {
-    return toolCalls.resolveToolCalls(this, runId, requestIds, token);
+  /** See {@link waitpoints.expireWaitpoint}. */
+  expireWaitpoint(
+    runId: string,
+    id: string,
+    requestIds: readonly string[],
+    token: string,
+  ): Promise<WaitpointState> {
+    return waitpoints.expireWaitpoint(this, runId, id, requestIds, token);
   }
 
-  /** See {@link toolCalls.toolCallsWakeReason}. */
-  toolCallsWakeReason(runId: string): Promise<'received' | 'cancel' | undefined> {
-    return toolCalls.toolCallsWakeReason(this, runId);
+  /** See {@link waitpoints.wakeReason}. */
+  wakeReason(runId: string): Promise<'resolved' | 'cancel' | undefined> {
+    return waitpoints.wakeReason(this, runId);
+  }
+
+  /** The waitpoint the run waits on, if any. */
+  waitpoint(runId: string): Promise<waitpoints.Waitpoint | undefined> {
+    return waitpoints.readWaitpoint(this, runId);
   }
 
   /**
@@ -426,7 +435,7 @@ export class RunStore implements StoreContext {
         sessionRuns: keys.session.runs,
         parentRecord: parent?.record ?? keys.unused,
         parentEvents: parent?.events ?? keys.unused,
-        parentDelegation: parent?.delegation ?? keys.unused,
+        parentWaitpoint: parent?.waitpoint ?? keys.unused,
       },
       args: {
         ...eventArgs(this, keys, runId),
@@ -466,9 +475,7 @@ export class RunStore implements StoreContext {
     const durationMs = Date.parse(record.finishedAt) - Date.parse(record.createdAt);
     const outcome = crew.outcomeOfRecord(record);
     const child = { id: childRunId, call: record.crew.call, index: record.crew.index, durationMs };
-    const ready = await crew.reportChild(this, record.parentRunId, child, outcome);
-    if (ready) await this.#parentReady(record.parentRunId);
-    return ready;
+    return this.reportChild(record.parentRunId, child, outcome);
   }
 
   /**
@@ -477,7 +484,7 @@ export class RunStore implements StoreContext {
    * last to report (the parent is woken).
    */
   async reportGone(parentRunId: string, childRunId: string): Promise<boolean> {
-    const delegation = await crew.readDelegation(this, parentRunId);
+    const delegation = await waitpoints.readDelegation(this, parentRunId);
     const index = delegation?.children.get(childRunId);
     if (!delegation || index === undefined || delegation.results.has(childRunId)) return false;
     const outcome = crew.childOutcome({
@@ -491,35 +498,30 @@ export class RunStore implements StoreContext {
     return this.reportChild(parentRunId, child, outcome);
   }
 
-  /** See {@link crew.reportChild}: wakes the parent when this was its last child. */
+  /** See {@link waitpoints.reportChild}: wakes the parent when this was its last child. */
   async reportChild(
     parentRunId: string,
     child: { id: string; call: string; index: number; durationMs: number },
     outcome: crew.ChildOutcome,
   ): Promise<boolean> {
-    const ready = await crew.reportChild(this, parentRunId, child, outcome);
+    const ready = await waitpoints.reportChild(this, parentRunId, child, outcome);
     if (ready) await this.#parentReady(parentRunId);
     return ready;
   }
 
-  /** See {@link crew.delegate}. */
+  /** See {@link waitpoints.delegate}. */
   delegate(
     runId: string,
     token: string,
-    delegation: crew.NewDelegation,
+    delegation: waitpoints.NewDelegation,
     events: readonly RunEventInput[] = [],
   ): Promise<'recorded' | 'again'> {
-    return crew.delegate(this, runId, token, delegation, events);
+    return waitpoints.delegate(this, runId, token, delegation, events);
   }
 
-  /** See {@link crew.childrenWakeReason}. */
-  childrenWakeReason(runId: string): Promise<'ready' | 'cancel' | undefined> {
-    return crew.childrenWakeReason(this, runId);
-  }
-
-  /** See {@link crew.readDelegation}. */
-  delegation(runId: string): Promise<crew.Delegation | undefined> {
-    return crew.readDelegation(this, runId);
+  /** See {@link waitpoints.readDelegation}. */
+  delegation(runId: string): Promise<waitpoints.Delegation | undefined> {
+    return waitpoints.readDelegation(this, runId);
   }
 
   /** How many crew children the run has started over its life. */
@@ -532,7 +534,7 @@ export class RunStore implements StoreContext {
    * they own and their entries in the tenant's index (see run-removal.ts).
    */
   async remove(tenant: string, runIds: readonly string[]): Promise<void> {
-    await removal.unlinkRuns(this, tenant, runIds, await removal.clarifyRequests(this, runIds));
+    await removal.unlinkRuns(this, tenant, runIds);
   }
 
   /** The ids of the crew children the run has started, in order. */

@@ -24,24 +24,22 @@ export interface Replies {
     | ['wait', string]
     | ['missing' | 'cancel' | 'completed' | 'failed' | 'cancelled'];
   saveCheckpoint: 1 | 0 | -1;
-  suspendRun: string | 0 | -1;
-  answerClarify:
+  openWaitpoint: 1 | 2 | 0 | -1 | -2;
+  resolveRequest:
     | 'ok'
+    | 'last'
     | 'no_run'
     | 'no_request'
     | 'bad_token'
     | 'token_used'
     | 'answered'
+    | 'received'
+    | 'reported'
     | 'timed_out'
     | 'expired'
     | 'ended';
-  resolveClarify: ['answered', string] | ['timed_out'] | ['pending', string] | ['missing'] | ['not_owner'];
+  expireWaitpoint: ['ready', ...string[]] | ['pending', string] | ['missing'] | ['not_owner'];
   finalizeRun: [string, '' | 'ready' | 'unreported', string] | 0 | -1;
-  delegateRun: 1 | 2 | 0 | -1 | -2;
-  requestToolCalls: 1 | 2 | 0 | -1;
-  postToolOutput: 'ok' | 'last' | 'no_run' | 'no_request' | 'received' | 'timed_out' | 'expired' | 'ended';
-  resolveToolCalls: ['ready', ...string[]] | ['pending', string] | ['missing'] | ['not_owner'];
-  reportChild: 1 | 0;
   retryRun: string | null;
   requestCancel: 'missing' | RunStatus;
   setStatus: 1 | 0;
@@ -139,23 +137,35 @@ export const saveCheckpoint = script('saveCheckpoint', {
   rest: 'rest',
 });
 
-/** commands/suspendRun.lua: records the question and appends `clarify.requested`. */
-export const suspendRun = script('suspendRun', {
-  keys: ['record', 'clarify', 'events', 'pending'],
-  args: ['channel', 'maxlen', 'runId', 'token', 'requestId', 'expiresAt', 'pending', 'clarifyTtl'],
-  rest: 'events',
+/** commands/openWaitpoint.lua: the run waits on a new waitpoint (a question, client tool calls or its children). */
+export const openWaitpoint = script('openWaitpoint', {
+  keys: ['record', 'events', 'waitpoint', 'children'],
+  args: ['channel', 'maxlen', 'runId', 'token', 'id', 'deadline', 'ttl', 'maxChildren', 'count'],
+  rest: 'rest',
 });
 
-/** commands/answerClarify.lua: the first answer wins. */
-export const answerClarify = script('answerClarify', {
-  keys: ['record', 'clarify', 'events', 'pending'],
-  args: ['channel', 'maxlen', 'runId', 'requestId', 'answer', 'tokenHash'],
+/** commands/resolveRequest.lua: one request of the waitpoint resolved, the first time only. */
+export const resolveRequest = script('resolveRequest', {
+  keys: ['record', 'events', 'waitpoint'],
+  args: [
+    'channel',
+    'maxlen',
+    'runId',
+    'waitpointId',
+    'requestId',
+    'kind',
+    'result',
+    'eventType',
+    'eventData',
+    'tokenHash',
+  ],
 });
 
-/** commands/resolveClarify.lua: what a resuming worker learns of its question. */
-export const resolveClarify = script('resolveClarify', {
-  keys: ['record', 'clarify', 'events', 'pending'],
-  args: ['channel', 'maxlen', 'runId', 'requestId', 'token'],
+/** commands/expireWaitpoint.lua: what a resuming worker learns of its waitpoint, timing it out past the deadline. */
+export const expireWaitpoint = script('expireWaitpoint', {
+  keys: ['record', 'events', 'waitpoint'],
+  args: ['channel', 'maxlen', 'runId', 'token', 'id'],
+  rest: 'requestIds',
 });
 
 /** commands/finalizeRun.lua: ends the run once, with its terminal event. */
@@ -165,18 +175,17 @@ export const finalizeRun = script('finalizeRun', {
     'events',
     'checkpoint',
     'spec',
-    'pending',
+    'waitpoint',
     'metadata',
     'turn',
     'sessionRecord',
     'sessionQueue',
     'transcript',
     'sessionRuns',
-    'delegation',
     'children',
     'parentRecord',
     'parentEvents',
-    'parentDelegation',
+    'parentWaitpoint',
     'files',
   ],
   args: [
@@ -199,50 +208,6 @@ export const finalizeRun = script('finalizeRun', {
     'fieldCount',
   ],
   rest: 'pairs',
-});
-
-/** commands/delegateRun.lua: a crew parent records its delegation and waits for its children. */
-export const delegateRun = script('delegateRun', {
-  keys: ['record', 'events', 'delegation', 'children'],
-  args: ['channel', 'maxlen', 'runId', 'token', 'call', 'deadline', 'maxChildren', 'childCount'],
-  rest: 'rest',
-});
-
-/** commands/reportChild.lua: a crew child's result, recorded in its parent's delegation once. */
-export const reportChild = script('reportChild', {
-  keys: ['parentRecord', 'parentEvents', 'parentDelegation'],
-  args: [
-    'channel',
-    'maxlen',
-    'parentId',
-    'childId',
-    'call',
-    'index',
-    'status',
-    'summary',
-    'usage',
-    'durationMs',
-  ],
-});
-
-/** commands/requestToolCalls.lua: the model's client tool calls become pending requests, `tool.requested` each. */
-export const requestToolCalls = script('requestToolCalls', {
-  keys: ['record', 'events', 'toolCalls', 'toolOutputs'],
-  args: ['channel', 'maxlen', 'runId', 'token', 'deadline', 'ttl', 'callCount'],
-  rest: 'rest',
-});
-
-/** commands/postToolOutput.lua: a client's output for a pending call; the first wins, the last queues the run. */
-export const postToolOutput = script('postToolOutput', {
-  keys: ['record', 'events', 'toolCalls', 'toolOutputs'],
-  args: ['channel', 'maxlen', 'runId', 'requestId', 'output', 'isError'],
-});
-
-/** commands/resolveToolCalls.lua: what a resuming worker learns of its calls, timing them out past the deadline. */
-export const resolveToolCalls = script('resolveToolCalls', {
-  keys: ['record', 'events', 'toolCalls', 'toolOutputs'],
-  args: ['channel', 'maxlen', 'runId', 'token'],
-  rest: 'requestIds',
 });
 
 /** commands/retryRun.lua: a retryable failure, back to queued with `run.retrying`. */
@@ -355,8 +320,8 @@ export const saveMcpServer = script('saveMcpServer', {
 });
 /** commands/webhookCollect.lua: what a run's webhook deliveries need, and its events after the hint. */
 export const webhookCollect = script('webhookCollect', {
-  keys: ['record', 'events', 'metadata', 'webhookHint'],
-  args: ['types', 'after', 'scan', 'clarifyPrefix', 'tokenHash'],
+  keys: ['record', 'events', 'metadata', 'webhookHint', 'waitpoint'],
+  args: ['types', 'after', 'scan', 'tokenHash'],
 });
 
 /** commands/webhookDispatch.lua: a run's deliveries, once per event and endpoint, in its chains. */

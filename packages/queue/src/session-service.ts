@@ -9,7 +9,6 @@ import {
 import type { ChainableCommander } from 'ioredis';
 import { QueueError } from './errors.js';
 import type { RunRecord, StoredBody } from './records.js';
-import { clarifyRequests } from './run-removal.js';
 import type { RunService } from './run-service.js';
 import type { SessionRecord } from './session-store.js';
 import * as sessions from './session-store.js';
@@ -144,7 +143,7 @@ export class SessionService {
   async answer(tenant: string, sessionId: string, requestId: string, answer: string): Promise<string> {
     await this.record(tenant, sessionId);
     const runId = await this.#runThatHas(sessionId, (pipeline, run) =>
-      pipeline.exists(this.#store.keys.run(run).clarify(requestId)),
+      pipeline.hexists(this.#store.keys.run(run).waitpoint, `s:${requestId}`),
     );
     if (runId === undefined) {
       throw new QueueError(
@@ -172,7 +171,7 @@ export class SessionService {
   ): Promise<string> {
     await this.record(tenant, sessionId);
     const runId = await this.#runThatHas(sessionId, (pipeline, run) =>
-      pipeline.hexists(this.#store.keys.run(run).toolCalls, `s:${requestId}`),
+      pipeline.hexists(this.#store.keys.run(run).waitpoint, `s:${requestId}`),
     );
     if (runId === undefined) {
       throw new QueueError(
@@ -234,8 +233,7 @@ export class SessionService {
     const deadline = Date.now() + this.#cancelWaitMs;
     for (;;) {
       const runIds = await this.#store.redis.lrange(this.#store.keys.session(sessionId).runs, 0, -1);
-      const requests = await clarifyRequests(this.#store, runIds);
-      const result = await sessions.deleteSession(this.#store, sessionId, tenant, runIds, requests);
+      const result = await sessions.deleteSession(this.#store, sessionId, tenant, runIds);
       if (result === 'ok' || result === 'missing') return;
       if (result === 'busy' && Date.now() > deadline) {
         throw new QueueError(

@@ -154,8 +154,7 @@ export async function readTranscript(
 /**
  * Deletes the session, unless it has a live run ('busy'), or a run was added
  * since `runIds` was read ('changed': read again and retry); then every key of
- * its runs (the clarify requests are named by the caller, from the runs'
- * events) and its entries in the tenant's indexes. The session goes first, in
+ * its runs and its entries in the tenant's indexes. The session goes first, in
  * one step, so no run can join it meanwhile; should the process die before
  * the runs' keys are gone, they are ended runs and expire after the runs'
  * retention.
@@ -165,7 +164,6 @@ export async function deleteSession(
   sessionId: string,
   tenant: string,
   runIds: readonly string[],
-  requestIds: readonly (readonly [runId: string, requestId: string])[],
 ): Promise<'ok' | 'busy' | 'changed' | 'missing'> {
   const keys = ctx.keys.session(sessionId);
   const result = await scripts.deleteSession.run(ctx.redis, {
@@ -175,7 +173,7 @@ export async function deleteSession(
   if (result !== 'ok') return result;
   // Followers of the session waiting for its next run learn now that there is none.
   await ctx.redis.publish(keys.runsChannel, '');
-  await unlinkRuns(ctx, tenant, runIds, requestIds);
+  await unlinkRuns(ctx, tenant, runIds);
   await ctx.redis.zrem(ctx.keys.tenantSessions(tenant), sessionId);
   return 'ok';
 }

@@ -159,7 +159,6 @@ export class WebhookDispatcher {
           types: ` ${[...types].join(' ')} `,
           after,
           scan: this.#scan,
-          clarifyPrefix: keys.clarify(''),
           tokenHash: answer?.hash ?? '',
         },
       });

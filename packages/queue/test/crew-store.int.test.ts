@@ -111,7 +111,7 @@ describe('crew store', () => {
     expect(await store.childIds(root)).toEqual(children.map((c) => c.id));
     // A child created by a worker of an earlier release (not on the list) joins it at the delegation.
     await redis.lrem(keys.run(root).children, 0, children[1]?.id as string);
-    await redis.hdel(keys.run(root).delegation, 'call');
+    await redis.hdel(keys.run(root).waitpoint, 'id');
     await store.claim(root, TOKEN, 2, 'w1');
     expect(await store.delegate(root, TOKEN, { call: 'c2', deadlineMs, maxChildren: 50, children })).toBe(
       'recorded',

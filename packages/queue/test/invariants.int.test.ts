@@ -263,13 +263,14 @@ describe('checkInvariants reports', () => {
     const { runId, requestId } = await d.suspended();
     expect(await d.check()).toEqual([]);
 
-    await redis.hset(d.keys.run(runId).clarify(requestId), 'status', 'answered', 'answer', 'that one');
+    // Resolved behind the steps' back: the state changed, the job left asleep.
+    await redis.hset(d.keys.run(runId).waitpoint, `s:${requestId}`, 'answered', 'pending', 0);
     // `clarify.requested` was its last event just now: a step in flight, within the grace.
     expect(await d.check({ graceMs: DEFAULT_INVARIANT_GRACE_MS })).toEqual([]);
     const later = Date.now() + DEFAULT_INVARIANT_GRACE_MS;
     const violations = await d.check({ graceMs: DEFAULT_INVARIANT_GRACE_MS, now: later });
     expect(found(violations)).toEqual([`waitpoint-resolved ${runId}`]);
-    expect(violations[0]?.detail).toMatch(`its question ${requestId} is answered`);
+    expect(violations[0]?.detail).toMatch(`no request of its waitpoint ${requestId} is pending`);
   });
 
   it('two runs of a session active at once', async () => {
@@ -285,14 +286,34 @@ describe('checkInvariants reports', () => {
     expect(violations[0]?.detail).toMatch(/active \(running\) but not the head of its queue/);
   });
 
-  it("a delegation whose pending count disagrees with its children's results", async () => {
+  it('a waitpoint whose pending count disagrees with its requests', async () => {
     const d = deployment();
     const { parentId } = await d.crew();
     expect(await d.check()).toEqual([]);
 
-    await redis.hincrby(d.keys.run(parentId).delegation, 'pending', 1);
+    await redis.hincrby(d.keys.run(parentId).waitpoint, 'pending', 1);
     const violations = await d.check();
-    expect(found(violations)).toEqual([`crew-delegation ${parentId}`]);
-    expect(violations[0]?.detail).toMatch(/pending 3, but 2 children have not reported/);
+    expect(found(violations)).toEqual([`waitpoint-pending ${parentId}`]);
+    expect(violations[0]?.detail).toMatch(/has pending 3, but 2 of its requests are pending/);
+  });
+
+  it("a delegation that holds another run's result under a child's", async () => {
+    const d = deployment();
+    const { parentId, childIds } = await d.crew();
+    const [childId] = childIds;
+    const result = {
+      index: 0,
+      runId: 'run_other',
+      status: 'completed',
+      summary: 's',
+      usage: {},
+      durationMs: 1,
+    };
+    await redis.hset(d.keys.run(parentId).waitpoint, `r:${childId}`, JSON.stringify(result));
+    const violations = await d.check();
+    expect(found(violations)).toContain(`crew-delegation ${parentId}`);
+    expect(violations.find((v) => v.rule === 'crew-delegation')?.detail).toMatch(
+      `has a result of run_other, not its child ${childId}`,
+    );
   });
 });

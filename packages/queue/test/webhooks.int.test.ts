@@ -215,9 +215,9 @@ describe('dispatch', () => {
     expect(payload.run.status).toBe('waiting_for_input');
     const token = secrets.open(delivery?.token ?? '');
     expect(token).toMatch(/^wat_[A-Za-z0-9_-]{43}$/);
-    const request = await redis.hgetall(keys.run(runId).clarify(pending.requestId));
-    expect(request[`t:${answerTokenHash(token)}`]).toBe('ok');
-    expect(Object.keys(request).filter((field) => field.startsWith('t:'))).toHaveLength(1);
+    const waitpoint = await redis.hgetall(keys.run(runId).waitpoint);
+    expect(waitpoint[`t:${pending.requestId}:${answerTokenHash(token)}`]).toBe('ok');
+    expect(Object.keys(waitpoint).filter((field) => field.startsWith('t:'))).toHaveLength(1);
     // The token answers that question once.
     await expect(store.answer(runId, pending.requestId, 'a', answerTokenHash(token))).resolves.toBe('ok');
     await expect(store.answer(runId, pending.requestId, 'b', answerTokenHash(token))).resolves.toBe(
@@ -239,8 +239,8 @@ describe('dispatch', () => {
     expect(await dispatcher.dispatch(runId)).toBe(0);
     expect(await dispatcher.dispatch(runId, t)).toBe(0);
     // No answer token was made for the question (the log's look records one with each it reads).
-    const request = await redis.hgetall(keys.run(runId).clarify(pending.requestId));
-    expect(Object.keys(request).filter((field) => field.startsWith('t:'))).toEqual([]);
+    const waitpoint = await redis.hgetall(keys.run(runId).waitpoint);
+    expect(Object.keys(waitpoint).filter((field) => field.startsWith('t:'))).toEqual([]);
     expect(await dispatcher.dispatch(newId('run'))).toBe(0);
   });
 });

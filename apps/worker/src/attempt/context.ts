@@ -99,13 +99,13 @@ export type Settlement =
  */
 export type Waiting = { kind: 'waiting' } & (
   | { on: 'question'; open: PendingClarify }
-  | { on: 'question'; again: { untilMs: number; requestId: string } }
+  | { on: 'question'; again: { untilMs: number } }
   /** The model's client tool calls, requested together. */
   | { on: 'tool_output'; open: PendingToolCall[] }
   | { on: 'tool_output'; again: { untilMs: number } }
   /** Tasks handed to crew children, which are created, recorded and queued at settle. */
   | { on: 'children'; open: { delegation: PendingDelegation; children: NewRun[] } }
-  | { on: 'children'; again: { untilMs: number; call: string } }
+  | { on: 'children'; again: { untilMs: number } }
 );
 
 /**

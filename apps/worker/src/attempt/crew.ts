@@ -172,7 +172,7 @@ export async function resolveDelegation(
       return {
         kind: 'waiting',
         on: 'children',
-        again: { untilMs: delegation.deadlineMs, call: delegation.call },
+        again: { untilMs: delegation.deadlineMs },
       };
     }
   }

@@ -14,7 +14,7 @@ import {
   type WaitResolution,
 } from '@tether/agent';
 import type { ErrorBody, Locale, RunEventInput } from '@tether/protocol';
-import type { RunSpec, RunStore } from '@tether/queue';
+import { type RunSpec, type RunStore, toolCallOutcome } from '@tether/queue';
 import {
   BUILTIN_TOOL_NAMES,
   getAllToolNames,
@@ -215,8 +215,11 @@ export async function writeSubmittedFiles(
 
 /**
  * A run woken while it waits: every request of its waitpoint resolved (or past its deadline), or
- * back to waiting. Each kind reads its own requests' fates (one wait at a time: one kind). Undefined
- * when the run waited on nothing.
+ * back to waiting. A question's and client tool calls' fates come from the waitpoint in Redis
+ * (timed out there once past the deadline); a crew parent's children are looked after first (see
+ * resolveDelegation). Requests the checkpoint has but Redis does not (the previous owner died
+ * between the save and the step that opens the waitpoint) are opened again, as they were.
+ * Undefined when the run waited on nothing.
  */
 async function resolveWaitpoint(
   ctx: AttemptContext,
@@ -226,35 +229,6 @@ async function resolveWaitpoint(
   const { store, runId, fence } = ctx;
   const { spec, sessionId, tenant } = claimed;
   const waitpoint = checkpoint.waitpoint;
-  const question = questionOf(waitpoint);
-  if (question) {
-    const { requestId } = question;
-    const state = await store.resolveClarify(runId, requestId, fence);
-    if (state.state === 'not_owner')
-      return { kind: 'lost', why: 'another worker owns the run', handBack: true };
-    if (state.state === 'pending') {
-      return { kind: 'waiting', on: 'question', again: { untilMs: state.expiresAtMs, requestId } };
-    }
-    ctx.observer?.clarifyResumed(requestId);
-    return [state.state === 'answered' ? { requestId, answer: state.answer } : { requestId, timedOut: true }];
-  }
-
-  // Client tool calls: every output in (or the deadline past), or back to sleep. Calls the
-  // checkpoint has but Redis does not (the previous owner died between the save and the request)
-  // are requested again, as they were.
-  const calls = toolOutputsOf(waitpoint).map(({ kind: _kind, ...call }) => call);
-  if (calls.length > 0) {
-    const ids = calls.map((call) => call.requestId);
-    const state = await store.resolveToolCalls(runId, ids, fence);
-    if (state.state === 'not_owner')
-      return { kind: 'lost', why: 'another worker owns the run', handBack: true };
-    if (state.state === 'pending')
-      return { kind: 'waiting', on: 'tool_output', again: { untilMs: state.deadlineMs } };
-    if (state.state === 'missing') return { kind: 'waiting', on: 'tool_output', open: calls };
-    return state.outcomes;
-  }
-
-  // A parent woken while it waits on its children: every result in, or back to waiting.
   const children = childrenOf(waitpoint);
   if (children) {
     const delegation = { callId: children.callId, name: children.name, tasks: children.tasks };
@@ -265,5 +239,32 @@ async function resolveWaitpoint(
     return [{ requestId: children.requestId, results: resolved.results }];
   }
 
-  return undefined;
+  const question = questionOf(waitpoint);
+  const calls = toolOutputsOf(waitpoint).map(({ kind: _kind, ...call }) => call);
+  const ids = question ? [question.requestId] : calls.map((call) => call.requestId);
+  const [id] = ids;
+  if (id === undefined) return undefined;
+  const state = await store.expireWaitpoint(runId, id, ids, fence);
+  switch (state.state) {
+    case 'not_owner':
+      return { kind: 'lost', why: 'another worker owns the run', handBack: true };
+    case 'pending': {
+      const again = { untilMs: state.deadlineMs };
+      return question
+        ? { kind: 'waiting', on: 'question', again }
+        : { kind: 'waiting', on: 'tool_output', again };
+    }
+    case 'missing': {
+      if (!question) return { kind: 'waiting', on: 'tool_output', open: calls };
+      const { kind: _kind, callId: _callId, ...pending } = question;
+      return { kind: 'waiting', on: 'question', open: pending };
+    }
+    case 'ready':
+      if (question) ctx.observer?.clarifyResumed(question.requestId);
+      return state.outcomes.map((outcome) =>
+        outcome.state === 'answered'
+          ? { requestId: outcome.requestId, answer: outcome.result }
+          : toolCallOutcome(outcome),
+      );
+  }
 }

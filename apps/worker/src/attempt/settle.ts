@@ -245,7 +245,7 @@ async function wait(
     const status = settlement.on === 'children' ? 'waiting_for_children' : 'waiting_for_input';
     await store.setStatus(runId, fence, status);
     const grace = settlement.on === 'children' ? CHILDREN_GRACE_MS : 0;
-    return delayUntil(ctx, settlement.again.untilMs + grace, resolved(ctx, settlement));
+    return delayUntil(ctx, settlement.again.untilMs + grace, resolved(ctx));
   }
   switch (settlement.on) {
     case 'question': {
@@ -257,7 +257,7 @@ async function wait(
         { requestId: pending.requestId, expiresAt: pending.expiresAt },
         'run suspended on a clarify question',
       );
-      return delayUntil(ctx, Date.parse(pending.expiresAt), resolved(ctx, settlement));
+      return delayUntil(ctx, Date.parse(pending.expiresAt), resolved(ctx));
     }
     case 'tool_output': {
       const calls = settlement.open;
@@ -270,7 +270,7 @@ async function wait(
         { calls: calls.length, expiresAt: new Date(untilMs).toISOString() },
         'run waits for client tool outputs',
       );
-      return delayUntil(ctx, untilMs, resolved(ctx, settlement));
+      return delayUntil(ctx, untilMs, resolved(ctx));
     }
     case 'children':
       return delegate(ctx, settlement, events, turn);
@@ -324,7 +324,7 @@ async function delegate(
   await ctx.crew.queueChildren(children, job.data.requestId);
   await dispatchEvents(ctx, 'delegating');
   log.info({ children: children.length }, 'run waits for its crew children');
-  return delayUntil(ctx, deadlineMs + CHILDREN_GRACE_MS, resolved(ctx, settlement));
+  return delayUntil(ctx, deadlineMs + CHILDREN_GRACE_MS, resolved(ctx));
 }
 
 /**
@@ -352,18 +352,8 @@ async function refusedStep(
 }
 
 /** Whether what the waiting run waits for has come: every request resolved, or a cancel asked for. */
-function resolved(ctx: AttemptContext, settlement: Waiting): () => Promise<boolean> {
-  const { store, runId } = ctx;
-  switch (settlement.on) {
-    case 'question': {
-      const requestId = 'open' in settlement ? settlement.open.requestId : settlement.again.requestId;
-      return async () => (await store.wakeReason(runId, requestId)) !== undefined;
-    }
-    case 'tool_output':
-      return async () => (await store.toolCallsWakeReason(runId)) !== undefined;
-    case 'children':
-      return async () => (await store.childrenWakeReason(runId)) !== undefined;
-  }
+function resolved(ctx: AttemptContext): () => Promise<boolean> {
+  return async () => (await ctx.store.wakeReason(ctx.runId)) !== undefined;
 }
 
 /** The run gives its turn up without running (see `Released`). */

@@ -1,30 +1,29 @@
 --[[
   Ends the run once: sets the terminal status and fields (and the final checkpoint), drops the
-  pending question, drops the spec and the submitted files of a completed run (a failed or cancelled
-  run's stay for the retention: a retry starts from them), appends the events emitted before the end and then the terminal
-  event (the last one), and lets the run's keys expire after the retention. A session's run moves
+  requests of the waitpoint it waits on, drops the spec and the submitted files of a completed run
+  (a failed or cancelled run's stay for the retention: a retry starts from them), appends the
+  events emitted before the end and then the terminal event (the last one), and lets the run's keys expire after the retention. A session's run moves
   its turn into the session's transcript and leaves the session's queue in the same step. A crew
-  child records its result in its parent's delegation in the same step (and `child.finished` in the
-  parent's log); a crew parent's delegation ends with it.
+  child records its result in its parent's waitpoint in the same step (and `child.finished` in the
+  parent's log); the run's own waitpoint keeps only its requests' states.
 
   Input:
     KEYS[1] record          the run record (hash)
     KEYS[2] events          the run's event log (stream)
     KEYS[3] checkpoint      the agent checkpoint (string)
     KEYS[4] spec            the submitted body (string)
-    KEYS[5] pending         the question the run waits on (string)
+    KEYS[5] waitpoint       the waitpoint the run waits on (hash)
     KEYS[6] metadata        the caller's metadata (string)
     KEYS[7] turn            a session run's turn so far (list)
     KEYS[8] sessionRecord   the run's session (hash)
     KEYS[9] sessionQueue    the session's live runs (list)
     KEYS[10] transcript     the session's transcript (list)
     KEYS[11] sessionRuns    the session's runs (list)
-    KEYS[12] delegation     the delegation the run waits on, as a crew parent (hash)
-    KEYS[13] children       the run's crew children (list)
-    KEYS[14] parentRecord   a crew child's parent's record (hash)
-    KEYS[15] parentEvents   the parent's event log (stream)
-    KEYS[16] parentDelegation  the parent's delegation (hash)
-    KEYS[17] files          the submitted files, once written (string)
+    KEYS[12] children       the run's crew children (list)
+    KEYS[13] parentRecord   a crew child's parent's record (hash)
+    KEYS[14] parentEvents   the parent's event log (stream)
+    KEYS[15] parentWaitpoint  the parent's waitpoint (hash)
+    KEYS[16] files          the submitted files, once written (string)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -62,7 +61,8 @@
 --- @include "includes/compact"
 --- @include "includes/replaceTurn"
 --- @include "includes/endTurn"
---- @include "includes/reportChild"
+--- @include "includes/resolveRequest"
+--- @include "includes/dropRequests"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner', 'session', 'parent', 'call', 'index', 'createdAt',
   'tenant')
@@ -76,8 +76,8 @@ local now = nowMs()
 redis.call('HSET', KEYS[1], 'status', ARGV[4], 'finishedAt', now, unpack(ARGV, 18, fieldsEnd))
 redis.call('HDEL', KEYS[1], 'owner')
 if ARGV[9] ~= '' then redis.call('SET', KEYS[3], ARGV[9]) end
-redis.call('DEL', KEYS[5], KEYS[12])
-if ARGV[4] == 'completed' then redis.call('DEL', KEYS[4], KEYS[17]) end
+dropRequests(KEYS[5])
+if ARGV[4] == 'completed' then redis.call('DEL', KEYS[4], KEYS[16]) end
 if fields[3] then
   if turnCount > 0 then replaceTurn(KEYS[7], fieldsEnd + 1, turnCount) end
   endTurn(KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], ARGV[3], now, ARGV[10])
@@ -85,16 +85,26 @@ end
 appendPairs(KEYS[2], ARGV[1], ARGV[2], ARGV[3], fieldsEnd + 1 + turnCount)
 local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[6])
 compact(KEYS[2])
-for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[13], KEYS[4], KEYS[17] }) do
+for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[6], KEYS[12], KEYS[4], KEYS[16] }) do
   redis.call('EXPIRE', key, ARGV[7])
 end
 local parent = ''
 if fields[4] then
   if fields[4] ~= ARGV[11] then
     parent = 'unreported'
-  elseif reportChild(KEYS[14], KEYS[15], KEYS[16], ARGV[12], ARGV[2], fields[4], ARGV[3], fields[5] or '',
-      tonumber(fields[6] or '0'), ARGV[13], ARGV[14], ARGV[15], now - tonumber(fields[7] or now)) == 1 then
-    parent = 'ready'
+  else
+    -- The child's result, for its parent's delegation: recorded once, and the parent may resume
+    -- when it was the last.
+    local index = tonumber(fields[6] or '0')
+    local result = cjson.encode({
+      index = index, runId = ARGV[3], status = ARGV[13], summary = ARGV[14],
+      usage = cjson.decode(ARGV[15]), durationMs = now - tonumber(fields[7] or now),
+    })
+    local finished = cjson.encode({ childRunId = ARGV[3], index = index, status = ARGV[13], summary = ARGV[14] })
+    if resolveRequest(KEYS[13], KEYS[14], KEYS[15], ARGV[12], ARGV[2], fields[4], fields[5] or '', ARGV[3], 'child',
+        result, 'child.finished', finished, '') == 'last' then
+      parent = 'ready'
+    end
   end
 end
 return { id, parent, fields[8] or '' }

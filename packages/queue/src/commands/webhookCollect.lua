@@ -2,20 +2,20 @@
   Reads what a run's webhook deliveries need from its slot: the run's tenant, status, session and
   metadata, and the events of the given types logged after the run's dispatch hint (or after
   `after`, when that is later), at most `scan` entries of the log. When a token hash is given, it
-  is recorded in each `clarify.requested` question read (`t:<hash>` in its hash), so the token
-  answers that question; only the hash is kept.
+  is recorded for each `clarify.requested` question read that the run's waitpoint holds
+  (`t:<requestId>:<hash>`), so the token answers that question; only the hash is kept.
 
   Input:
     KEYS[1] record          the run record (hash)
     KEYS[2] events          the run's event log (stream)
     KEYS[3] metadata        the caller's metadata (string)
     KEYS[4] webhookHint     the run's dispatch hint (string: an event id)
+    KEYS[5] waitpoint       the run's waitpoint (hash)
 
     ARGV[1] types           the event types to return, each between spaces (' run.completed ')
     ARGV[2] after           read after this event id when it is later than the hint ('' for the hint)
     ARGV[3] scan            log entries read at most
-    ARGV[4] clarifyPrefix   the key of the run's clarify request with no request id
-    ARGV[5] tokenHash       the SHA-256 (hex) of an answer token, '' for none
+    ARGV[4] tokenHash       the SHA-256 (hex) of an answer token, '' for none
 
   Output:
     false (the run is missing) or { tenant, status, session, metadata, last id read ('' for none),
@@ -40,11 +40,11 @@ for _, entry in ipairs(entries) do
     if kv[i] == 't' then etype = kv[i + 1] elseif kv[i] == 'd' then data = kv[i + 1] end
   end
   if etype and string.find(ARGV[1], ' ' .. etype .. ' ', 1, true) then
-    if etype == 'clarify.requested' and ARGV[5] ~= '' then
+    if etype == 'clarify.requested' and ARGV[4] ~= '' then
       local ok, decoded = pcall(cjson.decode, data)
       local request = ok and type(decoded) == 'table' and decoded.requestId
-      if type(request) == 'string' and redis.call('EXISTS', ARGV[4] .. request) == 1 then
-        redis.call('HSET', ARGV[4] .. request, 't:' .. ARGV[5], 'ok')
+      if type(request) == 'string' and redis.call('HEXISTS', KEYS[5], 's:' .. request) == 1 then
+        redis.call('HSET', KEYS[5], 't:' .. request .. ':' .. ARGV[4], 'ok')
       end
     end
     reply[#reply + 1] = entry[1]

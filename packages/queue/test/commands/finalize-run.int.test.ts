@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { finalizeRun } from '../../src/scripts.js';
-import { parseMessage, REQUEST_ID, RunFixture, useRedis } from './fixture.js';
+import {
+  parseMessage,
+  QUESTION_ID,
+  questionWaitpoint,
+  RunFixture,
+  type SeededRequest,
+  useRedis,
+} from './fixture.js';
 
 const redis = useRedis();
 /** A time the script set: epoch ms, by Redis's clock. */
@@ -13,6 +20,11 @@ interface End {
   fields?: string[];
   events?: string[];
   turn?: string[];
+  /** The crew parent the caller knows of ('' for none). */
+  parentId?: string;
+  childStatus?: string;
+  childSummary?: string;
+  childUsage?: string;
 }
 
 function finalize(run: RunFixture, end: End = {}) {
@@ -28,11 +40,11 @@ function finalize(run: RunFixture, end: End = {}) {
       token: end.token ?? '',
       checkpoint: end.checkpoint ?? '',
       sessionTtl: 600,
-      parentId: '',
-      parentChannel: '',
-      childStatus: 'completed',
-      childSummary: 'done',
-      childUsage: '{}',
+      parentId: end.parentId ?? '',
+      parentChannel: run.parent?.keys.eventsChannel ?? '',
+      childStatus: end.childStatus ?? 'completed',
+      childSummary: end.childSummary ?? 'done',
+      childUsage: end.childUsage ?? '{}',
       turnCount: end.turn?.length ?? 0,
       fieldCount: fields.length / 2,
       pairs: [...fields, ...(end.turn ?? []), ...(end.events ?? [])],
@@ -40,15 +52,34 @@ function finalize(run: RunFixture, end: End = {}) {
   });
 }
 
-/** A live run owned by w1:t1, with every key a run can have. */
+/** What is left of the waitpoint of `live()` once the run has ended: its requests' states and the tokens. */
+const WAITPOINT_LEFT = {
+  [`s:${QUESTION_ID}`]: 'pending',
+  's:clr_old': 'answered',
+  [`t:${QUESTION_ID}:aaaa`]: 'ok',
+};
+
+/**
+ * A live run owned by w1:t1, with every key a run can have: it waits on a question (with an
+ * answer token), after an earlier one.
+ */
 async function live(): Promise<RunFixture> {
   const run = new RunFixture(redis);
   await run.seed({ status: 'running', owner: 'w1:t1', todos: '[]' });
   await redis.set(run.keys.spec, '{"input":"hi"}');
   await redis.set(run.keys.checkpoint, '{"version":1}');
   await redis.set(run.keys.metadata, '{"team":"a"}');
-  await run.seedQuestion(Date.now() + 60_000);
+  await run.seedWaitpoint({
+    ...questionWaitpoint(Date.now() + 60_000),
+    extra: { 's:clr_old': 'answered', [`t:${QUESTION_ID}:aaaa`]: 'ok' },
+    ttl: 60,
+  });
   return run;
+}
+
+async function expectRetention(key: string): Promise<void> {
+  expect(await redis.ttl(key)).toBeGreaterThan(RETENTION - 10);
+  expect(await redis.ttl(key)).toBeLessThanOrEqual(RETENTION);
 }
 
 describe('finalizeRun', () => {
@@ -75,7 +106,9 @@ describe('finalizeRun', () => {
       step: '4',
     });
     expect(await redis.get(run.keys.checkpoint)).toBe('{"version":2}');
-    expect(await redis.exists(run.keys.spec, run.keys.pending)).toBe(0);
+    expect(await redis.exists(run.keys.spec)).toBe(0);
+    // The waitpoint's requests are dropped: their states and the tokens stay, for a late answer.
+    expect(await run.waitpoint()).toEqual(WAITPOINT_LEFT);
     const events = await run.events();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       { type: 'message', data: { role: 'assistant', content: 'done', toolCalls: [] } },
@@ -86,11 +119,10 @@ describe('finalizeRun', () => {
     expect(result).toEqual([events[2]?.id, '', '']);
     expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
     for (const key of [run.keys.record, run.keys.events, run.keys.checkpoint, run.keys.metadata]) {
-      expect(await redis.ttl(key)).toBeGreaterThan(RETENTION - 10);
-      expect(await redis.ttl(key)).toBeLessThanOrEqual(RETENTION);
+      await expectRetention(key);
     }
-    // The clarify request keeps the expiry it was given.
-    expect(await redis.ttl(run.keys.clarify(REQUEST_ID))).toBe(-1);
+    // What is left of the waitpoint stays for the retention too.
+    await expectRetention(run.keys.waitpoint);
   });
 
   it("keeps a failed or cancelled run's spec and submitted files for the retention (a retry starts from them); a completed run's go", async () => {
@@ -123,6 +155,9 @@ describe('finalizeRun', () => {
         },
       });
       expect(Array.isArray(ended)).toBe(true);
+      // Whatever the end, the waitpoint keeps only its requests' states and the tokens.
+      expect(await run.waitpoint()).toEqual(WAITPOINT_LEFT);
+      await expectRetention(run.keys.waitpoint);
       if (status === 'completed') {
         expect(await redis.exists(run.keys.spec, run.keys.files)).toBe(0);
         continue;
@@ -130,10 +165,8 @@ describe('finalizeRun', () => {
       expect(await redis.get(run.keys.spec)).toBe('{"input":"hi"}');
       expect(await redis.get(run.keys.files)).toBe('{"a.txt":"A"}');
       for (const key of [run.keys.spec, run.keys.files]) {
-        expect(await redis.ttl(key)).toBeGreaterThan(RETENTION - 10);
-        expect(await redis.ttl(key)).toBeLessThanOrEqual(RETENTION);
+        await expectRetention(key);
       }
-      expect(await redis.exists(run.keys.pending)).toBe(0);
     }
   });
 
@@ -141,6 +174,8 @@ describe('finalizeRun', () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', owner: 'w1:t1', tenant: 'acme' });
     expect(await finalize(run)).toEqual([expect.any(String), '', 'acme']);
+    // A run that never waited gets no waitpoint.
+    expect(await redis.exists(run.keys.waitpoint)).toBe(0);
   });
 
   it('ends the run whoever owns it when the token is empty, keeps the stored checkpoint without a new one', async () => {
@@ -228,5 +263,141 @@ describe('finalizeRun', () => {
       '{"role":"user","content":"saved"}',
     ]);
     expect(await redis.llen(run.keys.session.queue)).toBe(0);
+  });
+});
+
+describe('finalizeRun: a crew child', () => {
+  const CALL = 'call_1';
+  const USAGE = { inputTokens: 1, outputTokens: 2, totalTokens: 3 };
+
+  /**
+   * A parent (in `status`) waiting on delegation CALL for its children `a` and `b` (due at
+   * `deadline`), each running, owned by w2:t2, created 5 s ago.
+   */
+  async function crew(status = 'waiting_for_children', deadline = Date.now() + 60_000) {
+    const parent = new RunFixture(redis);
+    await parent.seed({ status, tenant: 'acme' });
+    const a = new RunFixture(redis, { parent });
+    const b = new RunFixture(redis, { parent });
+    for (const [index, child] of [a, b].entries()) {
+      await child.seed({
+        status: 'running',
+        owner: 'w2:t2',
+        tenant: 'acme',
+        parent: parent.runId,
+        call: CALL,
+        index,
+        createdAt: Date.now() - 5_000,
+      });
+    }
+    const requests = [a, b].map((child): SeededRequest => ({ id: child.runId, kind: 'child' }));
+    await parent.seedWaitpoint({ id: CALL, deadline, requests, ttl: RETENTION });
+    return { parent, a, b };
+  }
+
+  /** Ends `child` (completed) and reports it as `childStatus` to the parent it names. */
+  function end(child: RunFixture, parentId = child.parent?.runId ?? '', childStatus = 'completed') {
+    return finalize(child, {
+      token: 'w2:t2',
+      parentId,
+      childStatus,
+      childSummary: `${childStatus}: "done" é`,
+      childUsage: JSON.stringify(USAGE),
+    });
+  }
+
+  it("reports to its parent's waitpoint in the step that ends it: reported, its result, child.finished; the last says ready", async () => {
+    const { parent, a, b } = await crew();
+    const { result, messages } = await a.published(parent.keys.eventsChannel, () =>
+      end(b, undefined, 'failed'),
+    );
+    expect(result).toEqual([expect.stringMatching(/^\d+-\d+$/), '', 'acme']);
+    const waitpoint = await parent.waitpoint();
+    expect(waitpoint).toMatchObject({
+      id: CALL,
+      pending: '1',
+      [`s:${a.runId}`]: 'pending',
+      [`s:${b.runId}`]: 'reported',
+    });
+    expect(waitpoint[`r:${a.runId}`]).toBeUndefined();
+    const reported = JSON.parse(waitpoint[`r:${b.runId}`] ?? '');
+    expect(reported).toEqual({
+      index: 1,
+      runId: b.runId,
+      status: 'failed',
+      summary: 'failed: "done" é',
+      usage: USAGE,
+      durationMs: expect.any(Number),
+    });
+    expect(reported.durationMs).toBeGreaterThanOrEqual(4_000);
+    expect(reported.durationMs).toBeLessThan(60_000);
+    // The parent's log and channel, under the parent's id; the parent keeps its status.
+    const events = await parent.events();
+    expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
+      {
+        type: 'child.finished',
+        data: { childRunId: b.runId, index: 1, status: 'failed', summary: 'failed: "done" é' },
+      },
+    ]);
+    expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: parent.runId })));
+    expect(await parent.record()).toEqual({ status: 'waiting_for_children', tenant: 'acme' });
+    // The child's own end is its own.
+    expect((await b.record()).status).toBe('completed');
+    expect((await b.events()).map((event) => event.type)).toEqual(['run.completed']);
+
+    expect(await end(a)).toEqual([expect.any(String), 'ready', 'acme']);
+    expect(await parent.waitpoint()).toMatchObject({ pending: '0', [`s:${a.runId}`]: 'reported' });
+    expect(await parent.record()).toEqual({ status: 'waiting_for_children', tenant: 'acme' });
+    expect((await parent.events()).map((event) => event.type)).toEqual(['child.finished', 'child.finished']);
+    // Ended already: reported once.
+    expect(await a.unchanged(() => end(a))).toBe(0);
+  });
+
+  it("reports past the children's deadline too (a child's report counts whenever it comes)", async () => {
+    const { parent, a, b } = await crew('waiting_for_children', Date.now() - 1_000);
+    expect(await end(a)).toEqual([expect.any(String), '', 'acme']);
+    expect(await end(b)).toEqual([expect.any(String), 'ready', 'acme']);
+    expect((await parent.waitpoint()).pending).toBe('0');
+  });
+
+  it.each(['queued', 'running'])('reports to a parent %s (woken early, or handed back)', async (status) => {
+    const { parent, a } = await crew(status);
+    expect(await end(a)).toEqual([expect.any(String), '', 'acme']);
+    expect((await parent.waitpoint())[`s:${a.runId}`]).toBe('reported');
+    expect(await parent.record()).toEqual({ status, tenant: 'acme' });
+  });
+
+  it("is 'unreported' when the caller names another parent (or none), and leaves the parent as it is", async () => {
+    for (const named of ['', 'run_other']) {
+      const { parent, a } = await crew();
+      expect(await parent.unchanged(() => end(a, named))).toEqual([expect.any(String), 'unreported', 'acme']);
+      expect((await a.record()).status).toBe('completed');
+    }
+  });
+
+  it('reports nothing to a parent that waits on another delegation, or has ended', async () => {
+    const other = await crew();
+    await redis.hset(other.parent.keys.waitpoint, 'id', 'call_2');
+    expect(await other.parent.unchanged(() => end(other.a))).toEqual([expect.any(String), '', 'acme']);
+    for (const status of ['completed', 'failed', 'cancelled']) {
+      const ended = await crew();
+      await ended.parent.seed({ status });
+      expect(await ended.parent.unchanged(() => end(ended.a))).toEqual([expect.any(String), '', 'acme']);
+    }
+  });
+
+  it("a parent that ends drops its waitpoint's requests: a child that ends later reports nothing", async () => {
+    const { parent, a, b } = await crew();
+    expect(await finalize(parent, { fields: [] })).toEqual([expect.any(String), '', 'acme']);
+    expect(await parent.waitpoint()).toEqual({ [`s:${a.runId}`]: 'pending', [`s:${b.runId}`]: 'pending' });
+    expect(await parent.unchanged(() => end(a))).toEqual([expect.any(String), '', 'acme']);
+    expect((await parent.events()).at(-1)?.type).toBe('run.completed');
+  });
+
+  it("is -1 with another worker's token, and changes nothing of the child or its parent", async () => {
+    const { a } = await crew();
+    expect(
+      await a.unchanged(() => finalize(a, { token: 'w9:t9', parentId: a.parent?.runId as string })),
+    ).toBe(-1);
   });
 });

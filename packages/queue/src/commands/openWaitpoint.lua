@@ -1,0 +1,84 @@
+--[[
+  The run waits on a new waitpoint: its requests are recorded (each its kind, the request and the
+  state `pending`), with the deadline they share and how many are pending, the events emitted
+  before it are appended, then the request's event for each in order (`clarify.requested`,
+  `tool.requested` or `child.started`), and the run waits: for input (a question, client tool
+  calls) or for its children (each on the run's list of children, where `createRun` put it; the
+  run's life count of children grows). What is left of the earlier waitpoint is each request's
+  state and the answer tokens, so a late answer is told its request's fate. Done again for the
+  same waitpoint (a worker that took the run over after a crash redoes the step), only the events
+  given are appended, no request is recorded twice: the run waits again.
+
+  Input:
+    KEYS[1] record          the run record (hash)
+    KEYS[2] events          the run's event log (stream)
+    KEYS[3] waitpoint       the waitpoint (hash)
+    KEYS[4] children        the run's crew children (list)
+
+    ARGV[1] channel         the run's events channel
+    ARGV[2] maxlen          events kept (approximately)
+    ARGV[3] runId
+    ARGV[4] token           the caller's fencing token
+    ARGV[5] id              the waitpoint's id
+    ARGV[6] deadline        when its requests time out (epoch ms)
+    ARGV[7] ttl             how long it is kept (s)
+    ARGV[8] maxChildren     how many children the run may start over its life ('' unless children)
+    ARGV[9] count           how many requests follow
+    ARGV[10...] rest        count (requestId, kind, request JSON) triples, all of one kind
+                            ('question', 'tool_output' or 'child'), then (type, data JSON) pairs
+                            of events
+
+  Output:
+    1 (the run now waits), 2 (this waitpoint was recorded already: the run waits again), 0
+    (another worker owns the run, or it is not running), -1 (a cancel was requested, or the run has
+    ended) or -2 (the children would pass the run's life limit)
+]]
+
+--- @include "includes/lifecycle"
+--- @include "includes/append"
+--- @include "includes/compact"
+--- @include "includes/dropRequests"
+
+local EVENT = { question = 'clarify.requested', tool_output = 'tool.requested', child = 'child.started' }
+local count = tonumber(ARGV[9])
+local requestsEnd = 9 + 3 * count
+-- (requestId, kind, request JSON) triples.
+local requests = { unpack(ARGV, 10, requestsEnd) }
+local kind = requests[2]
+if not EVENT[kind] then error('not a kind of request: ' .. tostring(kind)) end
+for i = 2, #requests, 3 do
+  if requests[i] ~= kind then error('a waitpoint holds requests of one kind') end
+end
+local children = kind == 'child'
+local step = children and 'wait for children' or 'wait for input'
+local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested', 'childCount')
+local refused = refusedOwnerStep(step, fields[1], fields[2], fields[3], ARGV[4])
+if refused then return refused end
+local status = children and 'waiting_for_children' or 'waiting_for_input'
+local function appendEvents()
+  for i = requestsEnd + 1, #ARGV, 2 do append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[i], ARGV[i + 1]) end
+end
+if redis.call('HGET', KEYS[3], 'id') == ARGV[5] then
+  appendEvents()
+  redis.call('HSET', KEYS[1], 'status', status)
+  return 2
+end
+local total = tonumber(fields[4] or '0') + count
+if children and total > tonumber(ARGV[8]) then return -2 end
+appendEvents()
+dropRequests(KEYS[3])
+local order = {}
+for i = 1, #requests, 3 do order[#order + 1] = requests[i] end
+redis.call('HSET', KEYS[3], 'id', ARGV[5], 'deadline', ARGV[6], 'pending', count, 'order', table.concat(order, ' '))
+for i = 1, #requests, 3 do
+  local id, request = requests[i], requests[i + 2]
+  redis.call('HSET', KEYS[3], 'k:' .. id, kind, 'q:' .. id, request, 's:' .. id, 'pending')
+  -- A child is on the list since its `createRun` (one a worker of an earlier release created is not).
+  if children and not redis.call('LPOS', KEYS[4], id) then redis.call('RPUSH', KEYS[4], id) end
+  append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], EVENT[kind], request)
+end
+redis.call('HSET', KEYS[1], 'status', status)
+if children then redis.call('HSET', KEYS[1], 'childCount', total) end
+redis.call('EXPIRE', KEYS[3], ARGV[7])
+compact(KEYS[2])
+return 1

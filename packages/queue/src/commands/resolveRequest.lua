@@ -1,0 +1,30 @@
+--[[
+  Resolves one request of the waitpoint a run waits on (see includes/resolveRequest): a question's
+  answer, a client tool call's output, or a crew child's result (the repair for a child that ended
+  without reporting, or is gone: the step that ends a child reports it).
+
+  Input:
+    KEYS[1] record          the run record (hash)
+    KEYS[2] events          the run's event log (stream)
+    KEYS[3] waitpoint       the waitpoint (hash)
+
+    ARGV[1] channel         the run's events channel
+    ARGV[2] maxlen          events kept (approximately)
+    ARGV[3] runId
+    ARGV[4] waitpointId     the waitpoint the request must be of, '' for the current one
+    ARGV[5] requestId
+    ARGV[6] kind            'question', 'tool_output' or 'child'
+    ARGV[7] result          the answer, the output as stored (JSON) or the child's result (JSON)
+    ARGV[8] eventType       the event appended: `clarify.answered`, `tool.output_received` or
+                            `child.finished`
+    ARGV[9] eventData       its data (JSON)
+    ARGV[10] tokenHash      the SHA-256 (hex) of the answer token used, '' for none
+
+  Output:
+    'ok', 'last', or why not (see includes/resolveRequest)
+]]
+
+--- @include "includes/resolveRequest"
+
+return resolveRequest(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7],
+  ARGV[8], ARGV[9], ARGV[10])
