@@ -264,6 +264,20 @@ export function isCluster(connection: RedisClient): connection is Cluster {
   return 'isCluster' in connection && connection.isCluster === true;
 }
 
+/** Every key matching `pattern`: one SCAN per master of a cluster. */
+export async function scanKeys(redis: RedisClient, pattern: string): Promise<string[]> {
+  const found = new Set<string>();
+  for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const key of batch) found.add(key);
+    } while (cursor !== '0');
+  }
+  return [...found];
+}
+
 const CONNECTION_ERROR_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

@@ -1,5 +1,5 @@
 import { RUN_STATUSES, type RunStatus, sessionTag } from '@tether/protocol';
-import { isCluster, type RedisClient } from './connection.js';
+import { type RedisClient, scanKeys } from './connection.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
 import { LIVE_STATUSES } from './lifecycle.js';
 import { type PipelineReply, SlotPipelines } from './slot-pipelines.js';
@@ -195,20 +195,6 @@ interface Check {
 
 function shardPrefixes(keys: TetherKeys): string[] {
   return Array.from({ length: keys.shards }, (_, shard) => keys.shardPrefix(shard));
-}
-
-/** Every key matching `pattern`: one SCAN per master of a cluster. */
-async function scanKeys(redis: RedisClient, pattern: string): Promise<string[]> {
-  const found = new Set<string>();
-  for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
-    let cursor = '0';
-    do {
-      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      for (const key of batch) found.add(key);
-    } while (cursor !== '0');
-  }
-  return [...found];
 }
 
 /** The runs (by their records), sessions (by their queues) and tenants (by their slots) in Redis. */
