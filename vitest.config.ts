@@ -21,6 +21,8 @@ const CLUSTER_FILES = [
   'packages/queue/test/run-removal.int.test.ts',
   // Listing by metadata: the indexes in the tenant's slot, beside its list.
   'packages/queue/test/run-list.int.test.ts',
+  // Runs waiting across the upgrade to the waitpoint: each run's keys moved in its slot.
+  'packages/queue/test/waitpoint-migration.int.test.ts',
   // A cancel giving back its tenant slot: the run's keys in its slot, the tenant's slots in the tenant's.
   'packages/queue/test/cancel-tenant-slot.int.test.ts',
   // Cancels a process left unfinished: the set of them in its own slot, each run's keys in theirs.

@@ -127,6 +127,7 @@ export function startWorker(
     connections.subscriber.subscribe(keys.cancelChannel),
     stores.dispatcher.listen(),
     ...runWorkers.workers.map((worker) => worker.waitUntilReady()),
+    runWorkers.started,
     webhooks.pumps?.waitUntilReady(),
     metricsPart.serve()?.then((server) => {
       metricsServer = server;

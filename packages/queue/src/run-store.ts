@@ -22,6 +22,7 @@ import * as records from './records.js';
 import * as removal from './run-removal.js';
 import * as scripts from './scripts.js';
 import type { StoreContext } from './store-context.js';
+import { migrateWaitpoints } from './waitpoint-migration.js';
 import type { AnswerResult, ToolOutputResult, WaitpointState } from './waitpoint-store.js';
 import * as waitpoints from './waitpoint-store.js';
 
@@ -241,6 +242,11 @@ export class RunStore implements StoreContext {
   /** See {@link waitpoints.wakeReason}. */
   wakeReason(runId: string): Promise<'resolved' | 'cancel' | undefined> {
     return waitpoints.wakeReason(this, runId);
+  }
+
+  /** See {@link migrateWaitpoints}: the waits of the release before the waitpoint, moved once per deployment. */
+  migrateWaitpoints(): Promise<number> {
+    return migrateWaitpoints(this);
   }
 
   /** The waitpoint the run waits on, if any. */

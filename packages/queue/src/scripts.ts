@@ -39,6 +39,7 @@ export interface Replies {
     | 'expired'
     | 'ended';
   expireWaitpoint: ['ready', ...string[]] | ['pending', string] | ['missing'] | ['not_owner'];
+  migrateWaitpoint: 'moved' | 'none';
   finalizeRun: [string, '' | 'ready' | 'unreported', string] | 0 | -1;
   retryRun: string | null;
   requestCancel: 'missing' | RunStatus;
@@ -166,6 +167,12 @@ export const expireWaitpoint = script('expireWaitpoint', {
   keys: ['record', 'events', 'waitpoint'],
   args: ['channel', 'maxlen', 'runId', 'token', 'id'],
   rest: 'requestIds',
+});
+
+/** commands/migrateWaitpoint.lua: a live run's wait of the release before the waitpoint, moved into its waitpoint. */
+export const migrateWaitpoint = script('migrateWaitpoint', {
+  keys: ['record', 'waitpoint', 'pending', 'clarify', 'toolCalls', 'toolOutputs', 'delegation'],
+  args: ['kind', 'question'],
 });
 
 /** commands/finalizeRun.lua: ends the run once, with its terminal event. */

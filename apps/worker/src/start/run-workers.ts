@@ -16,6 +16,11 @@ import type { WorkerStores } from './stores.js';
 /** The BullMQ workers on the runs queue (one per shard taken), and what keeps their attempts honest. */
 export interface RunWorkers {
   workers: Worker<RunJobData>[];
+  /**
+   * Resolves once the workers take jobs: after the waits of runs of the release before the waitpoint
+   * are in their waitpoints (see `RunStore.migrateWaitpoints`), tried again until Redis answers.
+   */
+  started: Promise<void>;
   /** Stops the timers: attempts whose lock was not renewed in time, cancels left unfinished. */
   stopTimers(): void;
 }
@@ -44,7 +49,8 @@ export function startRunWorkers(options: {
       maxStalledCount: config.maxStalledCount,
       // A retry's delay is the one the attempt recorded in `run.retrying` (see settleOutcome).
       settings: { backoffStrategy },
-      autorun: true,
+      // Run once the waits of the previous release are moved (see `started` below).
+      autorun: false,
       // BullMQ's 'process' span per job taken, continuing the trace its job carries (the enqueue's).
       ...(telemetry ? { telemetry } : {}),
     });
@@ -132,9 +138,35 @@ export function startRunWorkers(options: {
       .catch((err: unknown) => logger.error({ err, runId: job.data.runId }, 'could not mark the run failed'));
   }
 
+  let stopped = false;
+  const started = migrateThenRun();
+
+  /** Moves the previous release's waits (once per deployment), then runs the workers. */
+  async function migrateThenRun(): Promise<void> {
+    for (let delayMs = 250; !stopped; delayMs = Math.min(delayMs * 2, 5_000)) {
+      try {
+        const moved = await store.migrateWaitpoints();
+        if (moved > 0)
+          logger.info({ moved }, 'moved the waits of runs of the previous release into their waitpoints');
+        break;
+      } catch (err) {
+        logger.warn(
+          { err, retryInMs: delayMs },
+          'could not move the previous release’s waits yet; no run is taken until then',
+        );
+        await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+      }
+    }
+    if (stopped) return;
+    for (const worker of workers)
+      worker.run().catch((error: unknown) => worker.emit('error', error as Error));
+  }
+
   return {
     workers,
+    started,
     stopTimers: () => {
+      stopped = true;
       clearInterval(leaseCheck);
       clearInterval(cancelRecovery);
     },
