@@ -94,6 +94,17 @@ for (const id of sample) sampleBytes += Number((await redis.memory('USAGE', keys
 const checkpointBytes = (sampleBytes / sample.length) * RUNS;
 const perRun = (memoryAfter - memoryBefore - checkpointBytes) / RUNS;
 const statuses = new Set((await store.getMany(sample)).map((r) => r?.status));
+// Where one suspended run's bytes are: each key of its own (MEMORY USAGE, with the key's own
+// overhead), and its BullMQ job's hash.
+const bytesByKey = {};
+const oneRun = keys.run(ids[0]);
+const named = Object.entries(oneRun).filter(
+  ([, key]) => typeof key === 'string' && !key.includes(':events:'),
+);
+for (const [name, key] of [...named, ['job', `${keys.queuePrefix}:runs:${ids[0]}`]]) {
+  const bytes = await redis.memory('USAGE', key, 'SAMPLES', 0);
+  if (bytes !== null) bytesByKey[name] = bytes;
+}
 
 console.log(
   JSON.stringify({
@@ -109,6 +120,7 @@ console.log(
     worker_rss_timeline_mb: timelines,
     redis_bytes_per_run_excluding_checkpoint: Math.round(perRun),
     checkpoint_bytes_per_run: Math.round(checkpointBytes / RUNS),
+    redis_bytes_by_key: bytesByKey,
     target_rss_growth_mb: 20,
     target_bytes_per_run: 4096,
     pass: suspendedRss - idleRss <= 20 * 2 ** 20 && perRun <= 4096,

@@ -1,7 +1,8 @@
 import type { RunEvent, RunEventInput } from '@tether/protocol';
 import type { RunKeys } from './keys.js';
-import { toEvent } from './replies.js';
+import { requestRefs, toEvent } from './replies.js';
 import * as scripts from './scripts.js';
+import { SlotPipelines } from './slot-pipelines.js';
 import type { StoreContext } from './store-context.js';
 
 /** The last id a stream can hold: both parts 2^64 - 1. */
@@ -59,4 +60,45 @@ export function eventArgs(
   runId: string,
 ): { channel: string; maxlen: number; runId: string } {
   return { channel: keys.eventsChannel, maxlen: ctx.eventMaxLength, runId };
+}
+
+/**
+ * The data of events found by their ids, of many runs (one round trip, one pipeline per hash slot
+ * on a cluster): by run id, then by the caller's name for each (a waitpoint's request id). An event
+ * the log no longer has is left out.
+ */
+export async function readEventData(
+  ctx: StoreContext,
+  wanted: readonly { runId: string; name: string; eventId: string }[],
+): Promise<Map<string, Map<string, string>>> {
+  const found = new Map<string, Map<string, string>>();
+  if (wanted.length === 0) return found;
+  const pipelines = new SlotPipelines(ctx.redis);
+  for (const { runId, eventId } of wanted) {
+    const events = ctx.keys.run(runId).events;
+    pipelines.add(events, (pipeline) => pipeline.xrange(events, eventId, eventId));
+  }
+  const replies = await pipelines.exec();
+  wanted.forEach(({ runId, name }, i) => {
+    const [error, entries] = replies[i] ?? [null, []];
+    if (error) throw error;
+    const fields = (entries as [string, string[]][])[0]?.[1] ?? [];
+    const data = fields[fields.indexOf('d') + 1];
+    if (fields.includes('d') && data !== undefined) {
+      const ofRun = found.get(runId) ?? new Map<string, string>();
+      ofRun.set(name, data);
+      found.set(runId, ofRun);
+    }
+  });
+  return found;
+}
+
+/** What `readEventData` needs to find the requests of waitpoints: each request named by its event. */
+export function requestEvents(
+  runId: string,
+  hash: Record<string, string>,
+): { runId: string; name: string; eventId: string }[] {
+  return requestRefs(hash).flatMap((ref) =>
+    ref.eventId ? [{ runId, name: ref.id, eventId: ref.eventId }] : [],
+  );
 }

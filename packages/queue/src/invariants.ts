@@ -2,6 +2,7 @@ import { RUN_STATUSES, type RunStatus, sessionTag } from '@tether/protocol';
 import { type RedisClient, scanKeys } from './connection.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
 import { LIVE_STATUSES } from './lifecycle.js';
+import { parseWaitpoint, type Waitpoint } from './replies.js';
 import { type PipelineReply, SlotPipelines } from './slot-pipelines.js';
 
 /**
@@ -46,8 +47,8 @@ import { type PipelineReply, SlotPipelines } from './slot-pipelines.js';
  *   so the slots counted are exactly the runs that hold them. A lease that ran out counts for
  *   nothing (the next script drops it) and is not checked.
  * - `waitpoint-resolved`: a waiting run (waiting_for_input, waiting_for_children) whose waitpoint
- *   has no pending request left (each of its requests, `order`, answered, received, reported or
- *   timed out, or none recorded) does not sleep on it: its job is not delayed: whoever resolved the
+ *   has no pending request left (each of its requests answered, received, reported or timed out,
+ *   or none recorded) does not sleep on it: its job is not delayed: whoever resolved the
  *   last request must wake it. Tolerated: the run's last event is less than `graceMs` old (a step
  *   that resolves a request appends its event, then promotes the job).
  * - `waitpoint-pending`: a live run's waitpoint counts as `pending` exactly its requests in state
@@ -57,7 +58,7 @@ import { type PipelineReply, SlotPipelines } from './slot-pipelines.js';
  *   is queued again as the session's current run), and that one is the head of the session's queue.
  * - `session-queue`: a session's queue lists each of its live runs once, and nothing else.
  * - `crew-delegation`: a delegation (a waitpoint of `child` requests) holds no result of another
- *   run under a child's (`r:<id>`); a child without a result is live (tolerated:
+ *   run under a child's; a child without a result is live (tolerated:
  *   one that ended less than `graceMs` ago, reported just after by `reportEnded`), a child with one
  *   is not; a live crew child's parent exists and has not ended.
  */
@@ -170,8 +171,8 @@ interface RunState {
   live: boolean;
   /** The BullMQ prefix of its job's queue. */
   queue: string;
-  /** Its waitpoint's hash, as stored (see `RunKeys.waitpoint`). */
-  waitpoint: Record<string, string>;
+  /** Its waitpoint, as stored (see `RunKeys.waitpoint`); undefined when it has none. */
+  waitpoint: Waitpoint | undefined;
   /** The time of its last event (epoch ms). */
   lastEventMs: number | undefined;
 }
@@ -234,13 +235,18 @@ async function readRuns(redis: RedisClient, keys: TetherKeys, runIds: readonly s
   for (const id of runIds) {
     const run = keys.run(id);
     reads.add(run.record, (pipeline) =>
-      pipeline.hgetall(run.record).hgetall(run.waitpoint).xrevrange(run.events, '+', '-', 'COUNT', 1),
+      pipeline
+        .hgetall(run.record)
+        .hgetall(run.waitpoint)
+        .hgetall(run.waitpointResults)
+        .xrevrange(run.events, '+', '-', 'COUNT', 1),
     );
   }
   const replies = values(await reads.exec());
   const runs = new Map<string, RunState>();
   runIds.forEach((id, i) => {
-    const [record, waitpoint, last] = replies.slice(i * 3, i * 3 + 3) as [
+    const [record, waitpoint, results, last] = replies.slice(i * 4, i * 4 + 4) as [
+      Record<string, string>,
       Record<string, string>,
       Record<string, string>,
       [string, string[]][],
@@ -255,7 +261,8 @@ async function readRuns(redis: RedisClient, keys: TetherKeys, runIds: readonly s
       valid,
       live: valid && LIVE_STATUSES.includes(status as RunStatus),
       queue: record.queue ?? keys.queuePrefix,
-      waitpoint,
+      // The requests' ids, states and results (their bodies, in the log, are not checked).
+      waitpoint: parseWaitpoint(waitpoint, undefined, results),
       lastEventMs: last[0] ? Number(last[0][0].split('-')[0]) : undefined,
     });
   });
@@ -384,17 +391,14 @@ async function reportMissingJobs(redis: RedisClient, check: Check): Promise<void
   });
 }
 
-/** The ids of a waitpoint's requests, in order. */
-function requestIds(waitpoint: Record<string, string>): string[] {
-  return (waitpoint.order ?? '').split(' ').filter(Boolean);
-}
-
 /** `waitpoint-resolved` and `waitpoint-pending`: each waiting run against its waitpoint. */
 function checkWaitpoints(check: Check): void {
   for (const run of check.runs.values()) {
     const waitpoint = run.waitpoint;
-    const pending = requestIds(waitpoint).filter((id) => waitpoint[`s:${id}`] === 'pending');
-    if (waitpoint.id && run.live && Number(waitpoint.pending) !== pending.length) {
+    const pending = [...(waitpoint?.requests.values() ?? [])].filter(
+      (request) => request.state === 'pending',
+    );
+    if (waitpoint && run.live && waitpoint.pending !== pending.length) {
       check.report(
         'waitpoint-pending',
         run.id,
@@ -405,9 +409,7 @@ function checkWaitpoints(check: Check): void {
     if (pending.length > 0) continue;
     if (check.queues.get(run.queue)?.jobs.get(run.id) !== 'delayed') continue;
     if (withinGrace(check, run.lastEventMs)) continue;
-    const what = waitpoint.id
-      ? `no request of its waitpoint ${waitpoint.id} is pending`
-      : 'it has no waitpoint';
+    const what = waitpoint ? `no request of its waitpoint ${waitpoint.id} is pending` : 'it has no waitpoint';
     check.report(
       'waitpoint-resolved',
       run.id,
@@ -421,11 +423,11 @@ function checkCrew(check: Check): void {
   const report = (runId: string, detail: string) => check.report('crew-delegation', runId, detail);
   for (const parent of check.runs.values()) {
     const waitpoint = parent.waitpoint;
-    const children = requestIds(waitpoint).filter((id) => waitpoint[`k:${id}`] === 'child');
-    if (children.length === 0) continue;
-    const reported = new Set(children.filter((id) => waitpoint[`r:${id}`] !== undefined));
+    if (waitpoint?.kind !== 'child') continue;
+    const children = [...waitpoint.requests.keys()];
+    const reported = new Set(children.filter((id) => waitpoint.requests.get(id)?.result !== undefined));
     for (const id of reported) {
-      const result = JSON.parse(waitpoint[`r:${id}`] as string) as { runId?: string };
+      const result = JSON.parse(waitpoint.requests.get(id)?.result as string) as { runId?: string };
       if (result.runId !== id)
         report(
           parent.id,

@@ -65,17 +65,22 @@ export interface RunKeys {
   children: string;
   /**
    * Hash: the waitpoint the run waits on (one at a time), and what is left of earlier ones. Its
-   * `id` (the question's request id, the first client tool call's, or the delegation's key), its
-   * `deadline` (epoch ms), how many requests are not resolved yet (`pending`) and their ids in
-   * order (`order`, space-separated); per request its kind (`k:<id>`: `question`, `tool_output`
-   * or `child`), the request (`q:<id>`: the data of its `clarify.requested`, `tool.requested` or
-   * `child.started`), its state (`s:<id>`: `pending`, then `answered`, `received`, `reported` or
-   * `timed_out`) and how it was resolved (`r:<id>`: the answer, the output as JSON
-   * `{ output, isError }`, or the child's result as JSON). Webhook answer tokens are
-   * `t:<requestId>:<sha256>` (`ok`, then `used`). A new waitpoint, and the run's end, keep
-   * only the states and the tokens of the earlier requests, so a late answer is told its fate.
+   * `id` (the question's request id, the first client tool call's, or the delegation's key), the
+   * `kind` of its requests (`question`, `tool_output` or `child`), its `deadline` (epoch ms), how
+   * many requests are not resolved yet (`pending`), and per request its state (`s:<id>`: `pending`,
+   * then `answered`, `received`, `reported` or `timed_out`) and the id of its event in the run's log
+   * (`e:<id>`: the event's data is the request; `q:<id>` holds the request itself for a run moved
+   * from the release before the waitpoint); webhook answer tokens are `t:<requestId>:<hash>`, the
+   * first 24 hex digits of the token's SHA-256 (`ok`, then `used`). Its values stay short, so Redis keeps it compact; the results are a key beside it.
+   * A new waitpoint, and the run's end, keep only the states and tokens of the earlier requests, so
+   * a late answer is told its fate.
    */
   waitpoint: string;
+  /**
+   * Hash: how the requests of the run's waitpoint were resolved, by request id: the answer, the
+   * output as JSON `{ output, isError }`, or the child's result as JSON.
+   */
+  waitpointResults: string;
   /**
    * The keys of the three waits before the waitpoint (a question's `pending` string and
    * `clarify:<id>` hash, the `tool-calls` and `tool-outputs` hashes, the `delegation` hash): read
@@ -349,6 +354,7 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
         turn: `${base}:turn`,
         children: `${base}:children`,
         waitpoint: `${base}:waitpoint`,
+        waitpointResults: `${base}:waitpoint:results`,
         legacy: {
           pending: `${base}:pending`,
           clarify: (requestId) => `${base}:clarify:${requestId}`,

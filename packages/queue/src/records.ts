@@ -1,7 +1,8 @@
 import type { RunStatus } from '@tether/protocol';
 import { idTime, runTitle } from '@tether/protocol';
+import { readEventData, requestEvents } from './event-log.js';
 import { type CallOf, isNoScript } from './lua-script.js';
-import { parseRecord, type RunRecord, type StoredBody } from './replies.js';
+import { parseRecord, parseWaitpoint, type RunRecord, type StoredBody } from './replies.js';
 import * as scripts from './scripts.js';
 import { SlotPipelines } from './slot-pipelines.js';
 import type { StoreContext } from './store-context.js';
@@ -222,13 +223,21 @@ export async function readRecords(
   const replies = await pipelines.exec();
   for (const [error] of replies) if (error) throw error;
   const per = withSpec ? 4 : 3;
-  return runIds.map((_, i) => {
-    const hash = replies[i * per]?.[1] as Record<string, string>;
+  const reply = (i: number, offset: number) => replies[i * per + offset]?.[1];
+  // A run waiting for input shows its pending requests: their events' data, a second round trip.
+  const waiting = runIds.flatMap((runId, i) => {
+    const status = (reply(i, 0) as Record<string, string> | undefined)?.status;
+    const waitpoint = reply(i, 2) as Record<string, string>;
+    return status === 'waiting_for_input' ? requestEvents(runId, waitpoint) : [];
+  });
+  const bodies = await readEventData(ctx, waiting);
+  return runIds.map((runId, i) => {
+    const hash = reply(i, 0) as Record<string, string>;
     if (!hash?.id) return undefined;
     return parseRecord(hash, {
-      metadata: replies[i * per + 1]?.[1] as string | null,
-      waitpoint: replies[i * per + 2]?.[1] as Record<string, string> | null,
-      spec: withSpec ? (replies[i * per + 3]?.[1] as string | null) : null,
+      metadata: reply(i, 1) as string | null,
+      waitpoint: parseWaitpoint(reply(i, 2) as Record<string, string>, bodies.get(runId)),
+      spec: withSpec ? (reply(i, 3) as string | null) : null,
     });
   });
 }

@@ -60,8 +60,8 @@ export function parseRecord(
   extra: {
     metadata: string | null;
     spec: string | null;
-    /** The run's waitpoint, as stored (see `RunKeys.waitpoint`). */
-    waitpoint?: Record<string, string> | null;
+    /** The run's waitpoint, its requests' bodies found (see `RunKeys.waitpoint`). */
+    waitpoint?: Waitpoint | undefined;
   },
 ): RunRecord {
   const record: RunRecord = {
@@ -91,10 +91,9 @@ export function parseRecord(
   if (hash.startedAt) record.startedAt = isoTime(hash.startedAt);
   if (hash.finishedAt) record.finishedAt = isoTime(hash.finishedAt);
   if (record.status === 'waiting_for_input') {
-    const waitpoint = parseWaitpoint(extra.waitpoint);
-    const [question] = pendingRequests<PendingClarify>(waitpoint, 'question');
+    const [question] = pendingRequests<PendingClarify>(extra.waitpoint, 'question');
     if (question) record.pendingClarify = question;
-    const calls = pendingRequests<PendingToolCall>(waitpoint, 'tool_output');
+    const calls = pendingRequests<PendingToolCall>(extra.waitpoint, 'tool_output');
     if (calls.length > 0) record.pendingToolCalls = calls;
   }
   if (hash.output !== undefined) record.output = hash.output;
@@ -117,45 +116,90 @@ export type RequestKind = 'question' | 'tool_output' | 'child';
 
 /** One request of a waitpoint, as stored. */
 export interface StoredRequest {
-  kind: RequestKind;
-  /** The request (JSON), while its waitpoint is the run's. */
-  request: string;
+  /** The request: the data of its `clarify.requested`, `tool.requested` or `child.started`. */
+  request: Record<string, unknown>;
+  /** `pending`, `answered`, `received`, `reported` or `timed_out`. */
   state: string;
+  /** How it was resolved, as stored: the answer, the output (JSON), the child's result (JSON). */
   result: string | undefined;
 }
 
 /** The waitpoint a run waits on, as stored. */
 export interface Waitpoint {
   id: string;
+  kind: RequestKind;
   deadlineMs: number;
   pending: number;
-  /** Its requests, in order. */
+  /** Its requests by id, in order. */
   requests: Map<string, StoredRequest>;
 }
 
-/** A waitpoint from its hash as read; undefined when it holds none (only earlier requests' states). */
-export function parseWaitpoint(hash: Record<string, string> | null | undefined): Waitpoint | undefined {
-  if (!hash?.id) return undefined;
-  const requests = new Map<string, StoredRequest>();
-  for (const requestId of (hash.order ?? '').split(' ')) {
-    const kind = hash[`k:${requestId}`];
-    if (!requestId || !kind) continue;
-    requests.set(requestId, {
-      kind: kind as RequestKind,
-      request: hash[`q:${requestId}`] ?? '',
-      state: hash[`s:${requestId}`] ?? 'pending',
-      result: hash[`r:${requestId}`],
-    });
-  }
-  return { id: hash.id, deadlineMs: Number(hash.deadline), pending: Number(hash.pending), requests };
+/** A request of a waitpoint as its hash names it: by its event's id in the log, or its body (moved from the release before). */
+export interface RequestRef {
+  id: string;
+  eventId?: string | undefined;
+  body?: string | undefined;
 }
 
-/** Requests of `kind` still pending, in order, each as its request (JSON parsed). */
+/** The order of two stream ids (`ms-seq`). */
+function compareStreamIds(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.split('-').map(Number);
+  return am - bm || as - bs;
+}
+
+/**
+ * The requests a waitpoint's hash names, in order: their events', or for a run moved from the
+ * release before the waitpoint, its `order` (request ids, space-separated).
+ */
+export function requestRefs(hash: Record<string, string>): RequestRef[] {
+  const refs: RequestRef[] = [];
+  for (const [field, value] of Object.entries(hash)) {
+    if (field.startsWith('e:')) refs.push({ id: field.slice(2), eventId: value });
+    else if (field.startsWith('q:')) refs.push({ id: field.slice(2), body: value });
+  }
+  const order = hash.order?.split(' ') ?? [];
+  const position = (ref: RequestRef) => order.indexOf(ref.id);
+  return refs.sort(
+    (a, b) => compareStreamIds(a.eventId ?? '0', b.eventId ?? '0') || position(a) - position(b),
+  );
+}
+
+/**
+ * A waitpoint from its hash as read, the requests' bodies found (by request id: the data of their
+ * events, read from the log) and their results; undefined when it holds none (only earlier requests'
+ * states). A request whose body was not found is `{}`.
+ */
+export function parseWaitpoint(
+  hash: Record<string, string> | null | undefined,
+  bodies: ReadonlyMap<string, string> = new Map(),
+  results: Record<string, string> | null | undefined = {},
+): Waitpoint | undefined {
+  if (!hash?.id) return undefined;
+  const requests = new Map<string, StoredRequest>();
+  for (const ref of requestRefs(hash)) {
+    const body = ref.body ?? bodies.get(ref.id);
+    requests.set(ref.id, {
+      request: body ? (JSON.parse(body) as Record<string, unknown>) : {},
+      state: hash[`s:${ref.id}`] ?? 'pending',
+      result: results?.[ref.id],
+    });
+  }
+  return {
+    id: hash.id,
+    kind: hash.kind as RequestKind,
+    deadlineMs: Number(hash.deadline),
+    pending: Number(hash.pending),
+    requests,
+  };
+}
+
+/** Requests of `kind` still pending, in order, each as its request. */
 export function pendingRequests<T>(waitpoint: Waitpoint | undefined, kind: RequestKind): T[] {
-  if (!waitpoint) return [];
+  if (waitpoint?.kind !== kind) return [];
   return [...waitpoint.requests.values()]
-    .filter((request) => request.kind === kind && request.state === 'pending' && request.request)
-    .map((request) => JSON.parse(request.request) as T);
+    .filter((request) => request.state === 'pending')
+    .map((request) => request.request as T);
 }
 
 /**

@@ -442,6 +442,7 @@ export class RunStore implements StoreContext {
         parentRecord: parent?.record ?? keys.unused,
         parentEvents: parent?.events ?? keys.unused,
         parentWaitpoint: parent?.waitpoint ?? keys.unused,
+        parentResults: parent?.waitpointResults ?? keys.unused,
       },
       args: {
         ...eventArgs(this, keys, runId),

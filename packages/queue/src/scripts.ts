@@ -140,14 +140,14 @@ export const saveCheckpoint = script('saveCheckpoint', {
 
 /** commands/openWaitpoint.lua: the run waits on a new waitpoint (a question, client tool calls or its children). */
 export const openWaitpoint = script('openWaitpoint', {
-  keys: ['record', 'events', 'waitpoint', 'children'],
-  args: ['channel', 'maxlen', 'runId', 'token', 'id', 'deadline', 'ttl', 'maxChildren', 'count'],
+  keys: ['record', 'events', 'waitpoint', 'waitpointResults', 'children'],
+  args: ['channel', 'maxlen', 'runId', 'token', 'id', 'deadline', 'maxChildren', 'count'],
   rest: 'rest',
 });
 
 /** commands/resolveRequest.lua: one request of the waitpoint resolved, the first time only. */
 export const resolveRequest = script('resolveRequest', {
-  keys: ['record', 'events', 'waitpoint'],
+  keys: ['record', 'events', 'waitpoint', 'waitpointResults'],
   args: [
     'channel',
     'maxlen',
@@ -164,14 +164,23 @@ export const resolveRequest = script('resolveRequest', {
 
 /** commands/expireWaitpoint.lua: what a resuming worker learns of its waitpoint, timing it out past the deadline. */
 export const expireWaitpoint = script('expireWaitpoint', {
-  keys: ['record', 'events', 'waitpoint'],
+  keys: ['record', 'events', 'waitpoint', 'waitpointResults'],
   args: ['channel', 'maxlen', 'runId', 'token', 'id'],
   rest: 'requestIds',
 });
 
 /** commands/migrateWaitpoint.lua: a live run's wait of the release before the waitpoint, moved into its waitpoint. */
 export const migrateWaitpoint = script('migrateWaitpoint', {
-  keys: ['record', 'waitpoint', 'pending', 'clarify', 'toolCalls', 'toolOutputs', 'delegation'],
+  keys: [
+    'record',
+    'waitpoint',
+    'waitpointResults',
+    'pending',
+    'clarify',
+    'toolCalls',
+    'toolOutputs',
+    'delegation',
+  ],
   args: ['kind', 'question'],
 });
 
@@ -183,6 +192,7 @@ export const finalizeRun = script('finalizeRun', {
     'checkpoint',
     'spec',
     'waitpoint',
+    'waitpointResults',
     'metadata',
     'turn',
     'sessionRecord',
@@ -193,6 +203,7 @@ export const finalizeRun = script('finalizeRun', {
     'parentRecord',
     'parentEvents',
     'parentWaitpoint',
+    'parentResults',
     'files',
   ],
   args: [

@@ -103,6 +103,7 @@ export async function migrateWaitpoints(ctx: StoreContext): Promise<number> {
       keys: {
         record: keys.record,
         waitpoint: keys.waitpoint,
+        waitpointResults: keys.waitpointResults,
         pending: keys.legacy.pending,
         clarify: requestId ? keys.legacy.clarify(requestId) : keys.unused,
         toolCalls: keys.legacy.toolCalls,

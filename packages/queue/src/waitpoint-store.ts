@@ -7,7 +7,7 @@ import type {
 } from '@tether/protocol';
 import type { ChildOutcome } from './crew-store.js';
 import { QueueError } from './errors.js';
-import { eventArgs, eventPairs } from './event-log.js';
+import { eventArgs, eventPairs, readEventData, requestEvents } from './event-log.js';
 import { luaJson } from './lua-script.js';
 import { parseWaitpoint, type RequestKind, type Waitpoint } from './replies.js';
 import * as scripts from './scripts.js';
@@ -66,7 +66,6 @@ export async function openWaitpoint(
 ): Promise<'recorded' | 'again'> {
   if (waitpoint.requests.length === 0) throw new RangeError('a waitpoint needs at least one request');
   const keys = ctx.keys.run(runId);
-  const ttl = Math.ceil(Math.max(0, waitpoint.deadlineMs - Date.now()) / 1000) + ctx.retentionSeconds;
   const result = await scripts.openWaitpoint.run(ctx.redis, {
     keys,
     args: {
@@ -74,7 +73,6 @@ export async function openWaitpoint(
       token,
       id: waitpoint.id,
       deadline: waitpoint.deadlineMs,
-      ttl,
       maxChildren: waitpoint.maxChildren ?? '',
       count: waitpoint.requests.length,
       rest: [
@@ -166,8 +164,15 @@ export async function expireWaitpoint(
 
 /** The waitpoint the run waits on, if any (a run that ended keeps none). */
 export async function readWaitpoint(ctx: StoreContext, runId: string): Promise<Waitpoint | undefined> {
-  const hash = await ctx.redis.hgetall(ctx.keys.run(runId).waitpoint);
-  return parseWaitpoint(hash);
+  const keys = ctx.keys.run(runId);
+  const replies = await ctx.redis.pipeline().hgetall(keys.waitpoint).hgetall(keys.waitpointResults).exec();
+  const [hash, results] = (replies ?? []).map(([error, reply]) => {
+    if (error) throw error;
+    return reply as Record<string, string>;
+  });
+  if (!hash?.id) return undefined;
+  const bodies = await readEventData(ctx, requestEvents(runId, hash));
+  return parseWaitpoint(hash, bodies.get(runId), results);
 }
 
 /**
@@ -338,12 +343,11 @@ export function delegate(
 /** The delegation the run waits on, if it waits on children. */
 export async function readDelegation(ctx: StoreContext, runId: string): Promise<Delegation | undefined> {
   const waitpoint = await readWaitpoint(ctx, runId);
-  if (!waitpoint) return undefined;
+  if (waitpoint?.kind !== 'child') return undefined;
   const children = new Map<string, number>();
   const results = new Map<string, ChildResult>();
   for (const [childId, request] of waitpoint.requests) {
-    if (request.kind !== 'child') return undefined;
-    children.set(childId, (JSON.parse(request.request) as { index: number }).index);
+    children.set(childId, Number(request.request.index));
     if (request.result !== undefined) results.set(childId, JSON.parse(request.result) as ChildResult);
   }
   return {

@@ -309,7 +309,7 @@ describe('checkInvariants reports', () => {
       usage: {},
       durationMs: 1,
     };
-    await redis.hset(d.keys.run(parentId).waitpoint, `r:${childId}`, JSON.stringify(result));
+    await redis.hset(d.keys.run(parentId).waitpointResults, childId as string, JSON.stringify(result));
     const violations = await d.check();
     expect(found(violations)).toContain(`crew-delegation ${parentId}`);
     expect(violations.find((v) => v.rule === 'crew-delegation')?.detail).toMatch(

@@ -92,11 +92,10 @@ async function seed(status: RunStatus, t: Transition): Promise<string> {
     const child = `${runId}_child`;
     await redis.hset(run.waitpoint, {
       id: 'call_life',
+      kind: 'child',
       deadline: Date.now() + 60_000,
       pending: 1,
-      order: child,
-      [`k:${child}`]: 'child',
-      [`q:${child}`]: JSON.stringify({ childRunId: child, index: 0, goal: 'g' }),
+      [`e:${child}`]: '1-0',
       [`s:${child}`]: 'pending',
     });
     return runId;
@@ -105,13 +104,12 @@ async function seed(status: RunStatus, t: Transition): Promise<string> {
   const waiting = t.step === 'wake on the last request' ? [TOOL_REQUEST] : [TOOL_REQUEST, 'tcr_other'];
   await redis.hset(run.waitpoint, {
     id: TOOL_REQUEST,
+    kind: 'tool_output',
     deadline,
     pending: waiting.length,
-    order: waiting.join(' '),
     ...Object.fromEntries(
-      waiting.flatMap((id) => [
-        [`k:${id}`, 'tool_output'],
-        [`q:${id}`, '{}'],
+      waiting.flatMap((id, i) => [
+        [`e:${id}`, `${i + 1}-0`],
         [`s:${id}`, 'pending'],
       ]),
     ),
@@ -125,6 +123,7 @@ async function snapshot(runId: string) {
     record: await redis.hgetall(run.record),
     events: await redis.xlen(run.events),
     waitpoint: await redis.hgetall(run.waitpoint),
+    results: await redis.hgetall(run.waitpointResults),
   };
 }
 

@@ -13,17 +13,19 @@
     KEYS[3] checkpoint      the agent checkpoint (string)
     KEYS[4] spec            the submitted body (string)
     KEYS[5] waitpoint       the waitpoint the run waits on (hash)
-    KEYS[6] metadata        the caller's metadata (string)
-    KEYS[7] turn            a session run's turn so far (list)
-    KEYS[8] sessionRecord   the run's session (hash)
-    KEYS[9] sessionQueue    the session's live runs (list)
-    KEYS[10] transcript     the session's transcript (list)
-    KEYS[11] sessionRuns    the session's runs (list)
-    KEYS[12] children       the run's crew children (list)
-    KEYS[13] parentRecord   a crew child's parent's record (hash)
-    KEYS[14] parentEvents   the parent's event log (stream)
-    KEYS[15] parentWaitpoint  the parent's waitpoint (hash)
-    KEYS[16] files          the submitted files, once written (string)
+    KEYS[6] waitpointResults  its requests' results (hash)
+    KEYS[7] metadata        the caller's metadata (string)
+    KEYS[8] turn            a session run's turn so far (list)
+    KEYS[9] sessionRecord   the run's session (hash)
+    KEYS[10] sessionQueue   the session's live runs (list)
+    KEYS[11] transcript     the session's transcript (list)
+    KEYS[12] sessionRuns    the session's runs (list)
+    KEYS[13] children       the run's crew children (list)
+    KEYS[14] parentRecord   a crew child's parent's record (hash)
+    KEYS[15] parentEvents   the parent's event log (stream)
+    KEYS[16] parentWaitpoint  the parent's waitpoint (hash)
+    KEYS[17] parentResults  its requests' results (hash)
+    KEYS[18] files          the submitted files, once written (string)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -76,16 +78,16 @@ local now = nowMs()
 redis.call('HSET', KEYS[1], 'status', ARGV[4], 'finishedAt', now, unpack(ARGV, 18, fieldsEnd))
 redis.call('HDEL', KEYS[1], 'owner')
 if ARGV[9] ~= '' then redis.call('SET', KEYS[3], ARGV[9]) end
-dropRequests(KEYS[5])
-if ARGV[4] == 'completed' then redis.call('DEL', KEYS[4], KEYS[16]) end
+dropRequests(KEYS[5], KEYS[6])
+if ARGV[4] == 'completed' then redis.call('DEL', KEYS[4], KEYS[18]) end
 if fields[3] then
-  if turnCount > 0 then replaceTurn(KEYS[7], fieldsEnd + 1, turnCount) end
-  endTurn(KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], ARGV[3], now, ARGV[10])
+  if turnCount > 0 then replaceTurn(KEYS[8], fieldsEnd + 1, turnCount) end
+  endTurn(KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], ARGV[3], now, ARGV[10])
 end
 appendPairs(KEYS[2], ARGV[1], ARGV[2], ARGV[3], fieldsEnd + 1 + turnCount)
 local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[6])
 compact(KEYS[2])
-for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[6], KEYS[12], KEYS[4], KEYS[16] }) do
+for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[7], KEYS[13], KEYS[4], KEYS[18] }) do
   redis.call('EXPIRE', key, ARGV[7])
 end
 local parent = ''
@@ -101,7 +103,7 @@ if fields[4] then
       usage = cjson.decode(ARGV[15]), durationMs = now - tonumber(fields[7] or now),
     })
     local finished = cjson.encode({ childRunId = ARGV[3], index = index, status = ARGV[13], summary = ARGV[14] })
-    if resolveRequest(KEYS[13], KEYS[14], KEYS[15], ARGV[12], ARGV[2], fields[4], fields[5] or '', ARGV[3], 'child',
+    if resolveRequest(KEYS[14], KEYS[15], KEYS[16], KEYS[17], ARGV[12], ARGV[2], fields[4], fields[5] or '', ARGV[3], 'child',
         result, 'child.finished', finished, '') == 'last' then
       parent = 'ready'
     end

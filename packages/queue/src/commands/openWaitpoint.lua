@@ -1,6 +1,7 @@
 --[[
-  The run waits on a new waitpoint: its requests are recorded (each its kind, the request and the
-  state `pending`), with the deadline they share and how many are pending, the events emitted
+  The run waits on a new waitpoint: its requests are recorded (each one's state `pending`, and the id
+  of its event in the log, which holds the request), with their kind, the deadline they share and
+  how many are pending, the events emitted
   before it are appended, then the request's event for each in order (`clarify.requested`,
   `tool.requested` or `child.started`), and the run waits: for input (a question, client tool
   calls) or for its children (each on the run's list of children, where `createRun` put it; the
@@ -13,7 +14,8 @@
     KEYS[1] record          the run record (hash)
     KEYS[2] events          the run's event log (stream)
     KEYS[3] waitpoint       the waitpoint (hash)
-    KEYS[4] children        the run's crew children (list)
+    KEYS[4] waitpointResults  its requests' results (hash)
+    KEYS[5] children        the run's crew children (list)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -21,10 +23,9 @@
     ARGV[4] token           the caller's fencing token
     ARGV[5] id              the waitpoint's id
     ARGV[6] deadline        when its requests time out (epoch ms)
-    ARGV[7] ttl             how long it is kept (s)
-    ARGV[8] maxChildren     how many children the run may start over its life ('' unless children)
-    ARGV[9] count           how many requests follow
-    ARGV[10...] rest        count (requestId, kind, request JSON) triples, all of one kind
+    ARGV[7] maxChildren     how many children the run may start over its life ('' unless children)
+    ARGV[8] count           how many requests follow
+    ARGV[9...] rest         count (requestId, kind, request JSON) triples, all of one kind
                             ('question', 'tool_output' or 'child'), then (type, data JSON) pairs
                             of events
 
@@ -40,10 +41,10 @@
 --- @include "includes/dropRequests"
 
 local EVENT = { question = 'clarify.requested', tool_output = 'tool.requested', child = 'child.started' }
-local count = tonumber(ARGV[9])
-local requestsEnd = 9 + 3 * count
+local count = tonumber(ARGV[8])
+local requestsEnd = 8 + 3 * count
 -- (requestId, kind, request JSON) triples.
-local requests = { unpack(ARGV, 10, requestsEnd) }
+local requests = { unpack(ARGV, 9, requestsEnd) }
 local kind = requests[2]
 if not EVENT[kind] then error('not a kind of request: ' .. tostring(kind)) end
 for i = 2, #requests, 3 do
@@ -64,21 +65,20 @@ if redis.call('HGET', KEYS[3], 'id') == ARGV[5] then
   return 2
 end
 local total = tonumber(fields[4] or '0') + count
-if children and total > tonumber(ARGV[8]) then return -2 end
+if children and total > tonumber(ARGV[7]) then return -2 end
 appendEvents()
-dropRequests(KEYS[3])
-local order = {}
-for i = 1, #requests, 3 do order[#order + 1] = requests[i] end
-redis.call('HSET', KEYS[3], 'id', ARGV[5], 'deadline', ARGV[6], 'pending', count, 'order', table.concat(order, ' '))
+dropRequests(KEYS[3], KEYS[4])
+-- The hash keeps short values only, so Redis stores it compact: each request is its event's data,
+-- in the log (a waiting run appends little, so the log keeps it), found by the event's id.
+redis.call('HSET', KEYS[3], 'id', ARGV[5], 'kind', kind, 'deadline', ARGV[6], 'pending', count)
 for i = 1, #requests, 3 do
   local id, request = requests[i], requests[i + 2]
-  redis.call('HSET', KEYS[3], 'k:' .. id, kind, 'q:' .. id, request, 's:' .. id, 'pending')
   -- A child is on the list since its `createRun` (one a worker of an earlier release created is not).
-  if children and not redis.call('LPOS', KEYS[4], id) then redis.call('RPUSH', KEYS[4], id) end
-  append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], EVENT[kind], request)
+  if children and not redis.call('LPOS', KEYS[5], id) then redis.call('RPUSH', KEYS[5], id) end
+  local eventId = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], EVENT[kind], request)
+  redis.call('HSET', KEYS[3], 's:' .. id, 'pending', 'e:' .. id, eventId)
 end
 redis.call('HSET', KEYS[1], 'status', status)
 if children then redis.call('HSET', KEYS[1], 'childCount', total) end
-redis.call('EXPIRE', KEYS[3], ARGV[7])
 compact(KEYS[2])
 return 1

@@ -7,6 +7,7 @@
     KEYS[1] record          the run record (hash)
     KEYS[2] events          the run's event log (stream)
     KEYS[3] waitpoint       the waitpoint (hash)
+    KEYS[4] waitpointResults  its requests' results (hash)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -26,5 +27,5 @@
 
 --- @include "includes/resolveRequest"
 
-return resolveRequest(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7],
+return resolveRequest(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7],
   ARGV[8], ARGV[9], ARGV[10])

@@ -3,7 +3,7 @@
   metadata, and the events of the given types logged after the run's dispatch hint (or after
   `after`, when that is later), at most `scan` entries of the log. When a token hash is given, it
   is recorded for each `clarify.requested` question read that the run's waitpoint holds
-  (`t:<requestId>:<hash>`), so the token answers that question; only the hash is kept.
+  (see includes/tokenField), so the token answers that question; only the hash is kept.
 
   Input:
     KEYS[1] record          the run record (hash)
@@ -23,6 +23,7 @@
 ]]
 
 --- @include "includes/streamIdAfter"
+--- @include "includes/tokenField"
 
 local fields = redis.call('HMGET', KEYS[1], 'tenant', 'status', 'session')
 if not fields[1] then return false end
@@ -44,7 +45,7 @@ for _, entry in ipairs(entries) do
       local ok, decoded = pcall(cjson.decode, data)
       local request = ok and type(decoded) == 'table' and decoded.requestId
       if type(request) == 'string' and redis.call('HEXISTS', KEYS[5], 's:' .. request) == 1 then
-        redis.call('HSET', KEYS[5], 't:' .. request .. ':' .. ARGV[4], 'ok')
+        redis.call('HSET', KEYS[5], tokenField(request, ARGV[4]), 'ok')
       end
     end
     reply[#reply + 1] = entry[1]

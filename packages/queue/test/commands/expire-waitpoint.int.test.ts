@@ -19,16 +19,17 @@ function expire(run: RunFixture, id: string, requestIds: string[], token = OWNER
   return expireWaitpoint.run(redis, { keys: run.keys, args: { ...run.base, token, id, requestIds } });
 }
 
-/** A run owned by OWNER (running unless `status`) that waits on waitpoint `id` with `requests`. */
+/** A run owned by OWNER (running unless `status`) that waits on waitpoint `id` of `kind` with `requests`. */
 async function waiting(
   id: string,
+  kind: RequestKind,
   deadline: number,
   requests: SeededRequest[],
   status = 'running',
 ): Promise<RunFixture> {
   const run = new RunFixture(redis);
   await run.seed({ status, owner: OWNER });
-  await run.seedWaitpoint({ id, deadline, requests });
+  await run.seedWaitpoint({ id, kind, deadline, requests });
   return run;
 }
 
@@ -40,10 +41,9 @@ async function asked(deadline: number, state = 'pending', result?: string): Prom
   return run;
 }
 
-const requests = (kind: RequestKind, ...states: [id: string, state: string, result?: string][]) =>
+const requests = (...states: [id: string, state: string, result?: string][]) =>
   states.map(
-    ([id, state, result]): SeededRequest =>
-      result === undefined ? { id, kind, state } : { id, kind, state, result },
+    ([id, state, result]): SeededRequest => (result === undefined ? { id, state } : { id, state, result }),
   );
 const output = (text: string, isError = false) => JSON.stringify({ output: text, isError });
 
@@ -93,10 +93,10 @@ describe('expireWaitpoint: a question', () => {
     );
     expect(result).toEqual(['ready', QUESTION_ID, 'timed_out', '']);
     expect(await run.waitpoint()).toMatchObject({ pending: '0', [`s:${QUESTION_ID}`]: 'timed_out' });
-    expect(await redis.hexists(run.keys.waitpoint, `r:${QUESTION_ID}`)).toBe(0);
+    expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
     // The run goes on in its attempt.
     expect(await run.record()).toEqual({ status: 'running', owner: OWNER });
-    const events = await run.events();
+    const events = await run.appended();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       { type: 'clarify.timed_out', data: { requestId: QUESTION_ID } },
     ]);
@@ -126,8 +126,9 @@ describe('expireWaitpoint: client tool calls', () => {
   it('before the deadline with a call still pending: pending, nothing changed', async () => {
     const run = await waiting(
       'tcr_a',
+      'tool_output',
       LATER,
-      requests('tool_output', ['tcr_a', 'received', output('A')], ['tcr_b', 'pending']),
+      requests(['tcr_a', 'received', output('A')], ['tcr_b', 'pending']),
     );
     expect(await run.unchanged(() => expire(run, 'tcr_a', ['tcr_a', 'tcr_b']))).toEqual([
       'pending',
@@ -138,8 +139,9 @@ describe('expireWaitpoint: client tool calls', () => {
   it('with every output in: each call with its state and output, in the order asked, whoever asks', async () => {
     const run = await waiting(
       'tcr_a',
+      'tool_output',
       LATER,
-      requests('tool_output', ['tcr_a', 'received', output('A')], ['tcr_b', 'received', output('B', true)]),
+      requests(['tcr_a', 'received', output('A')], ['tcr_b', 'received', output('B', true)]),
     );
     const ready = ['ready', 'tcr_a', 'received', output('A'), 'tcr_b', 'received', output('B', true)];
     expect(await run.unchanged(() => expire(run, 'tcr_a', ['tcr_a', 'tcr_b']))).toEqual(ready);
@@ -158,8 +160,9 @@ describe('expireWaitpoint: client tool calls', () => {
   it('past the deadline, the owner times out each call still pending (tool.timed_out each, in order), once', async () => {
     const run = await waiting(
       'tcr_a',
+      'tool_output',
       PAST,
-      requests('tool_output', ['tcr_a', 'pending'], ['tcr_b', 'received', output('B')], ['tcr_c', 'pending']),
+      requests(['tcr_a', 'pending'], ['tcr_b', 'received', output('B')], ['tcr_c', 'pending']),
     );
     expect(await run.unchanged(() => expire(run, 'tcr_a', ['tcr_a', 'tcr_b', 'tcr_c'], 'w9:t9'))).toEqual([
       'not_owner',
@@ -185,7 +188,7 @@ describe('expireWaitpoint: client tool calls', () => {
       's:tcr_b': 'received',
       's:tcr_c': 'timed_out',
     });
-    const events = await run.events();
+    const events = await run.appended();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       { type: 'tool.timed_out', data: { requestId: 'tcr_a' } },
       { type: 'tool.timed_out', data: { requestId: 'tcr_c' } },
@@ -199,8 +202,9 @@ describe('expireWaitpoint: children', () => {
   it('never times a child out: past the deadline a child still pending keeps the waitpoint pending', async () => {
     const run = await waiting(
       'call_1',
+      'child',
       PAST,
-      requests('child', ['run_child_a', 'reported', '{"status":"completed"}'], ['run_child_b', 'pending']),
+      requests(['run_child_a', 'reported', '{"status":"completed"}'], ['run_child_b', 'pending']),
     );
     expect(await run.unchanged(() => expire(run, 'call_1', ['run_child_a', 'run_child_b']))).toEqual([
       'pending',
@@ -212,9 +216,9 @@ describe('expireWaitpoint: children', () => {
   it("gives every child's result once each reported", async () => {
     const run = await waiting(
       'call_1',
+      'child',
       PAST,
       requests(
-        'child',
         ['run_child_a', 'reported', '{"status":"completed"}'],
         ['run_child_b', 'reported', '{"status":"failed"}'],
       ),
@@ -231,6 +235,47 @@ describe('expireWaitpoint: children', () => {
   });
 });
 
+describe('expireWaitpoint: a waitpoint moved from the release before (requests in q:)', () => {
+  it('times out its question past the deadline, as any other', async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'running', owner: OWNER });
+    await run.seedWaitpoint({
+      id: QUESTION_ID,
+      kind: 'question',
+      deadline: PAST,
+      requests: [{ id: QUESTION_ID, moved: true }],
+    });
+    expect(await expire(run, QUESTION_ID, [QUESTION_ID])).toEqual(['ready', QUESTION_ID, 'timed_out', '']);
+    expect(await run.waitpoint()).toMatchObject({ pending: '0', [`s:${QUESTION_ID}`]: 'timed_out' });
+    expect((await run.events()).map(({ type, data }) => ({ type, data }))).toEqual([
+      { type: 'clarify.timed_out', data: { requestId: QUESTION_ID } },
+    ]);
+  });
+
+  it("gives its calls' outputs from the results hash", async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'running', owner: OWNER });
+    await run.seedWaitpoint({
+      id: 'tcr_a',
+      kind: 'tool_output',
+      deadline: PAST,
+      requests: [
+        { id: 'tcr_a', moved: true, state: 'received', result: output('A') },
+        { id: 'tcr_b', moved: true, state: 'timed_out' },
+      ],
+    });
+    expect(await run.unchanged(() => expire(run, 'tcr_a', ['tcr_a', 'tcr_b']))).toEqual([
+      'ready',
+      'tcr_a',
+      'received',
+      output('A'),
+      'tcr_b',
+      'timed_out',
+      '',
+    ]);
+  });
+});
+
 describe('expireWaitpoint: missing', () => {
   it('finds no waitpoint', async () => {
     const run = new RunFixture(redis);
@@ -241,17 +286,30 @@ describe('expireWaitpoint: missing', () => {
   it('finds no waitpoint of another id, though its requests are there (past the deadline, for the owner)', async () => {
     const run = await waiting(
       'tcr_b',
+      'tool_output',
       PAST,
-      requests('tool_output', ['tcr_a', 'pending'], ['tcr_b', 'pending']),
+      requests(['tcr_a', 'pending'], ['tcr_b', 'pending']),
     );
     expect(await run.unchanged(() => expire(run, 'tcr_a', ['tcr_a', 'tcr_b']))).toEqual(['missing']);
   });
 
   it('finds no request that was never recorded (past the deadline, for the owner or another)', async () => {
-    const run = await waiting('tcr_a', PAST, requests('tool_output', ['tcr_a', 'pending']));
+    const run = await waiting('tcr_a', 'tool_output', PAST, requests(['tcr_a', 'pending']));
     expect(await run.unchanged(() => expire(run, 'tcr_a', ['tcr_a', 'tcr_x']))).toEqual(['missing']);
     expect(await run.unchanged(() => expire(run, 'tcr_a', ['tcr_x']))).toEqual(['missing']);
     expect(await run.unchanged(() => expire(run, 'tcr_a', ['tcr_a', 'tcr_x'], 'w9:t9'))).toEqual(['missing']);
+  });
+
+  it('finds no request without a state, though its event id is recorded', async () => {
+    const run = await waiting(
+      'tcr_a',
+      'tool_output',
+      PAST,
+      requests(['tcr_a', 'pending'], ['tcr_b', 'pending']),
+    );
+    await redis.hdel(run.keys.waitpoint, 's:tcr_b');
+    expect(await run.waitpoint()).toHaveProperty('e:tcr_b');
+    expect(await run.unchanged(() => expire(run, 'tcr_a', ['tcr_a', 'tcr_b']))).toEqual(['missing']);
   });
 
   it("finds no waitpoint once the run has ended (only the requests' states are left)", async () => {

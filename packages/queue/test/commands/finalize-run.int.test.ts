@@ -72,7 +72,24 @@ async function live(): Promise<RunFixture> {
   await run.seedWaitpoint({
     ...questionWaitpoint(Date.now() + 60_000),
     extra: { 's:clr_old': 'answered', [`t:${QUESTION_ID}:aaaa`]: 'ok' },
-    ttl: 60,
+  });
+  return run;
+}
+
+/**
+ * A live run owned by w1:t1, woken by the outputs of the client tool calls it waited on (received,
+ * in the results hash): recorded by `openWaitpoint` (`e:`), or `moved` by `migrateWaitpoint` (`q:`).
+ */
+async function woken(moved = false): Promise<RunFixture> {
+  const run = new RunFixture(redis);
+  await run.seed({ status: 'running', owner: 'w1:t1' });
+  await run.seedWaitpoint({
+    id: 'tcr_a',
+    kind: 'tool_output',
+    deadline: Date.now() + 60_000,
+    requests: ['tcr_a', 'tcr_b'].map(
+      (id): SeededRequest => ({ id, moved, state: 'received', result: `{"output":"${id}","isError":false}` }),
+    ),
   });
   return run;
 }
@@ -85,6 +102,9 @@ async function expectRetention(key: string): Promise<void> {
 describe('finalizeRun', () => {
   it('ends the run: status, finishedAt and fields, owner gone, the events then the terminal one, then expiry', async () => {
     const run = await live();
+    // A live run's waitpoint does not expire.
+    expect(await redis.ttl(run.keys.waitpoint)).toBe(-1);
+    const logged = await run.events();
     const { result, messages } = await run.published(run.keys.eventsChannel, () =>
       finalize(run, {
         token: 'w1:t1',
@@ -109,7 +129,7 @@ describe('finalizeRun', () => {
     expect(await redis.exists(run.keys.spec)).toBe(0);
     // The waitpoint's requests are dropped: their states and the tokens stay, for a late answer.
     expect(await run.waitpoint()).toEqual(WAITPOINT_LEFT);
-    const events = await run.events();
+    const events = await run.events(logged.at(-1)?.id);
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       { type: 'message', data: { role: 'assistant', content: 'done', toolCalls: [] } },
       { type: 'usage', data: { inputTokens: 1, outputTokens: 2, totalTokens: 3 } },
@@ -122,6 +142,27 @@ describe('finalizeRun', () => {
       await expectRetention(key);
     }
     // What is left of the waitpoint stays for the retention too.
+    await expectRetention(run.keys.waitpoint);
+    // The question's event stays in the log, before the end's.
+    expect((await run.events())[0]).toEqual(logged[0]);
+  });
+
+  it("drops the waitpoint's results and the ids of its requests' events: only states and tokens stay", async () => {
+    const run = await woken();
+    expect(await run.waitpoint()).toHaveProperty('e:tcr_a');
+    expect(Object.keys(await run.results())).toEqual(['tcr_a', 'tcr_b']);
+    expect(await finalize(run, { token: 'w1:t1' })).toEqual([expect.any(String), '', '']);
+    expect(await run.waitpoint()).toEqual({ 's:tcr_a': 'received', 's:tcr_b': 'received' });
+    expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
+    await expectRetention(run.keys.waitpoint);
+  });
+
+  it('drops the request bodies of a waitpoint moved from the release before (q:), and its results', async () => {
+    const run = await woken(true);
+    expect(await run.waitpoint()).toHaveProperty('q:tcr_a');
+    expect(await finalize(run, { token: 'w1:t1' })).toEqual([expect.any(String), '', '']);
+    expect(await run.waitpoint()).toEqual({ 's:tcr_a': 'received', 's:tcr_b': 'received' });
+    expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
     await expectRetention(run.keys.waitpoint);
   });
 
@@ -157,6 +198,7 @@ describe('finalizeRun', () => {
       expect(Array.isArray(ended)).toBe(true);
       // Whatever the end, the waitpoint keeps only its requests' states and the tokens.
       expect(await run.waitpoint()).toEqual(WAITPOINT_LEFT);
+      expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
       await expectRetention(run.keys.waitpoint);
       if (status === 'completed') {
         expect(await redis.exists(run.keys.spec, run.keys.files)).toBe(0);
@@ -183,13 +225,14 @@ describe('finalizeRun', () => {
     expect(await finalize(run, { fields: [] })).toEqual([expect.any(String), '', '']);
     expect(await run.record()).toEqual({ status: 'completed', finishedAt: REDIS_NOW, todos: '[]' });
     expect(await redis.get(run.keys.checkpoint)).toBe('{"version":1}');
-    expect((await run.events()).map((event) => event.type)).toEqual(['run.completed']);
+    expect((await run.appended()).map((event) => event.type)).toEqual(['run.completed']);
   });
 
   it('rewrites a log of up to 100 events at its real size', async () => {
     const run = await live();
-    await run.fillLog(99);
+    await run.fillLog(98);
     await finalize(run);
+    // The question's event, 98, and the end.
     expect(await redis.xlen(run.keys.events)).toBe(100);
     expect(await run.logIsCompact()).toBe(true);
   });
@@ -198,7 +241,7 @@ describe('finalizeRun', () => {
     const run = await live();
     await run.fillLog(100);
     await finalize(run);
-    expect(await redis.xlen(run.keys.events)).toBe(101);
+    expect(await redis.xlen(run.keys.events)).toBe(102);
     expect(await run.logIsCompact()).toBe(false);
   });
 
@@ -290,8 +333,8 @@ describe('finalizeRun: a crew child', () => {
         createdAt: Date.now() - 5_000,
       });
     }
-    const requests = [a, b].map((child): SeededRequest => ({ id: child.runId, kind: 'child' }));
-    await parent.seedWaitpoint({ id: CALL, deadline, requests, ttl: RETENTION });
+    const requests = [a, b].map((child): SeededRequest => ({ id: child.runId }));
+    await parent.seedWaitpoint({ id: CALL, kind: 'child', deadline, requests });
     return { parent, a, b };
   }
 
@@ -315,12 +358,17 @@ describe('finalizeRun: a crew child', () => {
     const waitpoint = await parent.waitpoint();
     expect(waitpoint).toMatchObject({
       id: CALL,
+      kind: 'child',
       pending: '1',
       [`s:${a.runId}`]: 'pending',
       [`s:${b.runId}`]: 'reported',
     });
-    expect(waitpoint[`r:${a.runId}`]).toBeUndefined();
-    const reported = JSON.parse(waitpoint[`r:${b.runId}`] ?? '');
+    // The result is in the parent's results hash, beside its waitpoint; nothing of it expires.
+    const results = await parent.results();
+    expect(Object.keys(results)).toEqual([b.runId]);
+    expect(await redis.ttl(parent.keys.waitpoint)).toBe(-1);
+    expect(await redis.ttl(parent.keys.waitpointResults)).toBe(-1);
+    const reported = JSON.parse(results[b.runId] ?? '');
     expect(reported).toEqual({
       index: 1,
       runId: b.runId,
@@ -332,7 +380,7 @@ describe('finalizeRun: a crew child', () => {
     expect(reported.durationMs).toBeGreaterThanOrEqual(4_000);
     expect(reported.durationMs).toBeLessThan(60_000);
     // The parent's log and channel, under the parent's id; the parent keeps its status.
-    const events = await parent.events();
+    const events = await parent.appended();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       {
         type: 'child.finished',
@@ -347,8 +395,12 @@ describe('finalizeRun: a crew child', () => {
 
     expect(await end(a)).toEqual([expect.any(String), 'ready', 'acme']);
     expect(await parent.waitpoint()).toMatchObject({ pending: '0', [`s:${a.runId}`]: 'reported' });
+    expect(Object.keys(await parent.results()).sort()).toEqual([a.runId, b.runId].sort());
     expect(await parent.record()).toEqual({ status: 'waiting_for_children', tenant: 'acme' });
-    expect((await parent.events()).map((event) => event.type)).toEqual(['child.finished', 'child.finished']);
+    expect((await parent.appended()).map((event) => event.type)).toEqual([
+      'child.finished',
+      'child.finished',
+    ]);
     // Ended already: reported once.
     expect(await a.unchanged(() => end(a))).toBe(0);
   });
@@ -390,6 +442,7 @@ describe('finalizeRun: a crew child', () => {
     const { parent, a, b } = await crew();
     expect(await finalize(parent, { fields: [] })).toEqual([expect.any(String), '', 'acme']);
     expect(await parent.waitpoint()).toEqual({ [`s:${a.runId}`]: 'pending', [`s:${b.runId}`]: 'pending' });
+    expect(await redis.exists(parent.keys.waitpointResults)).toBe(0);
     expect(await parent.unchanged(() => end(a))).toEqual([expect.any(String), '', 'acme']);
     expect((await parent.events()).at(-1)?.type).toBe('run.completed');
   });

@@ -27,33 +27,68 @@ export const QUESTION_ID = 'clr_test';
 /** A kind of request a waitpoint holds. */
 export type RequestKind = 'question' | 'tool_output' | 'child';
 
-/** A request of a seeded waitpoint: its id, kind, state (`pending` unless given), request and result. */
+/** The event `openWaitpoint` appends for each request of a kind: its data is the request. */
+export const REQUESTED: Record<RequestKind, string> = {
+  question: 'clarify.requested',
+  tool_output: 'tool.requested',
+  child: 'child.started',
+};
+
+/**
+ * The request `seedWaitpoint` records unless given: the data of its kind's event, as the protocol
+ * has it (the integration suites' teardown checks every logged event against it).
+ */
+export function requestOf(kind: RequestKind, id: string, index: number, deadline: number): string {
+  const expiresAt = new Date(deadline).toISOString();
+  switch (kind) {
+    case 'question':
+      return JSON.stringify({ requestId: id, question: 'Which one?', choices: [], expiresAt });
+    case 'tool_output':
+      return JSON.stringify({
+        requestId: id,
+        callId: `call_${id}`,
+        name: 'lookup',
+        arguments: {},
+        expiresAt,
+      });
+    case 'child':
+      return JSON.stringify({ childRunId: id, index, goal: `goal ${index}` });
+  }
+}
+
+/** A request of a seeded waitpoint: its id, state (`pending` unless given), request and result. */
 export interface SeededRequest {
   id: string;
-  kind: RequestKind;
   state?: string;
-  /** The request (`q:<id>`): a JSON text, `{"requestId":<id>}` unless given. */
+  /**
+   * The request: a JSON text, {@link requestOf} unless given. Logged as its event's data, the
+   * event's id in `e:<id>`, as `openWaitpoint` records it; in `q:<id>` when `moved`.
+   */
   request?: string;
-  /** How it was resolved (`r:<id>`), when it was. */
+  /** A request of a run moved from the release before by `migrateWaitpoint`: its body in `q:<id>`, no event. */
+  moved?: boolean;
+  /** How it was resolved (its value in the results hash), when it was. */
   result?: string;
 }
 
-/** A waitpoint to seed: its id, deadline (epoch ms) and requests (`pending` counts those pending). */
+/**
+ * A waitpoint to seed: its id, the kind of its requests, deadline (epoch ms) and requests (`pending`
+ * counts those pending).
+ */
 export interface SeededWaitpoint {
   id: string;
+  kind: RequestKind;
   deadline: number;
   requests: readonly SeededRequest[];
   /** Other fields (earlier requests' states, answer tokens). */
   extra?: Record<string, string>;
-  /** Its expiry (s), none unless given. */
-  ttl?: number;
 }
 
 /** A waitpoint on the question `QUESTION_ID` (its id too), due at `deadline` (epoch ms). */
 export function questionWaitpoint(deadline: number, state = 'pending', result?: string): SeededWaitpoint {
-  const request: SeededRequest = { id: QUESTION_ID, kind: 'question', state };
+  const request: SeededRequest = { id: QUESTION_ID, state };
   if (result !== undefined) request.result = result;
-  return { id: QUESTION_ID, deadline, requests: [request] };
+  return { id: QUESTION_ID, kind: 'question', deadline, requests: [request] };
 }
 
 /**
@@ -73,6 +108,8 @@ export class RunFixture {
   /** The arguments every event-appending script opens with. */
   readonly base: { channel: string; maxlen: number; runId: string };
   readonly #tether: TetherKeys;
+  /** The id of the last request event `seedWaitpoint` logged. */
+  #seededUpTo: string | undefined;
 
   constructor(redis: Redis, options: { session?: boolean; parent?: RunFixture } = {}) {
     this.redis = redis;
@@ -103,6 +140,7 @@ export class RunFixture {
       parentRecord: parent?.record ?? this.keys.unused,
       parentEvents: parent?.events ?? this.keys.unused,
       parentWaitpoint: parent?.waitpoint ?? this.keys.unused,
+      parentResults: parent?.waitpointResults ?? this.keys.unused,
     };
   }
 
@@ -111,27 +149,35 @@ export class RunFixture {
   }
 
   /**
-   * The waitpoint the run waits on, as `openWaitpoint` records it: `id`, `deadline`, `pending`,
-   * `order`, and per request `k:`, `q:`, `s:` (and `r:` when resolved).
+   * The waitpoint the run waits on, as `openWaitpoint` records it: `id`, `kind`, `deadline`,
+   * `pending`, and per request `s:` and `e:` (the id of its event, appended to the log here, whose
+   * data is the request; `q:`, the request itself, for one `moved`), and the results in the
+   * results hash. Returns the events it logged.
    */
-  async seedWaitpoint(waitpoint: SeededWaitpoint): Promise<void> {
-    const { id, deadline, requests } = waitpoint;
+  async seedWaitpoint(waitpoint: SeededWaitpoint): Promise<LoggedEvent[]> {
+    const { id, kind, deadline, requests } = waitpoint;
     const pending = requests.filter((r) => (r.state ?? 'pending') === 'pending').length;
-    const fields: Record<string, string | number> = {
-      ...waitpoint.extra,
-      id,
-      deadline,
-      pending,
-      order: requests.map((r) => r.id).join(' '),
-    };
-    for (const r of requests) {
-      fields[`k:${r.id}`] = r.kind;
-      fields[`q:${r.id}`] = r.request ?? JSON.stringify({ requestId: r.id });
+    const fields: Record<string, string | number> = { ...waitpoint.extra, id, kind, deadline, pending };
+    const results: Record<string, string> = {};
+    const logged: LoggedEvent[] = [];
+    for (const [index, r] of requests.entries()) {
+      const request = r.request ?? requestOf(kind, r.id, index, deadline);
       fields[`s:${r.id}`] = r.state ?? 'pending';
-      if (r.result !== undefined) fields[`r:${r.id}`] = r.result;
+      if (r.moved) {
+        fields[`q:${r.id}`] = request;
+      } else {
+        const eventId = await this.redis.xadd(this.keys.events, '*', 't', REQUESTED[kind], 'd', request);
+        if (eventId === null) throw new Error('XADD added no event');
+        fields[`e:${r.id}`] = eventId;
+        logged.push({ id: eventId, type: REQUESTED[kind], data: JSON.parse(request) });
+      }
+      if (r.result !== undefined) results[r.id] = r.result;
     }
     await this.redis.hset(this.keys.waitpoint, fields);
-    if (waitpoint.ttl !== undefined) await this.redis.expire(this.keys.waitpoint, waitpoint.ttl);
+    if (Object.keys(results).length > 0) await this.redis.hset(this.keys.waitpointResults, results);
+    const last = logged.at(-1);
+    if (last) this.#seededUpTo = last.id;
+    return logged;
   }
 
   record(): Promise<Record<string, string>> {
@@ -143,13 +189,24 @@ export class RunFixture {
     return this.redis.hgetall(this.keys.waitpoint);
   }
 
-  async events(): Promise<LoggedEvent[]> {
-    const entries = await this.redis.xrange(this.keys.events, '-', '+');
+  /** The waitpoint's results hash (request id → result), every field. */
+  results(): Promise<Record<string, string>> {
+    return this.redis.hgetall(this.keys.waitpointResults);
+  }
+
+  /** The log's events, all of them, or those after the event `after` (a stream id). */
+  async events(after?: string): Promise<LoggedEvent[]> {
+    const entries = await this.redis.xrange(this.keys.events, after === undefined ? '-' : `(${after}`, '+');
     return entries.map(([id, fields]) => ({
       id,
       type: fields[1] as string,
       data: JSON.parse(fields[3] as string),
     }));
+  }
+
+  /** The log's events after the request events `seedWaitpoint` logged last (all, when it logged none). */
+  appended(): Promise<LoggedEvent[]> {
+    return this.events(this.#seededUpTo);
   }
 
   /** Appends `count` events to the log as a script would have. */
@@ -180,8 +237,8 @@ export class RunFixture {
   }
 
   /**
-   * Every key of the run (its waitpoint and its session's included, not the legacy keys only a
-   * migration reads), and its crew parent's: its serialized value and TTL.
+   * Every key of the run (its waitpoint, the waitpoint's results and its session's included, not
+   * the legacy keys only a migration reads), and its crew parent's: its serialized value and TTL.
    */
   async state(): Promise<Record<string, [string | null, number]>> {
     const snapshot = await this.#state();
@@ -193,7 +250,11 @@ export class RunFixture {
     const { runsChannel: _runs, ...sessionKeys } = session;
     const names: unknown[] = [...Object.values(keys), ...Object.values(sessionKeys)];
     // A key name of RunKeys that is not a string (a group such as `legacy`) must be skipped above.
-    if (!names.every((name) => typeof name === 'string') || !names.includes(this.keys.waitpoint)) {
+    if (
+      !names.every((name) => typeof name === 'string') ||
+      !names.includes(this.keys.waitpoint) ||
+      !names.includes(this.keys.waitpointResults)
+    ) {
       throw new Error(`the snapshot's key names are wrong: ${JSON.stringify(names)}`);
     }
     const snapshot: Record<string, [string | null, number]> = {};

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { openWaitpoint, resolveRequest } from '../../src/scripts.js';
-import { parseMessage, QUESTION_ID, type RequestKind, RunFixture, useRedis } from './fixture.js';
+import { parseMessage, QUESTION_ID, REQUESTED, type RequestKind, RunFixture, useRedis } from './fixture.js';
 
 const redis = useRedis();
 const OWNER = 'w1:t1';
 const LATER = Date.now() + 3_600_000;
-const TTL = 3_600;
 const QUESTION = JSON.stringify({
   requestId: QUESTION_ID,
   question: 'Which "colour"?',
@@ -56,7 +55,6 @@ function open(run: RunFixture, requests: Request[], options: Open = {}) {
       token: options.token ?? OWNER,
       id: options.id ?? (requests[0]?.[0] as string),
       deadline: options.deadline ?? LATER,
-      ttl: TTL,
       maxChildren: options.maxChildren ?? (requests[0]?.[1] === 'child' ? 50 : ''),
       count: requests.length,
       rest: [...requests.flat(), ...(options.events ?? [])],
@@ -95,9 +93,23 @@ function except<T>(state: Record<string, T>, key: string): Record<string, T> {
   return rest;
 }
 
-async function expectTtl(key: string, ttl = TTL): Promise<void> {
-  expect(await redis.ttl(key)).toBeGreaterThan(ttl - 10);
-  expect(await redis.ttl(key)).toBeLessThanOrEqual(ttl);
+/** Nothing of the waitpoint expires while the run is live (the results hash, when there is one, neither). */
+async function expectNoExpiry(run: RunFixture): Promise<void> {
+  expect(await redis.ttl(run.keys.waitpoint)).toBe(-1);
+  // -1: no expiry; -2: no results yet.
+  expect([-1, -2]).toContain(await redis.ttl(run.keys.waitpointResults));
+}
+
+/**
+ * That `e:<id>` of the waitpoint names an event of the log of the request's kind whose data is the
+ * request, as given (the same text).
+ */
+async function expectLogged(run: RunFixture, kind: RequestKind, id: string, request: string): Promise<void> {
+  const eventId = (await run.waitpoint())[`e:${id}`];
+  expect(eventId).toMatch(/^\d+-\d+$/);
+  expect(await redis.xrange(run.keys.events, eventId as string, eventId as string)).toEqual([
+    [eventId, ['t', REQUESTED[kind], 'd', request]],
+  ]);
 }
 
 describe('openWaitpoint', () => {
@@ -107,22 +119,25 @@ describe('openWaitpoint', () => {
       open(run, question, { events: ['message', '{"role":"assistant","content":"hm","toolCalls":[]}'] }),
     );
     expect(result).toBe(1);
-    expect(await run.waitpoint()).toEqual({
-      id: QUESTION_ID,
-      deadline: String(LATER),
-      pending: '1',
-      order: QUESTION_ID,
-      [`k:${QUESTION_ID}`]: 'question',
-      [`q:${QUESTION_ID}`]: QUESTION,
-      [`s:${QUESTION_ID}`]: 'pending',
-    });
-    await expectTtl(run.keys.waitpoint);
     expect(await run.record()).toEqual({ status: 'waiting_for_input', owner: OWNER });
     const events = await run.events();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       { type: 'message', data: { role: 'assistant', content: 'hm', toolCalls: [] } },
       { type: 'clarify.requested', data: JSON.parse(QUESTION) },
     ]);
+    // Short values only: the request is its event's data, found by the event's id.
+    expect(await run.waitpoint()).toEqual({
+      id: QUESTION_ID,
+      kind: 'question',
+      deadline: String(LATER),
+      pending: '1',
+      [`s:${QUESTION_ID}`]: 'pending',
+      [`e:${QUESTION_ID}`]: events[1]?.id,
+    });
+    await expectLogged(run, 'question', QUESTION_ID, QUESTION);
+    // No result yet, and nothing expires while the run waits.
+    expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
+    await expectNoExpiry(run);
     expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
     // A question is no child: the run's children are not touched.
     expect(await redis.exists(run.keys.children)).toBe(0);
@@ -134,19 +149,6 @@ describe('openWaitpoint', () => {
       open(run, calls('tcr_a', 'tcr_b'), { events: ['message.delta', '{"text":"before"}'] }),
     );
     expect(result).toBe(1);
-    expect(await run.waitpoint()).toEqual({
-      id: 'tcr_a',
-      deadline: String(LATER),
-      pending: '2',
-      order: 'tcr_a tcr_b',
-      'k:tcr_a': 'tool_output',
-      'q:tcr_a': call('tcr_a'),
-      's:tcr_a': 'pending',
-      'k:tcr_b': 'tool_output',
-      'q:tcr_b': call('tcr_b'),
-      's:tcr_b': 'pending',
-    });
-    await expectTtl(run.keys.waitpoint);
     expect(await run.record()).toEqual({ status: 'waiting_for_input', owner: OWNER });
     const events = await run.events();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
@@ -154,6 +156,22 @@ describe('openWaitpoint', () => {
       { type: 'tool.requested', data: JSON.parse(call('tcr_a')) },
       { type: 'tool.requested', data: JSON.parse(call('tcr_b')) },
     ]);
+    // The calls' order is their events' order in the log.
+    expect(await run.waitpoint()).toEqual({
+      id: 'tcr_a',
+      kind: 'tool_output',
+      deadline: String(LATER),
+      pending: '2',
+      's:tcr_a': 'pending',
+      'e:tcr_a': events[1]?.id,
+      's:tcr_b': 'pending',
+      'e:tcr_b': events[2]?.id,
+    });
+    await expectLogged(run, 'tool_output', 'tcr_a', call('tcr_a'));
+    await expectLogged(run, 'tool_output', 'tcr_b', call('tcr_b'));
+    expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
+    await expectNoExpiry(run);
+    expect(await redis.object('ENCODING', run.keys.waitpoint)).toBe('listpack');
     expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
     expect(await run.logIsCompact()).toBe(true);
   });
@@ -178,25 +196,26 @@ describe('openWaitpoint', () => {
       'run_child_a',
       'run_child_b',
     ]);
-    expect(await run.waitpoint()).toEqual({
-      id: 'call_1',
-      deadline: String(LATER),
-      pending: '2',
-      order: 'run_child_a run_child_b',
-      'k:run_child_a': 'child',
-      'q:run_child_a': child('run_child_a', 0),
-      's:run_child_a': 'pending',
-      'k:run_child_b': 'child',
-      'q:run_child_b': child('run_child_b', 1),
-      's:run_child_b': 'pending',
-    });
-    await expectTtl(run.keys.waitpoint);
     const events = await run.events();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       { type: 'message.delta', data: { text: 'before' } },
       { type: 'child.started', data: JSON.parse(child('run_child_a', 0)) },
       { type: 'child.started', data: JSON.parse(child('run_child_b', 1)) },
     ]);
+    expect(await run.waitpoint()).toEqual({
+      id: 'call_1',
+      kind: 'child',
+      deadline: String(LATER),
+      pending: '2',
+      's:run_child_a': 'pending',
+      'e:run_child_a': events[1]?.id,
+      's:run_child_b': 'pending',
+      'e:run_child_b': events[2]?.id,
+    });
+    await expectLogged(run, 'child', 'run_child_a', child('run_child_a', 0));
+    await expectLogged(run, 'child', 'run_child_b', child('run_child_b', 1));
+    expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
+    await expectNoExpiry(run);
     expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
   });
 
@@ -246,6 +265,7 @@ describe('openWaitpoint', () => {
       's:tcr_a': 'received',
       's:tcr_b': 'pending',
     });
+    expect(await run.results()).toEqual({ tcr_a: JSON.stringify({ output: 'out', isError: false }) });
   });
 
   it('done again for the same children: 2, waits for them again, neither counted nor listed twice, past the limit too', async () => {
@@ -263,19 +283,17 @@ describe('openWaitpoint', () => {
     const run = await running();
     await run.seedWaitpoint({
       id: 'tcr_a',
+      kind: 'tool_output',
       deadline: LATER,
       requests: [
-        {
-          id: 'tcr_a',
-          kind: 'tool_output',
-          state: 'received',
-          result: '{"output":"A","isError":false}',
-        },
-        { id: 'tcr_b', kind: 'tool_output', state: 'timed_out' },
+        { id: 'tcr_a', state: 'received', result: '{"output":"A","isError":false}' },
+        { id: 'tcr_b', state: 'timed_out' },
       ],
       // A question of a waitpoint before that, answered with a webhook's token.
       extra: { 's:clr_old': 'answered', 't:clr_old:aaaa': 'used', 't:clr_old:bbbb': 'ok' },
     });
+    expect(await run.waitpoint()).toHaveProperty('e:tcr_a');
+    expect(await run.results()).toHaveProperty('tcr_a');
     expect(await open(run, calls('tcr_c'))).toBe(1);
     expect(await run.waitpoint()).toEqual({
       's:tcr_a': 'received',
@@ -284,28 +302,99 @@ describe('openWaitpoint', () => {
       't:clr_old:aaaa': 'used',
       't:clr_old:bbbb': 'ok',
       id: 'tcr_c',
+      kind: 'tool_output',
       deadline: String(LATER),
       pending: '1',
-      order: 'tcr_c',
-      'k:tcr_c': 'tool_output',
-      'q:tcr_c': call('tcr_c'),
       's:tcr_c': 'pending',
+      'e:tcr_c': (await run.events()).at(-1)?.id,
     });
-    await expectTtl(run.keys.waitpoint);
+    await expectLogged(run, 'tool_output', 'tcr_c', call('tcr_c'));
+    // The earlier results went with their requests.
+    expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
+    await expectNoExpiry(run);
     expect(await run.unchanged(() => post(run, 'tcr_a'))).toBe('received');
     expect(await run.unchanged(() => post(run, 'tcr_b'))).toBe('timed_out');
   });
 
-  it('a new waitpoint may hold a request id an earlier one had: pending again', async () => {
+  it('a new waitpoint drops the request bodies of a waitpoint moved from the release before (q:), and its answer', async () => {
     const run = await running();
     await run.seedWaitpoint({
-      id: 'call_1',
+      id: QUESTION_ID,
+      kind: 'question',
       deadline: LATER,
-      requests: [{ id: 'run_child_a', kind: 'child', state: 'reported', result: '{}' }],
+      requests: [{ id: QUESTION_ID, state: 'answered', result: 'blue', request: QUESTION, moved: true }],
+      extra: { [`t:${QUESTION_ID}:aaaa`]: 'used' },
+    });
+    expect(await run.waitpoint()).toMatchObject({ [`q:${QUESTION_ID}`]: QUESTION });
+    expect(await open(run, calls('tcr_a'))).toBe(1);
+    expect(await run.waitpoint()).toEqual({
+      [`s:${QUESTION_ID}`]: 'answered',
+      [`t:${QUESTION_ID}:aaaa`]: 'used',
+      id: 'tcr_a',
+      kind: 'tool_output',
+      deadline: String(LATER),
+      pending: '1',
+      's:tcr_a': 'pending',
+      'e:tcr_a': (await run.events()).at(-1)?.id,
+    });
+    expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
+  });
+
+  it('a new waitpoint may hold a request id an earlier one had: pending again, with no result', async () => {
+    const run = await running();
+    const [earlier] = await run.seedWaitpoint({
+      id: 'call_1',
+      kind: 'child',
+      deadline: LATER,
+      requests: [{ id: 'run_child_a', state: 'reported', result: '{}' }],
     });
     expect(await open(run, children('run_child_a'), { id: 'call_2' })).toBe(1);
-    expect(await run.waitpoint()).toMatchObject({ id: 'call_2', pending: '1', 's:run_child_a': 'pending' });
-    expect(await redis.hexists(run.keys.waitpoint, 'r:run_child_a')).toBe(0);
+    const events = await run.events();
+    expect(await run.waitpoint()).toEqual({
+      id: 'call_2',
+      kind: 'child',
+      deadline: String(LATER),
+      pending: '1',
+      's:run_child_a': 'pending',
+      // The new request's event, not the earlier one's.
+      'e:run_child_a': events.at(-1)?.id,
+    });
+    expect(events.at(-1)?.id).not.toBe(earlier?.id);
+    expect(await redis.hexists(run.keys.waitpointResults, 'run_child_a')).toBe(0);
+  });
+
+  it("a suspended question's waitpoint stays in the compact encoding (listpack), once answered too: the answer is beside it", async () => {
+    const run = await running();
+    // A question, and an answer, far longer than a compact hash's values may be (64 bytes).
+    const long = JSON.stringify({
+      requestId: QUESTION_ID,
+      question: 'Which one? '.repeat(100),
+      choices: ['red', 'blue'],
+      expiresAt: new Date(LATER).toISOString(),
+    });
+    expect(await open(run, [[QUESTION_ID, 'question', long]])).toBe(1);
+    expect(await redis.object('ENCODING', run.keys.waitpoint)).toBe('listpack');
+    await expectLogged(run, 'question', QUESTION_ID, long);
+    const answer = 'The blue one, because '.repeat(50);
+    expect(
+      await resolveRequest.run(redis, {
+        keys: run.keys,
+        args: {
+          ...run.base,
+          waitpointId: QUESTION_ID,
+          requestId: QUESTION_ID,
+          kind: 'question',
+          result: answer,
+          eventType: 'clarify.answered',
+          eventData: JSON.stringify({ requestId: QUESTION_ID, answer }),
+          tokenHash: '',
+        },
+      }),
+    ).toBe('last');
+    expect(await run.waitpoint()).toMatchObject({ pending: '0', [`s:${QUESTION_ID}`]: 'answered' });
+    expect(await redis.object('ENCODING', run.keys.waitpoint)).toBe('listpack');
+    expect(await run.results()).toEqual({ [QUESTION_ID]: answer });
+    await expectNoExpiry(run);
   });
 
   it('rewrites a log of up to 100 events at its real size', async () => {
@@ -384,8 +473,9 @@ describe('openWaitpoint', () => {
     const run = await running();
     await run.seedWaitpoint({
       id: 'clr_old',
+      kind: 'question',
       deadline: LATER,
-      requests: [{ id: 'clr_old', kind: 'question', state: 'answered', result: 'yes' }],
+      requests: [{ id: 'clr_old', state: 'answered', result: 'yes' }],
     });
     const before = await run.state();
     await expect(

@@ -12,7 +12,7 @@ import {
 
 const redis = useRedis();
 const LATER = Date.now() + 3_600_000;
-const TTL = 3_600;
+const RETENTION = 3_600;
 const CALL = 'call_1';
 
 interface Resolve {
@@ -95,7 +95,7 @@ async function asked(
 ): Promise<RunFixture> {
   const run = new RunFixture(redis);
   await run.seed({ status });
-  await run.seedWaitpoint({ ...questionWaitpoint(deadline, state, result), ttl: TTL });
+  await run.seedWaitpoint(questionWaitpoint(deadline, state, result));
   return run;
 }
 
@@ -103,8 +103,8 @@ async function asked(
 async function calling(ids = ['tcr_a', 'tcr_b'], deadline = LATER, status = 'waiting_for_input') {
   const run = new RunFixture(redis);
   await run.seed({ status });
-  const requests = ids.map((id): SeededRequest => ({ id, kind: 'tool_output' }));
-  await run.seedWaitpoint({ id: ids[0] as string, deadline, requests, ttl: TTL });
+  const requests = ids.map((id): SeededRequest => ({ id }));
+  await run.seedWaitpoint({ id: ids[0] as string, kind: 'tool_output', deadline, requests });
   return run;
 }
 
@@ -116,8 +116,8 @@ async function delegating(
 ) {
   const run = new RunFixture(redis);
   await run.seed({ status });
-  const requests = ids.map((id): SeededRequest => ({ id, kind: 'child' }));
-  await run.seedWaitpoint({ id: CALL, deadline, requests, ttl: TTL });
+  const requests = ids.map((id): SeededRequest => ({ id }));
+  await run.seedWaitpoint({ id: CALL, kind: 'child', deadline, requests });
   return run;
 }
 
@@ -130,7 +130,7 @@ async function cancel(run: RunFixture): Promise<void> {
       status: 'cancelled',
       eventType: 'run.cancelled',
       eventData: '{}',
-      retention: TTL,
+      retention: RETENTION,
       token: '',
       checkpoint: '',
       sessionTtl: 600,
@@ -147,9 +147,10 @@ async function cancel(run: RunFixture): Promise<void> {
   expect(Array.isArray(ended)).toBe(true);
 }
 
-async function expectTtl(key: string, ttl = TTL): Promise<void> {
-  expect(await redis.ttl(key)).toBeGreaterThan(ttl - 10);
-  expect(await redis.ttl(key)).toBeLessThanOrEqual(ttl);
+/** Nothing of a live run's waitpoint expires: neither the hash nor its results. */
+async function expectNoExpiry(run: RunFixture): Promise<void> {
+  expect(await redis.ttl(run.keys.waitpoint)).toBe(-1);
+  expect(await redis.ttl(run.keys.waitpointResults)).toBe(-1);
 }
 
 describe('resolveRequest: a question', () => {
@@ -161,12 +162,12 @@ describe('resolveRequest: a question', () => {
     expect(await run.waitpoint()).toMatchObject({
       pending: '0',
       [`s:${QUESTION_ID}`]: 'answered',
-      [`r:${QUESTION_ID}`]: text,
     });
-    // The waitpoint keeps the expiry it was given.
-    await expectTtl(run.keys.waitpoint);
+    // The answer is in the results, beside the waitpoint; nothing of it expires while the run is live.
+    expect(await run.results()).toEqual({ [QUESTION_ID]: text });
+    await expectNoExpiry(run);
     expect(await run.record()).toEqual({ status: 'queued' });
-    const events = await run.events();
+    const events = await run.appended();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       { type: 'clarify.answered', data: { requestId: QUESTION_ID, answer: text } },
     ]);
@@ -180,7 +181,8 @@ describe('resolveRequest: a question', () => {
       expect(await answer(run, 'blue')).toBe('last');
       expect(await run.record()).toEqual({ status });
       expect(await run.waitpoint()).toMatchObject({ pending: '0', [`s:${QUESTION_ID}`]: 'answered' });
-      expect((await run.events()).map((event) => event.type)).toEqual(['clarify.answered']);
+      expect(await run.results()).toEqual({ [QUESTION_ID]: 'blue' });
+      expect((await run.appended()).map((event) => event.type)).toEqual(['clarify.answered']);
     },
   );
 
@@ -188,7 +190,7 @@ describe('resolveRequest: a question', () => {
     const run = await asked();
     expect(await answer(run, 'first')).toBe('last');
     expect(await run.unchanged(() => answer(run, 'second'))).toBe('answered');
-    expect((await run.waitpoint())[`r:${QUESTION_ID}`]).toBe('first');
+    expect(await run.results()).toEqual({ [QUESTION_ID]: 'first' });
   });
 
   it('refuses an answer after the request timed out', async () => {
@@ -245,7 +247,7 @@ describe('resolveRequest: a question', () => {
     expect(await run.unchanged(() => answer(run, 'again', 'aaaa'))).toBe('token_used');
     // Another token of the same question is not used, but the question was answered.
     expect(await run.unchanged(() => answer(run, 'again', 'bbbb'))).toBe('answered');
-    expect((await run.waitpoint())[`r:${QUESTION_ID}`]).toBe('yes');
+    expect(await run.results()).toEqual({ [QUESTION_ID]: 'yes' });
   });
 
   it('a refused answer leaves its token unused', async () => {
@@ -287,13 +289,14 @@ describe('resolveRequest: client tool calls', () => {
       's:tcr_a': 'received',
       's:tcr_b': 'pending',
     });
-    expect(JSON.parse((await redis.hget(run.keys.waitpoint, 'r:tcr_a')) ?? '')).toEqual({
+    // The output in the results, beside the waitpoint; none for the call still pending.
+    expect(Object.keys(await run.results())).toEqual(['tcr_a']);
+    expect(JSON.parse((await redis.hget(run.keys.waitpointResults, 'tcr_a')) ?? '')).toEqual({
       output: 'sunny, "21°C"',
       isError: true,
     });
-    expect(await redis.hexists(run.keys.waitpoint, 'r:tcr_b')).toBe(0);
-    await expectTtl(run.keys.waitpoint);
-    const events = await run.events();
+    await expectNoExpiry(run);
+    const events = await run.appended();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       { type: 'tool.output_received', data: { requestId: 'tcr_a', isError: true } },
     ]);
@@ -311,7 +314,8 @@ describe('resolveRequest: client tool calls', () => {
       's:tcr_a': 'received',
       's:tcr_b': 'received',
     });
-    expect((await run.events()).map((e) => e.data)).toEqual([
+    expect(Object.keys(await run.results()).sort()).toEqual(['tcr_a', 'tcr_b']);
+    expect((await run.appended()).map((e) => e.data)).toEqual([
       { requestId: 'tcr_b', isError: false },
       { requestId: 'tcr_a', isError: false },
     ]);
@@ -328,7 +332,7 @@ describe('resolveRequest: client tool calls', () => {
     const run = await calling();
     expect(await post(run, 'tcr_a', 'first')).toBe('ok');
     expect(await run.unchanged(() => post(run, 'tcr_a', 'second'))).toBe('received');
-    expect(await redis.hget(run.keys.waitpoint, 'r:tcr_a')).toContain('first');
+    expect(await redis.hget(run.keys.waitpointResults, 'tcr_a')).toContain('first');
   });
 
   it("refuses an output past the deadline (by Redis's clock), and after the call timed out", async () => {
@@ -349,6 +353,20 @@ describe('resolveRequest: client tool calls', () => {
     const run = await calling();
     await run.seed({ status });
     expect(await run.unchanged(() => post(run, 'tcr_a'))).toBe('ended');
+  });
+
+  it("refuses an output for a request an earlier waitpoint left pending: it does not count against this one's", async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'waiting_for_input' });
+    await run.seedWaitpoint({
+      id: 'tcr_c',
+      kind: 'tool_output',
+      deadline: LATER,
+      requests: [{ id: 'tcr_c' }],
+      extra: { 's:tcr_a': 'pending' },
+    });
+    expect(await run.unchanged(() => post(run, 'tcr_a'))).toBe('no_request');
+    expect(await post(run, 'tcr_c')).toBe('last');
   });
 
   it('refuses an output for an unknown request, a question, and for a run that does not exist', async () => {
@@ -373,9 +391,9 @@ describe('resolveRequest: a crew child', () => {
       pending: '1',
       's:run_child_a': 'pending',
       's:run_child_b': 'reported',
-      'r:run_child_b': childResult('run_child_b', 1),
     });
-    const events = await run.events();
+    expect(await run.results()).toEqual({ run_child_b: childResult('run_child_b', 1) });
+    const events = await run.appended();
     expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
       {
         type: 'child.finished',
@@ -418,7 +436,8 @@ describe('resolveRequest: a crew child', () => {
 
 describe('resolveRequest: a run that ended', () => {
   // finalizeRun keeps only the states (`s:`) and the tokens (`t:`) of the waitpoint: a request still
-  // pending at the end has lost its kind (`k:`), and is still told the run ended (409), not unknown.
+  // pending at the end has lost the waitpoint's `kind` and `id`, and is still told the run ended
+  // (409), not unknown.
   it('tells a late answer or output that the run has ended, after finalizeRun dropped the requests', async () => {
     const question = await asked();
     await redis.hset(question.keys.waitpoint, `t:${QUESTION_ID}:aaaa`, 'ok');
@@ -427,13 +446,80 @@ describe('resolveRequest: a run that ended', () => {
     expect(await question.unchanged(() => answer(question, 'late', 'aaaa'))).toBe('ended');
     const calls = await calling();
     await cancel(calls);
+    expect(await calls.waitpoint()).toEqual({ 's:tcr_a': 'pending', 's:tcr_b': 'pending' });
     expect(await calls.unchanged(() => post(calls, 'tcr_a'))).toBe('ended');
+    const parent = await delegating();
+    await cancel(parent);
+    expect(await parent.unchanged(() => report(parent, 'run_child_a', 0, ''))).toBe('ended');
   });
 
   it("tells a late answer to a request resolved before the end its request's fate", async () => {
     const run = await calling();
     expect(await post(run, 'tcr_a')).toBe('ok');
     await cancel(run);
+    // The output went with the results; the state stays.
+    expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
+    expect(await run.waitpoint()).toEqual({ 's:tcr_a': 'received', 's:tcr_b': 'pending' });
     expect(await run.unchanged(() => post(run, 'tcr_a'))).toBe('received');
+  });
+});
+
+describe("resolveRequest: the waitpoint's kind", () => {
+  /** Resolves `requestId` as a request of `kind`, of whichever waitpoint is current. */
+  function resolveAs(run: RunFixture, kind: RequestKind, requestId: string) {
+    if (kind === 'question') return answer(run, 'blue', '', requestId);
+    if (kind === 'tool_output') return post(run, requestId);
+    return report(run, requestId, 0, '');
+  }
+  const KINDS: RequestKind[] = ['question', 'tool_output', 'child'];
+  const PAIRS = KINDS.flatMap((waits) =>
+    KINDS.filter((other) => other !== waits).map((other): [RequestKind, RequestKind] => [waits, other]),
+  );
+
+  it.each(PAIRS)(
+    'refuses to resolve a pending request of a waitpoint of %s as a request of %s (no_request), and takes it as its own kind',
+    async (waits, other) => {
+      const run = new RunFixture(redis);
+      await run.seed({ status: waits === 'child' ? 'waiting_for_children' : 'waiting_for_input' });
+      await run.seedWaitpoint({ id: 'req_a', kind: waits, deadline: LATER, requests: [{ id: 'req_a' }] });
+      expect(await run.unchanged(() => resolveAs(run, other, 'req_a'))).toBe('no_request');
+      expect(await resolveAs(run, waits, 'req_a')).toBe('last');
+      expect(Object.keys(await run.results())).toEqual(['req_a']);
+    },
+  );
+});
+
+describe('resolveRequest: a waitpoint moved from the release before', () => {
+  it('resolves its requests as any other (their bodies in q:, no event), the results beside it', async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'waiting_for_input' });
+    const logged = await run.seedWaitpoint({
+      id: 'tcr_a',
+      kind: 'tool_output',
+      deadline: LATER,
+      requests: [
+        { id: 'tcr_a', moved: true },
+        {
+          id: 'tcr_b',
+          moved: true,
+          state: 'received',
+          result: JSON.stringify({ output: 'B', isError: false }),
+        },
+      ],
+    });
+    expect(logged).toEqual([]);
+    const before = await run.waitpoint();
+    expect(before).toHaveProperty('q:tcr_a');
+    expect(before).not.toHaveProperty('e:tcr_a');
+    expect(await run.unchanged(() => answer(run, 'blue', '', 'tcr_a'))).toBe('no_request');
+    expect(await run.unchanged(() => post(run, 'tcr_b'))).toBe('received');
+    expect(await post(run, 'tcr_a', 'A')).toBe('last');
+    expect(await run.record()).toEqual({ status: 'queued' });
+    expect(await run.waitpoint()).toEqual({ ...before, pending: '0', 's:tcr_a': 'received' });
+    expect(await run.results()).toEqual({
+      tcr_a: JSON.stringify({ output: 'A', isError: false }),
+      tcr_b: JSON.stringify({ output: 'B', isError: false }),
+    });
+    expect((await run.events()).map((event) => event.type)).toEqual(['tool.output_received']);
   });
 });
