@@ -2,6 +2,7 @@ import {
   type McpServerStore,
   type MemoryStore,
   RetryLater,
+  RunEngine,
   type RunJobData,
   type RunStore,
 } from '@tether/queue';
@@ -70,6 +71,10 @@ export function createProcessor(deps: ProcessorDeps) {
   const { config, store, logger } = deps;
   const hooks = withDefaultHooks(deps.hooks);
   const activeRuns = new ActiveAttempts(logger);
+  const engine = new RunEngine({
+    store,
+    queueChildren: (children, requestId) => deps.crew.queueChildren(children, requestId),
+  });
 
   const observability = deps.observability;
   const observed = Boolean(observability?.metrics || observability?.telemetry);
@@ -99,7 +104,7 @@ export function createProcessor(deps: ProcessorDeps) {
     token: string | undefined,
     observer: AttemptObserver | undefined,
   ): Promise<string | undefined> {
-    const ctx = attemptContext(deps, hooks, { job, token, observer });
+    const ctx = attemptContext(deps, engine, hooks, { job, token, observer });
     // A job that comes back (stall recovery, a resumed question, a retry) first dispatches what the
     // attempt before may have appended without dispatching (its worker died in between).
     if (job.attemptsStarted > 1) await dispatchEvents(ctx, 'recovery', true);
@@ -159,6 +164,7 @@ export function createProcessor(deps: ProcessorDeps) {
 /** What every step of the attempt on `job` works with. */
 function attemptContext(
   deps: ProcessorDeps,
+  engine: RunEngine,
   hooks: ResolvedHooks,
   taken: { job: Job<RunJobData>; token: string | undefined; observer: AttemptObserver | undefined },
 ): AttemptContext {
@@ -174,6 +180,7 @@ function attemptContext(
     fence: `${config.workerId}:${token ?? job.id}`,
     config,
     store,
+    engine,
     // Every line about the run names it, and the request that submitted it.
     log: logger.child(requestId ? { runId, attempt, requestId } : { runId, attempt }),
     wakeSession: deps.wakeSession,

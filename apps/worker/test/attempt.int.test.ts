@@ -4,6 +4,7 @@ import { newChildRunId, type ReplayScript, TetherError } from '@tether/protocol'
 import {
   backoffStrategy,
   QUEUE_NAME,
+  RunEngine,
   type RunJobData,
   RunService,
   RunStore,
@@ -85,6 +86,7 @@ async function contextFor(
     fence: 'w1:t1',
     config: configFor(d),
     store: d.store,
+    engine: new RunEngine({ store: d.store, queueChildren: (children) => d.service.queueChildren(children) }),
     log: logger,
     wakeSession: async () => {},
     parentRunId: undefined,

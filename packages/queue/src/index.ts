@@ -20,6 +20,8 @@ export {
   childOutcome,
   outcomeOfRecord,
 } from './crew-store.js';
+export type { EngineAttempt, Recorded, RunEnd, WaitOpen, WaitRefusal } from './engine.js';
+export { CHILDREN_GRACE_MS, RunEngine } from './engine.js';
 export type { QueueErrorCode } from './errors.js';
 export { QUEUE_ERROR_CODES, QUEUE_ERRORS, QueueError } from './errors.js';
 export type { EventListener } from './event-hub.js';

@@ -1,6 +1,6 @@
 import type { Checkpoint, PendingDelegation } from '@tether/agent';
 import type { ErrorBody, PendingClarify, PendingToolCall, Usage } from '@tether/protocol';
-import type { McpServerStore, MemoryStore, NewRun, RunJobData, RunStore } from '@tether/queue';
+import type { McpServerStore, MemoryStore, NewRun, RunEngine, RunJobData, RunStore } from '@tether/queue';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
@@ -22,6 +22,8 @@ export interface AttemptContext {
   fence: string;
   config: Readonly<WorkerConfig>;
   store: RunStore;
+  /** The run's transitions for this attempt: each one step of the run, its job's move and the look after it. */
+  engine: RunEngine;
   log: Logger;
   /** Wakes the run now at the head of a session's queue (after one of its runs ended). */
   wakeSession: (sessionId: string) => Promise<void>;

@@ -1,7 +1,6 @@
 import { storedCheckpoint } from '@tether/agent';
-import { type RunEventInput, TERMINAL_STATUSES, TetherError } from '@tether/protocol';
-import { baseDelay, promoteJob, RetryLater, retryDelayMs } from '@tether/queue';
-import { DelayedError, WaitingError } from 'bullmq';
+import { type RunEventInput, TERMINAL_STATUSES } from '@tether/protocol';
+import { baseDelay, type Recorded, retryDelayMs, type WaitRefusal } from '@tether/queue';
 import type { HookAttempt } from '../worker-hooks.js';
 import type { AttemptContext, Lost, Released, Settlement, Waiting } from './context.js';
 import { delegationKey } from './crew.js';
@@ -111,9 +110,6 @@ function hookAttempt(ctx: AttemptContext): HookAttempt {
   return { runId: ctx.runId, attempt: ctx.attempt, log: ctx.log };
 }
 
-/** A parent wakes this long after its children's deadline, to end the ones still out as timed out. */
-const CHILDREN_GRACE_MS = 1_000;
-
 /** How long a session's run waits for the run ahead of it before it looks again (it is woken when that one ends). */
 export const SESSION_WAIT_MS = 60_000;
 
@@ -156,6 +152,14 @@ async function settle(
   }
 }
 
+/** The run's webhook deliveries once a step is recorded, before its job moves (see `Recorded`). */
+function recorder(ctx: AttemptContext, after?: () => void): Recorded {
+  return async (why, parent) => {
+    await dispatchEvents(ctx, why, parent);
+    after?.();
+  };
+}
+
 async function complete(
   ctx: AttemptContext,
   settlement: Extract<Settlement, { kind: 'completed' }>,
@@ -163,22 +167,15 @@ async function complete(
   turn: readonly string[],
 ): Promise<string | undefined> {
   const { output, checkpoint } = settlement;
-  const ended = await ctx.store.finalize(
-    ctx.runId,
-    {
-      status: 'completed',
-      output,
-      usage: checkpoint.usage,
-      // The final turn was not saved on its own: it is stored with the end.
-      checkpoint: { json: storedCheckpoint(checkpoint), todos: checkpoint.todos, step: checkpoint.step },
-      escalated: settlement.escalated,
-    },
-    ctx.fence,
-    events,
-    turn,
-    ctx.parentRunId,
-  );
-  if (!ended) {
+  const end = {
+    status: 'completed' as const,
+    output,
+    usage: checkpoint.usage,
+    // The final turn was not saved on its own: it is stored with the end.
+    checkpoint: { json: storedCheckpoint(checkpoint), todos: checkpoint.todos, step: checkpoint.step },
+    escalated: settlement.escalated,
+  };
+  if (!(await ctx.engine.end(ctx, end, events, turn))) {
     ctx.log.warn('the run had ended, or another worker owns it: this answer was not recorded');
     return undefined;
   }
@@ -193,18 +190,20 @@ async function fail(
   events: readonly RunEventInput[],
   turn: readonly string[],
 ): Promise<undefined> {
-  const { store, runId, fence, job, log } = ctx;
+  const { job, log } = ctx;
   const { error, usage } = settlement;
   if (settlement.retryable && ctx.attempt < (job.opts.attempts ?? 1)) {
     // One delay, decided here: `run.retrying` says it, and BullMQ's backoff strategy takes it from the error.
     const delayMs = retryDelayMs(baseDelay(job.opts.backoff), ctx.attempt);
-    await store.appendEvents(runId, events, fence);
-    await store.markRetrying(runId, fence, ctx.attempt + 1, delayMs, error);
-    await dispatchEvents(ctx, 'retrying');
-    log.warn({ err: error, delayMs }, 'attempt failed; it will be retried');
-    throw new RetryLater(`${error.code}: ${error.message}`, delayMs, { cause: settlement.cause });
+    const next = { attempt: ctx.attempt + 1, delayMs, error, cause: settlement.cause };
+    return ctx.engine.retry(
+      ctx,
+      next,
+      events,
+      recorder(ctx, () => log.warn({ err: error, delayMs }, 'attempt failed; it will be retried')),
+    );
   }
-  await store.finalize(runId, { status: 'failed', error, usage }, fence, events, turn, ctx.parentRunId);
+  await ctx.engine.end(ctx, { status: 'failed', error, usage }, events, turn);
   await dispatchEvents(ctx, 'failed', true);
   log.warn({ err: error }, 'run failed');
   return undefined;
@@ -216,23 +215,17 @@ async function cancel(
   turn: readonly string[],
 ): Promise<undefined> {
   // Whoever owns the run: a cancel ends it from any attempt.
-  await ctx.store.finalize(
-    ctx.runId,
-    { status: 'cancelled', reason: 'cancelled by request' },
-    '',
-    events,
-    turn,
-    ctx.parentRunId,
-  );
+  const end = { status: 'cancelled' as const, reason: 'cancelled by request' };
+  await ctx.engine.end(ctx, end, events, turn, '');
   await dispatchEvents(ctx, 'cancelled', true);
   ctx.log.info('run cancelled');
   return undefined;
 }
 
 /**
- * The run waits on its waitpoint, holding no slot: a new one's requests are
- * recorded (with their events), or the one it waits on already is waited on
- * again; then the job is delayed until the deadline.
+ * The run waits on its waitpoint, holding no slot: a new one's requests are recorded (with their
+ * events), or the one it waits on already is waited on again; then the job is delayed until the
+ * deadline. A refusal settles as it says.
  */
 async function wait(
   ctx: AttemptContext,
@@ -240,120 +233,99 @@ async function wait(
   events: readonly RunEventInput[],
   turn: readonly string[],
 ): Promise<never | undefined> {
-  const { store, runId, fence, log } = ctx;
+  const { engine, log } = ctx;
   if ('again' in settlement) {
     const status = settlement.on === 'children' ? 'waiting_for_children' : 'waiting_for_input';
-    await store.setStatus(runId, fence, status);
-    const grace = settlement.on === 'children' ? CHILDREN_GRACE_MS : 0;
-    return delayUntil(ctx, settlement.again.untilMs + grace, resolved(ctx));
+    return engine.waitAgain(ctx, status, settlement.again.untilMs);
   }
+  let refusal: WaitRefusal;
   switch (settlement.on) {
     case 'question': {
       const pending = settlement.open;
-      const suspend = () => store.suspend(runId, fence, pending, events);
-      if (await refusedStep(ctx, suspend, events, turn)) return undefined;
-      await dispatchEvents(ctx, 'suspended');
-      log.info(
-        { requestId: pending.requestId, expiresAt: pending.expiresAt },
-        'run suspended on a clarify question',
-      );
-      return delayUntil(ctx, Date.parse(pending.expiresAt), resolved(ctx));
+      const logged = () =>
+        log.info(
+          { requestId: pending.requestId, expiresAt: pending.expiresAt },
+          'run suspended on a clarify question',
+        );
+      refusal = await engine.wait(ctx, { on: 'question', pending }, events, recorder(ctx, logged));
+      break;
     }
     case 'tool_output': {
       const calls = settlement.open;
       const untilMs = Math.min(...calls.map((call) => Date.parse(call.expiresAt)));
       await ctx.hooks.beforeToolRequest(hookAttempt(ctx), calls);
-      const request = () => store.requestToolCalls(runId, fence, calls, events);
-      if (await refusedStep(ctx, request, events, turn)) return undefined;
-      await dispatchEvents(ctx, 'tool_calls');
-      log.info(
-        { calls: calls.length, expiresAt: new Date(untilMs).toISOString() },
-        'run waits for client tool outputs',
-      );
-      return delayUntil(ctx, untilMs, resolved(ctx));
+      const logged = () =>
+        log.info(
+          { calls: calls.length, expiresAt: new Date(untilMs).toISOString() },
+          'run waits for client tool outputs',
+        );
+      refusal = await engine.wait(ctx, { on: 'tool_output', calls }, events, recorder(ctx, logged));
+      break;
     }
     case 'children':
-      return delegate(ctx, settlement, events, turn);
+      refusal = await delegate(ctx, settlement, events);
+      break;
   }
+  return refused(ctx, refusal, events, turn);
 }
 
 /**
  * Delegating: the children first (idempotent: their ids are in the checkpoint), then the
  * delegation that makes the run wait for them, then their jobs: a crash anywhere in between is
- * redone by the worker that takes the run over (see resolveDelegation).
+ * redone by the worker that takes the run over (see resolveDelegation). Refused for good (a cancel
+ * asked for, the life limit), the children never start, and end here, before any job of theirs exists.
  */
 async function delegate(
   ctx: AttemptContext,
   settlement: Extract<Waiting, { on: 'children'; open: unknown }>,
   events: readonly RunEventInput[],
-  turn: readonly string[],
-): Promise<never | undefined> {
-  const { store, runId, fence, job, log } = ctx;
+): Promise<WaitRefusal> {
   const { delegation, children } = settlement.open;
-  const deadlineMs = Math.max(...children.map((child) => child.crew?.deadlineMs ?? 0));
-  await store.createMany(children);
-  try {
-    await store.delegate(
-      runId,
-      fence,
-      {
-        call: delegationKey(delegation),
-        deadlineMs,
-        maxChildren: ctx.config.crewMaxChildren,
-        children: children.map((child, index) => ({ id: child.id, index, goal: child.spec.input })),
-      },
-      events,
-    );
-  } catch (error) {
-    const code = error instanceof TetherError ? error.code : undefined;
-    // Another worker owns the run now: it delegates these same children (their ids are in the
-    // checkpoint), so they are its to start; this attempt stops as one that lost its lock.
-    if (code === 'ERR_RUN_NOT_OWNER')
-      return lose(ctx, { kind: 'lost', why: 'another worker owns the run now', handBack: true });
-    // Refused for good (a cancel asked for, the life limit): the children never start, and end
-    // here, before any job of theirs exists. Any other error is retried, which delegates again.
-    if (code === 'ERR_RUN_CANCEL_REQUESTED' || code === 'ERR_CREW_MAX_CHILDREN') {
-      for (const child of children) {
-        await store.finalize(child.id, { status: 'cancelled', reason: 'its parent run could not delegate' });
-        await ctx.webhooks?.dispatch(child.id, ctx.tenant).catch(() => 0);
-      }
+  const open = {
+    on: 'children' as const,
+    delegation: {
+      call: delegationKey(delegation),
+      deadlineMs: Math.max(...children.map((child) => child.crew?.deadlineMs ?? 0)),
+      maxChildren: ctx.config.crewMaxChildren,
+      children: children.map((child, index) => ({ id: child.id, index, goal: child.spec.input })),
+    },
+    children,
+    requestId: ctx.job.data.requestId,
+  };
+  const logged = () => ctx.log.info({ children: children.length }, 'run waits for its crew children');
+  const refusal = await ctx.engine.wait(ctx, open, events, recorder(ctx, logged));
+  if (refusal.refused !== 'not_owner') {
+    for (const child of children) {
+      await ctx.store.finalize(child.id, {
+        status: 'cancelled',
+        reason: 'its parent run could not delegate',
+      });
+      await ctx.webhooks?.dispatch(child.id, ctx.tenant).catch(() => 0);
     }
-    if (code === 'ERR_RUN_CANCEL_REQUESTED') return cancel(ctx, events, turn);
-    throw error;
   }
-  await ctx.crew.queueChildren(children, job.data.requestId);
-  await dispatchEvents(ctx, 'delegating');
-  log.info({ children: children.length }, 'run waits for its crew children');
-  return delayUntil(ctx, deadlineMs + CHILDREN_GRACE_MS, resolved(ctx));
+  return refusal;
 }
 
 /**
- * Takes a fenced step of the owner (opening a waitpoint); when the run refuses it, settles as the
- * refusal says and answers true: another worker owns the run, or it is not running (`lost`, the
- * job handed back for the next claim), or a cancel was asked for or the run has ended (`cancelled`).
+ * Settles as the run's refusal to wait says: another worker owns it, or it is not running (`lost`,
+ * the job handed back for the next claim; it redoes the step, with the same ids), or a cancel was
+ * asked for or the run has ended (`cancelled`). Any other refusal (the crew's life limit) fails the
+ * attempt, which is retried.
  */
-async function refusedStep(
+async function refused(
   ctx: AttemptContext,
-  step: () => Promise<unknown>,
+  refusal: WaitRefusal,
   events: readonly RunEventInput[],
   turn: readonly string[],
-): Promise<boolean> {
-  try {
-    await step();
-    return false;
-  } catch (error) {
-    const code = error instanceof TetherError ? error.code : undefined;
-    if (code === 'ERR_RUN_NOT_OWNER') {
-      await lose(ctx, { kind: 'lost', why: 'another worker owns the run now', handBack: true });
-    } else if (code === 'ERR_RUN_CANCEL_REQUESTED') await cancel(ctx, events, turn);
-    else throw error;
-    return true;
+): Promise<never | undefined> {
+  switch (refusal.refused) {
+    case 'not_owner':
+      return lose(ctx, { kind: 'lost', why: 'another worker owns the run now', handBack: true });
+    case 'cancel':
+      return cancel(ctx, events, turn);
+    default:
+      throw refusal.error;
   }
-}
-
-/** Whether what the waiting run waits for has come: every request resolved, or a cancel asked for. */
-function resolved(ctx: AttemptContext): () => Promise<boolean> {
-  return async () => (await ctx.store.wakeReason(ctx.runId)) !== undefined;
 }
 
 /** The run gives its turn up without running (see `Released`). */
@@ -362,20 +334,19 @@ async function release(
   settlement: Released,
   events: readonly RunEventInput[],
 ): Promise<never> {
-  const { store, runId, fence, job, token, log } = ctx;
+  const { store, engine, runId, log } = ctx;
   switch (settlement.why) {
     case 'shutdown':
       // Hand the run back to the queue; another worker continues from the checkpoint.
-      await store.appendEvents(runId, events, fence);
-      await store.setStatus(runId, fence, 'queued');
-      await dispatchEvents(ctx, 'released');
-      await job.moveToWait(token);
-      log.info('run released for another worker (shutdown)');
-      throw new WaitingError();
+      return engine.release(
+        ctx,
+        events,
+        recorder(ctx, () => log.info('run released for another worker (shutdown)')),
+      );
     case 'session':
       // Another run of the session is ahead: wait, without a slot, until it ends (its end wakes this one).
       log.info({ ahead: settlement.ahead }, "waiting for the session's run ahead");
-      return delayUntil(
+      return engine.delay(
         ctx,
         Date.now() + SESSION_WAIT_MS,
         async () => (await store.sessionHead(runId)) === runId,
@@ -392,7 +363,7 @@ async function release(
       );
       // A slot handed over, or a cancel asked for, while the job was being delayed could not wake it (nor
       // take it off the queue). A cancelled run then ends at its next take, out of line.
-      return delayUntil(ctx, settlement.untilMs, async () => {
+      return engine.delay(ctx, settlement.untilMs, async () => {
         const [handed, cancel] = await Promise.all([
           ctx.tenantSlots?.hasSlot(settlement.tenant, runId),
           store.cancelRequested(runId),
@@ -405,7 +376,7 @@ async function release(
 
 /** Nothing more for this attempt to do with the run (see `Lost`). */
 async function lose(ctx: AttemptContext, settlement: Lost): Promise<never | undefined> {
-  const { job, token, log } = ctx;
+  const { log } = ctx;
   if (!settlement.handBack) {
     log.info({ why: settlement.why }, 'nothing to do for this run');
     return undefined;
@@ -414,29 +385,8 @@ async function lose(ctx: AttemptContext, settlement: Lost): Promise<never | unde
     { why: settlement.why },
     'this worker lost its lock on the run, or another claimed it; it stopped without writing anything more',
   );
-  // The job's lock may still be this worker's (a renewal late on a busy host, or another worker
-  // that claimed the run after its own lock ran out): completing the job would strand the run,
-  // running with no job. Back to waiting instead, where the next attempt takes the run over. When
-  // the lock is gone, this fails (the lock is checked), and whoever holds the job carries on.
-  try {
-    await job.moveToWait(token);
-  } catch (error) {
-    log.debug({ err: error }, 'the job is no longer held by this worker');
-    return undefined;
-  }
-  throw new WaitingError();
-}
-
-/**
- * Delays the job until `untilMs`, then looks whether what it waits for came while it was being
- * delayed (a wake sent then could not move it) and wakes it if so: the one way a settlement waits.
- */
-async function delayUntil(
-  ctx: AttemptContext,
-  untilMs: number,
-  woken: () => Promise<boolean>,
-): Promise<never> {
-  await ctx.job.moveToDelayed(untilMs, ctx.token);
-  if (await woken()) await promoteJob(ctx.job);
-  throw new DelayedError();
+  // Back to waiting, where the next attempt takes the run over; when the lock is gone, whoever holds
+  // the job carries on (see `RunEngine.handBack`).
+  if (!(await ctx.engine.handBack(ctx))) log.debug('the job is no longer held by this worker');
+  return undefined;
 }
