@@ -202,12 +202,15 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
 
 /**
  * Records in order (undefined where a run is gone), with their specs if
- * `withSpec`: one round trip (one per hash slot on a cluster).
+ * `withSpec`: one round trip (one per hash slot on a cluster), and a second
+ * for the pending requests of runs waiting for input, unless `withRequests`
+ * is false.
  */
 export async function readRecords(
   ctx: StoreContext,
   runIds: readonly string[],
   withSpec: boolean,
+  withRequests = true,
 ): Promise<(RunRecord | undefined)[]> {
   if (runIds.length === 0) return [];
   const pipelines = new SlotPipelines(ctx.redis);
@@ -228,7 +231,7 @@ export async function readRecords(
   const waiting = runIds.flatMap((runId, i) => {
     const status = (reply(i, 0) as Record<string, string> | undefined)?.status;
     const waitpoint = reply(i, 2) as Record<string, string>;
-    return status === 'waiting_for_input' ? requestEvents(runId, waitpoint) : [];
+    return withRequests && status === 'waiting_for_input' ? requestEvents(runId, waitpoint) : [];
   });
   const bodies = await readEventData(ctx, waiting);
   return runIds.map((runId, i) => {

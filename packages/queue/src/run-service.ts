@@ -387,6 +387,13 @@ export class RunService {
     return run;
   }
 
+  /** The run's record alone (see `RunStore.getRecord`), if it belongs to `tenant`; otherwise `ERR_RUN_NOT_FOUND`. */
+  async #record(tenant: string, runId: string): Promise<RunRecord> {
+    const run = await this.store.getRecord(runId);
+    if (!run || run.tenant !== tenant) throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+    return run;
+  }
+
   /** A tenant's runs, newest first, by pages, by status and metadata (see `RunStore.list`). */
   list(tenant: string, options: ListOptions) {
     return this.store.list(tenant, options);
@@ -394,7 +401,7 @@ export class RunService {
 
   /** Answers a clarify question: the first answer wins, then the run resumes on any worker. */
   async answer(tenant: string, runId: string, requestId: string, answer: string): Promise<void> {
-    const run = await this.get(tenant, runId);
+    const run = await this.#record(tenant, runId);
     const result = await this.store.answer(runId, requestId, answer);
     if (result !== 'ok') throw answerRefusal(runId, requestId, result);
     await this.#answered(run);
@@ -412,7 +419,7 @@ export class RunService {
   async answerWithToken(runId: string, requestId: string, answer: string, tokenHash: string): Promise<void> {
     const result = await this.store.answer(runId, requestId, answer, tokenHash);
     if (result !== 'ok') throw answerRefusal(runId, requestId, result);
-    const run = await this.store.get(runId);
+    const run = await this.store.getRecord(runId);
     if (run) await this.#answered(run);
   }
 
@@ -434,7 +441,7 @@ export class RunService {
     output: string,
     isError = false,
   ): Promise<void> {
-    const run = await this.get(tenant, runId);
+    const run = await this.#record(tenant, runId);
     const result = await this.store.postToolOutput(runId, requestId, output, isError);
     switch (result) {
       case 'last':

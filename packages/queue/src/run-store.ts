@@ -106,6 +106,15 @@ export class RunStore implements StoreContext {
     return records.createRuns(this, runs);
   }
 
+  /**
+   * The record alone, in one round trip: no spec, no pending requests, no children (what a step
+   * that only checks the run's tenant and status needs).
+   */
+  async getRecord(runId: string): Promise<RunRecord | undefined> {
+    const [record] = await records.readRecords(this, [runId], false, false);
+    return record;
+  }
+
   /** The run with its spec (the submitted body, while the run is live). */
   async get(runId: string): Promise<RunRecord | undefined> {
     const [record] = await records.readRecords(this, [runId], true);
