@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expireWaitpoint, finalizeRun } from '../../src/scripts.js';
+import { expireWaitpoint } from '../../src/scripts.js';
 import {
   parseMessage,
   QUESTION_ID,
@@ -314,27 +314,7 @@ describe('expireWaitpoint: missing', () => {
 
   it("finds no waitpoint once the run has ended (only the requests' states are left)", async () => {
     const run = await asked(PAST);
-    const ended = await finalizeRun.run(redis, {
-      keys: run.scriptKeys,
-      args: {
-        ...run.base,
-        status: 'cancelled',
-        eventType: 'run.cancelled',
-        eventData: '{}',
-        retention: 3_600,
-        token: '',
-        checkpoint: '',
-        sessionTtl: 600,
-        parentId: '',
-        parentChannel: '',
-        childStatus: 'cancelled',
-        childSummary: '',
-        childUsage: '{}',
-        turnCount: 0,
-        fieldCount: 0,
-        pairs: [],
-      },
-    });
+    const ended = await run.finalize({ status: 'cancelled' });
     expect(Array.isArray(ended)).toBe(true);
     expect(await run.unchanged(() => expire(run, QUESTION_ID, [QUESTION_ID]))).toEqual(['missing']);
   });

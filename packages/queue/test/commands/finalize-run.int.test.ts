@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { finalizeRun } from '../../src/scripts.js';
 import {
   parseMessage,
   QUESTION_ID,
@@ -13,44 +12,6 @@ const redis = useRedis();
 /** A time the script set: epoch ms, by Redis's clock. */
 const REDIS_NOW = expect.stringMatching(/^1\d{12}$/);
 const RETENTION = 3_600;
-
-interface End {
-  token?: string;
-  checkpoint?: string;
-  fields?: string[];
-  events?: string[];
-  turn?: string[];
-  /** The crew parent the caller knows of ('' for none). */
-  parentId?: string;
-  childStatus?: string;
-  childSummary?: string;
-  childUsage?: string;
-}
-
-function finalize(run: RunFixture, end: End = {}) {
-  const fields = end.fields ?? ['output', 'done'];
-  return finalizeRun.run(redis, {
-    keys: run.scriptKeys,
-    args: {
-      ...run.base,
-      status: 'completed',
-      eventType: 'run.completed',
-      eventData: '{"output":"done"}',
-      retention: RETENTION,
-      token: end.token ?? '',
-      checkpoint: end.checkpoint ?? '',
-      sessionTtl: 600,
-      parentId: end.parentId ?? '',
-      parentChannel: run.parent?.keys.eventsChannel ?? '',
-      childStatus: end.childStatus ?? 'completed',
-      childSummary: end.childSummary ?? 'done',
-      childUsage: end.childUsage ?? '{}',
-      turnCount: end.turn?.length ?? 0,
-      fieldCount: fields.length / 2,
-      pairs: [...fields, ...(end.turn ?? []), ...(end.events ?? [])],
-    },
-  });
-}
 
 /** What is left of the waitpoint of `live()` once the run has ended: its requests' states and the tokens. */
 const WAITPOINT_LEFT = {
@@ -106,7 +67,7 @@ describe('finalizeRun', () => {
     expect(await redis.ttl(run.keys.waitpoint)).toBe(-1);
     const logged = await run.events();
     const { result, messages } = await run.published(run.keys.eventsChannel, () =>
-      finalize(run, {
+      run.finalize({
         token: 'w1:t1',
         checkpoint: '{"version":2}',
         fields: ['output', 'done', 'todos', '[{"id":"1"}]', 'step', '4'],
@@ -151,7 +112,7 @@ describe('finalizeRun', () => {
     const run = await woken();
     expect(await run.waitpoint()).toHaveProperty('e:tcr_a');
     expect(Object.keys(await run.results())).toEqual(['tcr_a', 'tcr_b']);
-    expect(await finalize(run, { token: 'w1:t1' })).toEqual([expect.any(String), '', '']);
+    expect(await run.finalize({ token: 'w1:t1' })).toEqual([expect.any(String), '', '']);
     expect(await run.waitpoint()).toEqual({ 's:tcr_a': 'received', 's:tcr_b': 'received' });
     expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
     await expectRetention(run.keys.waitpoint);
@@ -160,7 +121,7 @@ describe('finalizeRun', () => {
   it('drops the request bodies of a waitpoint moved from the release before (q:), and its results', async () => {
     const run = await woken(true);
     expect(await run.waitpoint()).toHaveProperty('q:tcr_a');
-    expect(await finalize(run, { token: 'w1:t1' })).toEqual([expect.any(String), '', '']);
+    expect(await run.finalize({ token: 'w1:t1' })).toEqual([expect.any(String), '', '']);
     expect(await run.waitpoint()).toEqual({ 's:tcr_a': 'received', 's:tcr_b': 'received' });
     expect(await redis.exists(run.keys.waitpointResults)).toBe(0);
     await expectRetention(run.keys.waitpoint);
@@ -170,31 +131,7 @@ describe('finalizeRun', () => {
     for (const status of ['failed', 'cancelled', 'completed'] as const) {
       const run = await live();
       await redis.set(run.keys.files, '{"a.txt":"A"}');
-      const ended = await finalizeRun.run(redis, {
-        keys: run.scriptKeys,
-        args: {
-          ...run.base,
-          status,
-          eventType: `run.${status}`,
-          eventData: {
-            completed: '{"output":"done"}',
-            failed: '{"error":{"code":"ERR_X","message":"broke"}}',
-            cancelled: '{}',
-          }[status],
-          retention: RETENTION,
-          token: '',
-          checkpoint: '',
-          sessionTtl: 600,
-          parentId: '',
-          parentChannel: '',
-          childStatus: status,
-          childSummary: '',
-          childUsage: '{}',
-          turnCount: 0,
-          fieldCount: 0,
-          pairs: [],
-        },
-      });
+      const ended = await run.finalize({ status, fields: [] });
       expect(Array.isArray(ended)).toBe(true);
       // Whatever the end, the waitpoint keeps only its requests' states and the tokens.
       expect(await run.waitpoint()).toEqual(WAITPOINT_LEFT);
@@ -215,14 +152,14 @@ describe('finalizeRun', () => {
   it("answers the run's tenant with the end", async () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', owner: 'w1:t1', tenant: 'acme' });
-    expect(await finalize(run)).toEqual([expect.any(String), '', 'acme']);
+    expect(await run.finalize()).toEqual([expect.any(String), '', 'acme']);
     // A run that never waited gets no waitpoint.
     expect(await redis.exists(run.keys.waitpoint)).toBe(0);
   });
 
   it('ends the run whoever owns it when the token is empty, keeps the stored checkpoint without a new one', async () => {
     const run = await live();
-    expect(await finalize(run, { fields: [] })).toEqual([expect.any(String), '', '']);
+    expect(await run.finalize({ fields: [] })).toEqual([expect.any(String), '', '']);
     expect(await run.record()).toEqual({ status: 'completed', finishedAt: REDIS_NOW, todos: '[]' });
     expect(await redis.get(run.keys.checkpoint)).toBe('{"version":1}');
     expect((await run.appended()).map((event) => event.type)).toEqual(['run.completed']);
@@ -231,7 +168,7 @@ describe('finalizeRun', () => {
   it('rewrites a log of up to 100 events at its real size', async () => {
     const run = await live();
     await run.fillLog(98);
-    await finalize(run);
+    await run.finalize();
     // The question's event, 98, and the end.
     expect(await redis.xlen(run.keys.events)).toBe(100);
     expect(await run.logIsCompact()).toBe(true);
@@ -240,14 +177,14 @@ describe('finalizeRun', () => {
   it('leaves a longer log as it is', async () => {
     const run = await live();
     await run.fillLog(100);
-    await finalize(run);
+    await run.finalize();
     expect(await redis.xlen(run.keys.events)).toBe(102);
     expect(await run.logIsCompact()).toBe(false);
   });
 
   it("is -1 with another worker's token, and changes nothing", async () => {
     const run = await live();
-    expect(await run.unchanged(() => finalize(run, { token: 'w2:t2', events: ['message', '{}'] }))).toBe(-1);
+    expect(await run.unchanged(() => run.finalize({ token: 'w2:t2', events: ['message', '{}'] }))).toBe(-1);
   });
 
   it.each(['completed', 'failed', 'cancelled'])(
@@ -255,13 +192,13 @@ describe('finalizeRun', () => {
     async (status) => {
       const run = await live();
       await run.seed({ status });
-      expect(await run.unchanged(() => finalize(run, { events: ['message', '{}'] }))).toBe(0);
+      expect(await run.unchanged(() => run.finalize({ events: ['message', '{}'] }))).toBe(0);
     },
   );
 
   it('is 0 for a run that does not exist, and writes nothing', async () => {
     const run = new RunFixture(redis);
-    expect(await finalize(run, { events: ['message', '{}'] })).toBe(0);
+    expect(await run.finalize({ events: ['message', '{}'] })).toBe(0);
     expect(await redis.exists(run.keys.record, run.keys.events)).toBe(0);
   });
 
@@ -275,7 +212,7 @@ describe('finalizeRun', () => {
     await redis.rpush(run.keys.turn, '{"role":"user","content":"saved"}');
     const turn = ['{"role":"user","content":"hi"}', '{"role":"assistant","content":"hello"}'];
     expect(
-      await finalize(run, {
+      await run.finalize({
         token: 'w1:t1',
         turn,
         events: ['usage', '{"inputTokens":1,"outputTokens":1,"totalTokens":2}'],
@@ -292,7 +229,7 @@ describe('finalizeRun', () => {
     expect((await run.events()).map((event) => event.type)).toEqual(['usage', 'run.completed']);
 
     // Ended already: the transcript is not written twice.
-    expect(await finalize(run, { turn })).toBe(0);
+    expect(await run.finalize({ turn })).toBe(0);
     expect(await redis.llen(session.transcript)).toBe(3);
   });
 
@@ -301,7 +238,7 @@ describe('finalizeRun', () => {
     await run.seed({ status: 'waiting_for_input', session: run.sessionId as string });
     await redis.rpush(run.keys.session.queue, run.runId);
     await redis.rpush(run.keys.turn, '{"role":"user","content":"saved"}');
-    expect(await finalize(run)).toEqual([expect.stringMatching(/^\d+-\d+$/), '', '']);
+    expect(await run.finalize()).toEqual([expect.stringMatching(/^\d+-\d+$/), '', '']);
     expect(await redis.lrange(run.keys.session.transcript, 0, -1)).toEqual([
       '{"role":"user","content":"saved"}',
     ]);
@@ -340,7 +277,7 @@ describe('finalizeRun: a crew child', () => {
 
   /** Ends `child` (completed) and reports it as `childStatus` to the parent it names. */
   function end(child: RunFixture, parentId = child.parent?.runId ?? '', childStatus = 'completed') {
-    return finalize(child, {
+    return child.finalize({
       token: 'w2:t2',
       parentId,
       childStatus,
@@ -440,7 +377,7 @@ describe('finalizeRun: a crew child', () => {
 
   it("a parent that ends drops its waitpoint's requests: a child that ends later reports nothing", async () => {
     const { parent, a, b } = await crew();
-    expect(await finalize(parent, { fields: [] })).toEqual([expect.any(String), '', 'acme']);
+    expect(await parent.finalize({ fields: [] })).toEqual([expect.any(String), '', 'acme']);
     expect(await parent.waitpoint()).toEqual({ [`s:${a.runId}`]: 'pending', [`s:${b.runId}`]: 'pending' });
     expect(await redis.exists(parent.keys.waitpointResults)).toBe(0);
     expect(await parent.unchanged(() => end(a))).toEqual([expect.any(String), '', 'acme']);
@@ -449,8 +386,8 @@ describe('finalizeRun: a crew child', () => {
 
   it("is -1 with another worker's token, and changes nothing of the child or its parent", async () => {
     const { a } = await crew();
-    expect(
-      await a.unchanged(() => finalize(a, { token: 'w9:t9', parentId: a.parent?.runId as string })),
-    ).toBe(-1);
+    expect(await a.unchanged(() => a.finalize({ token: 'w9:t9', parentId: a.parent?.runId as string }))).toBe(
+      -1,
+    );
   });
 });

@@ -3,6 +3,7 @@ import { testRedisUrl, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, expect } from 'vitest';
 import { createKeys, type RunKeys, type TetherKeys } from '../../src/index.js';
+import { finalizeRun } from '../../src/scripts.js';
 
 /** A connection for one test file, closed after it. */
 export function useRedis(): Redis {
@@ -96,6 +97,34 @@ export function questionWaitpoint(deadline: number, state = 'pending', result?: 
  * test of a script needs around them: seeding the record and the waitpoint, reading the log,
  * watching a channel, and a snapshot of every key to show that a refusal changed nothing.
  */
+/**
+ * How `RunFixture.finalize` ends a run. Every field has a default: a completed run with an output,
+ * no worker token (the API's way), no crew parent, no events, the retention an hour.
+ */
+export interface FinalizeEnd {
+  status?: 'completed' | 'failed' | 'cancelled';
+  /** The end event's data; by default what the status's event would carry. */
+  eventData?: string;
+  retention?: number;
+  token?: string;
+  checkpoint?: string;
+  /** Record fields, as pairs; by default `output: done` for a completed run, none otherwise. */
+  fields?: string[];
+  events?: string[];
+  turn?: string[];
+  /** The crew parent the caller knows of ('' for none). */
+  parentId?: string;
+  childStatus?: string;
+  childSummary?: string;
+  childUsage?: string;
+}
+
+const END_DATA = {
+  completed: '{"output":"done"}',
+  failed: '{"error":{"code":"ERR_X","message":"broke"}}',
+  cancelled: '{}',
+} as const;
+
 export class RunFixture {
   readonly redis: Redis;
   readonly runId: string;
@@ -178,6 +207,34 @@ export class RunFixture {
     const last = logged.at(-1);
     if (last) this.#seededUpTo = last.id;
     return logged;
+  }
+
+  /** Ends the run through `finalizeRun`, as a worker (with a token) or the API's cancel (without) does. */
+  finalize(end: FinalizeEnd = {}) {
+    const status = end.status ?? 'completed';
+    const completed = status === 'completed';
+    const fields = end.fields ?? (completed ? ['output', 'done'] : []);
+    return finalizeRun.run(this.redis, {
+      keys: this.scriptKeys,
+      args: {
+        ...this.base,
+        status,
+        eventType: `run.${status}`,
+        eventData: end.eventData ?? END_DATA[status],
+        retention: end.retention ?? 3_600,
+        token: end.token ?? '',
+        checkpoint: end.checkpoint ?? '',
+        sessionTtl: 600,
+        parentId: end.parentId ?? '',
+        parentChannel: this.parent?.keys.eventsChannel ?? '',
+        childStatus: end.childStatus ?? status,
+        childSummary: end.childSummary ?? (completed ? 'done' : ''),
+        childUsage: end.childUsage ?? '{}',
+        turnCount: end.turn?.length ?? 0,
+        fieldCount: fields.length / 2,
+        pairs: [...fields, ...(end.turn ?? []), ...(end.events ?? [])],
+      },
+    });
   }
 
   record(): Promise<Record<string, string>> {

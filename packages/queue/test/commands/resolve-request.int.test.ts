@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expireWaitpoint, finalizeRun, resolveRequest } from '../../src/scripts.js';
+import { expireWaitpoint, resolveRequest } from '../../src/scripts.js';
 import {
   parseMessage,
   QUESTION_ID,
@@ -12,7 +12,6 @@ import {
 
 const redis = useRedis();
 const LATER = Date.now() + 3_600_000;
-const RETENTION = 3_600;
 const CALL = 'call_1';
 
 interface Resolve {
@@ -123,27 +122,7 @@ async function delegating(
 
 /** Ends the run as the API's cancel does (no token), dropping its waitpoint's requests. */
 async function cancel(run: RunFixture): Promise<void> {
-  const ended = await finalizeRun.run(redis, {
-    keys: run.scriptKeys,
-    args: {
-      ...run.base,
-      status: 'cancelled',
-      eventType: 'run.cancelled',
-      eventData: '{}',
-      retention: RETENTION,
-      token: '',
-      checkpoint: '',
-      sessionTtl: 600,
-      parentId: '',
-      parentChannel: '',
-      childStatus: 'cancelled',
-      childSummary: '',
-      childUsage: '{}',
-      turnCount: 0,
-      fieldCount: 0,
-      pairs: [],
-    },
-  });
+  const ended = await run.finalize({ status: 'cancelled' });
   expect(Array.isArray(ended)).toBe(true);
 }
 
