@@ -6,9 +6,8 @@ import {
   TetherError,
 } from '@tether/protocol';
 import { DelayedError, type Job, WaitingError } from 'bullmq';
-import { promoteJob, RetryLater } from './jobs.js';
+import { promoteJob, RetryLater, type RunJobData } from './jobs.js';
 import type { NewRun } from './records.js';
-import type { RunJobData } from './run-service.js';
 import type { RunStore } from './run-store.js';
 import type { NewDelegation } from './waitpoint-store.js';
 

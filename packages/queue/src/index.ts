@@ -34,6 +34,7 @@ export {
   INVARIANT_RULES,
   settledInvariants,
 } from './invariants.js';
+export type { RunJobData } from './jobs.js';
 export {
   backoffStrategy,
   baseDelay,
@@ -64,7 +65,7 @@ export { LIST_SCAN_MAX, METADATA_INDEX_VALUE_MAX } from './records.js';
 export type { BreakerState, RedisBreakerOptions, RedisOutage, WatchedConnection } from './redis-breaker.js';
 export { RedisBreaker } from './redis-breaker.js';
 export { parsePublishedEvent } from './replies.js';
-export type { RunJobData, RunServiceOptions, SessionLink } from './run-service.js';
+export type { RunServiceOptions, SessionLink } from './run-service.js';
 export { createRunQueue, hashBody, RunService } from './run-service.js';
 export type {
   AnswerResult,

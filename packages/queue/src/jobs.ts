@@ -6,6 +6,20 @@ import type { Job } from 'bullmq';
  * wake-up of a delayed job.
  */
 
+/** The BullMQ job of a run carries only its id: the run lives in its own keys. */
+export interface RunJobData {
+  runId: string;
+  /**
+   * The run's tenant (jobs queued before it was carried have none): what a worker reads before the
+   * claim (its tenant's slot, its webhooks' subscriptions) without a round trip.
+   */
+  tenant?: string;
+  /** A crew child's parent: the child's claim checks that the parent still waits for it. */
+  parentRunId?: string;
+  /** The id of the API request that submitted the run (or its crew root), for the worker's log lines. */
+  requestId?: string;
+}
+
 /** The backoff type of a run's job: BullMQ asks the worker's {@link backoffStrategy} for the delay. */
 export const RETRY_BACKOFF_TYPE = 'tether';
 

@@ -3,7 +3,7 @@ import { newId, newSessionRunId, type RunStatus, runTitle, TERMINAL_STATUSES } f
 import { type Job, type JobType, Queue, SpanKind, type Telemetry } from 'bullmq';
 import type { RedisClient } from './connection.js';
 import { QueueError } from './errors.js';
-import { promoteJob, RETRY_BACKOFF_TYPE } from './jobs.js';
+import { promoteJob, RETRY_BACKOFF_TYPE, type RunJobData } from './jobs.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
 import type { ListOptions, NewRun, RunRecord, StoredBody } from './records.js';
 import type { AnswerResult, RunStore } from './run-store.js';
@@ -19,20 +19,6 @@ interface PendingSubmission {
   job: { requestId?: string | undefined; traceMetadata?: string | undefined };
   resolve: () => void;
   reject: (error: unknown) => void;
-}
-
-/** The BullMQ job of a run carries only its id: the run lives in its own keys. */
-export interface RunJobData {
-  runId: string;
-  /**
-   * The run's tenant (jobs queued before it was carried have none): what a worker reads before the
-   * claim (its tenant's slot, its webhooks' subscriptions) without a round trip.
-   */
-  tenant?: string;
-  /** A crew child's parent: the child's claim checks that the parent still waits for it. */
-  parentRunId?: string;
-  /** The id of the API request that submitted the run (or its crew root), for the worker's log lines. */
-  requestId?: string;
 }
 
 export interface RunServiceOptions {
