@@ -4,6 +4,7 @@ import {
   RetryLater,
   RunEngine,
   type RunJobData,
+  type RunJobs,
   type RunStore,
 } from '@tether/queue';
 import { DelayedError, type Job, WaitingError } from 'bullmq';
@@ -40,6 +41,8 @@ export interface ProcessorDeps {
   wakeSession: (sessionId: string) => Promise<void>;
   /** The crew's steps that touch the queue. */
   crew: CrewQueue;
+  /** The runs' BullMQ jobs, for the engine's steps (`RunService` has them). */
+  jobs: RunJobs;
   /** The tenants' cap on running runs (`TETHER_TENANT_MAX_RUNNING`); undefined when there is none. */
   tenantSlots?: TenantSlotKeeper | undefined;
   /** Memory scopes, for runs with the memory toolset. */
@@ -71,10 +74,7 @@ export function createProcessor(deps: ProcessorDeps) {
   const { config, store, logger } = deps;
   const hooks = withDefaultHooks(deps.hooks);
   const activeRuns = new ActiveAttempts(logger);
-  const engine = new RunEngine({
-    store,
-    queueChildren: (children, requestId) => deps.crew.queueChildren(children, requestId),
-  });
+  const engine = new RunEngine({ store, jobs: deps.jobs });
 
   const observability = deps.observability;
   const observed = Boolean(observability?.metrics || observability?.telemetry);

@@ -73,7 +73,7 @@ export function startWorker(
   });
   const { metrics } = metricsPart;
   const stores = openStores({ config, keys, connections, metrics, telemetry, logger });
-  const wakeSession = (sessionId: string) => stores.runs.promoteSessionHead(sessionId);
+  const wakeSession = (sessionId: string) => stores.runs.engine.promoteSessionHead(sessionId);
   const tenantSlots = tenantSlotKeeper(config, keys, connections, stores, logger, (runId) =>
     processor.activeRuns.stop(runId, 'lost'),
   );
@@ -84,6 +84,7 @@ export function startWorker(
     shuttingDown: isShuttingDown,
     wakeSession,
     crew: crewQueue(stores.runs, keys),
+    jobs: stores.runs,
     tenantSlots,
     memory: stores.memory,
     skills: stores.skills,

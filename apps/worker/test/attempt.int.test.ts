@@ -50,13 +50,15 @@ function inProcessWorker(
   store: RunStore,
 ) {
   const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const runs = new RunService({ redis: store.redis, keys: store.keys, store });
   const processor = createProcessor({
     config: configFor(d),
     store,
     logger,
     shuttingDown: () => false,
     wakeSession: async () => {},
-    crew: crewQueue(new RunService({ redis: store.redis, keys: store.keys, store }), store.keys),
+    crew: crewQueue(runs, store.keys),
+    jobs: runs,
   });
   const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
     connection,
@@ -86,7 +88,7 @@ async function contextFor(
     fence: 'w1:t1',
     config: configFor(d),
     store: d.store,
-    engine: new RunEngine({ store: d.store, queueChildren: (children) => d.service.queueChildren(children) }),
+    engine: new RunEngine({ store: d.store, jobs: d.service }),
     log: logger,
     wakeSession: async () => {},
     parentRunId: undefined,

@@ -81,6 +81,7 @@ async function racingDeployment(
     shuttingDown: () => false,
     wakeSession: async () => {},
     crew: crewQueue(d.service, d.keys),
+    jobs: d.service,
   });
   worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
     connection,
@@ -151,7 +152,7 @@ describe('an answer that arrives before the suspension is complete', () => {
       'the job to be delayed',
     );
     // Woken with no answer (as a lost promote would): the worker looks, then goes back to sleep.
-    await d.service.promote(runId);
+    await d.service.engine.promote(runId);
     await d.waitForEvent(runId, 'run.cancelled', 10_000);
     // The job was still active (locked): the cancel only set the flag, and the worker's look after delaying it ended the run.
     expect(cancels).toEqual(['waiting_for_input']);

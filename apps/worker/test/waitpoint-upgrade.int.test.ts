@@ -34,7 +34,7 @@ describe('a worker of the release with the waitpoint', () => {
       answer: 'blue',
     });
     await d.redis.hset(keys.record, 'status', 'queued');
-    await d.service.promote(runId);
+    await d.service.engine.promote(runId);
 
     const after = await d.startWorker({ TETHER_WORKER_ID: 'worker-after' });
     await d.waitForEvent(runId, 'run.completed');

@@ -20,7 +20,15 @@ export {
   childOutcome,
   outcomeOfRecord,
 } from './crew-store.js';
-export type { EngineAttempt, Recorded, RunEnd, WaitOpen, WaitRefusal } from './engine.js';
+export type {
+  EngineAttempt,
+  Recorded,
+  RunEnd,
+  RunEngineOptions,
+  RunJobs,
+  WaitOpen,
+  WaitRefusal,
+} from './engine.js';
 export { CHILDREN_GRACE_MS, RunEngine } from './engine.js';
 export type { QueueErrorCode } from './errors.js';
 export { QUEUE_ERROR_CODES, QUEUE_ERRORS, QueueError } from './errors.js';

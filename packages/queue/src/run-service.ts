@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { newId, newSessionRunId, type RunStatus, runTitle, TERMINAL_STATUSES } from '@tether/protocol';
 import { type Job, type JobType, Queue, SpanKind, type Telemetry } from 'bullmq';
 import type { RedisClient } from './connection.js';
+import { RunEngine, type RunJobs } from './engine.js';
 import { QueueError } from './errors.js';
-import { promoteJob, RETRY_BACKOFF_TYPE, type RunJobData } from './jobs.js';
+import { RETRY_BACKOFF_TYPE, type RunJobData } from './jobs.js';
 import { QUEUE_NAME, type TetherKeys } from './keys.js';
 import type { ListOptions, NewRun, RunRecord, StoredBody } from './records.js';
-import type { AnswerResult, RunStore } from './run-store.js';
-import * as scripts from './scripts.js';
+import type { AnswerResult, RunStore, ToolOutputResult } from './run-store.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
 
 /** Submissions written together, at most this many per round trip. */
@@ -69,7 +69,7 @@ export function createRunQueue(
  * What the API does with runs: submit, read, answer, cancel. Stateless: any
  * number of API processes share the work through Redis.
  */
-export class RunService {
+export class RunService implements RunJobs {
   readonly store: RunStore;
   /** The BullMQ queue of each shard, by shard number. */
   readonly queues: readonly Queue<RunJobData>[];
@@ -85,8 +85,8 @@ export class RunService {
   readonly #errorListeners: ((error: Error) => void)[] = [];
   /** Submissions of this turn of the event loop, written together. */
   #pending: PendingSubmission[] = [];
-  readonly #webhooks: WebhookDispatcher | undefined;
-  readonly #onWebhookError: (error: unknown, runId: string) => void;
+  /** The run engine's steps outside an attempt (an answer, an output, a cancel, the crew's), on this service's jobs. */
+  readonly engine: RunEngine;
 
   constructor(options: RunServiceOptions) {
     this.#redis = options.redis;
@@ -101,14 +101,18 @@ export class RunService {
       );
     }
     this.#queueConnection = options.queueConnection ?? options.redis;
-    this.#webhooks = options.webhooks;
-    this.#onWebhookError = options.onWebhookError ?? (() => {});
     this.#telemetry = options.telemetry;
     this.queues = Array.from({ length: options.keys.shards }, (_, shard) => {
       return this.#queue(options.keys.shardPrefix(shard));
     });
     // A crew parent whose last child has reported resumes now, on any worker.
-    this.store.onParentReady((parentRunId) => this.promote(parentRunId));
+    this.engine = new RunEngine({
+      store: this.store,
+      jobs: this,
+      webhooks: options.webhooks,
+      onWebhookError: options.onWebhookError,
+    });
+    this.store.onParentReady((parentRunId) => this.engine.promote(parentRunId));
   }
 
   /**
@@ -338,16 +342,7 @@ export class RunService {
       );
     } catch (error) {
       // Marked failed, so a job that did get in finds an ended run and does nothing.
-      await Promise.all(
-        created.map(({ run }) =>
-          this.#withDeliveries([run.id], run.tenant, () =>
-            this.store.finalize(run.id, {
-              status: 'failed',
-              error: { code: 'ERR_QUEUE_ENQUEUE', message: `The run could not be queued: ${String(error)}` },
-            }),
-          ).catch(() => false),
-        ),
-      );
+      await Promise.all(created.map(({ run }) => this.engine.failUnqueued(run, error).catch(() => false)));
       for (const entry of created) entry.reject(error);
       return;
     }
@@ -388,9 +383,8 @@ export class RunService {
   /** Answers a clarify question: the first answer wins, then the run resumes on any worker. */
   async answer(tenant: string, runId: string, requestId: string, answer: string): Promise<void> {
     const run = await this.#record(tenant, runId);
-    const result = await this.store.answer(runId, requestId, answer);
+    const result = await this.engine.answer(runId, requestId, answer, { run });
     if (result !== 'ok') throw answerRefusal(runId, requestId, result);
-    await this.#answered(run);
   }
 
   /**
@@ -403,17 +397,8 @@ export class RunService {
    * exist or not (and whose they are).
    */
   async answerWithToken(runId: string, requestId: string, answer: string, tokenHash: string): Promise<void> {
-    const result = await this.store.answer(runId, requestId, answer, tokenHash);
+    const result = await this.engine.answer(runId, requestId, answer, { tokenHash });
     if (result !== 'ok') throw answerRefusal(runId, requestId, result);
-    const run = await this.store.getRecord(runId);
-    if (run) await this.#answered(run);
-  }
-
-  /** After an accepted answer: the run's job is promoted, and the endpoints are told. */
-  async #answered(run: RunRecord): Promise<void> {
-    await promoteJob(await this.getJob(run.id, run));
-    // `clarify.answered` for the endpoints (should this fail, the run's next claim dispatches it).
-    await this.#webhooks?.dispatch(run.id, run.tenant).catch((error) => this.#onWebhookError(error, run.id));
   }
 
   /**
@@ -428,38 +413,8 @@ export class RunService {
     isError = false,
   ): Promise<void> {
     const run = await this.#record(tenant, runId);
-    const result = await this.store.postToolOutput(runId, requestId, output, isError);
-    switch (result) {
-      case 'last':
-        await promoteJob(await this.getJob(runId, run));
-        return;
-      case 'ok':
-        return;
-      case 'no_run':
-        throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
-      case 'no_request':
-        throw new QueueError('ERR_TOOL_OUTPUT_UNKNOWN', `Run ${runId} has no client tool call ${requestId}.`);
-      case 'received':
-        throw new QueueError(
-          'ERR_TOOL_OUTPUT_ALREADY_POSTED',
-          `The output of client tool call ${requestId} was posted already.`,
-        );
-      case 'timed_out':
-        throw new QueueError(
-          'ERR_TOOL_OUTPUT_TIMED_OUT',
-          `Client tool call ${requestId} timed out; the run went on without its output.`,
-        );
-      case 'expired':
-        throw new QueueError(
-          'ERR_TOOL_OUTPUT_EXPIRED',
-          `The deadline of client tool call ${requestId} has passed.`,
-        );
-      case 'ended':
-        throw new QueueError(
-          'ERR_TOOL_OUTPUT_NOT_PENDING',
-          `Run ${runId} has ended; its tool calls no longer wait.`,
-        );
-    }
+    const result = await this.engine.postToolOutput(run, requestId, output, isError);
+    if (result !== 'ok' && result !== 'last') throw toolOutputRefusal(runId, requestId, result);
   }
 
   /**
@@ -485,11 +440,6 @@ export class RunService {
     return queue;
   }
 
-  /** Moves a suspended run's job from delayed to waiting; a job in any other state is left alone. */
-  async promote(runId: string): Promise<void> {
-    await promoteJob(await this.getJob(runId));
-  }
-
   /** The jobs of every shard in each of `states`, added up. */
   async jobCounts(...states: JobType[]): Promise<Record<string, number>> {
     const total: Record<string, number> = {};
@@ -513,79 +463,12 @@ export class RunService {
    */
   async cancel(tenant: string, runId: string, mode: 'cancel' | 'interrupt' = 'cancel'): Promise<RunStatus> {
     const run = await this.get(tenant, runId);
-    const before = await this.store.requestCancel(runId, mode);
+    const before = await this.engine.cancel(run, mode);
     if (before === 'missing') throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
     if (TERMINAL_STATUSES.includes(before)) {
       throw new QueueError('ERR_RUN_FINISHED', `Run ${runId} has already ended (${before}).`);
     }
-    if (before === 'running') return before;
-    await this.#endCancelled(
-      run,
-      mode === 'interrupt' ? 'interrupted by a new message' : 'cancelled by request',
-    );
     return before;
-  }
-
-  /**
-   * Ends here a run whose cancel was asked for and that no attempt holds: its job off the queue,
-   * `run.cancelled`, then what follows an end: its tenant's line and slot, its session's next run,
-   * its crew children (those it has created, delegated or not, and theirs). The run is among the
-   * cancels in flight from before its job goes until all that is done, so a process that dies in
-   * between leaves it to a worker (`recoverCancels`), not stranded live with no job. False when a
-   * worker took the job meanwhile: its attempt sees the cancel flag and ends the run itself.
-   */
-  async #endCancelled(run: RunRecord, reason: string): Promise<boolean> {
-    const inFlight = this.#keys.cancelsInFlight;
-    await this.#redis.zadd(inFlight, 'NX', Date.now(), run.id);
-    const job = await this.getJob(run.id, run);
-    try {
-      await job?.remove();
-    } catch {
-      // Locked: a worker took it just now; it sees the cancel flag and ends the run itself.
-      await this.#redis.zrem(inFlight, run.id);
-      return false;
-    }
-    await this.#withDeliveries([run.id, run.parentRunId], run.tenant, () =>
-      this.store.finalize(run.id, { status: 'cancelled', reason }, '', [], [], run.parentRunId),
-    );
-    await this.#forgetTenantSlot(run.tenant, run.id);
-    if (run.sessionId) await this.promoteSessionHead(run.sessionId);
-    await this.cancelChildren(run.id);
-    await this.#redis.zrem(inFlight, run.id);
-    return true;
-  }
-
-  /**
-   * Finishes the cancels that a process began outside an attempt and did not finish (it died in
-   * between: see `#endCancelled`), those in flight for more than `olderThanMs`, up to `limit` of
-   * them; each step is done again, and a step done already changes nothing. The ids finished.
-   * Workers call it on a timer.
-   */
-  async recoverCancels(olderThanMs: number, limit = 100): Promise<string[]> {
-    const inFlight = this.#keys.cancelsInFlight;
-    const ids = await this.#redis.zrangebyscore(
-      inFlight,
-      '-inf',
-      Date.now() - olderThanMs,
-      'LIMIT',
-      0,
-      limit,
-    );
-    for (const runId of ids) {
-      const run = await this.store.get(runId);
-      if (run) await this.#endCancelled(run, await this.#cancelReason(run));
-      else await this.#redis.zrem(inFlight, runId);
-    }
-    return ids;
-  }
-
-  /** Why a run left among the cancels in flight was cancelled, as the process that died would have said. */
-  async #cancelReason(run: RunRecord): Promise<string> {
-    if ((await this.store.cancelMode(run.id)) === 'interrupt') return 'interrupted by a new message';
-    const parent = run.parentRunId ? await this.store.get(run.parentRunId) : undefined;
-    return parent && TERMINAL_STATUSES.includes(parent.status)
-      ? 'its parent run ended'
-      : 'cancelled by request';
   }
 
   /**
@@ -632,119 +515,6 @@ export class RunService {
     const ids = [runId];
     for (let i = 0; i < ids.length; i++) ids.push(...(await this.store.childIds(ids[i] as string)));
     return ids;
-  }
-
-  /**
-   * Makes sure an ended crew child's result reached its parent (the step that
-   * ended it reports it, unless it did not know the parent), and wakes a
-   * parent that has every result (the process that ended its last child may
-   * have died before it could).
-   */
-  async repairChild(childRunId: string, parentRunId: string): Promise<void> {
-    if (await this.store.reportEnded(childRunId)) return; // Reported now, and the parent woken.
-    const [parent, delegation] = await Promise.all([
-      this.store.get(parentRunId),
-      this.store.delegation(parentRunId),
-    ]);
-    if (parent?.status === 'waiting_for_children' && delegation && delegation.pending <= 0) {
-      await this.promote(parentRunId);
-    }
-  }
-
-  /**
-   * Ends a crew child that ran past its deadline, from its parent's side: it
-   * fails with `ERR_CREW_CHILD_TIMEOUT` (its parent gets it as `timed_out`),
-   * its worker, if one runs it, is told to stop, and its own children are
-   * cancelled.
-   */
-  async timeOutChild(childRunId: string, parentRunId: string, timeoutMs: number): Promise<void> {
-    const before = await this.store.requestCancel(childRunId);
-    if (before === 'missing' || TERMINAL_STATUSES.includes(before)) return;
-    const job = await this.getJob(childRunId);
-    await job?.remove().catch(() => undefined); // Locked: its worker stops at the broadcast.
-    const error = {
-      code: 'ERR_CREW_CHILD_TIMEOUT',
-      message: `The child run did not end within ${Math.round(timeoutMs / 1000)} s of its creation (TETHER_CREW_CHILD_TIMEOUT_MS).`,
-    };
-    await this.#withDeliveries([childRunId, parentRunId], undefined, () =>
-      this.store.finalize(childRunId, { status: 'failed', error }, '', [], [], parentRunId),
-    );
-    // Timed out in its tenant's line, or before taking up a slot handed to it: give both back.
-    const tenant = await this.#redis.hget(this.#keys.run(childRunId).record, 'tenant');
-    if (tenant) await this.#forgetTenantSlot(tenant, childRunId);
-    await this.cancelChildren(childRunId);
-  }
-
-  /**
-   * Cancels the live crew children of a run that has ended (and their
-   * children): a queued or waiting child ends here, a running one is stopped
-   * by its worker. (A child whose cancel is lost here still ends at its next
-   * claim, which checks that its parent waits for it.)
-   */
-  async cancelChildren(runId: string): Promise<void> {
-    const ids = await this.store.childIds(runId);
-    // One read of every child first: a parent that ends normally has none live, and costs no more.
-    const children = await this.store.getMany(ids);
-    for (const [i, child] of children.entries()) {
-      if (!child) continue;
-      const childId = ids[i] as string;
-      const live = !TERMINAL_STATUSES.includes(child.status);
-      // Ended here, its children went with it; one its worker ends has its children cancelled now.
-      // A child that ended by itself had delegated whatever it created (or cancelled it then).
-      const endedHere = live && (await this.#cancelChild(child));
-      if (!endedHere && (live || child.childCount)) await this.cancelChildren(childId);
-    }
-  }
-
-  /** Ends a live child of an ended parent here, or leaves it to the worker running it (false). */
-  async #cancelChild(child: RunRecord): Promise<boolean> {
-    const before = await this.store.requestCancel(child.id);
-    if (before === 'missing' || TERMINAL_STATUSES.includes(before) || before === 'running') return false;
-    return this.#endCancelled(child, 'its parent run ended');
-  }
-
-  /**
-   * A run cancelled (or a crew child timed out) here, with no attempt, leaves its tenant's line for a slot (when the tenant
-   * has a cap, `TETHER_TENANT_MAX_RUNNING`) and gives back a slot handed to it and not taken up,
-   * which would otherwise stay reserved for it until its reserve ran out. The runs waiting take it
-   * when they look again. Best effort: the reserve runs out by itself.
-   */
-  async #forgetTenantSlot(tenant: string, runId: string): Promise<void> {
-    try {
-      await scripts.forgetTenantSlot.run(this.#redis, {
-        keys: this.#keys.tenantSlots(tenant),
-        args: { runId },
-      });
-    } catch {
-      // The reservation lapses after its reserve, and the line's entry goes at the next hand-over.
-    }
-  }
-
-  /**
-   * A step that appends events to `runIds` outside a worker's attempt, with their webhook
-   * deliveries: the runs are marked first and dispatched after (`WebhookDispatcher.around`).
-   */
-  #withDeliveries<T>(
-    runIds: readonly (string | undefined)[],
-    tenant: string | undefined,
-    step: () => Promise<T>,
-  ): Promise<T> {
-    if (!this.#webhooks) return step();
-    return this.#webhooks.around(runIds, step, tenant, (error) =>
-      this.#onWebhookError(error, runIds[0] ?? ''),
-    );
-  }
-
-  /**
-   * Wakes the run at the head of a session's queue, parked while a run ahead
-   * of it was live: called by whoever ends a session's run. (Should that
-   * process die first, the parked run's own delay wakes it.)
-   */
-  async promoteSessionHead(sessionId: string): Promise<void> {
-    const head = await this.#redis.lindex(this.#keys.session(sessionId).queue, 0);
-    const run = head ? await this.store.get(head) : undefined;
-    // Only a queued run waits for its turn; one waiting on a question waits for the answer.
-    if (run?.status === 'queued') await promoteJob(await this.getJob(run.id, run));
   }
 
   async close(): Promise<void> {
@@ -797,6 +567,40 @@ function answerRefusal(runId: string, requestId: string, result: Exclude<AnswerR
       return new QueueError(
         'ERR_CLARIFY_NOT_PENDING',
         `Run ${runId} has ended; its question no longer waits.`,
+      );
+  }
+}
+
+/** Why an output was refused, as the error to throw. */
+function toolOutputRefusal(
+  runId: string,
+  requestId: string,
+  result: Exclude<ToolOutputResult, 'ok' | 'last'>,
+): QueueError {
+  switch (result) {
+    case 'no_run':
+      return new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+    case 'no_request':
+      return new QueueError('ERR_TOOL_OUTPUT_UNKNOWN', `Run ${runId} has no client tool call ${requestId}.`);
+    case 'received':
+      return new QueueError(
+        'ERR_TOOL_OUTPUT_ALREADY_POSTED',
+        `The output of client tool call ${requestId} was posted already.`,
+      );
+    case 'timed_out':
+      return new QueueError(
+        'ERR_TOOL_OUTPUT_TIMED_OUT',
+        `Client tool call ${requestId} timed out; the run went on without its output.`,
+      );
+    case 'expired':
+      return new QueueError(
+        'ERR_TOOL_OUTPUT_EXPIRED',
+        `The deadline of client tool call ${requestId} has passed.`,
+      );
+    case 'ended':
+      return new QueueError(
+        'ERR_TOOL_OUTPUT_NOT_PENDING',
+        `Run ${runId} has ended; its tool calls no longer wait.`,
       );
   }
 }

@@ -54,15 +54,15 @@ describe('RunService.recoverCancels', () => {
     expect(stranded.map((v) => v.rule)).toContain('live-run-without-job');
 
     // Too recent to be left unfinished: nothing yet.
-    expect(await service.recoverCancels(120_000)).toEqual([]);
-    expect(await service.recoverCancels(10_000)).toEqual([run.id]);
+    expect(await service.engine.recoverCancels(120_000)).toEqual([]);
+    expect(await service.engine.recoverCancels(10_000)).toEqual([run.id]);
     expect((await store.get(run.id))?.status).toBe('cancelled');
     expect(await cancelledEvents(run.id)).toBe(1);
     expect(await redis.zrange(keys.tenantSlots(TENANT).parked, 0, -1)).toEqual([]);
     expect(await redis.zcard(keys.cancelsInFlight)).toBe(0);
     expect(await checkInvariants({ redis, keys })).toEqual([]);
     // Nothing left: a second look changes nothing.
-    expect(await service.recoverCancels(0)).toEqual([]);
+    expect(await service.engine.recoverCancels(0)).toEqual([]);
     expect(await cancelledEvents(run.id)).toBe(1);
   });
 
@@ -92,7 +92,7 @@ describe('RunService.recoverCancels', () => {
     await (await service.getJob(parent.id))?.remove();
     await store.finalize(parent.id, { status: 'cancelled', reason: 'cancelled by request' });
 
-    expect(await service.recoverCancels(10_000)).toEqual([parent.id]);
+    expect(await service.engine.recoverCancels(10_000)).toEqual([parent.id]);
     for (const child of children) {
       expect(await store.get(child.id)).toMatchObject({ status: 'cancelled' });
       expect(await service.getJob(child.id)).toBeUndefined();
@@ -117,7 +117,7 @@ describe('RunService.recoverCancels', () => {
     expect((await worker.getNextJob('w9-token', { block: false }))?.id).toBe(run.id);
     await store.requestCancel(run.id);
     await redis.zadd(keys.cancelsInFlight, A_MINUTE_AGO(), run.id, A_MINUTE_AGO(), 'run_gone');
-    expect((await service.recoverCancels(10_000)).sort()).toEqual([run.id, 'run_gone'].sort());
+    expect((await service.engine.recoverCancels(10_000)).sort()).toEqual([run.id, 'run_gone'].sort());
     expect(await redis.zcard(keys.cancelsInFlight)).toBe(0);
     // Not ended here: the worker's attempt sees the flag and ends it.
     expect((await store.get(run.id))?.status).toBe('queued');

@@ -81,7 +81,7 @@ describe('RunService.cancel and the tenant slots', () => {
     await redis.hset(slots.holders, running, 'w2:t2', handed, '');
     await redis.zadd(slots.parked, 1, waiting, 2, behind);
 
-    for (const child of [handed, waiting, running]) await service.timeOutChild(child, root, 1_000);
+    for (const child of [handed, waiting, running]) await service.engine.timeOutChild(child, root, 1_000);
 
     expect(await redis.zrange(slots.running, 0, -1)).toEqual([running]);
     expect(await redis.hgetall(slots.holders)).toEqual({ [running]: 'w2:t2' });

@@ -215,14 +215,14 @@ export async function crewLimits(
   };
 }
 
-/** The crew's queue steps, done by a RunService on the deployment's keys. */
+/** The crew's queue steps, done by a RunService's engine on the deployment's keys. */
 export function crewQueue(runs: RunService, keys: TetherKeys): CrewQueue {
   return {
     queueChildren: (children, requestId) => runs.queueChildren(children, { requestId }),
     timeOutChild: (childRunId, parentRunId, timeoutMs) =>
-      runs.timeOutChild(childRunId, parentRunId, timeoutMs),
-    cancelChildren: (runId) => runs.cancelChildren(runId),
-    repairChild: (childRunId, parentRunId) => runs.repairChild(childRunId, parentRunId),
+      runs.engine.timeOutChild(childRunId, parentRunId, timeoutMs),
+    cancelChildren: (runId) => runs.engine.cancelChildren(runId),
+    repairChild: (childRunId, parentRunId) => runs.engine.repairChild(childRunId, parentRunId),
     queueOf: (runId) => keys.shardPrefix(keys.shardOf(runId)),
   };
 }

@@ -85,7 +85,7 @@ export function startRunWorkers(options: {
   // A cancel that a process (an API, a parent's worker) began outside an attempt and did not finish
   // (it died in between) is finished by the workers: each looks once a lock, every step is idempotent.
   const cancelRecovery = setInterval(() => {
-    stores.runs.recoverCancels(unfinishedCancelAgeMs(config.lockDurationMs)).then(
+    stores.runs.engine.recoverCancels(unfinishedCancelAgeMs(config.lockDurationMs)).then(
       (runIds) => {
         if (runIds.length > 0) logger.warn({ runIds }, 'finished cancels that a process left unfinished');
       },

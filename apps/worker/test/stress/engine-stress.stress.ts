@@ -161,7 +161,7 @@ describe('races fixed earlier, each ending with the invariant checker', () => {
       return waiting !== undefined;
     }, 'a child to wait in line behind its sibling');
     // What the parent's attempt does at the children's deadline (TETHER_CREW_CHILD_TIMEOUT_MS).
-    await d.service.timeOutChild(waiting as string, parentId, 1_000);
+    await d.service.engine.timeOutChild(waiting as string, parentId, 1_000);
     expect((await d.store.get(waiting as string))?.status).toBe('failed');
     // Long before its sibling's command (30 s) frees the slot. (Not at once: its job's own look may
     // be taking a slot just then, and puts it back in line for a moment; see "found by the stress".)
@@ -214,7 +214,7 @@ describe('races fixed earlier, each ending with the invariant checker', () => {
         await d.waitForEvent(runId, 'clarify.requested');
         await until(async () => (await jobState(d, runId)) === 'delayed', 'the job to be delayed');
         // Woken with no answer (a lost wake's stand-in), and cancelled 0 to 15 ms later.
-        await d.service.promote(runId);
+        await d.service.engine.promote(runId);
         await delay(i * 5);
         await d.service.cancel(TENANT, runId);
         // Far sooner than the question's two minutes.
@@ -431,6 +431,7 @@ function workerStoppingAt(d: Deployment, step: 'delegate' | 'finalize' | 'claim'
     shuttingDown: () => false,
     wakeSession: async () => {},
     crew: crewQueue(d.service, d.keys),
+    jobs: d.service,
   });
   const worker = new Worker<RunJobData>(QUEUE_NAME, processor.process, {
     connection,
