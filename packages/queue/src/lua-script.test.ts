@@ -35,6 +35,23 @@ describe('loadLua', () => {
     );
   });
 
+  it('looks in each folder in order: its own first, then the shared includes', () => {
+    const own = commands({
+      'includes/a': '--[[\n  own a\n]]\nlocal function a() return 1 end\n',
+      main: `${header('')}--- @include "includes/a"\n--- @include "includes/shared"\nreturn a() + shared()\n`,
+    });
+    const shared = commands({
+      'includes/a': '--[[\n  not this one\n]]\nlocal function a() return 2 end\n',
+      'includes/shared': '--[[\n  shared\n]]\nlocal function shared() return 3 end\n',
+    });
+    expect(loadLua([own, shared], 'main', none)).toBe(
+      'local function a() return 1 end\nlocal function shared() return 3 end\nreturn a() + shared()',
+    );
+    expect(() => loadLua([own, shared], 'absent', none)).toThrow(
+      `absent.lua not found in ${own.pathname} or ${shared.pathname}`,
+    );
+  });
+
   it('refuses an include cycle and a missing include, naming the files', () => {
     const dir = commands({
       'includes/a': '--- @include "includes/b"\n',

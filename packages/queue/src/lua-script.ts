@@ -90,16 +90,18 @@ const INCLUDE = /^---[ \t]*@include[ \t]+"([^"]+)"[ \t]*$/gm;
  * it is first included. An include named in `generated` is that text instead
  * of a file (code generated from TypeScript, such as the lifecycle's statuses).
  *
- * `dir` is the `commands/` folder next to the module that loads it: the build
- * copies the `.lua` files into `dist/`, so the same URL works from the sources
- * and from the built package.
+ * `dirs` is where the files are looked for, in order: the `commands/` folder
+ * next to the module that loads it, then folders of includes shared with other
+ * modules' scripts. The build copies the `.lua` files into `dist/`, so the same
+ * URLs work from the sources and from the built package.
  */
 export function loadLua<K extends string, A extends string, R extends string>(
-  dir: URL,
+  dirs: URL | readonly URL[],
   name: string,
   signature: ScriptSignature<K, A, R>,
   generated: Readonly<Record<string, string>> = {},
 ): string {
+  const dir = Array.isArray(dirs) ? (dirs as readonly URL[]) : [dirs as URL];
   const text = read(dir, name);
   const header = parseHeader(name, text);
   const expected = { keys: [...signature.keys], args: [...signature.args], rest: signature.rest };
@@ -138,17 +140,23 @@ function describe(value: readonly string[] | string | undefined): string {
   return typeof value === 'string' ? value : `(${value.join(', ')})`;
 }
 
-function read(dir: URL, name: string, includedBy?: string): string {
-  try {
-    return readFileSync(new URL(`${name}.lua`, dir), 'utf8');
-  } catch (error) {
-    const from = includedBy ? ` (included by ${includedBy}.lua)` : '';
-    throw new Error(`Lua script ${name}.lua not found in ${dir.pathname}${from}`, { cause: error });
+/** The file `<name>.lua` of the first of `dirs` that has it. */
+function read(dirs: readonly URL[], name: string, includedBy?: string): string {
+  let missing: unknown;
+  for (const dir of dirs) {
+    try {
+      return readFileSync(new URL(`${name}.lua`, dir), 'utf8');
+    } catch (error) {
+      missing = error;
+    }
   }
+  const from = includedBy ? ` (included by ${includedBy}.lua)` : '';
+  const where = dirs.map((dir) => dir.pathname).join(' or ');
+  throw new Error(`Lua script ${name}.lua not found in ${where}${from}`, { cause: missing });
 }
 
 function expand(
-  dir: URL,
+  dir: readonly URL[],
   name: string,
   text: string,
   emitted: Set<string>,
