@@ -23,7 +23,7 @@ COPY packages/fuzzy-match/package.json packages/fuzzy-match/
 COPY packages/mcp/package.json packages/mcp/
 COPY packages/outbound/package.json packages/outbound/
 COPY packages/protocol/package.json packages/protocol/
-COPY packages/queue/package.json packages/queue/
+COPY packages/store/package.json packages/store/
 COPY packages/telemetry/package.json packages/telemetry/
 COPY packages/testing/package.json packages/testing/
 COPY packages/tools/package.json packages/tools/

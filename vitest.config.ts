@@ -13,26 +13,26 @@ import { shared } from './vitest.shared.js';
  * files twice made the suite half again as long. The stores' scripts run on both.
  */
 const CLUSTER_FILES = [
-  'packages/queue/test/slot-pipelines.int.test.ts',
-  'packages/queue/test/run-store.int.test.ts',
+  'packages/store/test/slot-pipelines.int.test.ts',
+  'packages/store/test/run-store.int.test.ts',
   // The crew's scripts: a crew tree keeps its keys in its root's hash slot.
-  'packages/queue/test/crew-store.int.test.ts',
+  'packages/store/test/crew-store.int.test.ts',
   // Deleting a run: its crew tree's keys in the root's slot, its index entries in the tenant's.
-  'packages/queue/test/run-removal.int.test.ts',
+  'packages/store/test/run-removal.int.test.ts',
   // Listing by metadata: the indexes in the tenant's slot, beside its list.
-  'packages/queue/test/run-list.int.test.ts',
+  'packages/store/test/run-list.int.test.ts',
   // Runs waiting across the upgrade to the waitpoint: each run's keys moved in its slot.
-  'packages/queue/test/waitpoint-migration.int.test.ts',
+  'packages/store/test/waitpoint-migration.int.test.ts',
   // A cancel giving back its tenant slot: the run's keys in its slot, the tenant's slots in the tenant's.
-  'packages/queue/test/cancel-tenant-slot.int.test.ts',
+  'packages/store/test/cancel-tenant-slot.int.test.ts',
   // Cancels a process left unfinished: the set of them in its own slot, each run's keys in theirs.
-  'packages/queue/test/cancel-recovery.int.test.ts',
+  'packages/store/test/cancel-recovery.int.test.ts',
   // A tenant's registered MCP servers: one hash under the tenant's tag.
-  'packages/queue/test/mcp-server-store.int.test.ts',
+  'packages/store/test/mcp-server-store.int.test.ts',
   // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.
-  'packages/queue/test/skill-store.int.test.ts',
+  'packages/store/test/skill-store.int.test.ts',
   // Webhooks: a tenant's endpoints and deliveries in one hash slot, a run's cursor beside them.
-  'packages/queue/test/webhooks.int.test.ts',
+  'packages/store/test/webhooks.int.test.ts',
   'apps/api/test/skills.int.test.ts',
   // Skills end to end: the index in the prompt, a script under bubblewrap, a skill written by a run.
   'apps/api/test/skills-run.int.test.ts',
@@ -58,11 +58,11 @@ const CLUSTER_FILES = [
   // The crew: a tree of runs in its root's hash slot, children reporting in the step that ends them.
   'apps/api/test/crew.int.test.ts',
   // Memory: a scope's keys in one hash slot, its scripts and the copies other processes keep.
-  'packages/queue/test/memory-store.int.test.ts',
+  'packages/store/test/memory-store.int.test.ts',
   // Client tools: a run's calls and outputs in its hash slot; faults around the request (kill -9).
   'apps/worker/test/client-tools.int.test.ts',
   // The invariant checker: a SCAN of every master, each run's keys read in their own slots.
-  'packages/queue/test/invariants.int.test.ts',
+  'packages/store/test/invariants.int.test.ts',
   // The engine's race stress, quick (seed 29, 120 operations), and each race fixed as a case of its
   // own; `pnpm stress:engine` runs 2,000 operations on one Redis and on the cluster.
   'apps/worker/test/stress/engine-stress.stress.ts',

@@ -15,7 +15,7 @@ import { chromium } from '../apps/console/node_modules/playwright-core/index.mjs
 import { CHROMIUM_FLAGS, CHROMIUM_PATH } from '../apps/console/test/chromium.mjs';
 import { appendLongRun, LONG_RUN_EVENTS } from '../apps/console/test/long-run.mjs';
 import { TetherClient } from '../packages/client/dist/index.js';
-import { createKeys, createRedisConnection, RunStore } from '../packages/queue/dist/index.js';
+import { createKeys, createRedisConnection, RunStore } from '../packages/store/dist/index.js';
 import { startStack } from '../packages/testing/dist/scripts.js';
 import { benchRedis, median, ROOT, tempDir } from './lib/stack.mjs';
 

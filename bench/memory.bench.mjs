@@ -1,5 +1,5 @@
 // pnpm bench:memory — memory_recall over a full scope, and the start-up time the memory toolset adds
-// to a run. A MemoryStore (the built @tether/queue) on a private redis-server, a scope filled to its
+// to a run. A MemoryStore (the built @tether/store) on a private redis-server, a scope filled to its
 // default limit of 1,000 entries (40 to 220 characters of fact-like text each, within the default
 // 256 KB). Recall: the reader's copy warm (the usual case: one round trip that finds nothing new, then
 // a search in memory), RECALLS queries of 1 to 3 words; then each recall right after another store
@@ -10,8 +10,8 @@
 // and for the start-up added. Needs `pnpm build`.
 
 import { loadWorkerConfig } from '../apps/worker/dist/config.js';
-import { createKeys, MemoryStore, RunService, RunStore } from '../packages/queue/dist/index.js';
-import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
+import { createKeys, MemoryStore, RunService, RunStore } from '../packages/store/dist/index.js';
+import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { rng } from './lib/source-gen.mjs';
 import { benchRedis, median, percentile, tempDir } from './lib/stack.mjs';
 import { interleaved, silent, timedStart } from './lib/startup.mjs';

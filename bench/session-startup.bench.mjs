@@ -18,8 +18,8 @@ import {
   storedCheckpoint,
   turnEntries,
 } from '../packages/agent/dist/index.js';
-import { createKeys, RunService, RunStore, SessionService } from '../packages/queue/dist/index.js';
-import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
+import { createKeys, RunService, RunStore, SessionService } from '../packages/store/dist/index.js';
+import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { rng } from './lib/source-gen.mjs';
 import { benchRedis, median, percentile, tempDir } from './lib/stack.mjs';
 import { interleaved, silent, timedStart } from './lib/startup.mjs';

@@ -14,8 +14,8 @@
 import { loadWorkerConfig } from '../apps/worker/dist/config.js';
 import { SkillFolders, SkillIndexes } from '../apps/worker/dist/skills.js';
 import { buildSystemPrompt } from '../packages/agent/dist/index.js';
-import { createKeys, MemoryStore, RunService, RunStore, SkillStore } from '../packages/queue/dist/index.js';
-import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
+import { createKeys, MemoryStore, RunService, RunStore, SkillStore } from '../packages/store/dist/index.js';
+import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { rng } from './lib/source-gen.mjs';
 import { benchRedis, median, percentile, tempDir } from './lib/stack.mjs';
 import { interleaved, silent, timedStart } from './lib/startup.mjs';

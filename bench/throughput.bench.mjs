@@ -35,14 +35,14 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
 import { createRequire } from 'node:module';
-import { createKeys, QUEUE_NAME } from '../packages/queue/dist/index.js';
-import { Cluster, Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
+import { createKeys, QUEUE_NAME } from '../packages/store/dist/index.js';
+import { Cluster, Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { freePort, startRedisCluster, startStack } from '../packages/testing/dist/scripts.js';
 import { LeanConnection, postRequest } from './lib/http-client.mjs';
 import { benchRedis, cpuMicros, median, tempDir } from './lib/stack.mjs';
 
-// BullMQ as @tether/queue resolves it (the same version the workers run).
-const { Queue, Worker } = createRequire(new URL('../packages/queue/package.json', import.meta.url))('bullmq');
+// BullMQ as @tether/store resolves it (the same version the workers run).
+const { Queue, Worker } = createRequire(new URL('../packages/store/package.json', import.meta.url))('bullmq');
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3_000);
 const JOBS = Number(process.env.BENCH_JOBS ?? 20_000);

@@ -15,11 +15,11 @@ import {
   WEBHOOK_QUEUE_NAME,
   WebhookDispatcher,
   WebhookStore,
-} from '../packages/queue/dist/index.js';
-import { Redis } from '../packages/queue/node_modules/ioredis/built/index.js';
+} from '../packages/store/dist/index.js';
+import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { benchRedis, cpuMicros } from './lib/stack.mjs';
 
-const { Worker } = createRequire(new URL('../packages/queue/package.json', import.meta.url))('bullmq');
+const { Worker } = createRequire(new URL('../packages/store/package.json', import.meta.url))('bullmq');
 const RUNS = Number(process.env.BENCH_RUNS ?? 3_000);
 const LANES = 50;
 

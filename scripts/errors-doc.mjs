@@ -9,7 +9,7 @@ import { CLIENT_ERROR_CODES } from '../packages/client/dist/index.js';
 import { CONFIG_ERRORS } from '../packages/config/dist/index.js';
 import { MCP_ERRORS } from '../packages/mcp/dist/index.js';
 import { OUTBOUND_ERRORS } from '../packages/outbound/dist/index.js';
-import { QUEUE_ERRORS } from '../packages/queue/dist/index.js';
+import { QUEUE_ERRORS } from '../packages/store/dist/index.js';
 import { TOOL_ERROR_CODES } from '../packages/tools/dist/index.js';
 
 const CLIENT_DESCRIPTIONS = {
@@ -32,7 +32,7 @@ const sections = [
     Object.entries(API_ERRORS).map(([code, e]) => row(code, e.statusCode, e.description)),
   ),
   section(
-    'Runs, questions and the queue (packages/queue)',
+    'Runs, questions and the queue (packages/store)',
     'Raised by the run service; the API answers with their HTTP status.',
     Object.entries(QUEUE_ERRORS).map(([code, e]) => row(code, e.statusCode, e.description)),
   ),

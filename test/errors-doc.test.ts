@@ -10,7 +10,7 @@ import { CLIENT_ERROR_CODES } from '../packages/client/src/index.js';
 import { CONFIG_ERRORS } from '../packages/config/src/index.js';
 import { MCP_ERRORS } from '../packages/mcp/src/index.js';
 import { OUTBOUND_ERRORS } from '../packages/outbound/src/index.js';
-import { QUEUE_ERRORS } from '../packages/queue/src/index.js';
+import { QUEUE_ERRORS } from '../packages/store/src/index.js';
 import { TOOL_ERROR_CODES } from '../packages/tools/src/index.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));

@@ -14,7 +14,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const SOURCES = [
   'apps/api/src',
   'apps/worker/src',
-  ...['agent', 'config', 'mcp', 'outbound', 'protocol', 'queue', 'telemetry', 'tools'].map(
+  ...['agent', 'config', 'mcp', 'outbound', 'protocol', 'store', 'telemetry', 'tools'].map(
     (name) => `packages/${name}/src`,
   ),
 ];

@@ -6,7 +6,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKeys, createRedisConnection, formatViolations, settledInvariants } from '@tether/queue';
+import { createKeys, createRedisConnection, formatViolations, settledInvariants } from '@tether/store';
 import { testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
 import {
   type ApiProcess,

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { AxeBuilder } from '@axe-core/playwright';
 import { TetherClient } from '@tether/client';
 import type { ReplayScript } from '@tether/protocol';
-import { createKeys, createRedisConnection, type RedisClient, RunStore } from '@tether/queue';
+import { createKeys, createRedisConnection, type RedisClient, RunStore } from '@tether/store';
 import { killAllSpawned, testRedisUrl, uniquePrefix } from '@tether/testing';
 import { type Stack, startApiProcess, startStack } from '@tether/testing/scripts';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';

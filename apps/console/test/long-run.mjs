@@ -1,5 +1,5 @@
 // A long run for the console's browser test and bench:console: events appended straight to a run's
-// log with @tether/queue's RunStore (no model turns), so that thousands of them take a second.
+// log with @tether/store's RunStore (no model turns), so that thousands of them take a second.
 // Plain JavaScript (with long-run.d.mts), so that bench/console.bench.mjs imports it as it is.
 
 /** How many events the long run is given. */

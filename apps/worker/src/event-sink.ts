@@ -1,5 +1,5 @@
 import { type RunEventInput, TetherError } from '@tether/protocol';
-import type { RunStore } from '@tether/queue';
+import type { RunStore } from '@tether/store';
 
 export interface EventSinkOptions {
   store: RunStore;

@@ -6,7 +6,7 @@ import {
   type RunJobData,
   type RunJobs,
   type RunStore,
-} from '@tether/queue';
+} from '@tether/store';
 import { DelayedError, type Job, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 import { ActiveAttempts } from './active-attempts.js';

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { countTokens } from '@tether/agent';
-import { createKeys, TenantSlots, type TetherKeys } from '@tether/queue';
+import { createKeys, TenantSlots, type TetherKeys } from '@tether/store';
 import { JOB_STATES, type MetricsServer } from '@tether/telemetry';
 import type { Telemetry } from 'bullmq';
 import type { Logger } from 'pino';

@@ -9,7 +9,7 @@ import {
   RunService,
   RunStore,
   type StoredBody,
-} from '@tether/queue';
+} from '@tether/store';
 import { testRedisUrl } from '@tether/testing';
 import { type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';

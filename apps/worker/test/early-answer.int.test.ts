@@ -1,5 +1,5 @@
 import type { PendingClarify, PendingToolCall, RunEventInput } from '@tether/protocol';
-import { QUEUE_NAME, type RunJobData, RunStore } from '@tether/queue';
+import { QUEUE_NAME, type RunJobData, RunStore } from '@tether/store';
 import { testRedisUrl } from '@tether/testing';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';

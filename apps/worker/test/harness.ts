@@ -14,7 +14,7 @@ import {
   type StoredBody,
   settledInvariants,
   type TetherKeys,
-} from '@tether/queue';
+} from '@tether/store';
 import {
   killAllSpawned,
   type TestProcess,

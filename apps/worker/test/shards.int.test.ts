@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createKeys, RunService } from '@tether/queue';
+import { createKeys, RunService } from '@tether/store';
 import { describe, expect, it } from 'vitest';
 import { call, TENANT, until, useDeployments } from './harness.js';
 

@@ -1,4 +1,4 @@
-import { TenantSlots } from '@tether/queue';
+import { TenantSlots } from '@tether/store';
 import { describe, expect, it } from 'vitest';
 import { call, type Deployment, TENANT, until, useDeployments } from './harness.js';
 

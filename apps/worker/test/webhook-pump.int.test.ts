@@ -20,7 +20,7 @@ import {
   WEBHOOK_QUEUE_NAME,
   WebhookDispatcher,
   WebhookStore,
-} from '@tether/queue';
+} from '@tether/store';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { Worker } from 'bullmq';
 import { pino } from 'pino';

@@ -1,4 +1,4 @@
-import type { Lease } from '@tether/queue';
+import type { Lease } from '@tether/store';
 import { Gauge, type Registry } from 'prom-client';
 
 /** BullMQ job states, as `getJobCounts` names them: those of `tether_queue_jobs{state}`. */

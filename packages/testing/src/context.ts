@@ -34,7 +34,7 @@ export function testRedisEnv(): Record<string, string> {
 }
 
 /**
- * The test Redis as `createRedisConnection` (of @tether/queue) takes it: a
+ * The test Redis as `createRedisConnection` (of @tether/store) takes it: a
  * URL, or in the `cluster` project the cluster's seed nodes.
  */
 export function testRedisTarget(): { url: string; clusterNodes?: { host: string; port: number }[] } {

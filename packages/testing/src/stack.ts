@@ -168,7 +168,7 @@ export interface StackOptions {
   maxOutputChars?: number;
   /**
    * For a stack without an API: the ids of the workers listed as taking jobs
-   * (the workers hash, read through `@tether/queue`'s keys). Without it, such a
+   * (the workers hash, read through `@tether/store`'s keys). Without it, such a
    * stack waits for each worker's `worker ready` line instead.
    */
   listedWorkers?: () => Promise<readonly string[]>;

@@ -52,7 +52,7 @@ export interface TodoStore {
 
 /**
  * The run's memory scope, for `memory_save` and `memory_recall`: the worker
- * builds it on Redis (`@tether/queue`'s `MemoryStore`), bound to the run's
+ * builds it on Redis (`@tether/store`'s `MemoryStore`), bound to the run's
  * tenant and scope, so the tools reach no other.
  */
 export interface MemoryAccess {
@@ -66,7 +66,7 @@ export interface MemoryAccess {
 
 /**
  * The tenant's skills, as the `skill` tools reach them: the worker builds it
- * on `@tether/queue`'s store for the run's tenant, so this package stays free
+ * on `@tether/store`'s store for the run's tenant, so this package stays free
  * of Redis. Every write it makes is the agent's: a pinned skill is refused.
  */
 export interface SkillsAccess {

@@ -1,5 +1,5 @@
 import { TetherError } from '@tether/protocol';
-import { isRedisConnectionError } from '@tether/queue';
+import { isRedisConnectionError } from '@tether/store';
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type ApiErrorCode, errorBody, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';

@@ -11,7 +11,7 @@ import {
   type TetherKeys,
   WebhookDispatcher,
   WebhookStore,
-} from '@tether/queue';
+} from '@tether/store';
 import type { Telemetry } from 'bullmq';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
@@ -21,7 +21,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     keys: TetherKeys;
     store: RunStore;
-    /** Submit, read, answer, cancel: the run service of `@tether/queue`. */
+    /** Submit, read, answer, cancel: the run service of `@tether/store`. */
     runs: RunService;
     /** Create, read, list, delete sessions and send them messages. */
     sessions: SessionService;

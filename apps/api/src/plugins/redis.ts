@@ -1,4 +1,4 @@
-import { connectionReady, createRedisConnection, RedisBreaker, type RedisClient } from '@tether/queue';
+import { connectionReady, createRedisConnection, RedisBreaker, type RedisClient } from '@tether/store';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';

@@ -1,6 +1,6 @@
 import type { Checkpoint, PendingDelegation } from '@tether/agent';
 import type { ErrorBody, PendingClarify, PendingToolCall, Usage } from '@tether/protocol';
-import type { McpServerStore, MemoryStore, NewRun, RunEngine, RunJobData, RunStore } from '@tether/queue';
+import type { McpServerStore, MemoryStore, NewRun, RunEngine, RunJobData, RunStore } from '@tether/store';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';

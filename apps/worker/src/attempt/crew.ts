@@ -1,6 +1,6 @@
 import { type CrewResultEntry, childModelSpec, type PendingDelegation } from '@tether/agent';
 import { memoryScopeOf, newChildRunId, TERMINAL_STATUSES } from '@tether/protocol';
-import type { NewRun, RunService, RunSpec, TetherKeys } from '@tether/queue';
+import type { NewRun, RunService, RunSpec, TetherKeys } from '@tether/store';
 import { type CrewTask, TOOLSET_DEFAULTS } from '@tether/tools';
 import type { AttemptContext, CrewQueue, Settlement } from './context.js';
 

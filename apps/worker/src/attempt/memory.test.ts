@@ -1,5 +1,5 @@
 import { newChildRunId, newId, newSessionRunId } from '@tether/protocol';
-import { createKeys, MemoryStore } from '@tether/queue';
+import { createKeys, MemoryStore } from '@tether/store';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../config.js';

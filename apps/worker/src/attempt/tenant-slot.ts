@@ -1,5 +1,5 @@
 import { TERMINAL_STATUSES } from '@tether/protocol';
-import { promoteJob, type RunService, type RunStore, type TenantSlots } from '@tether/queue';
+import { promoteJob, type RunService, type RunStore, type TenantSlots } from '@tether/store';
 import type { Logger } from 'pino';
 
 /**

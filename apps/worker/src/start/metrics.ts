@@ -1,4 +1,4 @@
-import { Lease, type RedisBreaker, type RedisClient, type TetherKeys } from '@tether/queue';
+import { Lease, type RedisBreaker, type RedisClient, type TetherKeys } from '@tether/store';
 import {
   ElectedQueueCounts,
   MetricsPortInUseError,

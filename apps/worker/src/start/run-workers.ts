@@ -4,7 +4,7 @@ import {
   QUEUE_NAME,
   type RunJobData,
   type TetherKeys,
-} from '@tether/queue';
+} from '@tether/store';
 import { type Job, type Telemetry, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { TenantSlotKeeper } from '../attempt/tenant-slot.js';

@@ -8,7 +8,7 @@ import {
   type TetherKeys,
   WebhookDispatcher,
   WebhookStore,
-} from '@tether/queue';
+} from '@tether/store';
 import type { Telemetry } from 'bullmq';
 import type { Logger } from 'pino';
 import { McpListings } from '../attempt/mcp-listings.js';

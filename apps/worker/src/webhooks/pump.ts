@@ -7,7 +7,7 @@ import {
   type Take,
   type TakenDelivery,
   type WebhookStore,
-} from '@tether/queue';
+} from '@tether/store';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { webhookHeaders, withAnswerToken } from './sign.js';

@@ -18,7 +18,7 @@ import {
   type RunJobData,
   RunStore,
   TenantSlots,
-} from '@tether/queue';
+} from '@tether/store';
 import { type TestProcess, testRedisClusterNodes, testRedisEnv, testRedisTarget } from '@tether/testing';
 import { Worker } from 'bullmq';
 import { pino } from 'pino';

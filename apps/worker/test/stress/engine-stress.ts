@@ -23,7 +23,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { checkInvariants, DEFAULT_INVARIANT_GRACE_MS, SessionService } from '@tether/queue';
+import { checkInvariants, DEFAULT_INVARIANT_GRACE_MS, SessionService } from '@tether/store';
 import type { Deployment } from '../harness.js';
 import { RunTracker, type TrackedRun } from './run-tracker.js';
 import { SeededRandom } from './seeded-random.js';

@@ -8,7 +8,7 @@ import {
   WebhookDeliverySchema,
   WebhookIdSchema,
 } from '@tether/protocol';
-import { deliveryView, QueueError } from '@tether/queue';
+import { deliveryView, QueueError } from '@tether/store';
 import { COMMON_ERRORS } from '../schemas.js';
 import { endpointOf } from './endpoints.js';
 import { EndpointParamsSchema } from './params.js';

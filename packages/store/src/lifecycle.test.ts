@@ -63,7 +63,7 @@ describe('the lifecycle', () => {
     const shown = /<!-- lifecycle-table:start -->\n([\s\S]*?)\n?<!-- lifecycle-table:end -->/.exec(doc)?.[1];
     expect(
       shown?.trim(),
-      'docs/architecture.md: put transitionsTable() of packages/queue/src/lifecycle.ts between the lifecycle-table markers',
+      'docs/architecture.md: put transitionsTable() of packages/store/src/lifecycle.ts between the lifecycle-table markers',
     ).toBe(transitionsTable());
   });
 });

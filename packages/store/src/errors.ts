@@ -1,6 +1,6 @@
 import { TetherError } from '@tether/protocol';
 
-/** Every error code of `@tether/queue`, with its HTTP status and a line for `docs/errors.md`. */
+/** Every error code of `@tether/store`, with its HTTP status and a line for `docs/errors.md`. */
 export const QUEUE_ERRORS = {
   ERR_RUN_NOT_FOUND: {
     statusCode: 404,
@@ -157,7 +157,7 @@ export const QUEUE_ERRORS = {
 export type QueueErrorCode = keyof typeof QUEUE_ERRORS;
 export const QUEUE_ERROR_CODES = Object.keys(QUEUE_ERRORS) as QueueErrorCode[];
 
-/** An error of `@tether/queue`; `statusCode` comes from the catalog. */
+/** An error of `@tether/store`; `statusCode` comes from the catalog. */
 export class QueueError extends TetherError {
   declare readonly code: QueueErrorCode;
 

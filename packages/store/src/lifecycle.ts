@@ -6,7 +6,7 @@ import { RUN_STATUSES, type RunEventType, type RunStatus, TERMINAL_STATUSES } fr
  * same step as the change), what BullMQ does with the job at each, and the
  * states of a question. docs/architecture.md shows {@link TRANSITIONS} as its
  * table (a test keeps the two equal), and a table-driven test runs every step
- * from every status against the scripts (packages/queue/test/lifecycle.int.test.ts).
+ * from every status against the scripts (packages/store/test/lifecycle.int.test.ts).
  *
  * Times: epoch milliseconds inside (Redis's clock in the scripts, the clarify
  * request's deadline, the job's delay); ISO 8601 only on the wire.
@@ -271,7 +271,7 @@ export const TRANSITIONS: readonly Transition[] = [
 ];
 
 /** The last line of {@link lifecycleLua}: a script's own code follows it. */
-export const LIFECYCLE_END = '-- End of the code generated from packages/queue/src/lifecycle.ts.';
+export const LIFECYCLE_END = '-- End of the code generated from packages/store/src/lifecycle.ts.';
 
 /**
  * The Lua the scripts share for the statuses and the steps (`--- @include
@@ -286,7 +286,7 @@ export function lifecycleLua(): string {
     return `  [${JSON.stringify(t.step)}] = { ${statuses} },`;
   });
   return [
-    '-- Generated from packages/queue/src/lifecycle.ts: whether a run in this status has ended.',
+    '-- Generated from packages/store/src/lifecycle.ts: whether a run in this status has ended.',
     `local TERMINAL = { ${terminal} }`,
     'local function terminal(status)',
     '  return TERMINAL[status] == true',
