@@ -1,5 +1,26 @@
 export type { ChildResult } from '@tether/protocol';
-export type { RedisClient, RedisConnectionOptions, RedisMode, RedisNode } from './connection.js';
+export type { QueueErrorCode } from './errors.js';
+export { QUEUE_ERROR_CODES, QUEUE_ERRORS, QueueError } from './errors.js';
+export type { LeaseOptions } from './leases/lease.js';
+export { Lease } from './leases/lease.js';
+export type {
+  McpServerStoreOptions,
+  McpServerWrite,
+  StoredMcpServer,
+} from './mcp-servers/mcp-server-store.js';
+export { McpServerStore, mcpServerView } from './mcp-servers/mcp-server-store.js';
+export { MemoryIndex, tokenize } from './memory/memory-index.js';
+export type { MemoryServiceOptions } from './memory/memory-service.js';
+export { MemoryService, memoryEntry } from './memory/memory-service.js';
+export type { MemoryListing, MemoryStoreOptions } from './memory/memory-store.js';
+export {
+  DEFAULT_MEMORY_MAX_BYTES,
+  DEFAULT_MEMORY_MAX_ENTRIES,
+  FULL_SCOPE_OLDEST,
+  MemoryStore,
+  preview,
+} from './memory/memory-store.js';
+export type { RedisClient, RedisConnectionOptions, RedisMode, RedisNode } from './redis/connection.js';
 export {
   COMMAND_TIMEOUT_MS,
   CONNECT_TIMEOUT_MS,
@@ -11,15 +32,33 @@ export {
   RECONNECT_MAX_DELAY_MS,
   reconnectDelay,
   redisOptions,
-} from './connection.js';
-export type { ChildOutcome } from './crew-store.js';
+} from './redis/connection.js';
+export type {
+  MemoryKeys,
+  RunKeys,
+  SessionKeys,
+  TenantSlotKeys,
+  TetherKeys,
+  WebhookKeys,
+} from './redis/keys.js';
+export { createKeys, MAX_SHARDS, QUEUE_NAME, WEBHOOK_QUEUE_NAME } from './redis/keys.js';
+export type {
+  BreakerState,
+  RedisBreakerOptions,
+  RedisOutage,
+  WatchedConnection,
+} from './redis/redis-breaker.js';
+export { RedisBreaker } from './redis/redis-breaker.js';
+export type { PipelineReply } from './redis/slot-pipelines.js';
+export { keySlot, SlotPipelines } from './redis/slot-pipelines.js';
+export type { ChildOutcome } from './runs/crew-store.js';
 export {
   CHILD_SUMMARY_MAX_CHARS,
   CHILD_TIMEOUT_CODE,
   capSummary,
   childOutcome,
   outcomeOfRecord,
-} from './crew-store.js';
+} from './runs/crew-store.js';
 export type {
   EngineAttempt,
   Recorded,
@@ -28,21 +67,19 @@ export type {
   RunJobs,
   WaitOpen,
   WaitRefusal,
-} from './engine.js';
-export { CHILDREN_GRACE_MS, RunEngine } from './engine.js';
-export type { QueueErrorCode } from './errors.js';
-export { QUEUE_ERROR_CODES, QUEUE_ERRORS, QueueError } from './errors.js';
-export type { EventListener } from './event-hub.js';
-export { EventHub } from './event-hub.js';
-export type { CheckInvariantsOptions, InvariantRule, InvariantViolation } from './invariants.js';
+} from './runs/engine.js';
+export { CHILDREN_GRACE_MS, RunEngine } from './runs/engine.js';
+export type { EventListener } from './runs/event-hub.js';
+export { EventHub } from './runs/event-hub.js';
+export type { CheckInvariantsOptions, InvariantRule, InvariantViolation } from './runs/invariants.js';
 export {
   checkInvariants,
   DEFAULT_INVARIANT_GRACE_MS,
   formatViolations,
   INVARIANT_RULES,
   settledInvariants,
-} from './invariants.js';
-export type { RunJobData } from './jobs.js';
+} from './runs/invariants.js';
+export type { RunJobData } from './runs/jobs.js';
 export {
   backoffStrategy,
   baseDelay,
@@ -50,31 +87,12 @@ export {
   RETRY_BACKOFF_TYPE,
   RetryLater,
   retryDelayMs,
-} from './jobs.js';
-export type { MemoryKeys, RunKeys, SessionKeys, TenantSlotKeys, TetherKeys, WebhookKeys } from './keys.js';
-export { createKeys, MAX_SHARDS, QUEUE_NAME, WEBHOOK_QUEUE_NAME } from './keys.js';
-export type { LeaseOptions } from './lease.js';
-export { Lease } from './lease.js';
-export type { McpServerStoreOptions, McpServerWrite, StoredMcpServer } from './mcp-server-store.js';
-export { McpServerStore, mcpServerView } from './mcp-server-store.js';
-export { MemoryIndex, tokenize } from './memory-index.js';
-export type { MemoryServiceOptions } from './memory-service.js';
-export { MemoryService, memoryEntry } from './memory-service.js';
-export type { MemoryListing, MemoryStoreOptions } from './memory-store.js';
-export {
-  DEFAULT_MEMORY_MAX_BYTES,
-  DEFAULT_MEMORY_MAX_ENTRIES,
-  FULL_SCOPE_OLDEST,
-  MemoryStore,
-  preview,
-} from './memory-store.js';
-export type { ListOptions } from './records.js';
-export { LIST_SCAN_MAX, METADATA_INDEX_VALUE_MAX } from './records.js';
-export type { BreakerState, RedisBreakerOptions, RedisOutage, WatchedConnection } from './redis-breaker.js';
-export { RedisBreaker } from './redis-breaker.js';
-export { parsePublishedEvent } from './replies.js';
-export type { RunServiceOptions, SessionLink } from './run-service.js';
-export { createRunQueue, hashBody, RunService } from './run-service.js';
+} from './runs/jobs.js';
+export type { ListOptions } from './runs/records.js';
+export { LIST_SCAN_MAX, METADATA_INDEX_VALUE_MAX } from './runs/records.js';
+export { parsePublishedEvent } from './runs/replies.js';
+export type { RunServiceOptions, SessionLink } from './runs/run-service.js';
+export { createRunQueue, hashBody, RunService } from './runs/run-service.js';
 export type {
   AnswerResult,
   ChildLink,
@@ -96,27 +114,25 @@ export type {
   ToolOutputResult,
   Waitpoint,
   WaitpointState,
-} from './run-store.js';
-export { DEFAULT_SESSION_TTL_S, RunStore } from './run-store.js';
-export type { SessionEvent, SessionFollowerOptions } from './session-follower.js';
+} from './runs/run-store.js';
+export { DEFAULT_SESSION_TTL_S, RunStore } from './runs/run-store.js';
+export { toolCallOutcome } from './runs/waitpoint-store.js';
+export type { SessionEvent, SessionFollowerOptions } from './sessions/session-follower.js';
 export {
   asSessionEvent,
   parseSessionCursor,
   readSessionEvents,
   SessionFollower,
   sessionCursor,
-} from './session-follower.js';
-export type { SessionRecord, SessionServiceOptions } from './session-service.js';
-export { SessionService } from './session-service.js';
-export type { SkillIndex, SkillLimits, SkillSnapshot, SkillStoreOptions } from './skill-store.js';
-export { SkillStore } from './skill-store.js';
-export type { PipelineReply } from './slot-pipelines.js';
-export { keySlot, SlotPipelines } from './slot-pipelines.js';
-export type { SlotTaken, TenantSlotsOptions } from './tenant-slots.js';
-export { TenantSlots } from './tenant-slots.js';
-export { toolCallOutcome } from './waitpoint-store.js';
-export type { WebhookDispatcherOptions } from './webhook-dispatcher.js';
-export { answerTokenHash, newAnswerToken, WebhookDispatcher } from './webhook-dispatcher.js';
+} from './sessions/session-follower.js';
+export type { SessionRecord, SessionServiceOptions } from './sessions/session-service.js';
+export { SessionService } from './sessions/session-service.js';
+export type { SkillIndex, SkillLimits, SkillSnapshot, SkillStoreOptions } from './skills/skill-store.js';
+export { SkillStore } from './skills/skill-store.js';
+export type { SlotTaken, TenantSlotsOptions } from './tenant-slots/tenant-slots.js';
+export { TenantSlots } from './tenant-slots/tenant-slots.js';
+export type { WebhookDispatcherOptions } from './webhooks/webhook-dispatcher.js';
+export { answerTokenHash, newAnswerToken, WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 export type {
   AttemptOutcome,
   DeliveryRecord,
@@ -126,7 +142,7 @@ export type {
   Take,
   TakenDelivery,
   WebhookStoreOptions,
-} from './webhook-store.js';
+} from './webhooks/webhook-store.js';
 export {
   createWebhookQueue,
   DEFAULT_WEBHOOK_SETTINGS,
@@ -135,4 +151,4 @@ export {
   WAKE_LEASE_MS,
   WebhookStore,
   webhookView,
-} from './webhook-store.js';
+} from './webhooks/webhook-store.js';

@@ -3,7 +3,7 @@ import { testRedisUrl, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKeys, RunStore } from '../src/index.js';
-import { isTerminal, TRANSITIONS, type Transition } from '../src/lifecycle.js';
+import { isTerminal, TRANSITIONS, type Transition } from '../src/runs/lifecycle.js';
 
 /**
  * The lifecycle table (lifecycle.ts) run against the scripts: every step from

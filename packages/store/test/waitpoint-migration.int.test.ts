@@ -3,7 +3,7 @@ import { newChildRunId, newId } from '@tether/protocol';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKeys, createRedisConnection, RunStore } from '../src/index.js';
-import { migrationMarker, waitOfCheckpoint } from '../src/waitpoint-migration.js';
+import { migrationMarker, waitOfCheckpoint } from '../src/runs/waitpoint-migration.js';
 
 /**
  * Runs that wait across the upgrade to the waitpoint (on a Redis Cluster too: each run's keys in

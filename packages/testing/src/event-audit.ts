@@ -17,7 +17,7 @@ export interface EventProblem {
 }
 
 /**
- * How a run's event log is named (see packages/store/src/keys.ts):
+ * How a run's event log is named (see packages/store/src/redis/keys.ts):
  * `<namespace>:run:{<runId>}:events`, or for a session's run
  * `<namespace>:ses:{s_<tag>}:run:<runId>:events`.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendEvents } from '../../src/scripts.js';
+import { appendEvents } from '../../src/runs/commands/scripts.js';
 import { parseMessage, RunFixture, useRedis } from './fixture.js';
 
 const redis = useRedis();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claimRun } from '../../src/scripts.js';
+import { claimRun } from '../../src/runs/commands/scripts.js';
 import { RunFixture, useRedis } from './fixture.js';
 
 const redis = useRedis();

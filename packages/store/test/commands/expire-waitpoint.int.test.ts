@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expireWaitpoint } from '../../src/scripts.js';
+import { expireWaitpoint } from '../../src/runs/commands/scripts.js';
 import {
   parseMessage,
   QUESTION_ID,

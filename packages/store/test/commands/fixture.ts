@@ -3,7 +3,7 @@ import { testRedisUrl, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, expect } from 'vitest';
 import { createKeys, type RunKeys, type TetherKeys } from '../../src/index.js';
-import { finalizeRun } from '../../src/scripts.js';
+import { finalizeRun } from '../../src/runs/commands/scripts.js';
 
 /** A connection for one test file, closed after it. */
 export function useRedis(): Redis {

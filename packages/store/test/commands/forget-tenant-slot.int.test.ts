@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forgetTenantSlot } from '../../src/scripts.js';
+import { forgetTenantSlot } from '../../src/tenant-slots/commands/scripts.js';
 import { useRedis } from './fixture.js';
 import { SlotFixture } from './slot-fixture.js';
 

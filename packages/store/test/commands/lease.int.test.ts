@@ -2,7 +2,7 @@ import { uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createKeys, Lease } from '../../src/index.js';
-import { holdLease, releaseLease } from '../../src/scripts.js';
+import { holdLease, releaseLease } from '../../src/leases/commands/scripts.js';
 import { useRedis } from './fixture.js';
 
 const redis = useRedis();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openWaitpoint, resolveRequest } from '../../src/scripts.js';
+import { openWaitpoint, resolveRequest } from '../../src/runs/commands/scripts.js';
 import { parseMessage, QUESTION_ID, REQUESTED, type RequestKind, RunFixture, useRedis } from './fixture.js';
 
 const redis = useRedis();

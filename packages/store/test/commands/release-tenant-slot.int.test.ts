@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { releaseTenantSlot } from '../../src/scripts.js';
+import { releaseTenantSlot } from '../../src/tenant-slots/commands/scripts.js';
 import { useRedis } from './fixture.js';
 import { SlotFixture } from './slot-fixture.js';
 

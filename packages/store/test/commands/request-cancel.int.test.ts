@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestCancel } from '../../src/scripts.js';
+import { requestCancel } from '../../src/runs/commands/scripts.js';
 import { RunFixture, useRedis } from './fixture.js';
 
 const redis = useRedis();

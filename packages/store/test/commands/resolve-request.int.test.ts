@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expireWaitpoint, resolveRequest } from '../../src/scripts.js';
+import { expireWaitpoint, resolveRequest } from '../../src/runs/commands/scripts.js';
 import {
   parseMessage,
   QUESTION_ID,

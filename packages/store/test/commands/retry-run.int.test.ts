@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retryRun } from '../../src/scripts.js';
+import { retryRun } from '../../src/runs/commands/scripts.js';
 import { parseMessage, RunFixture, useRedis } from './fixture.js';
 
 const redis = useRedis();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { setStatus } from '../../src/scripts.js';
+import { setStatus } from '../../src/runs/commands/scripts.js';
 import { RunFixture, useRedis } from './fixture.js';
 
 const redis = useRedis();
