@@ -16,7 +16,7 @@ import {
   type McpServerRef,
   type SealedMcpServerRef,
 } from '@tether/protocol';
-import type { McpServerStore } from '@tether/store';
+import type { McpServerStore } from '@tether/store/mcp-servers';
 import type { ApiConfig } from './config.js';
 import { ApiError } from './errors.js';
 

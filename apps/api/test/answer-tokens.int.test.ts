@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { newId } from '@tether/protocol';
-import { WebhookDispatcher } from '@tether/store';
+import { WebhookDispatcher } from '@tether/store/webhooks';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { ApiConfig } from '../src/config.js';

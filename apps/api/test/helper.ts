@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CreateRunBody, ReplayScript } from '@tether/protocol';
 import { newId } from '@tether/protocol';
-import { formatViolations, settledInvariants } from '@tether/store';
+import { formatViolations, settledInvariants } from '@tether/store/runs';
 import { testRedisEnv, uniquePrefix } from '@tether/testing';
 import type { FastifyInstance } from 'fastify';
 import { expect, onTestFinished } from 'vitest';

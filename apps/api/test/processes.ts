@@ -6,7 +6,8 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKeys, createRedisConnection, formatViolations, settledInvariants } from '@tether/store';
+import { createKeys, createRedisConnection } from '@tether/store/redis';
+import { formatViolations, settledInvariants } from '@tether/store/runs';
 import { testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
 import {
   type ApiProcess,

@@ -1,4 +1,4 @@
-import { createKeys, createRedisConnection, type RedisClient, type TetherKeys } from '@tether/store';
+import { createKeys, createRedisConnection, type RedisClient, type TetherKeys } from '@tether/store/redis';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';

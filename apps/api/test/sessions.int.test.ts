@@ -6,7 +6,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Run, RunEvent, Session, TranscriptEntryView } from '@tether/protocol';
-import { createRedisConnection, isCluster } from '@tether/store';
+import { createRedisConnection, isCluster } from '@tether/store/redis';
 import { FakeOpenAIServer, streamText, streamToolCalls, testRedisTarget } from '@tether/testing';
 import { probeBwrap } from '@tether/tools';
 import { afterEach, describe, expect, it } from 'vitest';

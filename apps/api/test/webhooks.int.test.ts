@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Webhook, WebhookWithSecret } from '@tether/protocol';
-import { WebhookDispatcher } from '@tether/store';
+import { WebhookDispatcher } from '@tether/store/webhooks';
 import { describe, expect, it } from 'vitest';
 import { ACME, BETA, build, submit, suspend } from './helper.js';
 

@@ -1,5 +1,5 @@
 import type { RunEventInput } from '@tether/protocol';
-import type { RunStore } from '@tether/store';
+import type { RunStore } from '@tether/store/runs';
 
 /** How many events the long run is given. */
 export const LONG_RUN_EVENTS: number;

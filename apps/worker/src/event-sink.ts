@@ -1,5 +1,5 @@
 import { type RunEventInput, TetherError } from '@tether/protocol';
-import type { RunStore } from '@tether/store';
+import type { RunStore } from '@tether/store/runs';
 
 export interface EventSinkOptions {
   store: RunStore;

@@ -1,12 +1,6 @@
-import {
-  type McpServerStore,
-  type MemoryStore,
-  RetryLater,
-  RunEngine,
-  type RunJobData,
-  type RunJobs,
-  type RunStore,
-} from '@tether/store';
+import type { McpServerStore } from '@tether/store/mcp-servers';
+import type { MemoryStore } from '@tether/store/memory';
+import { RetryLater, RunEngine, type RunJobData, type RunJobs, type RunStore } from '@tether/store/runs';
 import { DelayedError, type Job, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 import { ActiveAttempts } from './active-attempts.js';

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SkillSummary } from '@tether/protocol';
-import type { SkillIndex, SkillStore } from '@tether/store';
+import type { SkillIndex, SkillStore } from '@tether/store/skills';
 import {
   probeBwrap,
   type ReadOnlyBind,

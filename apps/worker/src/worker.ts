@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { countTokens } from '@tether/agent';
-import { createKeys, TenantSlots, type TetherKeys } from '@tether/store';
+import { createKeys, type TetherKeys } from '@tether/store/redis';
+import { TenantSlots } from '@tether/store/tenant-slots';
 import { JOB_STATES, type MetricsServer } from '@tether/telemetry';
 import type { Telemetry } from 'bullmq';
 import type { Logger } from 'pino';

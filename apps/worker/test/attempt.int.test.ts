@@ -1,15 +1,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { newChildRunId, type ReplayScript, TetherError } from '@tether/protocol';
+import { QUEUE_NAME } from '@tether/store/redis';
 import {
   backoffStrategy,
-  QUEUE_NAME,
   RunEngine,
   type RunJobData,
   RunService,
   RunStore,
   type StoredBody,
-} from '@tether/store';
+} from '@tether/store/runs';
 import { testRedisUrl } from '@tether/testing';
 import { type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';

@@ -1,5 +1,6 @@
 import type { PendingClarify, PendingToolCall, RunEventInput } from '@tether/protocol';
-import { QUEUE_NAME, type RunJobData, RunStore } from '@tether/store';
+import { QUEUE_NAME } from '@tether/store/redis';
+import { type RunJobData, RunStore } from '@tether/store/runs';
 import { testRedisUrl } from '@tether/testing';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';

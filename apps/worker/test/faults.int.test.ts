@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { QUEUE_NAME } from '@tether/store';
+import { QUEUE_NAME } from '@tether/store/redis';
 import { probeBwrap } from '@tether/tools';
 import { describe, expect, it } from 'vitest';
 import { call, until, useDeployments } from './harness.js';

@@ -3,18 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ReplayScript, RunEvent, RunEventType } from '@tether/protocol';
+import { createKeys, createRedisConnection, type RedisClient, type TetherKeys } from '@tether/store/redis';
 import {
-  createKeys,
-  createRedisConnection,
   EventHub,
   formatViolations,
-  type RedisClient,
   RunService,
   RunStore,
   type StoredBody,
   settledInvariants,
-  type TetherKeys,
-} from '@tether/store';
+} from '@tether/store/runs';
 import {
   killAllSpawned,
   type TestProcess,

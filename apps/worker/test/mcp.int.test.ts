@@ -17,7 +17,7 @@ import {
   startMisbehavingServer,
 } from '@tether/mcp/testing';
 import type { RunEvent } from '@tether/protocol';
-import { McpServerStore } from '@tether/store';
+import { McpServerStore } from '@tether/store/mcp-servers';
 import { probeBwrap } from '@tether/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, TENANT, until, useDeployments } from './harness.js';

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createKeys, RunService } from '@tether/store';
+import { createKeys } from '@tether/store/redis';
+import { RunService } from '@tether/store/runs';
 import { describe, expect, it } from 'vitest';
 import { call, TENANT, until, useDeployments } from './harness.js';
 

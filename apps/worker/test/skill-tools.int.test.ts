@@ -8,7 +8,8 @@
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createKeys, createRedisConnection, SkillStore } from '@tether/store';
+import { createKeys, createRedisConnection } from '@tether/store/redis';
+import { SkillStore } from '@tether/store/skills';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { createTools, executeTool, type Tool, type ToolResult } from '@tether/tools';
 import { afterAll, describe, expect, it } from 'vitest';

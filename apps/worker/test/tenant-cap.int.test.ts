@@ -1,4 +1,4 @@
-import { TenantSlots } from '@tether/store';
+import { TenantSlots } from '@tether/store/tenant-slots';
 import { describe, expect, it } from 'vitest';
 import { call, type Deployment, TENANT, until, useDeployments } from './harness.js';
 

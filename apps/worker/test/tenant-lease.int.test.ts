@@ -5,7 +5,8 @@
  * its job back to waiting, where it takes a slot again or waits for one.
  */
 import type { RunEvent } from '@tether/protocol';
-import { promoteJob, TenantSlots } from '@tether/store';
+import { promoteJob } from '@tether/store/runs';
+import { TenantSlots } from '@tether/store/tenant-slots';
 import { describe, expect, it } from 'vitest';
 import { call, TENANT, until, useDeployments } from './harness.js';
 

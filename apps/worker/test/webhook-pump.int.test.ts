@@ -12,15 +12,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createOutboundRequest } from '@tether/outbound';
 import { newId, type WebhookSettings } from '@tether/protocol';
-import {
-  createKeys,
-  createRedisConnection,
-  type PumpJobData,
-  RunStore,
-  WEBHOOK_QUEUE_NAME,
-  WebhookDispatcher,
-  WebhookStore,
-} from '@tether/store';
+import { createKeys, createRedisConnection, WEBHOOK_QUEUE_NAME } from '@tether/store/redis';
+import { RunStore } from '@tether/store/runs';
+import { type PumpJobData, WebhookDispatcher, WebhookStore } from '@tether/store/webhooks';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { Worker } from 'bullmq';
 import { pino } from 'pino';

@@ -1,4 +1,4 @@
-import type { Lease } from '@tether/store';
+import type { Lease } from '@tether/store/leases';
 import { Gauge, type Registry } from 'prom-client';
 
 /** BullMQ job states, as `getJobCounts` names them: those of `tether_queue_jobs{state}`. */

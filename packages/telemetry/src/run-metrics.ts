@@ -1,5 +1,5 @@
 import { idTime } from '@tether/protocol';
-import type { EndedRun } from '@tether/store';
+import type { EndedRun } from '@tether/store/runs';
 import { Counter, Histogram, type Registry } from 'prom-client';
 
 /** Buckets of a run's duration from its submission to its end, in seconds (1 s to 2 h). */

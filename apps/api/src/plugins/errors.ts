@@ -1,5 +1,5 @@
 import { TetherError } from '@tether/protocol';
-import { isRedisConnectionError } from '@tether/store';
+import { isRedisConnectionError } from '@tether/store/redis';
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type ApiErrorCode, errorBody, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Lease } from '@tether/store';
+import { Lease } from '@tether/store/leases';
 import { ElectedQueueCounts, JOB_STATES, queueJobsGauge } from '@tether/telemetry';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';

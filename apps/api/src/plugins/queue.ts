@@ -1,17 +1,10 @@
 import { SKILL_LIMITS } from '@tether/protocol';
-import {
-  createKeys,
-  type EndedRun,
-  EventHub,
-  McpServerStore,
-  RunService,
-  RunStore,
-  SessionService,
-  SkillStore,
-  type TetherKeys,
-  WebhookDispatcher,
-  WebhookStore,
-} from '@tether/store';
+import { McpServerStore } from '@tether/store/mcp-servers';
+import { createKeys, type TetherKeys } from '@tether/store/redis';
+import { type EndedRun, EventHub, RunService, RunStore } from '@tether/store/runs';
+import { SessionService } from '@tether/store/sessions';
+import { SkillStore } from '@tether/store/skills';
+import { WebhookDispatcher, WebhookStore } from '@tether/store/webhooks';
 import type { Telemetry } from 'bullmq';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';

@@ -1,4 +1,4 @@
-import type { RedisClient, TetherKeys } from '@tether/store';
+import type { RedisClient, TetherKeys } from '@tether/store/redis';
 
 /** What `@fastify/rate-limit` asks of a store (its `incr`, `read` and `child`). */
 export interface RateLimitStore {

@@ -1,4 +1,4 @@
-import { connectionReady, createRedisConnection, RedisBreaker, type RedisClient } from '@tether/store';
+import { connectionReady, createRedisConnection, RedisBreaker, type RedisClient } from '@tether/store/redis';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiConfig } from '../config.js';

@@ -1,5 +1,5 @@
 import { TERMINAL_STATUSES } from '@tether/protocol';
-import type { RunSpec } from '@tether/store';
+import type { RunSpec } from '@tether/store/runs';
 import type { AttemptContext, Settlement } from './context.js';
 
 /** A run this worker now owns, with what its attempt needs. */

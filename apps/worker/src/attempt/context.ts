@@ -1,6 +1,8 @@
 import type { Checkpoint, PendingDelegation } from '@tether/agent';
 import type { ErrorBody, PendingClarify, PendingToolCall, Usage } from '@tether/protocol';
-import type { McpServerStore, MemoryStore, NewRun, RunEngine, RunJobData, RunStore } from '@tether/store';
+import type { McpServerStore } from '@tether/store/mcp-servers';
+import type { MemoryStore } from '@tether/store/memory';
+import type { NewRun, RunEngine, RunJobData, RunStore } from '@tether/store/runs';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';

@@ -1,6 +1,7 @@
 import { type CrewResultEntry, childModelSpec, type PendingDelegation } from '@tether/agent';
 import { memoryScopeOf, newChildRunId, TERMINAL_STATUSES } from '@tether/protocol';
-import type { NewRun, RunService, RunSpec, TetherKeys } from '@tether/store';
+import type { TetherKeys } from '@tether/store/redis';
+import type { NewRun, RunService, RunSpec } from '@tether/store/runs';
 import { type CrewTask, TOOLSET_DEFAULTS } from '@tether/tools';
 import type { AttemptContext, CrewQueue, Settlement } from './context.js';
 

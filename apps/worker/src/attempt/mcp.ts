@@ -1,7 +1,7 @@
 import type * as Mcp from '@tether/mcp';
 import type { McpServerSpec, McpToolset } from '@tether/mcp';
 import type { McpHeaders } from '@tether/protocol';
-import type { RunSpec } from '@tether/store';
+import type { RunSpec } from '@tether/store/runs';
 import type { RunContext } from '@tether/tools';
 import type { AttemptContext } from './context.js';
 import { McpListings } from './mcp-listings.js';

@@ -1,5 +1,6 @@
 import { newChildRunId, newId, newSessionRunId } from '@tether/protocol';
-import { createKeys, MemoryStore } from '@tether/store';
+import { MemoryStore } from '@tether/store/memory';
+import { createKeys } from '@tether/store/redis';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../config.js';

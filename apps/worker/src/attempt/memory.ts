@@ -1,6 +1,6 @@
 import type { MemoryPromptBlock } from '@tether/agent';
 import { memoryScopeOf } from '@tether/protocol';
-import type { RunSpec } from '@tether/store';
+import type { RunSpec } from '@tether/store/runs';
 import { MEMORY_TOOL_NAMES, recallView } from '@tether/tools';
 import type { AttemptContext } from './context.js';
 

@@ -14,7 +14,7 @@ import {
   type WaitResolution,
 } from '@tether/agent';
 import type { ErrorBody, Locale, RunEventInput } from '@tether/protocol';
-import { type RunSpec, type RunStore, toolCallOutcome } from '@tether/store';
+import { type RunSpec, type RunStore, toolCallOutcome } from '@tether/store/runs';
 import {
   BUILTIN_TOOL_NAMES,
   getAllToolNames,

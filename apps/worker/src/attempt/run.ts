@@ -12,7 +12,7 @@ import {
 } from '@tether/agent';
 import type { McpToolset } from '@tether/mcp';
 import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
-import type { NewRun } from '@tether/store';
+import type { NewRun } from '@tether/store/runs';
 import { createTools, type RunContext, type Tool } from '@tether/tools';
 import { EventSink } from '../event-sink.js';
 import { skillsAccess } from '../skills.js';

@@ -1,6 +1,6 @@
 import { storedCheckpoint } from '@tether/agent';
 import { type RunEventInput, TERMINAL_STATUSES } from '@tether/protocol';
-import { baseDelay, type Recorded, retryDelayMs, type WaitRefusal } from '@tether/store';
+import { baseDelay, type Recorded, retryDelayMs, type WaitRefusal } from '@tether/store/runs';
 import type { HookAttempt } from '../worker-hooks.js';
 import type { AttemptContext, Lost, Released, Settlement, Waiting } from './context.js';
 import { delegationKey } from './crew.js';

@@ -1,5 +1,6 @@
 import { TERMINAL_STATUSES } from '@tether/protocol';
-import { promoteJob, type RunService, type RunStore, type TenantSlots } from '@tether/store';
+import { promoteJob, type RunService, type RunStore } from '@tether/store/runs';
+import type { TenantSlots } from '@tether/store/tenant-slots';
 import type { Logger } from 'pino';
 
 /**

@@ -1,4 +1,4 @@
-import { createRedisConnection, RedisBreaker, type RedisClient } from '@tether/store';
+import { createRedisConnection, RedisBreaker, type RedisClient } from '@tether/store/redis';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
 

@@ -1,4 +1,5 @@
-import { Lease, type RedisBreaker, type RedisClient, type TetherKeys } from '@tether/store';
+import { Lease } from '@tether/store/leases';
+import type { RedisBreaker, RedisClient, TetherKeys } from '@tether/store/redis';
 import {
   ElectedQueueCounts,
   MetricsPortInUseError,

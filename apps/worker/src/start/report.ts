@@ -1,4 +1,4 @@
-import type { RedisClient, TetherKeys } from '@tether/store';
+import type { RedisClient, TetherKeys } from '@tether/store/redis';
 import { onSpawnerFailure } from '@tether/tools';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';

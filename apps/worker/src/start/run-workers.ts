@@ -1,10 +1,5 @@
-import {
-  backoffStrategy,
-  isRedisConnectionError,
-  QUEUE_NAME,
-  type RunJobData,
-  type TetherKeys,
-} from '@tether/store';
+import { isRedisConnectionError, QUEUE_NAME, type TetherKeys } from '@tether/store/redis';
+import { backoffStrategy, type RunJobData } from '@tether/store/runs';
 import { type Job, type Telemetry, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { TenantSlotKeeper } from '../attempt/tenant-slot.js';

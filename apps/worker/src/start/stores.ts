@@ -1,14 +1,10 @@
 import { SKILL_LIMITS } from '@tether/protocol';
-import {
-  McpServerStore,
-  MemoryStore,
-  RunService,
-  RunStore,
-  SkillStore,
-  type TetherKeys,
-  WebhookDispatcher,
-  WebhookStore,
-} from '@tether/store';
+import { McpServerStore } from '@tether/store/mcp-servers';
+import { MemoryStore } from '@tether/store/memory';
+import type { TetherKeys } from '@tether/store/redis';
+import { RunService, RunStore } from '@tether/store/runs';
+import { SkillStore } from '@tether/store/skills';
+import { WebhookDispatcher, WebhookStore } from '@tether/store/webhooks';
 import type { Telemetry } from 'bullmq';
 import type { Logger } from 'pino';
 import { McpListings } from '../attempt/mcp-listings.js';

@@ -1,6 +1,7 @@
 import { createOutboundRequest } from '@tether/outbound';
 import { WEBHOOK_DEFAULTS } from '@tether/protocol';
-import { isRedisConnectionError, type PumpJobData, type TetherKeys, WEBHOOK_QUEUE_NAME } from '@tether/store';
+import { isRedisConnectionError, type TetherKeys, WEBHOOK_QUEUE_NAME } from '@tether/store/redis';
+import type { PumpJobData } from '@tether/store/webhooks';
 import { Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';

@@ -1,13 +1,13 @@
 import type { OutboundRequest } from '@tether/outbound';
-import {
-  type AttemptOutcome,
-  type PumpJobData,
-  promoteJob,
-  type Sealer,
-  type Take,
-  type TakenDelivery,
-  type WebhookStore,
-} from '@tether/store';
+import { promoteJob } from '@tether/store/runs';
+import type {
+  AttemptOutcome,
+  PumpJobData,
+  Sealer,
+  Take,
+  TakenDelivery,
+  WebhookStore,
+} from '@tether/store/webhooks';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { webhookHeaders, withAnswerToken } from './sign.js';

@@ -11,14 +11,9 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ReplayScript, RunEvent } from '@tether/protocol';
-import {
-  createRedisConnection,
-  promoteJob,
-  QUEUE_NAME,
-  type RunJobData,
-  RunStore,
-  TenantSlots,
-} from '@tether/store';
+import { createRedisConnection, QUEUE_NAME } from '@tether/store/redis';
+import { promoteJob, type RunJobData, RunStore } from '@tether/store/runs';
+import { TenantSlots } from '@tether/store/tenant-slots';
 import { type TestProcess, testRedisClusterNodes, testRedisEnv, testRedisTarget } from '@tether/testing';
 import { Worker } from 'bullmq';
 import { pino } from 'pino';

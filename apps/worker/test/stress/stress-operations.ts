@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { SessionService } from '@tether/store';
+import type { SessionService } from '@tether/store/sessions';
 import type { Deployment } from '../harness.js';
 import type { RunTracker, TrackedRun } from './run-tracker.js';
 import type { SeededRandom } from './seeded-random.js';

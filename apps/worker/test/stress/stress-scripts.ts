@@ -1,5 +1,5 @@
 import type { ClientTool, ReplayChildren, ReplayScript, ReplayTurn } from '@tether/protocol';
-import type { StoredBody } from '@tether/store';
+import type { StoredBody } from '@tether/store/runs';
 import { call } from '../harness.js';
 import type { SeededRandom } from './seeded-random.js';
 

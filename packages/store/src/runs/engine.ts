@@ -9,7 +9,6 @@ import {
 } from '@tether/protocol';
 import { DelayedError, type Job, WaitingError } from 'bullmq';
 import { forgetTenantSlot } from '../tenant-slots/commands/scripts.js';
-import type { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
 import { promoteJob, RetryLater, type RunJobData } from './jobs.js';
 import type { NewRun, RunRecord } from './records.js';
 import type { RunStore } from './run-store.js';
@@ -84,11 +83,27 @@ export interface RunJobs {
   queueChildren(children: readonly NewRun[], options?: { requestId?: string | undefined }): Promise<void>;
 }
 
+/**
+ * The webhook deliveries of the events a step appends (the webhooks' `WebhookDispatcher` has them):
+ * a port, so the runs need not know the webhooks.
+ */
+export interface RunDeliveries {
+  /** Records the deliveries of the run's events not dispatched yet. */
+  dispatch(runId: string, tenant?: string): Promise<number>;
+  /** Takes `step`, which appends events to `runIds`, with their deliveries: marked first, dispatched after. */
+  around<T>(
+    runIds: readonly (string | undefined)[],
+    step: () => Promise<T>,
+    tenant: string | undefined,
+    onError: (error: unknown) => void,
+  ): Promise<T>;
+}
+
 export interface RunEngineOptions {
   store: RunStore;
   jobs: RunJobs;
   /** Webhook deliveries of the events the steps outside an attempt append; none without it. */
-  webhooks?: WebhookDispatcher | undefined;
+  webhooks?: RunDeliveries | undefined;
   /** Told of a dispatch that failed (the sweep or the run's next claim dispatches it later). */
   onWebhookError?: ((error: unknown, runId: string) => void) | undefined;
 }
@@ -99,7 +114,7 @@ export const CHILDREN_GRACE_MS = 1_000;
 export class RunEngine {
   readonly store: RunStore;
   readonly #jobs: RunJobs;
-  readonly #webhooks: WebhookDispatcher | undefined;
+  readonly #webhooks: RunDeliveries | undefined;
   readonly #onWebhookError: (error: unknown, runId: string) => void;
 
   constructor(options: RunEngineOptions) {
@@ -431,7 +446,7 @@ export class RunEngine {
 
   /**
    * A step that appends events to `runIds` outside a worker's attempt, with their webhook
-   * deliveries: the runs are marked first and dispatched after (`WebhookDispatcher.around`).
+   * deliveries: the runs are marked first and dispatched after (`RunDeliveries.around`).
    */
   #withDeliveries<T>(
     runIds: readonly (string | undefined)[],

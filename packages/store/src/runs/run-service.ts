@@ -4,8 +4,7 @@ import { type Job, type JobType, Queue, SpanKind, type Telemetry } from 'bullmq'
 import { QueueError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { QUEUE_NAME, type TetherKeys } from '../redis/keys.js';
-import type { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
-import { RunEngine, type RunJobs } from './engine.js';
+import { type RunDeliveries, RunEngine, type RunJobs } from './engine.js';
 import { RETRY_BACKOFF_TYPE, type RunJobData } from './jobs.js';
 import type { ListOptions, NewRun, RunRecord, StoredBody } from './records.js';
 import type { AnswerResult, RunStore, ToolOutputResult } from './run-store.js';
@@ -38,7 +37,7 @@ export interface RunServiceOptions {
   /** How long an Idempotency-Key is remembered, in seconds. Default 24 h. */
   idempotencySeconds?: number;
   /** Webhook deliveries of the events this service appends (answers, cancels); none without it. */
-  webhooks?: WebhookDispatcher | undefined;
+  webhooks?: RunDeliveries | undefined;
   /** Told of a dispatch that failed (the sweep or the run's next claim dispatches it later). */
   onWebhookError?: ((error: unknown, runId: string) => void) | undefined;
   /**

@@ -7,7 +7,7 @@ import {
   McpServerNameSchema,
   McpServerSchema,
 } from '@tether/protocol';
-import { mcpServerView } from '@tether/store';
+import { mcpServerView } from '@tether/store/mcp-servers';
 import { ApiError } from '../../errors.js';
 import { checkServerUrl, headersProblem, sealHeaders } from '../../mcp-servers.js';
 import { COMMON_ERRORS } from '../schemas.js';

@@ -10,7 +10,7 @@ import {
   MemoryPageSchema,
   MemoryScopeSchema,
 } from '@tether/protocol';
-import { MemoryService, MemoryStore } from '@tether/store';
+import { MemoryService, MemoryStore } from '@tether/store/memory';
 import { guardContent } from '@tether/tools';
 import { COMMON_ERRORS } from '../schemas.js';
 

@@ -1,5 +1,5 @@
 import { RUN_LIMITS } from '@tether/protocol';
-import { METADATA_INDEX_VALUE_MAX } from '@tether/store';
+import { METADATA_INDEX_VALUE_MAX } from '@tether/store/runs';
 import { ApiError } from '../../errors.js';
 
 /** The most `metadata.<key>=<value>` pairs one listing takes. */

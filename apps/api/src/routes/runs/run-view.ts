@@ -1,5 +1,5 @@
 import type { Run } from '@tether/protocol';
-import type { RunRecord } from '@tether/store';
+import type { RunRecord } from '@tether/store/runs';
 
 /** A stored run as clients see it: never its tenant, spec, owner token or body hash. */
 export function toRun(record: RunRecord): Run {

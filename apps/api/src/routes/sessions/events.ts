@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorResponseSchema, EventPageSchema } from '@tether/protocol';
-import { parseSessionCursor, readSessionEvents } from '@tether/store';
+import { parseSessionCursor, readSessionEvents } from '@tether/store/sessions';
 import { wantsJson } from '../runs/events/index.js';
 import { openSse } from '../runs/events/open-sse.js';
 import { COMMON_ERRORS } from '../schemas.js';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { type SessionEvent, SessionFollower } from '@tether/store';
+import { type SessionEvent, SessionFollower } from '@tether/store/sessions';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { SseResponse, type StreamEnd } from '../runs/events/sse-response.js';
 

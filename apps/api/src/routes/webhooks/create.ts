@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { checkOutboundUrl } from '@tether/outbound';
 import { CreateWebhookBodySchema, ErrorResponseSchema, WebhookWithSecretSchema } from '@tether/protocol';
-import { QueueError, webhookView } from '@tether/store';
+import { QueueError } from '@tether/store';
+import { webhookView } from '@tether/store/webhooks';
 import { COMMON_ERRORS } from '../schemas.js';
 import { newWebhookSecret, outboundPolicy, secretBox } from './endpoints.js';
 

@@ -8,7 +8,8 @@ import {
   WebhookDeliverySchema,
   WebhookIdSchema,
 } from '@tether/protocol';
-import { deliveryView, QueueError } from '@tether/store';
+import { QueueError } from '@tether/store';
+import { deliveryView } from '@tether/store/webhooks';
 import { COMMON_ERRORS } from '../schemas.js';
 import { endpointOf } from './endpoints.js';
 import { EndpointParamsSchema } from './params.js';

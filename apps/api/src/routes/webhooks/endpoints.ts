@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '@tether/config';
 import type { OutboundPolicy } from '@tether/outbound';
-import { type EndpointRecord, QueueError } from '@tether/store';
+import { QueueError } from '@tether/store';
+import type { EndpointRecord } from '@tether/store/webhooks';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors.js';
 

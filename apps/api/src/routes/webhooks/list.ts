@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { WebhookListSchema } from '@tether/protocol';
-import { webhookView } from '@tether/store';
+import { webhookView } from '@tether/store/webhooks';
 import { COMMON_ERRORS } from '../schemas.js';
 
 /** `GET /v1/webhooks`: the tenant's endpoints, oldest first. */

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorResponseSchema, WebhookWithSecretSchema } from '@tether/protocol';
-import { webhookView } from '@tether/store';
+import { webhookView } from '@tether/store/webhooks';
 import { COMMON_ERRORS } from '../schemas.js';
 import { endpointOf, newWebhookSecret, notFound, secretBox } from './endpoints.js';
 import { EndpointParamsSchema } from './params.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { checkOutboundUrl } from '@tether/outbound';
 import { ErrorResponseSchema, UpdateWebhookBodySchema, WebhookSchema } from '@tether/protocol';
-import { webhookView } from '@tether/store';
+import { webhookView } from '@tether/store/webhooks';
 import { COMMON_ERRORS } from '../schemas.js';
 import { endpointOf, notFound, outboundPolicy } from './endpoints.js';
 import { EndpointParamsSchema } from './params.js';

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '@tether/store';
+import type { SessionEvent } from '@tether/store/sessions';
 import { type TextFrame, textFrame } from './text-frame.js';
 
 /**

@@ -6,7 +6,7 @@ import {
   type WsClientFrame,
   type WsServerFrame,
 } from '@tether/protocol';
-import { parseSessionCursor, type SessionEvent, SessionFollower } from '@tether/store';
+import { parseSessionCursor, type SessionEvent, SessionFollower } from '@tether/store/sessions';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { ApiError } from '../../errors.js';

@@ -8,7 +8,7 @@ import {
   RunIdSchema,
   TetherError,
 } from '@tether/protocol';
-import { answerTokenHash } from '@tether/store';
+import { answerTokenHash } from '@tether/store/webhooks';
 import { COMMON_ERRORS } from '../../schemas.js';
 
 /** `POST /v1/runs/:id/clarify/:requestId`: the first answer wins and the run resumes on any worker. */

@@ -18,7 +18,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { type RunEvent, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@tether/protocol';
-import type { EventHub, RunStore } from '@tether/store';
+import type { EventHub, RunStore } from '@tether/store/runs';
 import type { FastifyBaseLogger } from 'fastify';
 import { compareEventIds } from './event-ids.js';
 import { SseResponse, type StreamEnd } from './sse-response.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorResponseSchema, RunFileListSchema, RunIdSchema } from '@tether/protocol';
-import type { RunRecord } from '@tether/store';
+import type { RunRecord } from '@tether/store/runs';
 import { workspaceDir } from '@tether/tools';
 import { listRunFiles, openRunFile } from '../../../workspace-files.js';
 import { COMMON_ERRORS, RunParamsSchema } from '../../schemas.js';

@@ -1,0 +1,2 @@
+export type { LeaseOptions } from './lease.js';
+export { Lease } from './lease.js';

@@ -1,0 +1,6 @@
+export type {
+  McpServerStoreOptions,
+  McpServerWrite,
+  StoredMcpServer,
+} from './mcp-server-store.js';
+export { McpServerStore, mcpServerView } from './mcp-server-store.js';
