@@ -2,16 +2,8 @@ import { newChildRunId } from '@tether/protocol';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { Worker } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  checkInvariants,
-  createKeys,
-  createRedisConnection,
-  type NewRun,
-  QUEUE_NAME,
-  type RunJobData,
-  RunService,
-  RunStore,
-} from '../src/index.js';
+import { createKeys, createRedisConnection, QUEUE_NAME } from '../src/redis/index.js';
+import { checkInvariants, type NewRun, type RunJobData, RunService, RunStore } from '../src/runs/index.js';
 
 /**
  * A cancel ended outside an attempt (the API's, or a parent's end cancelling its children) is

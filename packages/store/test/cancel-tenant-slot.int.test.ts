@@ -1,7 +1,8 @@
 import { newChildRunId, newId } from '@tether/protocol';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys, createRedisConnection, RunService, RunStore } from '../src/index.js';
+import { createKeys, createRedisConnection } from '../src/redis/index.js';
+import { RunService, RunStore } from '../src/runs/index.js';
 
 /**
  * A run cancelled by the API before any attempt took it up (queued, waiting in its tenant's line

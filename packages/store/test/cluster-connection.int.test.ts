@@ -10,7 +10,7 @@ import {
   type RedisClient,
   type RedisMode,
   type RedisOutage,
-} from '../src/index.js';
+} from '../src/redis/index.js';
 
 let cluster: TestRedisCluster;
 const cleanups: (() => unknown)[] = [];

@@ -1,7 +1,8 @@
 import { newChildRunId, newId, newSessionRunId } from '@tether/protocol';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHILD_SUMMARY_MAX_CHARS, createKeys, createRedisConnection, RunStore } from '../src/index.js';
+import { createKeys, createRedisConnection } from '../src/redis/index.js';
+import { CHILD_SUMMARY_MAX_CHARS, RunStore } from '../src/runs/index.js';
 
 /**
  * The crew's steps against real scripts (on a Redis Cluster too: a tree

@@ -2,7 +2,8 @@ import type { RunEvent } from '@tether/protocol';
 import { type OwnRedis, startOwnRedis, uniquePrefix } from '@tether/testing';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createKeys, createRedisConnection, EventHub } from '../src/index.js';
+import { createKeys, createRedisConnection } from '../src/redis/index.js';
+import { EventHub } from '../src/runs/index.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -3,21 +3,19 @@ import { newChildRunId, newId } from '@tether/protocol';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { type Job, Worker } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createKeys, createRedisConnection, QUEUE_NAME } from '../src/redis/index.js';
 import {
   type CheckInvariantsOptions,
   checkInvariants,
-  createKeys,
-  createRedisConnection,
   DEFAULT_INVARIANT_GRACE_MS,
   type InvariantViolation,
   type NewRun,
-  QUEUE_NAME,
   type RunJobData,
   RunService,
   RunStore,
-  SessionService,
-  TenantSlots,
-} from '../src/index.js';
+} from '../src/runs/index.js';
+import { SessionService } from '../src/sessions/index.js';
+import { TenantSlots } from '../src/tenant-slots/index.js';
 
 /**
  * The invariant checker against states built by the real services and a worker's own moves (a

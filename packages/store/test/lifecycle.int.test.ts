@@ -2,7 +2,8 @@ import { newId, newSessionRunId, RUN_STATUSES, type RunStatus } from '@tether/pr
 import { testRedisUrl, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys, RunStore } from '../src/index.js';
+import { createKeys } from '../src/redis/index.js';
+import { RunStore } from '../src/runs/index.js';
 import { isTerminal, TRANSITIONS, type Transition } from '../src/runs/lifecycle.js';
 
 /**

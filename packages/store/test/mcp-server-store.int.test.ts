@@ -1,6 +1,7 @@
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys, createRedisConnection, McpServerStore, mcpServerView } from '../src/index.js';
+import { McpServerStore, mcpServerView } from '../src/mcp-servers/index.js';
+import { createKeys, createRedisConnection } from '../src/redis/index.js';
 
 /**
  * A tenant's registered MCP servers against the real script: created,

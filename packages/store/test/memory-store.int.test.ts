@@ -1,7 +1,8 @@
 import { newId } from '@tether/protocol';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys, createRedisConnection, MemoryStore } from '../src/index.js';
+import { MemoryStore } from '../src/memory/index.js';
+import { createKeys, createRedisConnection } from '../src/redis/index.js';
 
 /**
  * Memory scopes against the real scripts (on a Redis Cluster too: a scope's

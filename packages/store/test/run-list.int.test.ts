@@ -1,6 +1,7 @@
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys, createRedisConnection, LIST_SCAN_MAX, RunService, RunStore } from '../src/index.js';
+import { createKeys, createRedisConnection } from '../src/redis/index.js';
+import { LIST_SCAN_MAX, RunService, RunStore } from '../src/runs/index.js';
 
 /**
  * Listing by metadata against real Redis (on a Redis Cluster too: the

@@ -1,7 +1,9 @@
 import { newChildRunId, newId } from '@tether/protocol';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys, createRedisConnection, QueueError, RunService, RunStore } from '../src/index.js';
+import { QueueError } from '../src/index.js';
+import { createKeys, createRedisConnection } from '../src/redis/index.js';
+import { RunService, RunStore } from '../src/runs/index.js';
 
 /**
  * `RunService.delete` against real scripts (on a Redis Cluster too: a crew

@@ -1,7 +1,8 @@
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys, createRedisConnection, isCluster, RunService, RunStore } from '../src/index.js';
+import { createKeys, createRedisConnection, isCluster } from '../src/redis/index.js';
+import { RunService, RunStore } from '../src/runs/index.js';
 
 // The test Redis: one server, or in the `cluster` project a Redis Cluster.
 const redis = createRedisConnection({

@@ -1,6 +1,7 @@
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys, createRedisConnection, keySlot, SkillStore } from '../src/index.js';
+import { createKeys, createRedisConnection, keySlot } from '../src/redis/index.js';
+import { SkillStore } from '../src/skills/index.js';
 
 /**
  * A tenant's skills against the real scripts (on a Redis Cluster too: a

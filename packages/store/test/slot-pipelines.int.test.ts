@@ -1,6 +1,6 @@
 import { testRedisClusterNodes, testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { createRedisConnection, keySlot, SlotPipelines } from '../src/index.js';
+import { createRedisConnection, keySlot, SlotPipelines } from '../src/redis/index.js';
 
 // The test Redis: one server, or in the `cluster` project a Redis Cluster of three masters.
 const redis = createRedisConnection({

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { newChildRunId, newId } from '@tether/protocol';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createKeys, createRedisConnection, RunStore } from '../src/index.js';
+import { createKeys, createRedisConnection } from '../src/redis/index.js';
+import { RunStore } from '../src/runs/index.js';
 import { migrationMarker, waitOfCheckpoint } from '../src/runs/waitpoint-migration.js';
 
 /**

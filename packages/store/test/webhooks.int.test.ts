@@ -2,15 +2,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { newId, type PendingClarify } from '@tether/protocol';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  answerTokenHash,
-  createKeys,
-  createRedisConnection,
-  keySlot,
-  RunStore,
-  WebhookDispatcher,
-  WebhookStore,
-} from '../src/index.js';
+import { createKeys, createRedisConnection, keySlot } from '../src/redis/index.js';
+import { RunStore } from '../src/runs/index.js';
+import { answerTokenHash, WebhookDispatcher, WebhookStore } from '../src/webhooks/index.js';
 
 /**
  * A tenant's webhooks against the real scripts (on a Redis Cluster too: the

@@ -2,7 +2,7 @@ import { newChildRunId, newId, newSessionRunId } from '@tether/protocol';
 import { testRedisUrl, uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { afterAll, expect } from 'vitest';
-import { createKeys, type RunKeys, type TetherKeys } from '../../src/index.js';
+import { createKeys, type RunKeys, type TetherKeys } from '../../src/redis/index.js';
 import { finalizeRun } from '../../src/runs/commands/scripts.js';
 
 /** A connection for one test file, closed after it. */

@@ -1,8 +1,9 @@
 import { uniquePrefix } from '@tether/testing';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { createKeys, Lease } from '../../src/index.js';
 import { holdLease, releaseLease } from '../../src/leases/commands/scripts.js';
+import { Lease } from '../../src/leases/index.js';
+import { createKeys } from '../../src/redis/index.js';
 import { useRedis } from './fixture.js';
 
 const redis = useRedis();

@@ -1,6 +1,6 @@
 import { uniquePrefix } from '@tether/testing';
 import type { Redis } from 'ioredis';
-import { createKeys, type TenantSlotKeys } from '../../src/index.js';
+import { createKeys, type TenantSlotKeys } from '../../src/redis/index.js';
 
 /** A tenant's slot keys under a prefix of their own, with what a test of their scripts needs around them. */
 export class SlotFixture {
