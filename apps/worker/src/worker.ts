@@ -11,11 +11,11 @@ import type { WorkerConfig } from './config.js';
 import type { WorkerMetrics } from './metrics.js';
 import { createProcessor } from './processor.js';
 import { openConnections, type WorkerConnections } from './start/connections.js';
-import { workerMetrics } from './start/metrics.js';
-import { startReport } from './start/report.js';
-import { startRunWorkers } from './start/run-workers.js';
+import { type MetricsPart, workerMetrics } from './start/metrics.js';
+import { startReport, type WorkerReport } from './start/report.js';
+import { type RunWorkers, startRunWorkers } from './start/run-workers.js';
 import { openStores, type WorkerStores } from './start/stores.js';
-import { startWebhookPumps } from './start/webhook-pumps.js';
+import { startWebhookPumps, type WebhookPumps } from './start/webhook-pumps.js';
 import type { WorkerHooks } from './worker-hooks.js';
 
 export { shardConcurrency } from './start/run-workers.js';
@@ -104,7 +104,6 @@ export function startWorker(
     tenantSlots,
     telemetry,
     logger,
-    wakeSession,
   });
   const webhooks = startWebhookPumps({
     config,
@@ -123,30 +122,13 @@ export function startWorker(
     logger,
     shuttingDown: isShuttingDown,
   });
-  let metricsServer: MetricsServer | undefined;
-  // Ready, then listed in the workers hash: whoever sees this worker in /readyz knows it takes jobs.
-  const ready = Promise.all([
-    connections.subscriber.subscribe(keys.cancelChannel),
-    stores.dispatcher.listen(),
-    ...runWorkers.workers.map((worker) => worker.waitUntilReady()),
-    runWorkers.started,
-    webhooks.pumps?.waitUntilReady(),
-    metricsPart.serve()?.then((server) => {
-      metricsServer = server;
-    }),
-  ]).then(async () => {
-    logger.info(
-      {
-        ...readyFields(config, keys),
-        tokenizerLoadMs,
-        metricsPort: metricsServer?.port ?? null,
-        tracing: !!telemetry,
-      },
-      'worker ready',
-    );
-    await report.publish();
-    report.listed();
-  });
+  const ready = whenReady(
+    { config, keys, connections, stores, runWorkers, webhooks, metricsPart, report, logger },
+    {
+      tokenizerLoadMs,
+      tracing: !!telemetry,
+    },
+  );
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -173,6 +155,46 @@ export function startWorker(
     return closing;
   };
   return { ready, metrics, close };
+}
+
+/**
+ * Ready, then listed in the workers hash: whoever sees this worker in /readyz knows it takes jobs.
+ * Resolves once the subscriptions, the BullMQ workers, the waits' migration, the pumps and the
+ * metrics server are up.
+ */
+function whenReady(
+  parts: {
+    config: Readonly<WorkerConfig>;
+    keys: TetherKeys;
+    connections: WorkerConnections;
+    stores: WorkerStores;
+    runWorkers: RunWorkers;
+    webhooks: WebhookPumps;
+    metricsPart: MetricsPart;
+    report: WorkerReport;
+    logger: Logger;
+  },
+  fields: { tokenizerLoadMs: number; tracing: boolean },
+): Promise<void> {
+  const { config, keys, connections, stores, runWorkers, webhooks, metricsPart, report, logger } = parts;
+  let metricsServer: MetricsServer | undefined;
+  return Promise.all([
+    connections.subscriber.subscribe(keys.cancelChannel),
+    stores.dispatcher.listen(),
+    ...runWorkers.workers.map((worker) => worker.waitUntilReady()),
+    runWorkers.started,
+    webhooks.pumps?.waitUntilReady(),
+    metricsPart.serve()?.then((server) => {
+      metricsServer = server;
+    }),
+  ]).then(async () => {
+    logger.info(
+      { ...readyFields(config, keys), ...fields, metricsPort: metricsServer?.port ?? null },
+      'worker ready',
+    );
+    await report.publish();
+    report.listed();
+  });
 }
 
 /** What the `worker ready` line says of the worker's configuration. */

@@ -51,7 +51,6 @@ export function openStores(options: {
     sessionTtlSeconds: config.sessionTtlSeconds,
     onEnded: metrics?.runEnd.ended,
   });
-  const runs = new RunService({ redis, keys, store, telemetry });
   const skillStore = new SkillStore({
     redis,
     keys,
@@ -77,6 +76,17 @@ export function openStores(options: {
     publicUrl: config.publicUrl,
     subscriber,
     onDue: (tenant, endpointId) => dueSignals.notify(tenant, endpointId),
+  });
+  // The engine's steps outside an attempt (a child timed out, children cancelled, a run given up on)
+  // record their webhook deliveries as they append the events; one that fails is left to the sweep.
+  const runs = new RunService({
+    redis,
+    keys,
+    store,
+    telemetry,
+    webhooks: dispatcher,
+    onWebhookError: (err, runId) =>
+      logger.warn({ err, runId }, 'could not record the webhook deliveries; the sweep will'),
   });
   return {
     store,

@@ -484,6 +484,23 @@ export class RunEngine {
     );
   }
 
+  /**
+   * Ends a run whose job BullMQ gave up on (out of attempts, or stalled too often: its workers died):
+   * failed with `ERR_WORKER_GAVE_UP`, as no job will come back for it, and its session's next run
+   * woken. False when it had ended.
+   */
+  async giveUp(runId: string, reason: string): Promise<boolean> {
+    const ended = await this.#withDeliveries([runId], undefined, () =>
+      this.store.finalize(runId, {
+        status: 'failed',
+        error: { code: 'ERR_WORKER_GAVE_UP', message: `The run could not be completed: ${reason}` },
+      }),
+    );
+    const sessionId = ended ? (await this.store.get(runId))?.sessionId : undefined;
+    if (sessionId) await this.promoteSessionHead(sessionId);
+    return ended;
+  }
+
   /** Whether what the waiting run waits for has come: every request resolved, or a cancel asked for. */
   async #resolved(runId: string): Promise<boolean> {
     return (await this.store.wakeReason(runId)) !== undefined;
