@@ -1,17 +1,18 @@
 import type { McpServerStore } from '@tether/store/mcp-servers';
 import type { MemoryStore } from '@tether/store/memory';
-import { RetryLater, RunEngine, type RunJobData, type RunJobs, type RunStore } from '@tether/store/runs';
+import {
+  RetryLater,
+  type RunDeliveries,
+  RunEngine,
+  type RunJobData,
+  type RunJobs,
+  type RunStore,
+} from '@tether/store/runs';
 import { DelayedError, type Job, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 import { ActiveAttempts } from './active-attempts.js';
 import { claimAttempt } from './attempt/claim.js';
-import {
-  type AttemptContext,
-  type CrewQueue,
-  isSettlement,
-  type RunDispatch,
-  type Settlement,
-} from './attempt/context.js';
+import { type AttemptContext, type CrewQueue, isSettlement, type Settlement } from './attempt/context.js';
 import type { McpListings } from './attempt/mcp-listings.js';
 import { AttemptObserver, type Observability } from './attempt/observe.js';
 import { prepareAttempt } from './attempt/prepare.js';
@@ -48,7 +49,7 @@ export interface ProcessorDeps {
   /** This worker's MCP tool listings. */
   mcpListings?: McpListings | undefined;
   /** Webhook deliveries of the events attempts append. */
-  webhooks?: RunDispatch | undefined;
+  webhooks?: RunDeliveries | undefined;
   /** Metrics and traces, when the worker has them. */
   observability?: Observability | undefined;
   /** The test stack's seams into an attempt's timing; none (no-ops) in a deployment. */
@@ -68,7 +69,7 @@ export function createProcessor(deps: ProcessorDeps) {
   const { config, store, logger } = deps;
   const hooks = withDefaultHooks(deps.hooks);
   const activeRuns = new ActiveAttempts(logger);
-  const engine = new RunEngine({ store, jobs: deps.jobs });
+  const engine = new RunEngine({ store, jobs: deps.jobs, webhooks: deps.webhooks });
 
   const observability = deps.observability;
   const observed = Boolean(observability?.metrics || observability?.telemetry);

@@ -273,7 +273,8 @@ async function wait(
  * Delegating: the children first (idempotent: their ids are in the checkpoint), then the
  * delegation that makes the run wait for them, then their jobs: a crash anywhere in between is
  * redone by the worker that takes the run over (see resolveDelegation). Refused for good (a cancel
- * asked for, the life limit), the children never start, and end here, before any job of theirs exists.
+ * asked for, the life limit), the children never start: they end in the engine's step, before any
+ * job of theirs exists.
  */
 async function delegate(
   ctx: AttemptContext,
@@ -293,17 +294,7 @@ async function delegate(
     requestId: ctx.job.data.requestId,
   };
   const logged = () => ctx.log.info({ children: children.length }, 'run waits for its crew children');
-  const refusal = await ctx.engine.wait(ctx, open, events, recorder(ctx, logged));
-  if (refusal.refused !== 'not_owner') {
-    for (const child of children) {
-      await ctx.store.finalize(child.id, {
-        status: 'cancelled',
-        reason: 'its parent run could not delegate',
-      });
-      await ctx.webhooks?.dispatch(child.id, ctx.tenant).catch(() => 0);
-    }
-  }
-  return refusal;
+  return ctx.engine.wait(ctx, open, events, recorder(ctx, logged));
 }
 
 /**

@@ -156,7 +156,8 @@ export class RunEngine {
   /**
    * The run waits on a new waitpoint, holding no slot: its requests recorded with their events (a
    * delegation's children created first, queued after), then the job delayed until the deadline.
-   * Refused (nothing recorded, the job not moved), it says why.
+   * Refused (nothing recorded, the job not moved), it says why; a delegation's children created
+   * for it end cancelled, unless another worker owns the run.
    */
   async wait(
     a: EngineAttempt,
@@ -186,13 +187,29 @@ export class RunEngine {
       }
     } catch (error) {
       const refusal = waitRefusal(error);
-      if (refusal) return refusal;
-      throw error;
+      if (!refusal) throw error;
+      // Children created for a delegation the run could not record would never run: they end here.
+      // (Another worker owns the run: it takes the step again with the same ids, and the children.)
+      if (open.on === 'children' && refusal.refused !== 'not_owner') await this.#undelegated(open.children);
+      return refusal;
     }
     await recorded(
       open.on === 'question' ? 'suspended' : open.on === 'tool_output' ? 'tool_calls' : 'delegating',
     );
     return this.delay(a, untilMs, () => this.#resolved(runId));
+  }
+
+  /** Ends the children created for a delegation that was refused, each with its deliveries. */
+  async #undelegated(children: readonly NewRun[]): Promise<void> {
+    for (const child of children) {
+      await this.store.finalize(child.id, {
+        status: 'cancelled',
+        reason: 'its parent run could not delegate',
+      });
+      await this.#webhooks
+        ?.dispatch(child.id, child.tenant)
+        .catch((error) => this.#onWebhookError(error, child.id));
+    }
   }
 
   /** The run goes back to waiting on its waitpoint (woken before it resolved), until the deadline. */
