@@ -2,7 +2,8 @@
 // resumed attempt's next event (`attempt.started`), through a real worker process; then the
 // client-tool round trip: from the output posted (the turn's only call) to the same event.
 // Two JSON lines: p50/p99 over many suspensions each. Needs `pnpm build`.
-import { createKeys, EventHub, RunService, RunStore } from '../packages/store/dist/index.js';
+import { createKeys } from '../packages/store/dist/redis/index.js';
+import { EventHub, RunService, RunStore } from '../packages/store/dist/runs/index.js';
 import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { startStack } from '../packages/testing/dist/scripts.js';
 import { benchRedis, listedIn, percentile, tempDir } from './lib/stack.mjs';

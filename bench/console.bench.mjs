@@ -15,7 +15,8 @@ import { chromium } from '../apps/console/node_modules/playwright-core/index.mjs
 import { CHROMIUM_FLAGS, CHROMIUM_PATH } from '../apps/console/test/chromium.mjs';
 import { appendLongRun, LONG_RUN_EVENTS } from '../apps/console/test/long-run.mjs';
 import { TetherClient } from '../packages/client/dist/index.js';
-import { createKeys, createRedisConnection, RunStore } from '../packages/store/dist/index.js';
+import { createKeys, createRedisConnection } from '../packages/store/dist/redis/index.js';
+import { RunStore } from '../packages/store/dist/runs/index.js';
 import { startStack } from '../packages/testing/dist/scripts.js';
 import { benchRedis, median, ROOT, tempDir } from './lib/stack.mjs';
 

@@ -26,7 +26,8 @@
 // that variant; BENCH_WORKER_ARGS adds Node flags to the workers (`--cpu-prof --cpu-prof-dir=/tmp/prof`).
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createKeys, RunService, RunStore } from '../packages/store/dist/index.js';
+import { createKeys } from '../packages/store/dist/redis/index.js';
+import { RunService, RunStore } from '../packages/store/dist/runs/index.js';
 import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { startStack } from '../packages/testing/dist/scripts.js';
 import { benchRedis, cpuMicros, listedIn, median, tempDir, WORKER_NODE_OPTIONS } from './lib/stack.mjs';

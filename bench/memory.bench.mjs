@@ -10,7 +10,9 @@
 // and for the start-up added. Needs `pnpm build`.
 
 import { loadWorkerConfig } from '../apps/worker/dist/config.js';
-import { createKeys, MemoryStore, RunService, RunStore } from '../packages/store/dist/index.js';
+import { MemoryStore } from '../packages/store/dist/memory/index.js';
+import { createKeys } from '../packages/store/dist/redis/index.js';
+import { RunService, RunStore } from '../packages/store/dist/runs/index.js';
 import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { rng } from './lib/source-gen.mjs';
 import { benchRedis, median, percentile, tempDir } from './lib/stack.mjs';

@@ -18,7 +18,9 @@ import {
   storedCheckpoint,
   turnEntries,
 } from '../packages/agent/dist/index.js';
-import { createKeys, RunService, RunStore, SessionService } from '../packages/store/dist/index.js';
+import { createKeys } from '../packages/store/dist/redis/index.js';
+import { RunService, RunStore } from '../packages/store/dist/runs/index.js';
+import { SessionService } from '../packages/store/dist/sessions/index.js';
 import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { rng } from './lib/source-gen.mjs';
 import { benchRedis, median, percentile, tempDir } from './lib/stack.mjs';

@@ -14,7 +14,10 @@
 import { loadWorkerConfig } from '../apps/worker/dist/config.js';
 import { SkillFolders, SkillIndexes } from '../apps/worker/dist/skills.js';
 import { buildSystemPrompt } from '../packages/agent/dist/index.js';
-import { createKeys, MemoryStore, RunService, RunStore, SkillStore } from '../packages/store/dist/index.js';
+import { MemoryStore } from '../packages/store/dist/memory/index.js';
+import { createKeys } from '../packages/store/dist/redis/index.js';
+import { RunService, RunStore } from '../packages/store/dist/runs/index.js';
+import { SkillStore } from '../packages/store/dist/skills/index.js';
 import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { rng } from './lib/source-gen.mjs';
 import { benchRedis, median, percentile, tempDir } from './lib/stack.mjs';

@@ -1,7 +1,8 @@
 // pnpm bench:capacity — 100,000 runs suspended on clarify at once: the worker's RSS
 // against its idle RSS, and Redis memory per suspended run (its transcript, the
 // checkpoint, excluded). One JSON line. Needs `pnpm build`; takes a few minutes.
-import { createKeys, RunService, RunStore } from '../packages/store/dist/index.js';
+import { createKeys } from '../packages/store/dist/redis/index.js';
+import { RunService, RunStore } from '../packages/store/dist/runs/index.js';
 import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { startStack } from '../packages/testing/dist/scripts.js';
 import { benchRedis, listedIn, rssBytes, tempDir, WORKER_NODE_OPTIONS } from './lib/stack.mjs';

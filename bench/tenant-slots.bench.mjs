@@ -6,7 +6,8 @@
 // at the end (p50, p99), and the CPU per run of Redis (INFO cpu) and of this process (the worker's
 // side). bench:throughput with BENCH_TENANT_CAP measures the whole run, but its spread on a shared
 // machine is larger than this cost. Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
-import { createKeys, TenantSlots } from '../packages/store/dist/index.js';
+import { createKeys } from '../packages/store/dist/redis/index.js';
+import { TenantSlots } from '../packages/store/dist/tenant-slots/index.js';
 import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { benchRedis, percentile } from './lib/stack.mjs';
 

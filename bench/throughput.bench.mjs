@@ -35,7 +35,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
 import { createRequire } from 'node:module';
-import { createKeys, QUEUE_NAME } from '../packages/store/dist/index.js';
+import { createKeys, QUEUE_NAME } from '../packages/store/dist/redis/index.js';
 import { Cluster, Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { freePort, startRedisCluster, startStack } from '../packages/testing/dist/scripts.js';
 import { LeanConnection, postRequest } from './lib/http-client.mjs';

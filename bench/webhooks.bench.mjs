@@ -9,13 +9,9 @@ import { DueSignals } from '../apps/worker/dist/webhooks/due-signals.js';
 import { createPump } from '../apps/worker/dist/webhooks/pump.js';
 import { createOutboundRequest } from '../packages/outbound/dist/index.js';
 import { newId } from '../packages/protocol/dist/index.js';
-import {
-  createKeys,
-  RunStore,
-  WEBHOOK_QUEUE_NAME,
-  WebhookDispatcher,
-  WebhookStore,
-} from '../packages/store/dist/index.js';
+import { createKeys, WEBHOOK_QUEUE_NAME } from '../packages/store/dist/redis/index.js';
+import { RunStore } from '../packages/store/dist/runs/index.js';
+import { WebhookDispatcher, WebhookStore } from '../packages/store/dist/webhooks/index.js';
 import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
 import { benchRedis, cpuMicros } from './lib/stack.mjs';
 

@@ -11,7 +11,8 @@
 // API process (such as `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
-import { createKeys, RunStore } from '../../packages/store/dist/index.js';
+import { createKeys } from '../../packages/store/dist/redis/index.js';
+import { RunStore } from '../../packages/store/dist/runs/index.js';
 import { Redis } from '../../packages/store/node_modules/ioredis/built/index.js';
 import { freePort, startStack } from '../../packages/testing/dist/scripts.js';
 import { benchRedis, cpuMicros, percentile } from './stack.mjs';
