@@ -219,9 +219,16 @@ const BODIES = {
 };
 
 /** The kinds of pass (each a body): the two kinds of run, or, with BENCH_WEBHOOKS, trivial runs with webhooks off and on. */
+// BENCH_KINDS=none (or default): only that kind of run, as `pnpm bench:guard` takes the trivial runs.
+const ONLY = process.env.BENCH_KINDS;
+if (ONLY !== undefined && ONLY !== 'none' && ONLY !== 'default') {
+  throw new Error(`BENCH_KINDS must be none or default, got ${ONLY}`);
+}
 const KINDS = WEBHOOKS
   ? { 'webhooks-off': 'none', 'webhooks-on': 'none' }
-  : { default: 'default', none: 'none' };
+  : ONLY
+    ? { [ONLY]: ONLY }
+    : { default: 'default', none: 'none' };
 
 // The webhook receiver: counts what it gets, answers 200 at once.
 let webhooksReceived = 0;
