@@ -76,6 +76,16 @@ describe('webhook store', () => {
     expect(keys.webhooks('beta').endpoints).not.toBe(w.endpoints);
   });
 
+  it('lists endpoints in the order they were created, two of one millisecond included', async () => {
+    const t = tenant();
+    const a = await endpoint(t);
+    // As if the next one came in the same millisecond as `a`, or the clock went back: `a` scores later.
+    await redis.zadd(keys.webhooks(t).endpoints, Date.now() + 60_000, a.id);
+    const b = await endpoint(t);
+    const c = await endpoint(t);
+    expect((await webhooks.list(t)).map((e) => e.id)).toEqual([a.id, b.id, c.id]);
+  });
+
   it('creates endpoints up to the limit, lists them oldest first, updates and deletes them', async () => {
     const t = tenant();
     const a = await endpoint(t, ['run.completed']);

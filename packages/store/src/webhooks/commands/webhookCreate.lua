@@ -18,5 +18,8 @@
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
 local now = nowMs()
 redis.call('HSET', KEYS[2], 'createdAt', now, 'enabled', 1, 'pump', 0, unpack(ARGV, 3))
-redis.call('ZADD', KEYS[1], now, ARGV[1])
+-- Listed in the order of creation: two endpoints of one millisecond (or a clock that went back) would
+-- tie on `now` and list by their ids' random tails, so the score is above the last one's.
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2]
+redis.call('ZADD', KEYS[1], last and math.max(now, tonumber(last) + 1) or now, ARGV[1])
 return now
