@@ -6,12 +6,15 @@ export type {
   InitialCheckpointOptions,
   PendingClarifyState,
   PendingDelegation,
+  SharedPrompt,
 } from './attempt/checkpoint.js';
 export {
   initialCheckpoint,
   ownMessages,
   parseCheckpoint,
+  readCheckpoint,
   restoreHistory,
+  sharedPromptRef,
   storedCheckpoint,
   unansweredToolCalls,
 } from './attempt/checkpoint.js';
@@ -54,6 +57,7 @@ export {
   buildSystemPrompt,
   clarifyFailedMessage,
   clarifyTimeoutMessage,
+  composeSystemPrompt,
   crewSection,
   escalatedToolResult,
   getToolBehaviors,

@@ -4,7 +4,9 @@ import {
   initialCheckpoint,
   ownMessages,
   parseCheckpoint,
+  readCheckpoint,
   restoreHistory,
+  sharedPromptRef,
   storedCheckpoint,
 } from './checkpoint.js';
 
@@ -118,17 +120,90 @@ describe("a checkpoint's waitpoint", () => {
     expect(parseCheckpoint(JSON.stringify(base))).toEqual(base);
   });
 
-  it('is stored with those fields beside it too, for a worker of the previous release', () => {
+  it('is stored as the waitpoint alone (the fields of before it are read, no longer written)', () => {
     const base = initialCheckpoint({ systemPrompt: 'system', input: 'hi' });
-    const { kind: _c, requestId: _r, ...pendingDelegation } = children;
-    const { kind: _q, ...pendingClarify } = question;
-    const pendingToolCalls = calls.map(({ kind: _t, ...call }) => call);
-    const raw = (requests: (typeof children | typeof question | (typeof calls)[0])[]) =>
-      JSON.parse(storedCheckpoint({ ...base, waitpoint: { requests } }));
-    expect(raw([children])).toMatchObject({ pendingDelegation });
-    expect(raw([question])).toMatchObject({ pendingClarify });
-    expect(raw(calls)).toMatchObject({ pendingToolCalls });
-    expect(raw(calls)).not.toHaveProperty('pendingClarify');
-    expect(JSON.parse(storedCheckpoint(base))).not.toHaveProperty('pendingToolCalls');
+    for (const requests of [[children], [question], calls]) {
+      const raw = JSON.parse(storedCheckpoint({ ...base, waitpoint: { requests } }));
+      expect(raw.waitpoint).toEqual({ requests });
+      expect(Object.keys(raw).filter((key) => key.startsWith('pending'))).toEqual([]);
+    }
+  });
+});
+
+describe("the system prompt's shared part", () => {
+  const rules = `# Tool use\n${'Act through tools. '.repeat(60)}`;
+  const prompt = `You are Tether.\n\n# Workspace\n/ws/run_1\n\n${rules}\n\n# Memory\nmine`;
+  const shared = { at: prompt.indexOf(rules), text: rules };
+  const kept = new Map([[sharedPromptRef(rules), rules]]);
+  const lookup = async (ref: string) => kept.get(ref);
+
+  it('is left out of the stored checkpoint, named by its hash, and comes back in place', async () => {
+    const checkpoint = initialCheckpoint({ systemPrompt: prompt, input: 'hi', shared });
+    expect(checkpoint.shared).toEqual({ ref: sharedPromptRef(rules), at: shared.at, text: rules });
+    checkpoint.messages.push({ role: 'assistant', content: 'done' });
+    const stored = storedCheckpoint(checkpoint);
+    expect(stored).not.toContain('Act through tools');
+    expect(JSON.parse(stored)).toMatchObject({
+      version: 2,
+      shared: { ref: sharedPromptRef(rules), at: shared.at },
+    });
+    expect(stored.length).toBeLessThan(prompt.length - rules.length + 300);
+    const loaded = await readCheckpoint(stored, lookup);
+    expect(loaded).toEqual(checkpoint);
+    expect(loaded.messages[0]?.content).toBe(prompt);
+    // Stored again as it was.
+    expect(storedCheckpoint(loaded)).toBe(stored);
+  });
+
+  it("is one hash for every run with the same part, whatever each run's own text around it", () => {
+    const other = `You are Tether.\n\n# Workspace\n/ws/run_2\n\n${rules}`;
+    const a = initialCheckpoint({ systemPrompt: prompt, input: 'a', shared });
+    const b = initialCheckpoint({
+      systemPrompt: other,
+      input: 'b',
+      shared: { at: other.indexOf(rules), text: rules },
+    });
+    expect(a.shared?.ref).toBe(b.shared?.ref);
+    expect(a.shared?.ref).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('is kept in the checkpoint when short, or when it is not where it was said to be', () => {
+    const short = initialCheckpoint({
+      systemPrompt: 'a\n\nrules',
+      input: 'hi',
+      shared: { at: 3, text: 'rules' },
+    });
+    expect(short.shared).toBeUndefined();
+    const moved = initialCheckpoint({ systemPrompt: prompt, input: 'hi', shared: { at: 1, text: rules } });
+    expect(moved.shared).toBeUndefined();
+    // A system prompt rewritten after the start is stored whole (version 1).
+    const checkpoint = initialCheckpoint({ systemPrompt: prompt, input: 'hi', shared });
+    (checkpoint.messages[0] as { content: string }).content = 'rewritten';
+    expect(parseCheckpoint(storedCheckpoint(checkpoint)).messages[0]?.content).toBe('rewritten');
+  });
+
+  it('is required to read a checkpoint that refers to it: a clear error without it', async () => {
+    const stored = storedCheckpoint(initialCheckpoint({ systemPrompt: prompt, input: 'hi', shared }));
+    expect(() => parseCheckpoint(stored)).toThrow(/shared part/);
+    await expect(readCheckpoint(stored, async () => undefined)).rejects.toMatchObject({
+      code: 'ERR_AGENT_CHECKPOINT_INVALID',
+    });
+    // A version 2 checkpoint without its reference, or a reference out of place, is refused.
+    const raw = JSON.parse(stored);
+    await expect(readCheckpoint(JSON.stringify({ ...raw, shared: undefined }), lookup)).rejects.toThrow(
+      /version 1 or 2/,
+    );
+    await expect(
+      readCheckpoint(JSON.stringify({ ...raw, shared: { ref: raw.shared.ref, at: 10_000 } }), lookup),
+    ).rejects.toThrow(/not there/);
+    await expect(readCheckpoint(JSON.stringify({ ...raw, version: 1 }), lookup)).rejects.toThrow(
+      /version 1 or 2/,
+    );
+  });
+
+  it('reads a version 1 checkpoint (stored before it) as it was', async () => {
+    const before = initialCheckpoint({ systemPrompt: prompt, input: 'hi' });
+    const json = JSON.stringify(before);
+    expect(await readCheckpoint(json, lookup)).toEqual(before);
   });
 });

@@ -1,15 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { PendingToolCall, TodoItem, Usage } from '@tether/protocol';
 import { AgentError } from '../errors.js';
 import type { ChatMessage } from '../providers/model-provider.js';
-import {
-  type ChildrenRequest,
-  childrenOf,
-  type QuestionRequest,
-  questionOf,
-  toolOutputsOf,
-  type Waitpoint,
-  type WaitRequest,
-} from './waitpoint.js';
+import type { ChildrenRequest, QuestionRequest, Waitpoint, WaitRequest } from './waitpoint.js';
 
 /** A clarify question the run is waiting on (its waitpoint's `question` request, without the kind). */
 export type PendingClarifyState = Omit<QuestionRequest, 'kind'>;
@@ -31,7 +24,8 @@ export type PendingDelegation = Omit<ChildrenRequest, 'kind' | 'requestId'>;
  * message's calls that have no `tool` message yet.
  */
 export interface Checkpoint {
-  version: 1;
+  /** 1, or 2 as stored with a shared part of the system prompt (read back as either). */
+  version: 1 | 2;
   messages: ChatMessage[];
   todos: TodoItem[];
   /** Model turns taken so far. */
@@ -58,7 +52,31 @@ export interface Checkpoint {
    * deterministic, so the same history is built again on resume.
    */
   historyRef?: { entries: number; budget: number } | undefined;
+  /**
+   * Where the system prompt's shared part is (its tool-use rules and behaviour blocks, the same
+   * for every run with the same tools): stored once for every run by its hash, and left out of
+   * the stored checkpoint (see {@link storedCheckpoint}).
+   */
+  shared?: SharedPrompt | undefined;
 }
+
+/** A part of the system prompt that many runs share: at `at` in its text, `text` (whose hash is `ref`). */
+export interface SharedPrompt {
+  ref: string;
+  at: number;
+  text: string;
+}
+
+/** The name a shared prompt part is stored under: its SHA-256, base64url (43 characters). */
+export function sharedPromptRef(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}
+
+/**
+ * Shared parts shorter than this stay in the checkpoint: a reference and a key of its own would
+ * cost about as much.
+ */
+const SHARED_PROMPT_MIN_CHARS = 512;
 
 export interface InitialCheckpointOptions {
   systemPrompt: string;
@@ -67,6 +85,11 @@ export interface InitialCheckpointOptions {
   history?: ChatMessage[] | undefined;
   /** Where the history came from (see {@link Checkpoint.historyRef}). */
   historyRef?: { entries: number; budget: number } | undefined;
+  /**
+   * The part of `systemPrompt` many runs share, and where it is (see `composeSystemPrompt`):
+   * stored once, by its hash, when it is long enough to be worth it.
+   */
+  shared?: { at: number; text: string } | undefined;
 }
 
 /** The checkpoint of a run that has not started: the system prompt, its history if any, and the user's input. */
@@ -75,11 +98,17 @@ export function initialCheckpoint({
   input,
   history = [],
   historyRef,
+  shared,
 }: InitialCheckpointOptions): Checkpoint {
+  const sharing =
+    shared && shared.text.length >= SHARED_PROMPT_MIN_CHARS && systemPrompt.startsWith(shared.text, shared.at)
+      ? { ref: sharedPromptRef(shared.text), at: shared.at, text: shared.text }
+      : undefined;
   return {
     version: 1,
     messages: [{ role: 'system', content: systemPrompt }, ...history, { role: 'user', content: input }],
     ...(history.length > 0 ? { history: history.length, ...(historyRef ? { historyRef } : {}) } : {}),
+    ...(sharing ? { shared: sharing } : {}),
     todos: [],
     step: 0,
     usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
@@ -88,48 +117,40 @@ export function initialCheckpoint({
 }
 
 /**
- * The checkpoint as stored (JSON): a session run's history is left out (its
- * `historyRef` says how to build it again), so a save writes the run's own
- * messages only, not the whole conversation every time.
+ * The checkpoint as stored (JSON): a session run's history is left out (its `historyRef` says how
+ * to build it again), so a save writes the run's own messages only, not the whole conversation
+ * every time; and so is the system prompt's shared part (its `shared.ref` names where it is kept
+ * once for every run), which makes such a checkpoint version 2.
  */
 export function storedCheckpoint(checkpoint: Checkpoint): string {
-  const legacy = legacyWaitFields(checkpoint.waitpoint);
-  if (!checkpoint.historyRef || !checkpoint.history) {
-    return JSON.stringify(legacy ? { ...checkpoint, ...legacy } : checkpoint);
-  }
+  const { shared, ...fields } = checkpoint;
   const [system, ...rest] = checkpoint.messages;
-  return JSON.stringify({ ...checkpoint, ...legacy, messages: [system, ...rest.slice(checkpoint.history)] });
+  const own = checkpoint.historyRef && checkpoint.history ? rest.slice(checkpoint.history) : rest;
+  const content = system?.role === 'system' ? system.content : undefined;
+  // Only while the system prompt still holds the part where it was (no step rewrites it today).
+  if (shared && content?.startsWith(shared.text, shared.at)) {
+    const left = content.slice(0, shared.at) + content.slice(shared.at + shared.text.length);
+    return JSON.stringify({
+      ...fields,
+      version: 2,
+      messages: [{ role: 'system', content: left }, ...own],
+      shared: { ref: shared.ref, at: shared.at },
+    });
+  }
+  if (own === rest) return JSON.stringify(fields);
+  return JSON.stringify({ ...fields, messages: [system, ...own] });
 }
 
 /**
  * The fields that held a waitpoint's requests before there was a waitpoint
- * (`pendingClarify`, `pendingToolCalls`, `pendingDelegation`), stored beside
- * it for one release, so that a worker of the previous release resumes a
- * run that a newer one suspended (a rolling deploy runs both). Read back only
- * when the waitpoint is missing ({@link parseCheckpoint}).
+ * (`pendingClarify`, `pendingToolCalls`, `pendingDelegation`): read back only
+ * when the waitpoint is missing ({@link parseCheckpoint}), from a checkpoint
+ * an earlier release stored.
  */
 interface LegacyWaitFields {
   pendingClarify?: PendingClarifyState;
   pendingToolCalls?: PendingToolCall[];
   pendingDelegation?: PendingDelegation;
-}
-
-function legacyWaitFields(waitpoint: Waitpoint | undefined): LegacyWaitFields | undefined {
-  if (!waitpoint) return undefined;
-  const question = questionOf(waitpoint);
-  const calls = toolOutputsOf(waitpoint);
-  const children = childrenOf(waitpoint);
-  return {
-    ...(question ? { pendingClarify: withoutKind(question) } : {}),
-    ...(calls.length > 0 ? { pendingToolCalls: calls.map(withoutKind) } : {}),
-    ...(children
-      ? { pendingDelegation: { callId: children.callId, name: children.name, tasks: children.tasks } }
-      : {}),
-  };
-}
-
-function withoutKind<T extends WaitRequest>({ kind: _kind, ...rest }: T): Omit<T, 'kind'> {
-  return rest;
 }
 
 /** The waitpoint of a checkpoint stored with the legacy fields alone (before the waitpoint). */
@@ -164,8 +185,50 @@ export function restoreHistory(checkpoint: Checkpoint, history: ChatMessage[]): 
   return checkpoint;
 }
 
-/** Reads a stored checkpoint back, refusing one of another version or shape. */
+/**
+ * Reads a stored checkpoint back, refusing one of another version or shape. A checkpoint stored
+ * with a shared part of its system prompt (version 2) needs that part: see {@link readCheckpoint}.
+ */
 export function parseCheckpoint(json: string): Checkpoint {
+  const { checkpoint, shared } = decodeCheckpoint(json);
+  if (shared) {
+    throw new AgentError(
+      'ERR_AGENT_CHECKPOINT_INVALID',
+      `The stored checkpoint's system prompt refers to the shared part ${shared.ref}: read it with readCheckpoint.`,
+    );
+  }
+  return checkpoint;
+}
+
+/**
+ * Reads a stored checkpoint back (see {@link parseCheckpoint}), with the shared part of its system
+ * prompt, if it has one, from `lookup` (by its reference; the caller answers for the text being
+ * the one the reference names). No text for it: `ERR_AGENT_CHECKPOINT_INVALID`.
+ */
+export async function readCheckpoint(
+  json: string,
+  lookup: (ref: string) => Promise<string | undefined>,
+): Promise<Checkpoint> {
+  const { checkpoint, shared } = decodeCheckpoint(json);
+  if (!shared) return checkpoint;
+  const text = await lookup(shared.ref);
+  const system = checkpoint.messages[0];
+  if (text === undefined || system?.role !== 'system' || shared.at > system.content.length) {
+    throw new AgentError(
+      'ERR_AGENT_CHECKPOINT_INVALID',
+      `The stored checkpoint's system prompt refers to the shared part ${shared.ref}, which is not there.`,
+    );
+  }
+  system.content = system.content.slice(0, shared.at) + text + system.content.slice(shared.at);
+  checkpoint.version = 1;
+  checkpoint.shared = { ref: shared.ref, at: shared.at, text };
+  return checkpoint;
+}
+
+function decodeCheckpoint(json: string): {
+  checkpoint: Checkpoint;
+  shared?: { ref: string; at: number } | undefined;
+} {
   let value: unknown;
   try {
     value = JSON.parse(json);
@@ -174,9 +237,15 @@ export function parseCheckpoint(json: string): Checkpoint {
       cause: error,
     });
   }
-  const cp = value as Partial<Checkpoint> | null;
+  const cp = value as (Omit<Partial<Checkpoint>, 'shared'> & { shared?: unknown }) | null;
+  const shared = cp?.shared as { ref?: unknown; at?: unknown } | undefined;
+  const sharedOk =
+    cp?.version === 1
+      ? shared === undefined
+      : typeof shared?.ref === 'string' && Number.isSafeInteger(shared.at) && (shared.at as number) >= 0;
   if (
-    cp?.version !== 1 ||
+    (cp?.version !== 1 && cp?.version !== 2) ||
+    !sharedOk ||
     !Array.isArray(cp.messages) ||
     !Array.isArray(cp.todos) ||
     typeof cp.step !== 'number' ||
@@ -185,17 +254,25 @@ export function parseCheckpoint(json: string): Checkpoint {
   ) {
     throw new AgentError(
       'ERR_AGENT_CHECKPOINT_INVALID',
-      'The stored checkpoint is not a version 1 checkpoint.',
+      'The stored checkpoint is not a version 1 or 2 checkpoint.',
     );
   }
   // Read as it is now: the waitpoint, from the legacy fields when it has none (stored before it).
-  const { pendingClarify, pendingToolCalls, pendingDelegation, ...checkpoint } = cp as Checkpoint &
-    LegacyWaitFields;
+  const {
+    pendingClarify,
+    pendingToolCalls,
+    pendingDelegation,
+    shared: _shared,
+    ...checkpoint
+  } = cp as Checkpoint & LegacyWaitFields;
   if (!checkpoint.waitpoint) {
     const waitpoint = waitpointOfLegacy({ pendingClarify, pendingToolCalls, pendingDelegation });
     if (waitpoint) checkpoint.waitpoint = waitpoint;
   }
-  return checkpoint as Checkpoint;
+  return {
+    checkpoint: checkpoint as Checkpoint,
+    ...(cp.version === 2 ? { shared: shared as { ref: string; at: number } } : {}),
+  };
 }
 
 /** The run's own messages: from its input on (a session run's history and the system prompt left out). */

@@ -7,6 +7,7 @@ import {
   buildSystemPrompt,
   clarifyFailedMessage,
   clarifyTimeoutMessage,
+  composeSystemPrompt,
   crewSection,
   getToolBehaviors,
   getToolUseEnforcement,
@@ -546,5 +547,47 @@ describe('the skills index', () => {
     expect(
       buildSystemPrompt({ toolNames: ['read_skill'], locale: 'zh', skills: { entries, maxChars: 4000 } }),
     ).toContain('# 技能');
+  });
+});
+
+describe("the system prompt's shared part", () => {
+  const tools = ['read_file', 'write_file', 'patch', 'bash', 'clarify', 'todo', 'memory_recall'];
+  const memory = { entries: [{ id: 'm1', content: 'likes tea', tags: [], date: '2026-01-01' }] };
+
+  it('is the tool-use rules and behaviour blocks, where it says, whatever is around them', () => {
+    for (const locale of LOCALES) {
+      const a = composeSystemPrompt({
+        toolNames: tools,
+        locale,
+        workspace: '/ws/a',
+        memory,
+        instructions: 'Be brief.',
+      });
+      const b = composeSystemPrompt({
+        toolNames: tools,
+        locale,
+        workspace: '/ws/b',
+        crew: { goal: 'sub-task' },
+      });
+      expect(a.text).toBe(
+        buildSystemPrompt({
+          toolNames: tools,
+          locale,
+          workspace: '/ws/a',
+          memory,
+          instructions: 'Be brief.',
+        }),
+      );
+      expect(a.shared?.text).toBe(b.shared?.text);
+      for (const { text, shared } of [a, b]) {
+        expect(text.slice(shared?.at, (shared?.at ?? 0) + (shared?.text.length ?? 0))).toBe(shared?.text);
+        expect(shared?.text).toContain(getToolUseEnforcement(tools, locale));
+        expect(shared?.text).not.toMatch(/\/ws\/|likes tea|Be brief|sub-task/);
+      }
+    }
+  });
+
+  it('is absent for a run without tools', () => {
+    expect(composeSystemPrompt({ toolNames: [], locale: 'en', workspace: '/ws' }).shared).toBeUndefined();
   });
 });

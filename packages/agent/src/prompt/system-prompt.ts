@@ -163,23 +163,43 @@ export interface SkillsIndex {
  * the caller's instructions.
  */
 export function buildSystemPrompt(options: SystemPromptOptions): string {
+  return composeSystemPrompt(options).text;
+}
+
+/**
+ * The system prompt (see {@link buildSystemPrompt}) and where in it the part that depends on the
+ * tool names and the locale alone is: the tool-use rules and the behaviour blocks, most of the
+ * prompt, the same for every run with the same tools. A checkpoint stores that part once for all
+ * of them, by its hash (see `SharedPrompt` in checkpoint.ts). `shared` is absent when the run has
+ * no tools.
+ */
+export function composeSystemPrompt(options: SystemPromptOptions): {
+  text: string;
+  shared?: { at: number; text: string } | undefined;
+} {
   const pack = PROMPT_PACKS[options.locale];
-  const sections = options.crew
+  const before = options.crew
     ? [pack.crew.identity, crewSection(options.crew, options.toolNames, options.locale)]
     : [pack.identity];
-  if (options.workspace) sections.push(pack.workspace(options.workspace));
+  if (options.workspace) before.push(pack.workspace(options.workspace));
   if (options.skills && options.toolNames.includes('read_skill')) {
-    sections.push(skillsSection(options.skills, options.toolNames, options.locale));
+    before.push(skillsSection(options.skills, options.toolNames, options.locale));
   }
   const enforcement = getToolUseEnforcement(options.toolNames, options.locale);
-  if (enforcement) sections.push(enforcement);
-  sections.push(...getToolBehaviors(options.toolNames, options.locale));
+  const shared = [
+    ...(enforcement ? [enforcement] : []),
+    ...getToolBehaviors(options.toolNames, options.locale),
+  ];
+  const after: string[] = [];
   if (options.memory && options.memory.entries.length > 0) {
-    sections.push(memorySection(options.memory, options.toolNames, options.locale));
+    after.push(memorySection(options.memory, options.toolNames, options.locale));
   }
   const instructions = options.instructions?.trim();
-  if (instructions) sections.push(`${pack.instructionsHeading}\n${instructions}`);
-  return sections.join('\n\n');
+  if (instructions) after.push(`${pack.instructionsHeading}\n${instructions}`);
+  const text = [...before, ...shared, ...after].join('\n\n');
+  if (shared.length === 0) return { text };
+  // `before` is never empty (the identity line comes first).
+  return { text, shared: { at: before.join('\n\n').length + 2, text: shared.join('\n\n') } };
 }
 
 /**
