@@ -97,39 +97,9 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     ctx.skills && toolNames.includes('read_skill') ? await runSkills(ctx.skills, tenant, config) : undefined;
   const events: RunEventInput[] = [];
   const memoryScope = memoryScopeFor(ctx, spec, sessionId, toolNames);
-  let checkpoint: Checkpoint;
-  if (claimed.checkpoint) {
-    checkpoint = parseCheckpoint(claimed.checkpoint);
-    // A session run's stored checkpoint holds a reference to its history: built again, the same.
-    const ref = checkpoint.historyRef;
-    if (sessionId && ref) {
-      const window = await sessionHistory(store, sessionId, ref.budget, ref.entries);
-      restoreHistory(checkpoint, window.messages);
-    }
-  } else {
-    // A session's run starts from the session's transcript (windowed to the budget), then its input.
-    const budget = config.sessionHistoryTokens;
-    const window = sessionId ? await sessionHistory(store, sessionId, budget) : undefined;
-    if (window?.truncated) events.push({ type: 'session.truncated', data: window.truncated });
-    checkpoint = initialCheckpoint({
-      systemPrompt: buildSystemPrompt({
-        toolNames,
-        locale,
-        workspace,
-        crew: spec.crew && { goal: spec.crew.goal, context: spec.crew.context },
-        // Read once, at the run's start: the block stays in the checkpoint as it was.
-        memory: memoryScope === undefined ? undefined : await memoryPrompt(ctx, tenant, memoryScope),
-        skills: skills && {
-          entries: skills.entries,
-          maxChars: config.skillsPromptChars,
-          mountPath: skills.mountPath,
-        },
-      }),
-      input: spec.input,
-      history: window?.messages,
-      historyRef: window ? { entries: window.entries, budget } : undefined,
-    });
-  }
+  const checkpoint = claimed.checkpoint
+    ? await storedCheckpointOf(ctx, claimed.checkpoint, sessionId)
+    : await newCheckpoint(ctx, claimed, { toolNames, locale, workspace, skills, memoryScope, events });
 
   const resolved = await resolveWaitpoint(ctx, claimed, checkpoint);
   if (resolved && !Array.isArray(resolved)) return resolved;
@@ -267,4 +237,59 @@ async function resolveWaitpoint(
           : toolCallOutcome(outcome),
       );
   }
+}
+
+/** The checkpoint an earlier attempt stored, read back whole: a session run's history built again from its reference. */
+async function storedCheckpointOf(
+  ctx: AttemptContext,
+  json: string,
+  sessionId: string | undefined,
+): Promise<Checkpoint> {
+  const checkpoint = parseCheckpoint(json);
+  // A session run's stored checkpoint holds a reference to its history: built again, the same.
+  const ref = checkpoint.historyRef;
+  if (sessionId && ref) {
+    const window = await sessionHistory(ctx.store, sessionId, ref.budget, ref.entries);
+    restoreHistory(checkpoint, window.messages);
+  }
+  return checkpoint;
+}
+
+/** A run's first checkpoint: its system prompt, a session's transcript as its history (windowed to the budget), then its input. */
+async function newCheckpoint(
+  ctx: AttemptContext,
+  claimed: Claimed,
+  parts: {
+    toolNames: readonly string[];
+    locale: Locale;
+    workspace: string;
+    skills: RunSkills | undefined;
+    memoryScope: string | undefined;
+    events: RunEventInput[];
+  },
+): Promise<Checkpoint> {
+  const { config, store } = ctx;
+  const { spec, sessionId, tenant } = claimed;
+  const budget = config.sessionHistoryTokens;
+  const window = sessionId ? await sessionHistory(store, sessionId, budget) : undefined;
+  if (window?.truncated) parts.events.push({ type: 'session.truncated', data: window.truncated });
+  const systemPrompt = buildSystemPrompt({
+    toolNames: parts.toolNames,
+    locale: parts.locale,
+    workspace: parts.workspace,
+    crew: spec.crew && { goal: spec.crew.goal, context: spec.crew.context },
+    // Read once, at the run's start: the block stays in the checkpoint as it was.
+    memory: parts.memoryScope === undefined ? undefined : await memoryPrompt(ctx, tenant, parts.memoryScope),
+    skills: parts.skills && {
+      entries: parts.skills.entries,
+      maxChars: config.skillsPromptChars,
+      mountPath: parts.skills.mountPath,
+    },
+  });
+  return initialCheckpoint({
+    systemPrompt,
+    input: spec.input,
+    history: window?.messages,
+    historyRef: window ? { entries: window.entries, budget } : undefined,
+  });
 }
