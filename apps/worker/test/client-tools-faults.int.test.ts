@@ -41,9 +41,9 @@ describe('client tools, a worker killed with -9', () => {
       await a.waitFor(/test hold: before requestToolCalls/);
       // The window: the calls are in the checkpoint, Redis has no request for them.
       const checkpoint = JSON.parse((await d.redis.get(d.keys.run(runId).checkpoint)) ?? '{}') as {
-        pendingToolCalls?: PendingToolCall[];
+        waitpoint?: { requests: (PendingToolCall & { kind: string })[] };
       };
-      const saved = checkpoint.pendingToolCalls ?? [];
+      const saved = (checkpoint.waitpoint?.requests ?? []).map(({ kind: _kind, ...call }) => call);
       expect(saved.map((c) => c.callId)).toEqual(['call_0_0', 'call_0_1']);
       expect(await d.redis.exists(d.keys.run(runId).waitpoint)).toBe(0);
       expect((await d.store.readEvents(runId)).some((e) => e.type === 'tool.requested')).toBe(false);

@@ -1,13 +1,14 @@
 import {
-  buildSystemPrompt,
   type Checkpoint,
   childrenOf,
+  composeSystemPrompt,
   type HistoryWindow,
   historyMessages,
   initialCheckpoint,
-  parseCheckpoint,
   questionOf,
+  readCheckpoint,
   restoreHistory,
+  sharedPromptRef,
   type TranscriptEntry,
   toolOutputsOf,
   unansweredToolCalls,
@@ -98,7 +99,7 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
   const events: RunEventInput[] = [];
   const memoryScope = memoryScopeFor(ctx, spec, sessionId, toolNames);
   const checkpoint = claimed.checkpoint
-    ? await storedCheckpointOf(ctx, claimed.checkpoint, sessionId)
+    ? await storedCheckpointOf(ctx, claimed.checkpoint, sessionId, { toolNames, locale })
     : await newCheckpoint(ctx, claimed, { toolNames, locale, workspace, skills, memoryScope, events });
 
   const resolved = await resolveWaitpoint(ctx, claimed, checkpoint);
@@ -239,13 +240,29 @@ async function resolveWaitpoint(
   }
 }
 
-/** The checkpoint an earlier attempt stored, read back whole: a session run's history built again from its reference. */
+/**
+ * The checkpoint an earlier attempt stored, read back whole: a session run's history built again
+ * from its reference, and the shared part of its system prompt from Redis (see
+ * {@link currentSharedPrompt} for when it is gone).
+ */
 async function storedCheckpointOf(
   ctx: AttemptContext,
   json: string,
   sessionId: string | undefined,
+  tools: { toolNames: readonly string[]; locale: Locale },
 ): Promise<Checkpoint> {
-  const checkpoint = parseCheckpoint(json);
+  let rebuilt = false;
+  const checkpoint = await readCheckpoint(json, async (ref) => {
+    const stored = await ctx.store.sharedPrompts.get(ref);
+    if (stored !== undefined) return stored;
+    rebuilt = true;
+    return currentSharedPrompt(ctx, ref, tools);
+  });
+  if (rebuilt && checkpoint.shared) {
+    // Kept again, under the hash of what the run now has, for the checkpoints to come.
+    checkpoint.shared.ref = sharedPromptRef(checkpoint.shared.text);
+    await ctx.store.sharedPrompts.keep(checkpoint.shared.ref, checkpoint.shared.text);
+  }
   // A session run's stored checkpoint holds a reference to its history: built again, the same.
   const ref = checkpoint.historyRef;
   if (sessionId && ref) {
@@ -255,7 +272,30 @@ async function storedCheckpointOf(
   return checkpoint;
 }
 
-/** A run's first checkpoint: its system prompt, a session's transcript as its history (windowed to the budget), then its input. */
+/**
+ * The shared part of a run's system prompt when Redis no longer has it (no worker started a run
+ * with it for 400 days, or the key was deleted): this release's for the run's tools and locale,
+ * the same text unless a release since changed it (then the log says so). The run is not lost.
+ */
+function currentSharedPrompt(
+  ctx: AttemptContext,
+  ref: string,
+  tools: { toolNames: readonly string[]; locale: Locale },
+): string | undefined {
+  const current = composeSystemPrompt({ toolNames: tools.toolNames, locale: tools.locale }).shared?.text;
+  if (current !== undefined && sharedPromptRef(current) !== ref) {
+    ctx.log.warn(
+      { ref },
+      "the shared part of the run's system prompt is gone from Redis: the run goes on with this release's for its tools",
+    );
+  }
+  return current;
+}
+
+/**
+ * A run's first checkpoint: its system prompt (its shared part kept in Redis before any checkpoint
+ * names it), a session's transcript as its history (windowed to the budget), then its input.
+ */
 async function newCheckpoint(
   ctx: AttemptContext,
   claimed: Claimed,
@@ -273,7 +313,7 @@ async function newCheckpoint(
   const budget = config.sessionHistoryTokens;
   const window = sessionId ? await sessionHistory(store, sessionId, budget) : undefined;
   if (window?.truncated) parts.events.push({ type: 'session.truncated', data: window.truncated });
-  const systemPrompt = buildSystemPrompt({
+  const prompt = composeSystemPrompt({
     toolNames: parts.toolNames,
     locale: parts.locale,
     workspace: parts.workspace,
@@ -286,10 +326,13 @@ async function newCheckpoint(
       mountPath: parts.skills.mountPath,
     },
   });
-  return initialCheckpoint({
-    systemPrompt,
+  const checkpoint = initialCheckpoint({
+    systemPrompt: prompt.text,
+    shared: prompt.shared,
     input: spec.input,
     history: window?.messages,
     historyRef: window ? { entries: window.entries, budget } : undefined,
   });
+  if (checkpoint.shared) await store.sharedPrompts.keep(checkpoint.shared.ref, checkpoint.shared.text);
+  return checkpoint;
 }

@@ -246,6 +246,11 @@ export interface TetherKeys {
   /** The pattern of every run's events channel. */
   eventsPattern: string;
   /**
+   * String (expiring, see `SharedPrompts`): a part of system prompts that many runs share, by
+   * `ref`, its SHA-256 (base64url); their checkpoints name it instead of holding it.
+   */
+  sharedPrompt(ref: string): string;
+  /**
    * Hash: worker id → what its sandbox is (JSON with `at`, epoch ms), written
    * by each worker at start and every few seconds; `/readyz` reports it.
    */
@@ -392,6 +397,7 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     cancelChannel: `${namespace}:cancel`,
     cancelsInFlight: `${namespace}:{cancels}`,
     eventsPattern: `${namespace}:events:*`,
+    sharedPrompt: (ref) => `${namespace}:prompt:${ref}`,
     workers: `${namespace}:{workers}`,
     rateLimit: (key, windowMs, window) => `${namespace}:{ratelimit}:${key}:${windowMs}:${window}`,
     queueMetricsLease: `${namespace}:{metrics}:queue-reader`,

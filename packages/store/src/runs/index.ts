@@ -64,4 +64,5 @@ export type {
   WaitpointState,
 } from './run-store.js';
 export { DEFAULT_SESSION_TTL_S, RunStore } from './run-store.js';
+export { SHARED_PROMPT_REFRESH_MS, SHARED_PROMPT_TTL_S, SharedPrompts } from './shared-prompts.js';
 export { toolCallOutcome } from './waitpoint-store.js';

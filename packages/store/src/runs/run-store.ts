@@ -22,6 +22,7 @@ import { eventArgs, eventPairs } from './event-log.js';
 import type { NewRun, RunRecord, RunSpec, StoredBody } from './records.js';
 import * as records from './records.js';
 import * as removal from './run-removal.js';
+import { SharedPrompts } from './shared-prompts.js';
 import { migrateWaitpoints } from './waitpoint-migration.js';
 import type { AnswerResult, ToolOutputResult, WaitpointState } from './waitpoint-store.js';
 import * as waitpoints from './waitpoint-store.js';
@@ -81,9 +82,12 @@ export class RunStore implements StoreContext {
   readonly retentionSeconds: number;
   readonly sessionTtlSeconds: number;
   readonly #onEnded: ((run: EndedRun) => void) | undefined;
+  /** The parts of system prompts that runs share, which their checkpoints name (see `SharedPrompts`). */
+  readonly sharedPrompts: SharedPrompts;
 
   constructor(options: RunStoreOptions) {
     this.#onEnded = options.onEnded;
+    this.sharedPrompts = new SharedPrompts({ redis: options.redis, keys: options.keys });
     this.redis = options.redis;
     this.keys = options.keys;
     this.eventMaxLength = positive('eventMaxLength', options.eventMaxLength ?? 10_000);
