@@ -1,9 +1,31 @@
 // pnpm bench:fuzzy — one JSON line per scenario: the median of several runs, in ms,
 // of fuzzyFindAll / fuzzyReplace on generated source files. Needs `pnpm build`.
+//
+// With BENCH_HERMES=<a checkout of NousResearch/hermes-agent>, each scenario also times Hermes's
+// matcher (its tools/fuzzy_match.py `fuzzy_find_and_replace`, through bench/lib/hermes-fuzzy.py and
+// python3) on the same input, and a scenario an approximate strategy wins passes only when Tether's
+// is at least 20 times faster.
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { fuzzyFindAll, fuzzyReplace } from '../packages/fuzzy-match/dist/index.js';
 import { makeLines, mutate, rng } from './lib/source-gen.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
+const HERMES = process.env.BENCH_HERMES;
+const HERMES_DRIVER = fileURLToPath(new URL('./lib/hermes-fuzzy.py', import.meta.url));
+/** How much faster than Hermes's matcher an approximate strategy must be. */
+const HERMES_FACTOR = 20;
+const APPROXIMATE = new Set(['block_anchor', 'context_aware']);
+
+/** Hermes's matcher on the same input (median of 3 runs), when BENCH_HERMES names a checkout. */
+function hermes(content, search) {
+  if (!HERMES) return undefined;
+  const out = execFileSync('python3', [HERMES_DRIVER, HERMES], {
+    input: JSON.stringify({ content, search, runs: 3 }),
+    maxBuffer: 1 << 20,
+  });
+  return JSON.parse(out.toString());
+}
 const WARMUP = 2;
 
 function median(values) {
@@ -24,7 +46,7 @@ function measure(fn) {
   return { times, last };
 }
 
-function scenario(name, { content, targetMs, expect, run }) {
+function scenario(name, { content, search, targetMs, expect, run }) {
   const { times, last } = measure(run);
   const { strategy, count } = last;
   if (strategy !== expect.strategy || (expect.count !== undefined && count !== expect.count)) {
@@ -33,6 +55,10 @@ function scenario(name, { content, targetMs, expect, run }) {
     );
   }
   const medianMs = Number(median(times).toFixed(3));
+  const theirs = search === undefined ? undefined : hermes(content, search);
+  const speedup = theirs && Number((theirs.median_ms / medianMs).toFixed(1));
+  const pass =
+    medianMs <= targetMs && (speedup === undefined || !APPROXIMATE.has(strategy) || speedup >= HERMES_FACTOR);
   console.log(
     JSON.stringify({
       bench: 'fuzzy-match',
@@ -46,10 +72,18 @@ function scenario(name, { content, targetMs, expect, run }) {
       min_ms: Number(Math.min(...times).toFixed(3)),
       max_ms: Number(Math.max(...times).toFixed(3)),
       target_ms: targetMs,
-      pass: medianMs <= targetMs,
+      ...(theirs
+        ? {
+            hermes_ms: Number(theirs.median_ms.toFixed(3)),
+            hermes_strategy: theirs.strategy,
+            hermes_matches: theirs.matches,
+            speedup,
+          }
+        : {}),
+      pass,
     }),
   );
-  return medianMs <= targetMs;
+  return pass;
 }
 
 const find = (content, search) => () => {
@@ -69,6 +103,7 @@ results.push(
     content: base,
     targetMs: 1,
     expect: { strategy: 'exact', count: 1 },
+    search: baseLines.slice(5000, 5003).join('\n'),
     run: find(base, baseLines.slice(5000, 5003).join('\n')),
   }),
 );
@@ -83,6 +118,7 @@ results.push(
       content: base,
       targetMs: 10,
       expect: { strategy: 'whitespace_normalized', count: 1 },
+      search,
       run: find(base, search),
     }),
   );
@@ -96,6 +132,7 @@ results.push(
       content: base,
       targetMs: 20,
       expect: { strategy: 'none', count: 0 },
+      search,
       run: find(base, search),
     }),
   );
@@ -119,9 +156,75 @@ results.push(
   results.push(
     scenario('miss-40', {
       content: base,
+      search,
       targetMs: 10,
       expect: { strategy: 'none', count: 0 },
       run,
+    }),
+  );
+}
+
+// miss-40-resembling. A 40-line old_string that is not in the 10,000-line file but looks like
+// it: 40 of the file's lines in a row with other names and numbers (the same shape, the same
+// blank and closing lines), through fuzzyReplace: NO_MATCH, with the candidates it shows.
+{
+  const search = baseLines
+    .slice(5000, 5040)
+    .map((line) =>
+      line
+        .replace(/\d+/g, (digits) => String((Number(digits) * 7 + 3) % 1000))
+        .replace(/user|account|request|value|result/g, 'item'),
+    )
+    .join('\n');
+  const run = () => {
+    const result = fuzzyReplace(base, search, 'replaced();');
+    if (result.ok || result.code !== 'NO_MATCH' || (result.candidates ?? []).length === 0) {
+      throw new Error(
+        `miss-40-resembling: expected NO_MATCH with candidates, got ${result.ok ? 'ok' : result.code}`,
+      );
+    }
+    return { strategy: 'none', count: 0 };
+  };
+  results.push(
+    scenario('miss-40-resembling', {
+      content: base,
+      search,
+      targetMs: 20,
+      expect: { strategy: 'none', count: 0 },
+      run,
+    }),
+  );
+}
+
+// 4b. block_anchor among 2,000 near-identical blocks: five-line blocks with the same anchors
+// and the same middle but for one number each; the search is one of them with its middle
+// edited, so many blocks pass and every one of them is scored.
+{
+  const lines = [];
+  for (let b = 0; b < 2_000; b++) {
+    lines.push(
+      '  try {',
+      `    const value = compute(record, ${b});`,
+      '    await store.save(value, { retries: 3 });',
+      "    log.info('saved', value.id);",
+      '  } catch (error) {',
+    );
+  }
+  const content = lines.join('\n');
+  const search = [
+    '  try {',
+    '    const value = compute(record, 1234, extra);',
+    '    await store.save(value, { retries: 5 });',
+    "    log.info('saved it', value.id);",
+    '  } catch (error) {',
+  ].join('\n');
+  results.push(
+    scenario('4b-block-anchor-2000-near-identical', {
+      content,
+      search,
+      targetMs: 40,
+      expect: { strategy: 'block_anchor' },
+      run: find(content, search),
     }),
   );
 }
@@ -150,6 +253,7 @@ results.push(
       content,
       targetMs: 40,
       expect: { strategy: 'block_anchor', count: 1 },
+      search,
       run: find(content, search),
     }),
   );
@@ -204,6 +308,7 @@ results.push(
       content,
       targetMs: 100,
       expect: { strategy: 'context_aware', count: 1 },
+      search,
       run: find(content, search),
     }),
   );
@@ -221,6 +326,7 @@ results.push(
       content,
       targetMs: 250,
       expect: { strategy: 'none', count: 0 },
+      search,
       run: find(content, search),
     }),
   );
