@@ -360,8 +360,10 @@ describe('tether chat, Ctrl-C while a run works', () => {
     const dir = await mkdtemp(join(tmpdir(), 'tether-chat-'));
     try {
       const scriptFile = join(dir, 'script.json');
+      // The command outlasts the test: only the cancel ends it (a short sleep raced the Ctrl-C on a
+      // loaded machine, and the run completed first).
       const script: ReplayScript = [
-        { toolCalls: [call('bash', { command: 'sleep 2' })] },
+        { toolCalls: [call('bash', { command: 'sleep 30' })] },
         { content: 'Slept.' },
       ];
       await writeFile(scriptFile, JSON.stringify(script));
@@ -372,7 +374,7 @@ describe('tether chat, Ctrl-C while a run works', () => {
       });
       await terminal.waitFor(/you> /);
       terminal.type('Take a nap\r');
-      await terminal.waitFor(/> bash command=sleep 2/);
+      await terminal.waitFor(/> bash command=sleep 30/);
       terminal.type('\u0003');
       await terminal.waitFor(/Cancelling the run[\s\S]*Cancelled[\s\S]*you> /);
       expect(terminal.screen()).not.toContain('Slept.');
