@@ -9,8 +9,8 @@ import { shared } from './vitest.shared.js';
  * The integration files that run again on a local Redis Cluster of three masters (the `cluster`
  * project). Those of them that start API and worker processes ({@link CLUSTER_ONLY}) run there only:
  * a cluster is the stricter of the two set-ups (it refuses a script or a pipeline that crosses hash
- * slots), the single Redis is the one every other integration file runs on, and running the longest
- * files twice made the suite half again as long. The stores' scripts run on both.
+ * slots), a single Redis (one per file) is what every other integration file runs on, and running
+ * the longest files twice made the suite half again as long. The stores' scripts run on both.
  */
 const CLUSTER_FILES = [
   'packages/store/test/slot-pipelines.int.test.ts',
@@ -68,8 +68,40 @@ const CLUSTER_FILES = [
   'apps/worker/test/stress/engine-stress.stress.ts',
 ];
 
+/**
+ * The files of {@link CLUSTER_FILES} that run one at a time, alone (see {@link SERIAL_FILES}): the
+ * engine's stress kills workers with -9 and stalls them at random.
+ */
+const CLUSTER_SERIAL_FILES = ['apps/worker/test/stress/engine-stress.stress.ts'];
+
 /** The files of {@link CLUSTER_FILES} that start processes or a whole API: on the cluster only. */
 const CLUSTER_ONLY = CLUSTER_FILES.filter((file) => file.startsWith('apps/'));
+
+/**
+ * The integration files that time what they check against the machine itself: kill -9 faults, a
+ * paused or killed Redis, locks and leases that must lapse, and the browser. They run one at a
+ * time (the `serial` project), after everything else, with nothing beside them; every other
+ * integration file runs beside others, each with a Redis of its own (packages/testing/src/file-redis.ts).
+ */
+const SERIAL_FILES = [
+  // kill -9 of workers at chosen points, then another worker's takeover within a lock's life.
+  'apps/worker/test/faults.int.test.ts',
+  'apps/worker/test/crew-faults.int.test.ts',
+  'apps/worker/test/client-tools-faults.int.test.ts',
+  'packages/tools/test/launch-faults.int.test.ts',
+  // A lapsed tenant-slot lease, a cancel missed while a worker was paused, BullMQ's lock renewals.
+  'apps/worker/test/tenant-lease.int.test.ts',
+  'apps/worker/test/cancel-missed.int.test.ts',
+  'packages/store/test/bullmq-lock-tracking.int.test.ts',
+  // Redis paused, killed and restarted under running processes.
+  'apps/worker/test/degraded.int.test.ts',
+  'apps/api/test/redis-outage.int.test.ts',
+  'packages/testing/src/redis.int.test.ts',
+  // The whole local stack's processes, started and stopped.
+  'packages/testing/src/stack.int.test.ts',
+  // Chromium driving the console.
+  'apps/console/test/console.int.test.ts',
+];
 
 export default defineConfig({
   resolve: shared.resolve,
@@ -78,6 +110,9 @@ export default defineConfig({
   test: {
     globals: false,
     server: shared.server,
+    // Files side by side, more of them than this machine's two cores: an integration file spends
+    // most of its time waiting on the processes it started. (Projects that run together must agree.)
+    maxWorkers: 3,
     // In CI a JSON report is written too, for .ci/run's closing "N passed, N failed" line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.ci-results/vitest.json' },
@@ -107,9 +142,23 @@ export default defineConfig({
             'packages/*/test/**/*.int.test.ts',
             'test/**/*.int.test.ts',
           ],
-          exclude: ['**/node_modules/**', '**/dist/**', ...CLUSTER_ONLY],
-          globalSetup: ['packages/testing/src/global-setup.ts'],
+          exclude: ['**/node_modules/**', '**/dist/**', ...CLUSTER_ONLY, ...SERIAL_FILES],
+          // Each file its own Redis, files side by side (see maxWorkers above).
+          setupFiles: ['packages/testing/src/file-redis.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'serial',
+          include: SERIAL_FILES,
+          exclude: ['**/node_modules/**', '**/dist/**'],
+          setupFiles: ['packages/testing/src/file-redis.ts'],
           fileParallelism: false,
+          // Last, alone: nothing else runs beside a file that times the machine.
+          sequence: { groupOrder: 2 },
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -119,14 +168,27 @@ export default defineConfig({
         test: {
           // Suites run again on a local Redis Cluster of three masters (REDIS_CLUSTER_NODES), which
           // the global setup starts: their helpers take it from testRedisEnv() and testRedisTarget().
+          // Files side by side on the one cluster: each test's keys have a prefix of their own.
           name: 'cluster',
-          include: CLUSTER_FILES,
+          include: CLUSTER_FILES.filter((file) => !CLUSTER_SERIAL_FILES.includes(file)),
+          exclude: ['**/node_modules/**', '**/dist/**'],
+          globalSetup: ['packages/testing/src/cluster-global-setup.ts'],
+          // A group of its own (after the unit and integration files), as two cores run them all.
+          sequence: { groupOrder: 1 },
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The cluster's files that time the machine (see SERIAL_FILES): alone, last.
+          name: 'cluster-serial',
+          include: CLUSTER_SERIAL_FILES,
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['packages/testing/src/cluster-global-setup.ts'],
           fileParallelism: false,
-          // A group of its own (after the unit tests, before the integration files): never beside
-          // another project's files, as two cores run them all.
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 3 },
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

@@ -9,8 +9,19 @@ declare module 'vitest' {
   }
 }
 
-/** The Redis URL that the integration project's global setup started or found. */
+/**
+ * The environment variable through which a test file's own Redis (see file-redis.ts) is found: set
+ * in the file's process before the file is imported.
+ */
+export const FILE_REDIS_ENV = 'TETHER_TEST_FILE_REDIS_URL';
+
+/**
+ * The test Redis's URL: the file's own (the `integration` and `serial` projects start one per test
+ * file, see file-redis.ts), else the one a project's global setup started or found.
+ */
 export function testRedisUrl(): string {
+  const own = process.env[FILE_REDIS_ENV];
+  if (own) return own;
   const url = inject('redisUrl');
   if (!url) throw new Error('No redisUrl provided: run this test in the `integration` vitest project.');
   return url;

@@ -99,7 +99,10 @@ export async function auditRunEvents(
  * breaks the contract, sets a failing exit code and throws naming the first
  * problems (a teardown that throws is reported but leaves the exit code alone).
  */
-export async function checkRunEvents(urls: readonly string[]): Promise<void> {
+export async function checkRunEvents(
+  urls: readonly string[],
+  options: { quiet?: boolean } = {},
+): Promise<void> {
   let [logs, events] = [0, 0];
   const problems: EventProblem[] = [];
   for (const url of urls) {
@@ -115,5 +118,5 @@ export async function checkRunEvents(urls: readonly string[]): Promise<void> {
       `${problems.length} of ${events} run events break the event contract:\n${lines.join('\n')}`,
     );
   }
-  console.log(`event audit: ${events} events of ${logs} runs match RunEventSchema`);
+  if (!options.quiet) console.log(`event audit: ${events} events of ${logs} runs match RunEventSchema`);
 }
