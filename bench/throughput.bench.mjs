@@ -29,6 +29,9 @@
 // on, off, on, …), so that both see the same machine; each line names its stack (`metrics`), and a
 // last line gives how much the ratio to raw BullMQ dropped with metrics on (goal: at most 10%).
 //
+// BENCH_WORKER_ARGS / BENCH_API_ARGS: Node flags for the worker processes / the API process, such as
+// `--cpu-prof --cpu-prof-dir=/tmp/prof` for CPU profiles (written when the bench stops them).
+//
 // BENCH_CLUSTER=1: on a local Redis Cluster of three masters (REDIS_CLUSTER_NODES for the API and
 // the workers; BENCH_SHARDS defaults to 3 there), and each line also gives the commands each master
 // served during the timed Tether passes (INFO commandstats), and their spread around the mean.
@@ -142,7 +145,8 @@ async function startSide(name, { metrics }) {
     redis: redisServer.url,
     port,
     workers: WORKER_IDS.map((id) => `${id}-${name}`),
-    workerNodeFlags: [],
+    workerNodeFlags: (process.env.BENCH_WORKER_ARGS ?? '').split(' ').filter(Boolean),
+    apiNodeFlags: (process.env.BENCH_API_ARGS ?? '').split(' ').filter(Boolean),
     env: {
       TETHER_QUEUE_PREFIX: sidePrefix,
       TETHER_QUEUE_SHARDS: String(SHARDS),
