@@ -317,16 +317,14 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
   const namespace = queuePrefix.replace(/[{}]/g, '') || 'tether';
   const sessionBase = (tag: string) => `${namespace}:ses:{s_${tag}}`;
   /** The keys of the session with this tag; a run of no session passes its own unused place instead. */
-  const sessionKeys = (tag: string, base = sessionBase(tag)): SessionKeys => {
-    return {
-      record: base,
-      runs: `${base}:runs`,
-      queue: `${base}:queue`,
-      transcript: `${base}:transcript`,
-      files: `${base}:files`,
-      runsChannel: `${namespace}:session-runs:${tag}`,
-    };
-  };
+  const sessionKeys = (tag: string, base = sessionBase(tag)): SessionKeys => ({
+    record: base,
+    runs: `${base}:runs`,
+    queue: `${base}:queue`,
+    transcript: `${base}:transcript`,
+    files: `${base}:files`,
+    runsChannel: `${namespace}:session-runs:${tag}`,
+  });
   return {
     queuePrefix,
     shards,
