@@ -156,7 +156,7 @@ describe('readSharedConfig', () => {
       maxAttempts: 3,
       backoffMs: 2_000,
       allowReplay: false,
-      clarifyTimeoutMs: 20_000,
+      clarifyTimeoutMs: 600_000,
       memoryMaxEntries: 1_000,
       memoryMaxBytes: 262_144,
       mcpAllowHttp: false,

@@ -263,7 +263,7 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     maxAttempts: reader.integer('TETHER_MAX_ATTEMPTS', 3, 1, 100),
     backoffMs: reader.integer('TETHER_RETRY_BACKOFF_MS', 2_000, 1, 3_600_000),
     allowReplay: reader.boolean('TETHER_ALLOW_REPLAY', false),
-    clarifyTimeoutMs: reader.integer('TETHER_CLARIFY_TIMEOUT_MS', 20_000, 1_000, 7 * 24 * 3600 * 1000),
+    clarifyTimeoutMs: reader.integer('TETHER_CLARIFY_TIMEOUT_MS', 600_000, 1_000, 7 * 24 * 3600 * 1000),
     memoryMaxEntries: reader.integer('TETHER_MEMORY_MAX_ENTRIES', 1_000, 1, 100_000),
     memoryMaxBytes: reader.integer('TETHER_MEMORY_MAX_BYTES', 256 * 1024, 4_096, 64 * 1024 * 1024),
     mcpAllowHttp: reader.boolean('TETHER_MCP_ALLOW_HTTP', false),

@@ -117,7 +117,7 @@ export interface AttemptParams {
    * `cancelled`. Overrides `interaction`. The wait is not active time.
    */
   onClarifyRequest?: ClarifyRequestHandler | undefined;
-  /** How long a human has to answer a clarify question (ms). Default 20,000. */
+  /** How long a human has to answer a clarify question (ms). Default 600,000 (10 minutes; the design says 20 s). */
   clarifyTimeoutMs?: number;
   /**
    * How each request of the waitpoint this attempt resumes from was resolved
@@ -233,7 +233,7 @@ class Attempt {
     this.#limits = { ...DEFAULT_ATTEMPT_LIMITS, ...params.limits };
     this.#now = params.now ?? Date.now;
     this.#locale = params.locale ?? 'en';
-    this.#clarifyTimeoutMs = params.clarifyTimeoutMs ?? 20_000;
+    this.#clarifyTimeoutMs = params.clarifyTimeoutMs ?? 600_000;
     this.#started = this.#now();
     this.#activeBefore = params.checkpoint.activeMs;
     this.#tools = new Map(params.tools.map((tool) => [tool.name, tool]));
