@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import {
   CreateSessionRunBodySchema,
   CreateSessionRunResponseSchema,
@@ -7,16 +6,11 @@ import {
 } from '@tether/protocol';
 import { sealMcpServers } from '../../mcp-servers.js';
 import { checkSessionTokenBody } from '../../session-token.js';
+import { IdempotencyHeadersSchema } from '../runs/accepted.js';
 import { runLinks } from '../runs/run-view.js';
 import { checkSubmission } from '../runs/submission.js';
 import { COMMON_ERRORS } from '../schemas.js';
 import { SessionParamsSchema, TokenQuerySchema } from './params.js';
-
-const IdempotencyHeadersSchema = Type.Object({
-  'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' }),
-  ),
-});
 
 /** `POST /v1/sessions/:id/runs`: send a message, which is a run of the session. */
 const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
