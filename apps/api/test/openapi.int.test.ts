@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { EXPECTED, WS_CLIENT_FRAME_SCHEMAS } from '@tether/protocol';
 import { spawnNode } from '@tether/testing';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -77,7 +78,42 @@ interface OpenApiOperation {
   parameters?: { name: string; in: string; required?: boolean }[];
 }
 
+/** Every schema object under `node` that has a `pattern` (or names its keys with one), with where it is. */
+function patterns(node: unknown, at: string, found: { at: string; schema: Record<string, unknown> }[] = []) {
+  if (Array.isArray(node)) {
+    for (const [i, item] of node.entries()) patterns(item, `${at}[${i}]`, found);
+  } else if (node && typeof node === 'object') {
+    const schema = node as Record<string, unknown>;
+    if (typeof schema.pattern === 'string') found.push({ at, schema });
+    for (const [key, value] of Object.entries(schema)) patterns(value, `${at}.${key}`, found);
+  }
+  return found;
+}
+
 describe('/openapi.json for client generators', () => {
+  it('says in words what every pattern a request can fail accepts (EXPECTED), for its validation message', async () => {
+    const { app } = await build();
+    const spec = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<string, Record<string, { parameters?: unknown; requestBody?: unknown }>>;
+    }>();
+    const found = Object.entries(spec.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, operation]) => [
+        ...patterns(operation.parameters, `${method} ${path} parameters`),
+        ...patterns(operation.requestBody, `${method} ${path} body`),
+      ]),
+    );
+    expect(found.length).toBeGreaterThan(20);
+    expect(found.filter(({ schema }) => typeof schema[EXPECTED] !== 'string').map(({ at }) => at)).toEqual(
+      [],
+    );
+    // And the WebSocket gateway's frames.
+    const frames = patterns(WS_CLIENT_FRAME_SCHEMAS, 'ws');
+    expect(frames.length).toBeGreaterThan(0);
+    expect(frames.filter(({ schema }) => typeof schema[EXPECTED] !== 'string').map(({ at }) => at)).toEqual(
+      [],
+    );
+  });
+
   it('gives every operation a unique camelCase operationId', async () => {
     const { app } = await build();
     const spec = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{

@@ -333,6 +333,44 @@ describe('request validation', () => {
     }
   });
 
+  it('says what a malformed id or name should look like, never the pattern it fails', async () => {
+    const { app } = await build();
+    const id = await submit(app);
+    for (const [method, url, body, message] of [
+      ['GET', '/v1/runs/run_nope', undefined, 'params.id is not a run id (run ids look like run_'],
+      [
+        'POST',
+        `/v1/runs/${id}/clarify/nope`,
+        { answer: 'a' },
+        "params.requestId is not a question's request id",
+      ],
+      ['GET', '/v1/sessions/ses_x', undefined, 'params.id is not a session id (session ids look like ses_'],
+      ['GET', `/v1/runs/${id}/events?after=yesterday`, undefined, 'querystring.after is not an event id'],
+      ['PUT', '/v1/skills/Not_A_Name', { content: 'x' }, 'params.name is not a skill name'],
+      [
+        'POST',
+        '/v1/runs',
+        { input: 'x', model: { profile: 'a b' } },
+        'body.model.profile is not a model profile name',
+      ],
+      [
+        'POST',
+        '/v1/mcp-servers',
+        { name: 'wiki', url: 'https://mcp.example.com/', headers: { 'bad header': 'x' } },
+        'body.headers key "bad header" is not an HTTP header name',
+      ],
+    ] as const) {
+      const response = await app.inject({ method, url, headers: ACME, ...(body ? { payload: body } : {}) });
+      const error = errorOf(response);
+      expect(error, url).toMatchObject({ status: 400, code: 'ERR_VALIDATION' });
+      expect(error.message, url).toContain(message);
+      // Not the regular expression: no character class, no anchor before one.
+      expect(error.message, url).not.toMatch(/must match|\[0-9|\^\[|\{26\}/);
+    }
+    // The server is fine afterwards.
+    expect((await app.inject({ method: 'GET', url: `/v1/runs/${id}`, headers: ACME })).statusCode).toBe(200);
+  });
+
   it('answers 400 for a bad query string or header, coercing numbers there only', async () => {
     const { app } = await build();
     const id = await submit(app);

@@ -7,6 +7,7 @@ import {
   TodoItemSchema,
   UsageSchema,
 } from './events.js';
+import { EXPECTED } from './expected.js';
 import { MCP_LIMITS, McpServerRefSchema } from './mcp.js';
 import { RunMemorySchema } from './memory.js';
 
@@ -53,19 +54,31 @@ export const CLIENT_TOOL_LIMITS = {
  */
 export const RUN_ID_PATTERN =
   '^run_[0-9a-hjkmnp-tv-z]{26}(_[0-9a-hjkmnp-tv-z]{16}|_[0-9a-hjkmnp-tv-z]{26})?$';
-export const RunIdSchema = Type.String({ pattern: RUN_ID_PATTERN });
+export const RunIdSchema = Type.String({
+  pattern: RUN_ID_PATTERN,
+  [EXPECTED]: 'a run id (run ids look like run_ and 26 letters and digits: run_01jz3k…)',
+});
 
 /** The session id format: `ses_` and 26 lowercase Crockford base-32 characters. */
 export const SESSION_ID_PATTERN = '^ses_[0-9a-hjkmnp-tv-z]{26}$';
-export const SessionIdSchema = Type.String({ pattern: SESSION_ID_PATTERN });
+export const SessionIdSchema = Type.String({
+  pattern: SESSION_ID_PATTERN,
+  [EXPECTED]: 'a session id (session ids look like ses_ and 26 letters and digits: ses_01jz3k…)',
+});
 
 /** A clarify request id: `clr_` and 26 Crockford base-32 characters. */
 export const REQUEST_ID_PATTERN = '^clr_[0-9a-hjkmnp-tv-z]{26}$';
-export const RequestIdSchema = Type.String({ pattern: REQUEST_ID_PATTERN });
+export const RequestIdSchema = Type.String({
+  pattern: REQUEST_ID_PATTERN,
+  [EXPECTED]: "a question's request id (they look like clr_ and 26 letters and digits: clr_01jz3k…)",
+});
 
 /** A client tool call's request id: `tcr_` and 26 Crockford base-32 characters. */
 export const TOOL_REQUEST_ID_PATTERN = '^tcr_[0-9a-hjkmnp-tv-z]{26}$';
-export const ToolRequestIdSchema = Type.String({ pattern: TOOL_REQUEST_ID_PATTERN });
+export const ToolRequestIdSchema = Type.String({
+  pattern: TOOL_REQUEST_ID_PATTERN,
+  [EXPECTED]: "a tool call's request id (they look like tcr_ and 26 letters and digits: tcr_01jz3k…)",
+});
 
 /** The names of client tools, as model APIs accept tool names. */
 export const CLIENT_TOOL_NAME_PATTERN = '^[a-zA-Z0-9_-]{1,64}$';
@@ -78,7 +91,10 @@ export const CLIENT_TOOL_NAME_PATTERN = '^[a-zA-Z0-9_-]{1,64}$';
  */
 export const ClientToolSchema = Type.Object(
   {
-    name: Type.String({ pattern: CLIENT_TOOL_NAME_PATTERN }),
+    name: Type.String({
+      pattern: CLIENT_TOOL_NAME_PATTERN,
+      [EXPECTED]: 'a tool name of 1 to 64 letters, digits, _ or -',
+    }),
     description: Type.String({ maxLength: RUN_LIMITS.clientToolDescriptionMaxLength }),
     parameters: Type.Record(Type.String(), Type.Unknown(), {
       description: 'A JSON Schema whose type is "object": what the model must pass',
@@ -150,7 +166,16 @@ export type ReplayChildren = Static<typeof ReplayChildrenSchema>;
 /** Which model runs the agent: a server-configured profile, or (when the server allows it) a replay script. */
 export const ModelSpecSchema = Type.Union([
   Type.Object(
-    { profile: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' })) },
+    {
+      profile: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 64,
+          pattern: '^[A-Za-z0-9_.-]+$',
+          [EXPECTED]: 'a model profile name of letters, digits, _ . or -',
+        }),
+      ),
+    },
     { additionalProperties: false },
   ),
   Type.Object(
@@ -184,10 +209,18 @@ export const CreateRunBodySchema = Type.Object(
     input: Type.String({ minLength: 1, maxLength: RUN_LIMITS.inputMaxLength }),
     model: Type.Optional(ModelSpecSchema),
     toolsets: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z_]+$' }), {
-        maxItems: 16,
-        uniqueItems: true,
-      }),
+      Type.Array(
+        Type.String({
+          minLength: 1,
+          maxLength: 32,
+          pattern: '^[a-z_]+$',
+          [EXPECTED]: 'a toolset name of lowercase letters and _',
+        }),
+        {
+          maxItems: 16,
+          uniqueItems: true,
+        },
+      ),
     ),
     locale: Type.Optional(LocaleSchema),
     clarify: Type.Optional(
@@ -347,7 +380,10 @@ export type ErrorResponse = Static<typeof ErrorResponseSchema>;
 
 /** An event log id (a Redis stream id, `<ms>-<seq>`), as sent in SSE `id:` lines, `Last-Event-ID` and `?after=`. */
 export const EVENT_ID_PATTERN = '^[0-9]{1,20}-[0-9]{1,20}$';
-export const EventIdSchema = Type.String({ pattern: EVENT_ID_PATTERN });
+export const EventIdSchema = Type.String({
+  pattern: EVENT_ID_PATTERN,
+  [EXPECTED]: 'an event id (event ids look like 1764498759120-0)',
+});
 
 /** `POST /v1/runs/:id/clarify/:requestId` 200 answer. */
 export const AnswerResponseSchema = Type.Object({ ok: Type.Literal(true) });

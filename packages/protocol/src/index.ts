@@ -30,6 +30,7 @@ export {
   ToolCallSchema,
   UsageSchema,
 } from './events.js';
+export { EXPECTED } from './expected.js';
 export type {
   AnswerBody,
   AnswerResponse,

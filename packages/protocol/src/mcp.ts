@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { EXPECTED } from './expected.js';
 
 /**
  * MCP servers as toolsets: a run names servers in `mcpServers`, remote ones
@@ -37,6 +38,7 @@ export const McpServerNameSchema = Type.String({
   minLength: 1,
   maxLength: MCP_LIMITS.nameMaxLength,
   pattern: MCP_SERVER_NAME_PATTERN,
+  [EXPECTED]: 'a server name of letters, digits and -, with single _ between them',
 });
 
 /** The separator of a server's name and its tool's in the names the model sees. */
@@ -52,13 +54,18 @@ export const HTTP_HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
  */
 export const McpHeadersSchema = Type.Record(
   Type.String(),
-  Type.String({ maxLength: MCP_LIMITS.headerValueMaxLength, pattern: '^[^\\r\\n\\0]*$' }),
+  Type.String({
+    maxLength: MCP_LIMITS.headerValueMaxLength,
+    pattern: '^[^\\r\\n\\0]*$',
+    [EXPECTED]: 'a header value without line breaks or NUL',
+  }),
   {
     maxProperties: MCP_LIMITS.headersMax,
     propertyNames: {
       minLength: 1,
       maxLength: MCP_LIMITS.headerNameMaxLength,
       pattern: HTTP_HEADER_NAME_PATTERN,
+      [EXPECTED]: "an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)",
     },
   },
 );

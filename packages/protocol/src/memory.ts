@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { EXPECTED } from './expected.js';
 
 /**
  * Memory: short entries a run saves (`memory_save`) and finds again
@@ -26,14 +27,20 @@ export const MEMORY_LIMITS = {
  * 100 is the longest path parameter the API's router takes.
  */
 export const MEMORY_SCOPE_PATTERN = '^[A-Za-z0-9_.:-]{1,100}$';
-export const MemoryScopeSchema = Type.String({ pattern: MEMORY_SCOPE_PATTERN });
+export const MemoryScopeSchema = Type.String({
+  pattern: MEMORY_SCOPE_PATTERN,
+  [EXPECTED]: 'a memory scope of 1 to 100 letters, digits and _ . : -',
+});
 
 /** The scope of a run with no scope of its own and no session. */
 export const DEFAULT_MEMORY_SCOPE = 'default';
 
 /** A memory entry's id: `mem_` and 26 lowercase Crockford base-32 characters (time-sortable). */
 export const MEMORY_ID_PATTERN = '^mem_[0-9a-hjkmnp-tv-z]{26}$';
-export const MemoryIdSchema = Type.String({ pattern: MEMORY_ID_PATTERN });
+export const MemoryIdSchema = Type.String({
+  pattern: MEMORY_ID_PATTERN,
+  [EXPECTED]: 'a memory entry id (they look like mem_ and 26 letters and digits: mem_01jz3k…)',
+});
 
 /** The tags of an entry: short labels for finding it again. */
 export const MemoryTagsSchema = Type.Array(

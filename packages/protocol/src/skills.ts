@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { EXPECTED } from './expected.js';
 
 /**
  * Limits of the Agent Skills format as Tether applies it; the API, the
@@ -39,6 +40,7 @@ export const SkillNameSchema = Type.String({
   minLength: 1,
   maxLength: SKILL_LIMITS.nameMaxChars,
   pattern: SKILL_NAME_PATTERN,
+  [EXPECTED]: 'a skill name of a-z, 0-9 and single hyphens inside (as pdf-tools)',
   description: 'The skill name: 1 to 64 characters of a-z, 0-9 and -, no leading, trailing or doubled hyphen',
 });
 

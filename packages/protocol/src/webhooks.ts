@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { EventDataSchemas, type RunEventType, RunStatusSchema } from './events.js';
+import { EXPECTED } from './expected.js';
 
 /**
  * Webhooks: a tenant's endpoints (`/v1/webhooks`) are sent the run events
@@ -87,11 +88,17 @@ export interface WebhookSettings {
 
 /** An endpoint's id: `whk_` and 26 lowercase Crockford base-32 characters. */
 export const WEBHOOK_ID_PATTERN = '^whk_[0-9a-hjkmnp-tv-z]{26}$';
-export const WebhookIdSchema = Type.String({ pattern: WEBHOOK_ID_PATTERN });
+export const WebhookIdSchema = Type.String({
+  pattern: WEBHOOK_ID_PATTERN,
+  [EXPECTED]: 'an endpoint id (they look like whk_ and 26 letters and digits: whk_01jz3k…)',
+});
 
 /** A delivery's id: `whd_` and 26 lowercase letters or digits. */
 export const WEBHOOK_DELIVERY_ID_PATTERN = '^whd_[0-9a-z]{26}$';
-export const WebhookDeliveryIdSchema = Type.String({ pattern: WEBHOOK_DELIVERY_ID_PATTERN });
+export const WebhookDeliveryIdSchema = Type.String({
+  pattern: WEBHOOK_DELIVERY_ID_PATTERN,
+  [EXPECTED]: 'a delivery id (they look like whd_ and 26 letters and digits)',
+});
 
 /** A signing secret: `whsec_` and the base64 of 32 random bytes (the Standard Webhooks format). */
 export const WEBHOOK_SECRET_PATTERN = '^whsec_[A-Za-z0-9+/]{43}=$';

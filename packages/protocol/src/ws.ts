@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { RunEventSchema } from './events.js';
+import { EXPECTED } from './expected.js';
 import {
   AnswerBodySchema,
   CreateRunBodySchema,
@@ -21,7 +22,10 @@ import {
 /** A session event id (`<runId>:<eventId>`), as the session's SSE stream numbers its events. */
 export const SESSION_EVENT_ID_PATTERN = '^run_[0-9a-z_]{26,60}:[0-9]{1,20}-[0-9]{1,20}$';
 
-const RequestIdSchema = Type.String({ pattern: REQUEST_ID_PATTERN });
+const RequestIdSchema = Type.String({
+  pattern: REQUEST_ID_PATTERN,
+  [EXPECTED]: "a question's request id (they look like clr_ and 26 letters and digits: clr_01jz3k…)",
+});
 
 /** `message`: send `content` to a session (null: a new one), `options` being a run's other body fields. */
 export const WsMessageFrameSchema = Type.Object(
@@ -63,7 +67,14 @@ export const WsSubscribeFrameSchema = Type.Object(
   {
     type: Type.Literal('subscribe'),
     sessionId: SessionIdSchema,
-    after: Type.Union([Type.String({ maxLength: 120, pattern: SESSION_EVENT_ID_PATTERN }), Type.Null()]),
+    after: Type.Union([
+      Type.String({
+        maxLength: 120,
+        pattern: SESSION_EVENT_ID_PATTERN,
+        [EXPECTED]: "a session event id (a run id, ':' and an event id, as the stream numbers them)",
+      }),
+      Type.Null(),
+    ]),
   },
   { additionalProperties: false },
 );

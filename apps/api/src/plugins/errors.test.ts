@@ -29,7 +29,7 @@ describe('the validation message', () => {
       { input: 'x', model: { provider: 'replay', script: [{ content: 'x'.repeat(100_001) }] } },
       'body.model.script.0.content must NOT have more than 100000 characters',
     ],
-    [{ input: 'x', model: { profile: 'a b' } }, 'body.model.profile must match pattern'],
+    [{ input: 'x', model: { profile: 'a b' } }, 'body.model.profile is not a model profile name'],
     // A union of literals lists its values.
     [{ input: 'x', locale: 'fr' }, 'body.locale must be one of "zh", "en"'],
     [{ input: 'x', locale: 3 }, 'body.locale must be one of "zh", "en"'],

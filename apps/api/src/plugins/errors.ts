@@ -1,4 +1,4 @@
-import { TetherError } from '@tether/protocol';
+import { EXPECTED, TetherError } from '@tether/protocol';
 import { isRedisConnectionError } from '@tether/store/redis';
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -72,7 +72,8 @@ export function describeValidation(
   const key = (issue as { propertyName?: unknown }).propertyName;
   if (typeof key === 'string') {
     const shown = key.length > 40 ? `${key.slice(0, 40)}…` : key;
-    return `${field()} key ${JSON.stringify(shown)} ${issue.message ?? 'is invalid'}`;
+    const problem = issue.keyword === 'pattern' ? notMatching(issue) : (issue.message ?? 'is invalid');
+    return `${field()} key ${JSON.stringify(shown)} ${problem}`;
   }
   switch (issue.keyword) {
     case 'additionalProperties':
@@ -80,7 +81,7 @@ export function describeValidation(
     case 'required':
       return `${field(params.missingProperty)} is required`;
     case 'pattern':
-      return `${field()} ${issue.message ?? 'is malformed'}`;
+      return `${field()} ${notMatching(issue)}`;
     case 'const':
     case 'type': {
       const literals = literalsOfUnion(issue, issues);
@@ -93,6 +94,16 @@ export function describeValidation(
     default:
       return `${field()} ${issue.message ?? 'is invalid'}`;
   }
+}
+
+/**
+ * What a value that fails a `pattern` is not, in words: the schema's {@link EXPECTED} (every pattern a
+ * request can fail has one), never the regular expression itself.
+ */
+function notMatching(issue: ValidationIssue): string {
+  const schema = (issue as { parentSchema?: Record<string, unknown> }).parentSchema;
+  const expected = schema?.[EXPECTED];
+  return typeof expected === 'string' ? `is not ${expected}` : 'is malformed';
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   ClearMemoryResponseSchema,
   CreateMemoryBodySchema,
   ErrorResponseSchema,
+  EXPECTED,
   MEMORY_LIMITS,
   MemoryEntrySchema,
   MemoryIdSchema,
@@ -26,7 +27,11 @@ const ListQuerySchema = Type.Object({
   ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MEMORY_LIMITS.pageMaxLimit, default: 20 })),
   cursor: Type.Optional(
-    Type.String({ pattern: '^[0-9]{1,6}$', description: 'nextCursor of the previous page' }),
+    Type.String({
+      pattern: '^[0-9]{1,6}$',
+      [EXPECTED]: "the previous page's nextCursor (a number)",
+      description: 'nextCursor of the previous page',
+    }),
   ),
 });
 

@@ -1,11 +1,17 @@
 import { Type } from '@sinclair/typebox';
+import { EXPECTED } from '@tether/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { runLinks } from './run-view.js';
 
 /** `Idempotency-Key`: printable ASCII, as Stripe and the IETF draft use it. */
 export const IdempotencyHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7e]+$',
+      [EXPECTED]: 'a key of printable ASCII characters, without spaces',
+    }),
   ),
 });
 

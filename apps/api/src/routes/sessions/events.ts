@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ErrorResponseSchema, EventPageSchema } from '@tether/protocol';
+import { ErrorResponseSchema, EventPageSchema, EXPECTED } from '@tether/protocol';
 import { parseSessionCursor, readSessionEvents } from '@tether/store/sessions';
 import { wantsJson } from '../runs/events/index.js';
 import { openSse } from '../runs/events/open-sse.js';
@@ -12,6 +12,7 @@ import { SessionStream } from './session-stream.js';
 const SessionCursorSchema = Type.String({
   maxLength: 120,
   pattern: '^(0|run_[0-9a-z_]{26,60}:[0-9]{1,20}-[0-9]{1,20})$',
+  [EXPECTED]: "a session event id (a run id, ':' and an event id, as the stream numbers them) or 0",
   description: 'A session event id (`<runId>:<eventId>`), or 0 for the start',
 });
 

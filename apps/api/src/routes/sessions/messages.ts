@@ -1,13 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ErrorResponseSchema, MessagePageSchema } from '@tether/protocol';
+import { ErrorResponseSchema, EXPECTED, MessagePageSchema } from '@tether/protocol';
 import { COMMON_ERRORS } from '../schemas.js';
 import { SessionParamsSchema } from './params.js';
 
 const MessagesQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000, default: 100 })),
   cursor: Type.Optional(
-    Type.String({ pattern: '^[0-9]{1,9}$', description: 'nextCursor of the previous page' }),
+    Type.String({
+      pattern: '^[0-9]{1,9}$',
+      [EXPECTED]: "the previous page's nextCursor (a number)",
+      description: 'nextCursor of the previous page',
+    }),
   ),
   token: Type.Optional(Type.String({ maxLength: 300, description: 'The session token' })),
 });

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
   ErrorResponseSchema,
+  EXPECTED,
   WEBHOOK_LIMITS,
   WebhookDeliveryIdSchema,
   WebhookDeliveryPageSchema,
@@ -20,6 +21,7 @@ const DeliveriesQuerySchema = Type.Object({
   cursor: Type.Optional(
     Type.String({
       pattern: '^[0-9]{1,16}_whd_[0-9a-z]{26}$',
+      [EXPECTED]: "the previous page's nextCursor",
       description: 'nextCursor of the previous page',
     }),
   ),

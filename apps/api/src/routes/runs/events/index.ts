@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import {
   ErrorResponseSchema,
   EventPageSchema,
+  EXPECTED,
   TERMINAL_EVENT_TYPES,
   TERMINAL_STATUSES,
 } from '@tether/protocol';
@@ -14,7 +15,11 @@ import { openSse } from './open-sse.js';
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
 
-const CursorSchema = Type.String({ pattern: CURSOR_PATTERN, description: 'An event id, or 0 for the start' });
+const CursorSchema = Type.String({
+  pattern: CURSOR_PATTERN,
+  [EXPECTED]: 'an event id (event ids look like 1764498759120-0) or 0',
+  description: 'An event id, or 0 for the start',
+});
 
 const EventsQuerySchema = Type.Object({
   after: Type.Optional(CursorSchema),
