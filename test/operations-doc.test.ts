@@ -75,10 +75,16 @@ function documentedRanges(): Map<string, string> {
     if (!inTable) continue;
     const cells = line.split(' | ');
     const names = [...(cells[0] ?? '').matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((match) => match[1] as string);
-    for (const name of names) ranges.set(name, (cells[2] ?? '').trim());
+    for (const name of names) {
+      if (ranges.has(name)) listedTwice.push(name);
+      ranges.set(name, (cells[2] ?? '').trim());
+    }
   }
   return ranges;
 }
+
+/** The variables with more than one row (filled by {@link documentedRanges}). */
+const listedTwice: string[] = [];
 
 /** `7 * 24 * 3600` → 604800; undefined for anything but digits, `_` and `*`. */
 function evaluate(expression: string): number | undefined {
@@ -107,6 +113,10 @@ function integerBounds(): { name: string; min: number; max: number }[] {
 describe('docs/operations.md', () => {
   const read = variablesRead();
   const documented = documentedRanges();
+
+  it('gives each variable one row', () => {
+    expect(listedTwice).toEqual([]);
+  });
 
   it('finds the variables the code reads (the scan works)', () => {
     for (const name of ['PORT', 'HOST', 'LOG_LEVEL', 'REDIS_URL', 'OPENAI_API_KEY', 'TETHER_TOKEN_TTL_S']) {
