@@ -71,8 +71,14 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
   const now = (ctx.now ?? Date.now)();
   const idWidth = Math.max(2, ...page.data.map((r) => r.id.length));
   const statusWidth = Math.max(...page.data.map((r) => r.status.length));
-  io.stdout.write(`${c.dim(`${'ID'.padEnd(idWidth)}  ${'STATUS'.padEnd(statusWidth)}  CREATED`)}\n`);
-  for (const run of page.data) {
+  const created = page.data.map((r) => relativeTime(r.createdAt, now));
+  const took = page.data.map((r) => runDuration(r, now));
+  const createdWidth = Math.max(7, ...created.map((text) => text.length));
+  const tookWidth = Math.max(4, ...took.map((text) => text.length));
+  io.stdout.write(
+    `${c.dim(`${'ID'.padEnd(idWidth)}  ${'STATUS'.padEnd(statusWidth)}  ${'CREATED'.padEnd(createdWidth)}  ${'TOOK'.padEnd(tookWidth)}  TASK`)}\n`,
+  );
+  for (const [index, run] of page.data.entries()) {
     const pad = ' '.repeat(statusWidth - run.status.length);
     const calls = run.pendingToolCalls ?? [];
     const waiting = run.pendingClarify
@@ -82,8 +88,10 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
         : run.status === 'waiting_for_children' && run.children
           ? c.blue(`  ${waitingFor(liveChildren(run))}`)
           : '';
+    const when = `${(created[index] ?? '').padEnd(createdWidth)}  ${(took[index] ?? '').padEnd(tookWidth)}`;
+    const task = truncate(run.title ?? '', 60);
     io.stdout.write(
-      `${run.id.padEnd(idWidth)}  ${colorStatus(run.status, c)}${pad}  ${relativeTime(run.createdAt, now)}${waiting}\n`,
+      `${run.id.padEnd(idWidth)}  ${colorStatus(run.status, c)}${pad}  ${when}  ${task}${waiting}\n`,
     );
   }
   if (page.nextCursor) {
@@ -96,6 +104,15 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
     );
   }
   return EXIT.ok;
+}
+
+/**
+ * How long a run took (from its start to its end), or has been running so far; `-` before it started.
+ */
+function runDuration(run: Run, now: number): string {
+  if (!run.startedAt) return '-';
+  const end = run.finishedAt ? Date.parse(run.finishedAt) : now;
+  return formatDuration(Math.max(0, end - Date.parse(run.startedAt)));
 }
 
 /** `tether show ID`: one run in detail, and a crew parent's tree of children. */
@@ -127,6 +144,7 @@ export function formatRun(
   const now = (ctx.now ?? Date.now)();
   const lines = [`${c.bold(run.id)}  ${colorStatus(run.status, c)}`];
   const field = (name: string, value: string) => lines.push(`${c.dim(name.padEnd(10))}${value}`);
+  if (run.title) field('task', run.title);
   field('created', `${run.createdAt} (${relativeTime(run.createdAt, now)})`);
   if (run.startedAt) field('started', run.startedAt);
   if (run.finishedAt) {

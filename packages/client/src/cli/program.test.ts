@@ -511,15 +511,20 @@ describe('errors and exit codes', () => {
 });
 
 describe('tether runs, show, logs, answer, cancel', () => {
-  it('lists runs with status and a pending question', async () => {
-    const a = api.createRun({ input: 'a' }, 'tenant-a');
+  it('lists runs with status, duration, task and a pending question', async () => {
+    const a = api.createRun({ input: '\n  Summarise the report\nin three lines' }, 'tenant-a');
     const b = api.createRun({ input: 'b' }, 'tenant-a');
+    // The fake's events are a millisecond apart: the run took 1ms. (A live run shows how long so far.)
+    api.append(a.run.id, 'run.started', { attempt: 1, workerId: 'w' });
     api.append(a.run.id, 'run.completed', { output: 'ok' });
     askQuestion(b);
+    api.createRun({ input: 'c' }, 'tenant-a');
     const { io, stdout } = terminal();
     expect(await runCli(['runs'], io)).toBe(0);
+    // Not started yet: no duration.
+    expect(stdout.plain).toMatch(/\nrun_0003\s+queued\s+\S+ ago\s+-\s+c\n/);
     expect(stdout.plain).toMatch(
-      /ID\s+STATUS\s+CREATED\nrun_0002\s+waiting_for_input\s+.*\? Which format\?\nrun_0001\s+completed/,
+      /TOOK\s+TASK\nrun_0003.*\nrun_0002\s+waiting_for_input\s+.*\s+b {2}\? Which format\?\nrun_0001\s+completed\s+.*\s1ms\s+Summarise the report\n/,
     );
     const json = terminal();
     expect(await runCli(['runs', '--json', '--status', 'completed', '--limit', '5'], json.io)).toBe(0);
@@ -532,6 +537,7 @@ describe('tether runs, show, logs, answer, cancel', () => {
     const { io, stdout } = terminal();
     expect(await runCli(['show', run.run.id], io)).toBe(0);
     expect(stdout.plain).toContain('run_0001  waiting_for_input');
+    expect(stdout.plain).toMatch(/\ntask\s+a\n/);
     expect(stdout.plain).toContain('tether answer run_0001 q1 "your answer"');
     const missing = terminal();
     expect(await runCli(['show', 'run_9999'], missing.io)).toBe(1);

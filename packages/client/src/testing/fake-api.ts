@@ -35,7 +35,7 @@ import type {
   RunStatus,
   ToolInfo,
 } from '@tether/protocol';
-import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@tether/protocol';
+import { runTitle, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@tether/protocol';
 import { FakeMemory } from './fake-memory.js';
 import { FakeWebhooks } from './fake-webhooks.js';
 
@@ -137,6 +137,8 @@ export class FakeApi extends EventEmitter {
       run: {
         id,
         status: 'queued',
+        // As the API keeps it: the input's first line that is not blank.
+        ...(body.input.trim() === '' ? {} : { title: runTitle(body.input) }),
         createdAt: new Date(BASE_MS + this.runSeq).toISOString(),
         attempts: 0,
         todos: [],
