@@ -8,7 +8,7 @@
 import { Agent, request } from 'node:http';
 import { TetherClient } from '../packages/client/dist/index.js';
 import { freePort, startStack } from '../packages/testing/dist/scripts.js';
-import { benchRedis, percentile, tempDir } from './lib/stack.mjs';
+import { benchRedis, percentile, postJson, tempDir } from './lib/stack.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 300);
 const CLIENT = process.env.BENCH_CLIENT ?? 'http';
@@ -41,30 +41,8 @@ const stack = await startStack({
 });
 const agent = new Agent({ keepAlive: true });
 
-/** POSTs `body` (JSON); resolves with the parsed answer once it has arrived, or rejects on another status. */
-function post(path, body, status) {
-  return new Promise((resolve, reject) => {
-    const req = request(`${base}${path}`, {
-      method: 'POST',
-      agent,
-      headers: { ...auth, 'content-type': 'application/json' },
-    });
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        text += chunk;
-      });
-      res.on('end', () =>
-        res.statusCode === status
-          ? resolve(JSON.parse(text))
-          : reject(new Error(`POST ${path} answered ${res.statusCode}: ${text}`)),
-      );
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
+/** POSTs `body` (JSON) to the API; resolves with the parsed answer if its status is `status`. */
+const post = (path, body, status) => postJson(`${base}${path}`, { agent, headers: auth, body, status });
 
 /** Follows the run's SSE stream: `next(type)` resolves with the time the next such event was read. */
 function followHttp(runId) {

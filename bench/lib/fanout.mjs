@@ -9,13 +9,13 @@
 // Needs `pnpm build`. REDIS_URL, or a redis-server on PATH.
 // Knobs: BENCH_CLIENTS, BENCH_ROUNDS, BENCH_ROUND_GAP_MS; BENCH_API_ARGS adds node flags to the
 // API process (such as `--cpu-prof --cpu-prof-dir=/tmp/prof`).
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { loadavg } from 'node:os';
 import { createKeys } from '../../packages/store/dist/redis/index.js';
 import { RunStore } from '../../packages/store/dist/runs/index.js';
 import { Redis } from '../../packages/store/node_modules/ioredis/built/index.js';
 import { freePort, startStack } from '../../packages/testing/dist/scripts.js';
-import { benchRedis, cpuMicros, percentile } from './stack.mjs';
+import { benchRedis, cpuMicros, percentile, postJson } from './stack.mjs';
 
 export const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 2_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -62,25 +62,7 @@ export async function startFanout(name, env = {}) {
 
   /** POSTs `body` (JSON); resolves with the answer's body if its status is `status`. */
   function post(path, body, status = 202) {
-    return new Promise((resolve, reject) => {
-      const req = request(`${base}${path}`, {
-        method: 'POST',
-        agent,
-        headers: { ...auth, 'content-type': 'application/json' },
-      });
-      req.on('response', (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk) => {
-          text += chunk;
-        });
-        res.on('end', () =>
-          res.statusCode === status ? resolve(JSON.parse(text)) : reject(new Error(text)),
-        );
-      });
-      req.on('error', reject);
-      req.end(JSON.stringify(body));
-    });
+    return postJson(`${base}${path}`, { agent, headers: auth, body, status });
   }
 
   /** The API's Redis connections, by the names it gives them. */

@@ -2,6 +2,7 @@
 // Needs `pnpm build`.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,4 +62,32 @@ export function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[index];
+}
+
+/**
+ * POSTs `body` as JSON to `url` through `agent` with `headers`; resolves with the parsed answer
+ * once it has arrived if its status is `status`, else rejects with the answer's text.
+ */
+export function postJson(url, { agent, headers, body, status }) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST',
+      agent,
+      headers: { ...headers, 'content-type': 'application/json' },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        text += chunk;
+      });
+      res.on('end', () =>
+        res.statusCode === status
+          ? resolve(JSON.parse(text))
+          : reject(new Error(`POST ${url} answered ${res.statusCode}: ${text}`)),
+      );
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
 }
