@@ -115,7 +115,14 @@ describe('pnpm start', () => {
 
   it('a second start on a busy API or Redis port fails fast, naming the port and its flag, starting nothing', async () => {
     const otherHome = join(dir, 'other');
-    const [free, alsoFree] = [await freePort(), await freePort()];
+    // A free port of its own for each start that may probe one: the three run at once, and one's
+    // probe of a port shared with another made that one see it busy (on a loaded machine).
+    const [free, alsoFree, forRedis, forSame] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
     const second = (home: string, apiPort: number, ownRedisPort: number) =>
       spawnNode(START, { TETHER_HOME: home, NO_COLOR: '1' }, [
         '--port',
@@ -127,8 +134,8 @@ describe('pnpm start', () => {
     // (its Redis data, its stack file).
     const [busyApi, busyRedis, sameHome] = [
       second(otherHome, port, free),
-      second(otherHome, free, redisPort),
-      second(home, free, alsoFree),
+      second(otherHome, forRedis, redisPort),
+      second(home, forSame, alsoFree),
     ] as const;
     expect((await busyApi.exited).code).toBe(1);
     // (It says a Tether API answers there when /readyz answers in time: not asserted, as on a loaded machine it may not.)
