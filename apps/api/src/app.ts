@@ -45,6 +45,7 @@ import consoleRoutes from './routes/console/index.js';
 import healthRoutes from './routes/health/index.js';
 import mcpServerRoutes from './routes/mcp-servers/index.js';
 import memoryRoutes from './routes/memory/index.js';
+import modelRoutes from './routes/models/index.js';
 import runRoutes from './routes/runs/index.js';
 import sessionRoutes from './routes/sessions/index.js';
 import skillRoutes from './routes/skills/index.js';
@@ -97,6 +98,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config, te
   await app.register(requiresRedis(sessionRoutes), { prefix: '/v1/sessions' });
   await app.register(requiresRedis(skillRoutes), { prefix: '/v1/skills' });
   await app.register(toolRoutes, { prefix: '/v1/tools' });
+  await app.register(modelRoutes, { prefix: '/v1/models' });
   await app.register(requiresRedis(wsRoutes), { prefix: '/v1/ws' });
   await app.register(requiresRedis(memoryRoutes), { prefix: '/v1/memory' });
   await app.register(requiresRedis(mcpServerRoutes), { prefix: '/v1/mcp-servers' });

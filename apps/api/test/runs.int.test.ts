@@ -394,6 +394,40 @@ describe('service routes', () => {
     expect((await app.inject({ method: 'GET', url: '/v1/tools' })).statusCode).toBe(401);
   });
 
+  it('GET /v1/models names the profiles and the default, never a key or a base URL', async () => {
+    const profiles = JSON.stringify([
+      { name: 'fast', provider: 'openai', baseURL: 'http://user:pw@10.0.0.5:8000/v1', apiKey: 'sk-secret-1' },
+      { name: 'deep', provider: 'anthropic', model: 'claude-test', apiKey: 'sk-ant-secret-2' },
+    ]);
+    const { app } = await build({
+      env: { TETHER_MODEL_PROFILES: profiles, TETHER_DEFAULT_MODEL_PROFILE: 'deep' },
+    });
+    const response = await app.inject({ method: 'GET', url: '/v1/models', headers: BETA });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      profiles: [
+        { name: 'fast', provider: 'openai', model: null, default: false },
+        { name: 'deep', provider: 'anthropic', model: 'claude-test', default: true },
+      ],
+      defaultProfile: 'deep',
+      replay: true,
+    });
+    expect(response.body).not.toMatch(/secret|10\.0\.0\.5|pw/);
+    expect((await app.inject({ method: 'GET', url: '/v1/models' })).statusCode).toBe(401);
+
+    // No model at all: the client can tell before it submits, and the submit says the same.
+    const bare = await build({ env: { TETHER_ALLOW_REPLAY: '0' } });
+    const none = await bare.app.inject({ method: 'GET', url: '/v1/models', headers: ACME });
+    expect(none.json()).toEqual({ profiles: [], defaultProfile: null, replay: false });
+    const refused = await bare.app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: ACME,
+      payload: { input: 'x' },
+    });
+    expect(refused.json()).toMatchObject({ error: { code: 'ERR_MODEL_PROFILE_REQUIRED' } });
+  });
+
   it('/healthz and /readyz answer without a key; readyz turns 503 without Redis', async () => {
     const { app } = await build();
     expect((await app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });

@@ -507,6 +507,15 @@ describe('files and tools', () => {
     expect(catalog.tools.map((t) => t.name)).toEqual(['read_file']);
   });
 
+  it('reads the model catalog, and says so when a server answers without one', async () => {
+    expect(await client.models()).toMatchObject({ defaultProfile: 'default', replay: true });
+    api.models = { profiles: [], defaultProfile: null, replay: false };
+    expect(await client.models()).toEqual({ profiles: [], defaultProfile: null, replay: false });
+    expect(api.requests.at(-1)?.path).toBe('/v1/models');
+    api.models = undefined;
+    await expect(client.models()).rejects.toBeInstanceOf(TetherNotFoundError);
+  });
+
   it('reads pages of events for pollers, with the cursor of the next page', async () => {
     const fake = api.createRun({ input: 'x' }, 'tenant-a');
     api.append(fake.run.id, 'run.started', { attempt: 1, workerId: 'w' });

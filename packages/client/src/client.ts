@@ -3,6 +3,7 @@ import type {
   CreateRunBody,
   CreateRunResponse,
   EventPage,
+  ModelCatalog,
   Run,
   RunEvent,
   RunFileList,
@@ -404,6 +405,23 @@ export class TetherClient {
     });
     if (isRecord(result) && Array.isArray(result.tools)) return result as unknown as ToolCatalog;
     throw new TetherProtocolError('GET /v1/tools answered without a tools array');
+  }
+
+  /**
+   * `GET /v1/models`: the model profiles runs may name, the default, and
+   * whether replay is allowed. Ask before starting something that needs a
+   * model: `defaultProfile: null` with no profile named means the server
+   * would refuse the run (`ERR_MODEL_PROFILE_REQUIRED`).
+   */
+  async models(options: RequestOptions = {}): Promise<ModelCatalog> {
+    const result = await this.json({
+      method: 'GET',
+      path: '/v1/models',
+      signal: options.signal,
+      idempotent: true,
+    });
+    if (isRecord(result) && Array.isArray(result.profiles)) return result as unknown as ModelCatalog;
+    throw new TetherProtocolError('GET /v1/models answered without a profiles array');
   }
 
   /**

@@ -16,6 +16,8 @@ export type {
   MemoryEntry,
   MemoryPage,
   MessagePage,
+  ModelCatalog,
+  ModelProfileInfo,
   Multitask,
   PendingClarify,
   PendingToolCall,

@@ -428,3 +428,24 @@ export const ToolCatalogSchema = Type.Object({
   tools: Type.Array(ToolInfoSchema),
 });
 export type ToolCatalog = Static<typeof ToolCatalogSchema>;
+
+/** One model profile as a client may see it: never its key or its base URL. */
+export const ModelProfileInfoSchema = Type.Object({
+  name: Type.String({ description: 'What a run names in `model.profile`' }),
+  provider: Type.String({ description: 'openai (or any OpenAI-compatible server) or anthropic' }),
+  model: Type.Union([Type.String(), Type.Null()], {
+    description: 'The model asked for; null: the first model the server lists',
+  }),
+  default: Type.Boolean({ description: 'Runs that name no model use this profile' }),
+});
+export type ModelProfileInfo = Static<typeof ModelProfileInfoSchema>;
+
+/** `GET /v1/models`: what a run can name as its model here, so a client can tell before it submits. */
+export const ModelCatalogSchema = Type.Object({
+  profiles: Type.Array(ModelProfileInfoSchema),
+  /** The profile runs get when they name none; null: every run must name one (or replay). */
+  defaultProfile: Type.Union([Type.String(), Type.Null()]),
+  /** `{ provider: 'replay', script }` is accepted (TETHER_ALLOW_REPLAY). */
+  replay: Type.Boolean(),
+});
+export type ModelCatalog = Static<typeof ModelCatalogSchema>;

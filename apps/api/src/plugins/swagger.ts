@@ -45,6 +45,7 @@ const swaggerPlugin: FastifyPluginAsync = async (app) => {
         { name: 'memory', description: 'What runs saved for later runs, per scope' },
         { name: 'mcp', description: 'MCP servers a tenant registers for its runs' },
         { name: 'tools', description: 'The tool catalog' },
+        { name: 'models', description: 'The model profiles runs may name' },
         { name: 'health', description: 'Liveness and readiness' },
       ],
     },

@@ -27,6 +27,7 @@ import type { AddressInfo } from 'node:net';
 import type {
   ChildRun,
   CreateRunBody,
+  ModelCatalog,
   Run,
   RunEvent,
   RunEventData,
@@ -75,6 +76,12 @@ export class FakeApi extends EventEmitter {
   /** Bearer key → tenant. Empty: no auth, every caller is tenant `default`. */
   readonly keys = new Map<string, string>();
   tools: ToolInfo[] = [];
+  /** `GET /v1/models`'s answer (a default profile, replay allowed); undefined: the route is absent (an older server). */
+  models: ModelCatalog | undefined = {
+    profiles: [{ name: 'default', provider: 'openai', model: 'gpt-test', default: true }],
+    defaultProfile: 'default',
+    replay: true,
+  };
   /** The memory routes' entries. */
   readonly memory = new FakeMemory();
   /** The webhook routes' endpoints and deliveries. */
@@ -287,6 +294,9 @@ export class FakeApi extends EventEmitter {
         defaultToolsets: ['base'],
         tools: this.tools,
       });
+    }
+    if (parts[1] === 'models' && parts.length === 2 && req.method === 'GET' && this.models) {
+      return sendJson(res, 200, this.models);
     }
     if (
       parts[1] === 'memory' &&
