@@ -21,6 +21,7 @@ import { collectFiles } from './collect-files.js';
 import type { CommandContext, RegisterCommand } from './command-context.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type LineInput, pipedLines, terminalLines } from './line-input.js';
+import { ensureModel, type ModelCommand } from './model-check.js';
 import { type Ask, EventPresenter } from './presenter.js';
 import { type RunCommandOptions, runSettings } from './run-command.js';
 import { RunView } from './run-view.js';
@@ -31,6 +32,9 @@ export interface ChatCommandOptions extends RunCommandOptions {
 }
 
 const TERMINAL_TYPES: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
+
+/** `tether chat` for the model check: it offers --model and --replay. */
+const CHAT: ModelCommand = { command: 'tether chat', flags: { model: true, replay: true } };
 
 /** Why the chat stops before its input ends: the exit code it ends with. */
 class ChatEnd {
@@ -57,6 +61,9 @@ export async function chatCommand(options: ChatCommandOptions, ctx: CommandConte
       );
     }
   }
+  // Every message needs a model: without one, say so before a session is made (or resumed).
+  const choice = { profile: options.model, replay: options.replay !== undefined };
+  if (!(await ensureModel(ctx, choice, CHAT))) return EXIT.failed;
   return new Chat(options, ctx, settings, files).run();
 }
 

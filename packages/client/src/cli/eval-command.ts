@@ -17,6 +17,7 @@ import {
 import { filterTasks, loadTaskSet } from './eval-tasks.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import type { Colors } from './io.js';
+import { ensureModel, type ModelCommand } from './model-check.js';
 import { runSettings } from './run-command.js';
 
 /** The answer every clarify question of an eval run gets, at once. */
@@ -37,6 +38,9 @@ export interface EvalCommandOptions {
   compare?: string;
   out?: string;
 }
+
+/** `tether eval` for the model check: it offers --model, and no replay (its figures measure a real model). */
+const EVAL: ModelCommand = { command: 'tether eval', flags: { model: true, replay: false } };
 
 /** A result file (`--json`, `--out`), which `--compare` reads back. */
 export interface EvalResult {
@@ -159,7 +163,8 @@ export async function runEval(options: RunEvalOptions): Promise<TaskOutcome[]> {
  * `tether eval`: runs the built-in task set (or the `--tasks` it picks)
  * through the API and prints the discipline figures (docs/eval.md), as a
  * table or `--json`, beside a previous result with `--compare`. Exit 0 when
- * every task's run ended, 1 when some could not be run or read.
+ * every task's run ended, 1 when some could not be run or read, or when the
+ * server has no model for them (asked before any task starts).
  */
 export async function evalCommand(options: EvalCommandOptions, ctx: CommandContext): Promise<ExitCode> {
   const { io, colors: c } = ctx;
@@ -174,6 +179,7 @@ export async function evalCommand(options: EvalCommandOptions, ctx: CommandConte
   const tasks = filterTasks(set.tasks, options.tasks);
   const json = options.json === true;
   const at = new Date(ctx.now?.() ?? Date.now()).toISOString();
+  if (!(await ensureModel(ctx, { profile: options.model }, EVAL))) return EXIT.failed;
 
   if (!json) {
     io.stdout.write(

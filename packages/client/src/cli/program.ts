@@ -17,6 +17,7 @@ import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type CliIo, type Colors, colorsFor } from './io.js';
 import { registerMcpCommands } from './mcp-commands.js';
 import { registerMemoryCommands } from './memory-commands.js';
+import { modelFlagsOf, modelRequiredHint } from './model-check.js';
 import { registerRunCommand } from './run-command.js';
 import { registerSessionCommands } from './session-commands.js';
 import { registerSkillCommands } from './skill-commands.js';
@@ -61,8 +62,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const errColors = colorsFor(io.stderr, io.env);
   let exitCode: ExitCode = EXIT.ok;
   let runId: string | undefined;
+  // The command whose action runs, so that an error's hint names only flags it has.
+  let action: Command | undefined;
 
-  const program = createProgram(io, errColors);
+  const program = createProgram(io, errColors).hook('preAction', (_program, actionCommand) => {
+    action = actionCommand;
+  });
   const context = contextFactory(program, io, colors, errColors, (id) => {
     runId = id;
   });
@@ -77,7 +82,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (error) {
-    return report(error, io, errColors, runId);
+    return report(error, io, errColors, { runId, action });
   }
 }
 
@@ -142,7 +147,13 @@ function contextFactory(
   };
 }
 
-function report(error: unknown, io: CliIo, c: Colors, runId: string | undefined): number {
+/** What the CLI knows of the failed command: its run (for the Ctrl-C hint), and the command itself. */
+interface Failed {
+  runId: string | undefined;
+  action: Command | undefined;
+}
+
+function report(error: unknown, io: CliIo, c: Colors, { runId, action }: Failed): number {
   const write = (text: string) => io.stderr.write(`${text}\n`);
   if (error instanceof CommanderError) {
     // Help and version exit 0; commander has printed everything else already.
@@ -164,7 +175,7 @@ function report(error: unknown, io: CliIo, c: Colors, runId: string | undefined)
   if (error instanceof TetherApiError && error.code === 'ERR_MODEL_PROFILE_REQUIRED') {
     // Nothing wrong with the command: the server has no model. Its message says how to give it one.
     write(c.yellow(error.message));
-    write(c.dim('Then try again. (--replay <file> plays a scripted model, which needs none.)'));
+    write(c.dim(modelRequiredHint(modelFlagsOf(action))));
     return EXIT.failed;
   }
   if (error instanceof TetherApiError) {
