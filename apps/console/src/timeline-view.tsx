@@ -1,7 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { prettyArgs } from './format.js';
-import { type DiffLineKind, patchDiff } from './patch-diff.js';
 import type { TimelineItem } from './timeline.js';
+import { ToolCall } from './tool-call.js';
 
 /** Heights (px) a row of each kind is placed at before any row of its kind is measured. */
 const ESTIMATED_HEIGHT: Record<TimelineItem['kind'], number> = {
@@ -179,62 +178,6 @@ export function Todos({ todos }: { todos: readonly { id: string; content: string
   );
 }
 
-const DIFF_SIGN: Record<DiffLineKind, string> = {
-  file: '',
-  hunk: '',
-  add: '+',
-  remove: '-',
-  context: ' ',
-  note: '',
-};
-/** What a screen reader hears before a line (the sign is hidden from it). */
-const DIFF_LABEL: Record<DiffLineKind, string> = {
-  file: '',
-  hunk: '',
-  add: 'Added: ',
-  remove: 'Removed: ',
-  context: '',
-  note: '',
-};
-
-/** A tool call's arguments: a `patch` call's as a unified diff, any other's as JSON. */
-function ToolArguments({
-  name,
-  args,
-  result,
-}: {
-  name: string;
-  args: string;
-  result?: { ok: boolean; content: string };
-}) {
-  const diff = name === 'patch' ? patchDiff(args, result) : undefined;
-  if (!diff) return <pre class="args">{prettyArgs(args)}</pre>;
-  return (
-    <figure class="diff">
-      <figcaption>
-        Change to {diff.path ?? 'the file'}
-        {diff.from === 'arguments' ? ' (from the call, without line numbers)' : ''}
-      </figcaption>
-      <pre>
-        <code>
-          {diff.lines.map((line, index) => (
-            <span key={index} class={`diff-line diff-${line.kind}`}>
-              {DIFF_LABEL[line.kind] === '' ? null : (
-                <span class="visually-hidden">{DIFF_LABEL[line.kind]}</span>
-              )}
-              <span class="diff-sign" aria-hidden="true">
-                {DIFF_SIGN[line.kind]}
-              </span>
-              {line.text}
-              {'\n'}
-            </span>
-          ))}
-        </code>
-      </pre>
-    </figure>
-  );
-}
-
 /** What a row shows for its item (the row itself, its <li>, is the list's). */
 function TimelineEntry({ item }: { item: TimelineItem }) {
   const time = <time dateTime={item.at}>{new Date(item.at).toLocaleTimeString()}</time>;
@@ -255,16 +198,7 @@ function TimelineEntry({ item }: { item: TimelineItem }) {
     case 'tool':
       return (
         <>
-          {time} <strong>Tool {item.name}</strong>
-          {item.result ? (item.result.ok ? ' (done)' : ' (failed)') : ' (running)'}
-          <ToolArguments name={item.name} args={item.args} result={item.result} />
-          {item.output !== '' || item.result ? (
-            <details>
-              <summary>Output of {item.name}</summary>
-              {item.output !== '' ? <pre class="stream">{item.output}</pre> : null}
-              {item.result ? <pre class="result">{item.result.content}</pre> : null}
-            </details>
-          ) : null}
+          {time} <ToolCall item={item} />
         </>
       );
     case 'todos':
