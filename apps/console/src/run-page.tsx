@@ -8,7 +8,8 @@ import { Question } from './question.js';
 import { filesHref, navigate, onLinkClick, type RunTab, runHref } from './router.js';
 import { useRunFeed } from './run-feed.js';
 import type { Timeline } from './timeline.js';
-import { TimelineList, Todos } from './timeline-view.js';
+import { TimelineList } from './timeline-view.js';
+import { Todos } from './todos.js';
 
 /**
  * One run: its status, a pending question, "Cancel run", its crew (a parent's

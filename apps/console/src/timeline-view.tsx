@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { TimelineItem } from './timeline.js';
+import { Todos } from './todos.js';
 import { ToolCall } from './tool-call.js';
 
 /** Heights (px) a row of each kind is placed at before any row of its kind is measured. */
@@ -156,25 +157,6 @@ export function TimelineList({ items }: { items: readonly TimelineItem[] }) {
         ))}
       </ol>
     </section>
-  );
-}
-
-/** A todo list as a checklist (disabled checkboxes labelled with the item and its status). */
-export function Todos({ todos }: { todos: readonly { id: string; content: string; status: string }[] }) {
-  return (
-    <ul class="todos">
-      {todos.map((todo) => (
-        <li key={todo.id} class={`todo todo-${todo.status}`}>
-          <input
-            type="checkbox"
-            checked={todo.status === 'completed'}
-            disabled
-            aria-label={`${todo.content} (${todo.status.replace('_', ' ')})`}
-          />
-          <span>{todo.content}</span>
-        </li>
-      ))}
-    </ul>
   );
 }
 
