@@ -1,15 +1,19 @@
 import { type CreateRunBody, TetherApiError, type TetherClient, type ToolCatalog } from '@tether/client';
 import type { Locale } from '@tether/protocol';
 import { type Dispatch, type StateUpdater, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { exampleForm } from './new-run-example.js';
+import { ExamplePanel, ModelNotice, useModelCatalog } from './new-run-model.js';
 import {
   buildRequest,
   EMPTY_FORM,
   type FieldProblem,
+  missingModel,
   type NewRunForm,
   type NewRunRequest,
   withFile,
 } from './new-run-request.js';
 import { hrefOf, navigate } from './router.js';
+import './new-run.css';
 
 // A Record over protocol's Locale, so that a new locale is a type error here. (Importing protocol's
 // LOCALES would bundle its HTTP schemas, and TypeBox with them: 5 KB gzipped.)
@@ -22,20 +26,32 @@ const LOCALES = Object.keys(LOCALE_TEXT) as Locale[];
  * timeout, max steps and an Advanced JSON merged into the body. The request
  * it will send is shown as it changes; Submit posts it through the SDK and
  * opens the new run. The API's refusal is shown beside the form, which keeps
- * everything typed.
+ * everything typed. Above it, what `GET /v1/models` says: a server without a
+ * model gets a notice of the set-ups at once, and a server that allows replay
+ * offers "Try a scripted example" (pnpm demo's run, filled in and explained).
  */
 export function NewRunPage({ client }: { client: TetherClient }) {
   const [form, setForm] = useState<NewRunForm>(EMPTY_FORM);
   const { catalog, catalogError } = useToolCatalog(client, setForm);
+  const models = useModelCatalog(client);
   const request = useMemo(() => buildRequest(form), [form]);
-  const { busy, error, submit } = useSubmit(client, request);
+  const missing = missingModel(request.body, models);
+  const { busy, error, submit, clearError } = useSubmit(client, request, missing);
   const update = (fields: Partial<NewRunForm>) => setForm((current) => ({ ...current, ...fields }));
+  const { panelRef, showExample } = useExample(() => {
+    setForm(exampleForm(catalog));
+    clearError();
+  });
   const problemOf = (field: FieldProblem['field']) =>
     request.problems.find((problem) => problem.field === field)?.message;
 
   return (
     <>
       <h1>New run</h1>
+      <ModelNotice models={models} onExample={showExample} />
+      {form.model !== undefined ? (
+        <ExamplePanel panelRef={panelRef} onRemove={() => update({ model: undefined })} />
+      ) : null}
       <form class="new-run" onSubmit={submit}>
         <label for="task">Task</label>
         <textarea
@@ -75,7 +91,7 @@ export function NewRunPage({ client }: { client: TetherClient }) {
           onInput={(advanced) => update({ advanced })}
         />
         <RequestPreview request={request} />
-        <SubmitRow busy={busy} error={error} />
+        <SubmitRow busy={busy} error={error} missing={missing} />
       </form>
     </>
   );
@@ -110,17 +126,36 @@ function useToolCatalog(client: TetherClient, setForm: Dispatch<StateUpdater<New
 }
 
 /**
- * The form's submit handler, and its state: a request with problems is not
- * sent (they are shown instead); one that is opens the new run, and the API's
- * refusal is shown.
+ * "Try a scripted example": `fill` puts the example in the form, and its
+ * panel, drawn then, takes focus (each time, so a second click reads it again).
  */
-function useSubmit(client: TetherClient, request: NewRunRequest) {
+function useExample(fill: () => void) {
+  const panelRef = useRef<HTMLElement>(null);
+  const [shown, setShown] = useState(0);
+  useEffect(() => {
+    if (shown > 0) panelRef.current?.focus();
+  }, [shown]);
+  const showExample = () => {
+    fill();
+    setShown((count) => count + 1);
+  };
+  return { panelRef, showExample };
+}
+
+/**
+ * The form's submit handler, and its state: a request with problems, or
+ * without a model on a server that has none (`missing`), is not sent (why
+ * is shown instead); one that is opens the new run, and the API's refusal is
+ * shown.
+ */
+function useSubmit(client: TetherClient, request: NewRunRequest, missing: string | undefined) {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const submit = async (event: Event) => {
     event.preventDefault();
-    if (request.problems.length > 0) {
-      setError(request.problems.map((problem) => problem.message).join(' '));
+    const reasons = [...request.problems.map((problem) => problem.message), ...(missing ? [missing] : [])];
+    if (reasons.length > 0) {
+      setError(reasons.join(' '));
       return;
     }
     setBusy(true);
@@ -134,7 +169,7 @@ function useSubmit(client: TetherClient, request: NewRunRequest) {
       setBusy(false);
     }
   };
-  return { busy, error, submit };
+  return { busy, error, submit, clearError: () => setError(undefined) };
 }
 
 type Toolsets = NewRunForm['toolsets'];
@@ -266,7 +301,16 @@ function RequestPreview({ request }: { request: NewRunRequest }) {
   );
 }
 
-function SubmitRow({ busy, error }: { busy: boolean; error: string | undefined }) {
+/** Submit, the reason it will not send (before it is clicked: no model), and what went wrong (after). */
+function SubmitRow({
+  busy,
+  error,
+  missing,
+}: {
+  busy: boolean;
+  error: string | undefined;
+  missing: string | undefined;
+}) {
   return (
     <>
       {error ? (
@@ -275,11 +319,20 @@ function SubmitRow({ busy, error }: { busy: boolean; error: string | undefined }
         </p>
       ) : null}
       <div>
-        <button type="submit" disabled={busy}>
+        <button
+          type="submit"
+          disabled={busy}
+          aria-describedby={missing && !error ? 'submit-hint' : undefined}
+        >
           Submit
         </button>
         {busy ? <span aria-live="polite"> Submitting…</span> : null}
       </div>
+      {missing && !error ? (
+        <p class="hint" id="submit-hint">
+          {missing}
+        </p>
+      ) : null}
     </>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildRequest, EMPTY_FORM, type NewRunForm, withFile } from './new-run-request.js';
+import { buildRequest, EMPTY_FORM, missingModel, type NewRunForm, withFile } from './new-run-request.js';
 
 const form = (fields: Partial<NewRunForm>): NewRunForm => ({ ...EMPTY_FORM, ...fields });
 
@@ -88,6 +88,44 @@ describe('buildRequest', () => {
     const { body } = buildRequest(form({ input: 'x', advanced: '{"__proto__": {"polluted": true}}' }));
     expect(Object.getPrototypeOf(body)).toBe(Object.prototype);
     expect(JSON.stringify(body)).toBe('{"input":"x","__proto__":{"polluted":true}}');
+  });
+});
+
+describe('buildRequest with a model', () => {
+  it("sends the form's model, and merges Advanced's into it field by field", () => {
+    const model: NewRunForm['model'] = { provider: 'replay', script: [{ content: 'hi' }] };
+    expect(buildRequest(form({ input: 'x', model })).body).toEqual({ input: 'x', model });
+    expect(
+      buildRequest(form({ input: 'x', model, advanced: '{"model": {"script": [{"content": "bye"}]}}' })).body,
+    ).toEqual({ input: 'x', model: { provider: 'replay', script: [{ content: 'bye' }] } });
+    // The form's model is left as it was.
+    expect(model).toEqual({ provider: 'replay', script: [{ content: 'hi' }] });
+  });
+});
+
+describe('missingModel', () => {
+  const none = { profiles: [], defaultProfile: null, replay: true };
+
+  it('says why a run naming no model would be refused by a server without a default, before it is sent', () => {
+    expect(missingModel({ input: 'x' }, none)).toBe(
+      'No model is configured on this server, and this run names none: try the scripted example, or start the server with a model (see above).',
+    );
+    expect(missingModel({ input: 'x' }, { ...none, replay: false })).toBe(
+      'No model is configured on this server, and this run names none: start the server with a model (see above).',
+    );
+    const profiles = [{ name: 'fast', provider: 'openai', model: null, default: false }];
+    expect(missingModel({ input: 'x' }, { ...none, profiles })).toBe(
+      'This server has no default model, and this run names none: name a profile in Advanced, such as {"model": {"profile": "fast"}}.',
+    );
+  });
+
+  it('leaves the API to judge a model that is named, a server with a default, and an API that cannot say (404)', () => {
+    expect(missingModel({ input: 'x', model: { provider: 'replay', script: [] } }, none)).toBeUndefined();
+    expect(missingModel({ input: 'x', model: { profile: 'fast' } }, none)).toBeUndefined();
+    expect(missingModel({ input: 'x' }, { ...none, defaultProfile: 'default' })).toBeUndefined();
+    expect(missingModel({ input: 'x' }, undefined)).toBeUndefined();
+    // Not an object: no model named; the message says so (the API would refuse it anyway).
+    expect(missingModel({ input: 'x', model: 'gpt' }, none)).toMatch(/^No model is configured/);
   });
 });
 

@@ -4,9 +4,10 @@
  * sent. The API stays the judge of bounds (a max steps of 5,000 is sent and
  * its 400 shown); here only what cannot be written as JSON is refused: a
  * number field that is not a whole number, an "Advanced" text that is not a
- * JSON object.
+ * JSON object. And one refusal known before sending: no model, on a server
+ * that has none by default (`missingModel`).
  */
-import type { Locale } from '@tether/protocol';
+import type { Locale, ModelCatalog, ModelSpec } from '@tether/protocol';
 
 /** What the form holds, as typed. */
 export interface NewRunForm {
@@ -23,6 +24,8 @@ export interface NewRunForm {
   maxSteps: string;
   /** A JSON object merged into the body (`{"model": {…}}`, `{"metadata": {…}}`); '' for none. */
   advanced: string;
+  /** The request's model as the form chose it (the scripted example's replay); undefined leaves it to Advanced or the API. */
+  model: ModelSpec | undefined;
 }
 
 export const EMPTY_FORM: NewRunForm = {
@@ -33,6 +36,7 @@ export const EMPTY_FORM: NewRunForm = {
   clarifyTimeout: '',
   maxSteps: '',
   advanced: '',
+  model: undefined,
 };
 
 /** A field the form cannot turn into JSON, and why (for the message under it). */
@@ -60,10 +64,31 @@ export function buildRequest(form: NewRunForm): NewRunRequest {
   }
   if (form.files.length > 0)
     body.files = Object.fromEntries(form.files.map((file) => [file.path, file.content]));
+  if (form.model !== undefined) body.model = form.model;
   const advanced = parseAdvanced(form.advanced);
   if (typeof advanced === 'string') problems.push({ field: 'advanced', message: advanced });
   else if (advanced !== undefined) mergeInto(body, advanced);
   return { body, problems };
+}
+
+/**
+ * Why `body` would be refused for want of a model on a server of `models`:
+ * it names none (no `model` object) and the server has no default profile.
+ * Undefined when it names one (the API judges which), when the server has a
+ * default, and while `models` is unknown (an older API without
+ * `GET /v1/models` is left to answer for itself, as before).
+ */
+export function missingModel(
+  body: Record<string, unknown>,
+  models: Pick<ModelCatalog, 'profiles' | 'defaultProfile' | 'replay'> | undefined,
+): string | undefined {
+  if (models === undefined || models.defaultProfile !== null || isPlainObject(body.model)) return undefined;
+  const profile = models.profiles[0]?.name;
+  if (profile !== undefined)
+    return `This server has no default model, and this run names none: name a profile in Advanced, such as {"model": {"profile": "${profile}"}}.`;
+  return models.replay
+    ? 'No model is configured on this server, and this run names none: try the scripted example, or start the server with a model (see above).'
+    : 'No model is configured on this server, and this run names none: start the server with a model (see above).';
 }
 
 /** Adds `path` with `content`, replacing a file of the same path in its place. */

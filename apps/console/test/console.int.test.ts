@@ -934,6 +934,138 @@ describe('the New run form in Chromium', () => {
     expect(await (await client.file(id, 'typed.md')).text()).toBe('typed\n');
     await page.close();
   });
+
+  it('says at once that the server has no model, with the three set-ups, and Submit says why; the scripted example fills the form, asks its question, and fixes greet.js', async () => {
+    // The stack's API has no model key (its env is sharedEnv and API_ENV alone) and allows replay.
+    expect(await client.models()).toEqual({ profiles: [], defaultProfile: null, replay: true });
+    const newest = async () => (await client.list({ limit: 1 })).data[0]?.id;
+    const before = await newest();
+    const page = await openSignedIn('/console/runs/new');
+    const notice = page.getByRole('complementary', { name: 'No model is configured on this server' });
+    await notice.waitFor();
+    const setups = [
+      'OPENAI_API_KEY=sk-… pnpm start',
+      'OPENAI_BASE_URL=http://localhost:11434/v1 pnpm start',
+      'ANTHROPIC_API_KEY=sk-ant-… pnpm start',
+    ];
+    expect(await notice.locator('code.new-run-command').allTextContents()).toEqual(setups);
+    await browser.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await notice.getByRole('button', { name: `Copy ${setups[1]}` }).click();
+    await notice.getByText('Copied', { exact: true }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(setups[1]);
+    await page.getByRole('checkbox').first().waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // No model named: said beside Submit before it is clicked, and again on Submit; nothing is sent.
+    const why = 'No model is configured on this server, and this run names none: try the scripted example';
+    await page.getByLabel('Task', { exact: true }).fill('No model for me');
+    await page.getByText(why, { exact: false }).waitFor();
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByRole('alert').filter({ hasText: why }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/console/runs/new');
+    expect(await newest()).toBe(before);
+
+    // The example: pnpm demo's task, files and script, explained (the panel takes focus); the Request is its body.
+    await notice.getByRole('button', { name: 'Try a scripted example' }).click();
+    const panel = page.getByRole('region', { name: 'The scripted example' });
+    await panel.waitFor();
+    expect(await panel.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(await panel.locator('li code').allTextContents()).toEqual([
+      'todo',
+      'list_dir',
+      'read_file',
+      'patch',
+      'bash',
+      'clarify',
+      'write_file',
+    ]);
+    await page.getByRole('alert').waitFor({ state: 'detached' });
+    const example = await import('../src/new-run-example.js');
+    const catalog = await client.tools();
+    expect(await page.getByLabel('Task', { exact: true }).inputValue()).toBe(
+      'Fix the greeting in greet.js and check that it works.',
+    );
+    expect(await requestShown(page)).toEqual({
+      input: 'Fix the greeting in greet.js and check that it works.',
+      toolsets: catalog.toolsets.filter((name) => catalog.defaultToolsets.includes(name)),
+      files: Object.fromEntries(example.EXAMPLE_FILES.map((file) => [file.path, file.content])),
+      model: { provider: 'replay', script: example.EXAMPLE_SCRIPT },
+    });
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.waitForURL(/\/console\/runs\/run_/);
+    const id = new URL(page.url()).pathname.split('/').pop() as string;
+    await page
+      .getByText('The greeting is fixed. Should I leave a note of the change in NOTES.md?', { exact: true })
+      .waitFor({ timeout: RUN_DONE_MS });
+    await statusIs(page, 'Waiting for input');
+    await page.getByRole('button', { name: 'No, that is all', exact: true }).click();
+    await statusIs(page, 'Completed', RUN_DONE_MS);
+    await page.getByText('Answered: No, that is all').waitFor();
+    const paths = (await client.files(id)).files.map((file) => file.path);
+    expect(paths).toEqual(['NOTES.md', 'greet.js', 'package.json']);
+    const greet = await (await client.file(id, 'greet.js')).text();
+    expect(greet).not.toBe(example.EXAMPLE_FILES[0]?.content);
+    expect(greet).toMatch(/\n {4}return `Hello, \$\{name\}!`;\n/);
+    expect(greet).not.toContain('Helo');
+    await page.close();
+  });
+
+  it('says the example needs TETHER_ALLOW_REPLAY=1 where replay is off, offers it beside a configured model, and keeps the form as before on an API without GET /v1/models', async () => {
+    const page = await openSignedIn('/console/runs/new');
+    await page.getByRole('heading', { name: 'New run' }).waitFor();
+    // The page's GET /v1/models answered here, as other servers would (the key stays the API's to check).
+    let models: unknown = { profiles: [], defaultProfile: null, replay: false };
+    await page.route('**/v1/models', (route) =>
+      models === undefined
+        ? route.fulfill({ status: 404, json: { error: { code: 'ERR_NOT_FOUND', message: 'Not Found' } } })
+        : route.fulfill({ json: models }),
+    );
+    await page.reload();
+    const notice = page.getByRole('complementary', { name: 'No model is configured on this server' });
+    await notice.getByText('TETHER_ALLOW_REPLAY=1', { exact: true }).waitFor();
+    expect(await notice.locator('code.new-run-command').count()).toBe(3);
+    expect(await page.getByRole('button', { name: 'Try a scripted example' }).count()).toBe(0);
+    await page.getByLabel('Task', { exact: true }).fill('x');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /names none: start the server with a model \(see above\)\.$/ })
+      .waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // A server with a model: no notice, the example a secondary button; it can be taken out again.
+    models = {
+      profiles: [{ name: 'default', provider: 'openai', model: 'gpt-4o-mini', default: true }],
+      defaultProfile: 'default',
+      replay: true,
+    };
+    await page.reload();
+    await page.getByRole('button', { name: 'Try a scripted example' }).click();
+    expect(await page.getByRole('heading', { name: /^No model is configured/ }).count()).toBe(0);
+    await page.getByRole('region', { name: 'The scripted example' }).waitFor();
+    expect(await requestShown(page)).toMatchObject({ model: { provider: 'replay' } });
+    await page.getByRole('button', { name: 'Remove the scripted model' }).click();
+    await page.getByRole('region', { name: 'The scripted example' }).waitFor({ state: 'detached' });
+    expect('model' in (await requestShown(page))).toBe(false);
+
+    // An older API (404): no notice, no example, and Submit sends as before, the API's refusal shown.
+    models = undefined;
+    const answered = page.waitForResponse('**/v1/models');
+    await page.reload();
+    expect((await answered).status()).toBe(404);
+    await page.getByRole('checkbox').first().waitFor();
+    expect(await page.getByRole('heading', { name: /^No model is configured/ }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Try a scripted example' }).count()).toBe(0);
+    await page.getByLabel('Task', { exact: true }).fill('x');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^The API refused the run: .*\(ERR_MODEL_PROFILE_REQUIRED\)$/ })
+      .waitFor();
+    await page.close();
+  });
 });
 
 describe('sessions in the console', () => {
