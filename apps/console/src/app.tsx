@@ -1,5 +1,7 @@
 import type { TetherClient } from '@tether/client';
 import { useEffect, useState } from 'preact/hooks';
+import { BrandMark } from './icons.js';
+import { MemoryPage } from './memory-page.js';
 import { NewRunPage } from './new-run-page.js';
 import { hrefOf, onLinkClick, type Route, useRoute } from './router.js';
 import { RunPage } from './run-page.js';
@@ -7,6 +9,9 @@ import { RunsPage } from './runs-page.js';
 import { restoreClient, signIn, signOut } from './session.js';
 import { SessionPage } from './session-page.js';
 import { SessionsPage } from './sessions-page.js';
+import { SettingsPage } from './settings-page.js';
+import { SkillsPage } from './skills-page.js';
+import { WebhooksPage } from './webhooks-page.js';
 
 type Auth =
   | { state: 'checking' }
@@ -30,64 +35,114 @@ export function App() {
     document.title = `${titleOf(route)} · Tether console`;
   }, [route]);
 
+  const signOutNow = () => {
+    signOut();
+    setAuth({ state: 'signed-out' });
+  };
   return (
-    <>
-      <header class="top">
-        <a href="/console/" onClick={onLinkClick} class="brand">
-          Tether console
-        </a>
-        <nav aria-label="Pages" class="nav">
-          <a href={hrefOf({ page: 'runs' })} onClick={onLinkClick}>
-            Runs
-          </a>
-          <a href={hrefOf({ page: 'sessions' })} onClick={onLinkClick}>
-            Sessions
-          </a>
-        </nav>
-        {auth.state === 'in' && auth.keyed ? (
-          <button
-            type="button"
-            class="link"
-            onClick={() => {
-              signOut();
-              setAuth({ state: 'signed-out' });
-            }}
-          >
-            Sign out
-          </button>
-        ) : null}
-      </header>
-      <main>
+    <div class="shell">
+      <Sidebar route={route} onSignOut={auth.state === 'in' && auth.keyed ? signOutNow : undefined} />
+      <main class="content">
         {problem ? (
           <p role="alert">{problem}</p>
         ) : auth.state === 'checking' ? (
           <p>Connecting…</p>
         ) : auth.state === 'signed-out' ? (
           <SignIn onSignedIn={(client) => setAuth({ state: 'in', client, keyed: true })} />
-        ) : route.page === 'run' ? (
-          <RunPage key={route.id} client={auth.client} id={route.id} tab={route.tab} filePath={route.path} />
-        ) : route.page === 'new-run' ? (
-          <NewRunPage client={auth.client} />
-        ) : route.page === 'runs' ? (
-          <RunsPage client={auth.client} />
-        ) : route.page === 'session' ? (
-          <SessionPage key={route.id} client={auth.client} id={route.id} />
-        ) : route.page === 'sessions' ? (
-          <SessionsPage client={auth.client} />
         ) : (
-          <>
-            <h1>Not found</h1>
-            <p>
-              Nothing lives at {route.path}.{' '}
-              <a href="/console/" onClick={onLinkClick}>
-                See the runs
-              </a>
-              .
-            </p>
-          </>
+          <Page route={route} client={auth.client} keyed={auth.keyed} onSignOut={signOutNow} />
         )}
       </main>
-    </>
+    </div>
+  );
+}
+
+/** The page the route names, for a signed-in client. */
+function Page({
+  route,
+  client,
+  keyed,
+  onSignOut,
+}: {
+  route: Route;
+  client: TetherClient;
+  keyed: boolean;
+  onSignOut: () => void;
+}) {
+  switch (route.page) {
+    case 'run':
+      return <RunPage key={route.id} client={client} id={route.id} tab={route.tab} filePath={route.path} />;
+    case 'new-run':
+      return <NewRunPage client={client} />;
+    case 'runs':
+      return <RunsPage client={client} />;
+    case 'session':
+      return <SessionPage key={route.id} client={client} id={route.id} />;
+    case 'sessions':
+      return <SessionsPage client={client} />;
+    case 'webhooks':
+      return <WebhooksPage client={client} />;
+    case 'skills':
+      return <SkillsPage client={client} />;
+    case 'memory':
+      return <MemoryPage client={client} />;
+    case 'settings':
+      return <SettingsPage client={client} keyed={keyed} onSignOut={onSignOut} />;
+    case 'missing':
+      return (
+        <>
+          <h1>Not found</h1>
+          <p>
+            Nothing lives at {route.path}.{' '}
+            <a href="/console/" onClick={onLinkClick}>
+              See the runs
+            </a>
+            .
+          </p>
+        </>
+      );
+  }
+}
+
+/** The sections of the left navigation, and which routes belong to each. */
+const SECTIONS: readonly { label: string; route: Route; owns: readonly Route['page'][] }[] = [
+  { label: 'Runs', route: { page: 'runs' }, owns: ['runs', 'run', 'new-run'] },
+  { label: 'Sessions', route: { page: 'sessions' }, owns: ['sessions', 'session'] },
+  { label: 'Webhooks', route: { page: 'webhooks' }, owns: ['webhooks'] },
+  { label: 'Skills', route: { page: 'skills' }, owns: ['skills'] },
+  { label: 'Memory', route: { page: 'memory' }, owns: ['memory'] },
+  { label: 'Settings', route: { page: 'settings' }, owns: ['settings'] },
+];
+
+/** The left navigation (a bar across the top on a narrow screen): the current section is marked for all. */
+function Sidebar({ route, onSignOut }: { route: Route; onSignOut: (() => void) | undefined }) {
+  return (
+    <header class="sidebar">
+      <a href="/console/" onClick={onLinkClick} class="brand">
+        <BrandMark />
+        Tether
+      </a>
+      <nav aria-label="Sections" class="nav">
+        <ul>
+          {SECTIONS.map((section) => (
+            <li key={section.label}>
+              <a
+                href={hrefOf(section.route)}
+                onClick={onLinkClick}
+                aria-current={section.owns.includes(route.page) ? 'page' : undefined}
+              >
+                {section.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      {onSignOut ? (
+        <button type="button" class="link sign-out" onClick={onSignOut}>
+          Sign out
+        </button>
+      ) : null}
+    </header>
   );
 }
 
@@ -101,6 +156,16 @@ function titleOf(route: Route): string {
       return 'Sessions';
     case 'session':
       return `Session ${route.id}`;
+    case 'webhooks':
+      return 'Webhooks';
+    case 'skills':
+      return 'Skills';
+    case 'memory':
+      return 'Memory';
+    case 'settings':
+      return 'Settings';
+    case 'missing':
+      return 'Not found';
     default:
       return 'Runs';
   }

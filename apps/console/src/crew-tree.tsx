@@ -1,7 +1,7 @@
 import type { RunTree, TetherClient } from '@tether/client';
 import { TERMINAL_STATUSES } from '@tether/protocol';
 import { useEffect, useState } from 'preact/hooks';
-import { STATUS_TEXT } from './format.js';
+import { StatusBadge } from './badge.js';
 import { onLinkClick, runHref } from './router.js';
 
 /** While a child (or theirs) has not ended, the tree is read again this often: a grandchild's changes reach no stream the page follows. */
@@ -89,7 +89,7 @@ function Children({ nodes }: { nodes: RunTree[] }) {
           <a href={runHref(child.id)} onClick={onLinkClick}>
             {child.run?.title ?? `Child ${child.index === undefined ? '' : child.index + 1}`.trim()}
           </a>{' '}
-          <span class={`status status-${child.status}`}>{STATUS_TEXT[child.status]}</span>
+          <StatusBadge status={child.status} />
           {child.outcome && OUTCOME_TEXT[child.outcome] ? ` (${OUTCOME_TEXT[child.outcome]})` : ''}
           {child.unread ? ` (not read: ${UNREAD_TEXT[child.unread]})` : ''}{' '}
           <code class="muted">{child.id}</code>

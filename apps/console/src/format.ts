@@ -36,3 +36,30 @@ export function prettyArgs(args: string): string {
     return args;
   }
 }
+
+/** A span of time as a person reads it: "850 ms", "12.4 s", "3 min 4 s", "2 h 5 min". */
+export function duration(ms: number): string {
+  if (ms < 1_000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)} s`;
+  const seconds = Math.floor(ms / 1_000);
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${seconds % 60} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** How long a run has taken: start to end, or to `now` while it runs; undefined before it starts. */
+export function runDuration(
+  run: { startedAt?: string; finishedAt?: string },
+  now: number,
+): number | undefined {
+  if (run.startedAt === undefined) return undefined;
+  const end = run.finishedAt === undefined ? now : Date.parse(run.finishedAt);
+  return Math.max(0, end - Date.parse(run.startedAt));
+}
+
+/** A token count, short: "980", "12.3k", "1.25M". */
+export function tokens(count: number): string {
+  if (count < 1_000) return String(count);
+  if (count < 1_000_000) return `${(count / 1_000).toFixed(count < 10_000 ? 2 : 1)}k`;
+  return `${(count / 1_000_000).toFixed(2)}M`;
+}

@@ -1,6 +1,7 @@
 import type { ModelCatalog, TetherClient } from '@tether/client';
 import type { Ref } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { CopyButton } from './copy-id.js';
 import { EXAMPLE_STEPS } from './new-run-example.js';
 
 /** pnpm start's three set-ups (scripts/start.mjs `modelBanner`), one line each. */
@@ -130,32 +131,14 @@ export function ExamplePanel({ panelRef, onRemove }: { panelRef: Ref<HTMLElement
   );
 }
 
-/** A command on a line of its own, with a button that copies it (or selects it, where the clipboard is closed). */
+/** A command on a line of its own, with a button that copies it. */
 function CopyLine({ text }: { text: string }) {
-  const [said, setSaid] = useState('');
-  const [code, setCode] = useState<HTMLElement | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setSaid('Copied');
-    } catch {
-      // No clipboard (an http:// page that is not localhost) or no permission: select it for Ctrl+C.
-      if (code) window.getSelection()?.selectAllChildren(code);
-      setSaid('Selected: press Ctrl+C to copy');
-    }
-    setTimeout(() => setSaid(''), 2_000);
-  };
   return (
     <>
-      <code class="new-run-command" ref={setCode}>
-        {text}
-      </code>{' '}
-      <button type="button" class="new-run-copy" onClick={copy}>
-        Copy<span class="visually-hidden"> {text}</span>
-      </button>{' '}
-      <span class="hint" aria-live="polite">
-        {said}
-      </span>
+      <code class="new-run-command">{text}</code>{' '}
+      <CopyButton text={text} label={`Copy ${text}`}>
+        Copy
+      </CopyButton>
     </>
   );
 }

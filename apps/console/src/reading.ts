@@ -1,4 +1,4 @@
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 
 /**
  * A coalescing reader: calls while one read is on its way ask for one more
@@ -71,4 +71,40 @@ export function usePolling(
       clearTimeout(timer);
     };
   }, [...deps, intervalMs]);
+}
+
+/** What {@link useRead} has: the data once read, the last failure, and a way to read again. */
+export interface Read<T> {
+  data: T | undefined;
+  error: string | undefined;
+  reload: () => void;
+}
+
+/**
+ * Reads once when the page opens (and when `deps` change) and again on
+ * `reload`; a failure is kept as words beginning with `what` ("Could not
+ * read the webhooks: …") and the data read before it stays shown.
+ */
+export function useRead<T>(
+  what: string,
+  read: (signal: AbortSignal) => Promise<T>,
+  deps: readonly unknown[],
+): Read<T> {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<string>();
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    const controller = new AbortController();
+    read(controller.signal).then(
+      (value) => {
+        setData(value);
+        setError(undefined);
+      },
+      (failure: unknown) => {
+        if (!controller.signal.aborted) setError(`Could not read ${what}: ${String(failure)}`);
+      },
+    );
+    return () => controller.abort();
+  }, [...deps, version]);
+  return { data, error, reload: () => setVersion((count) => count + 1) };
 }

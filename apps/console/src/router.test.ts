@@ -54,3 +54,15 @@ describe('the routes', () => {
     expect(parseRoute(hrefOf({ page: 'new-run' }))).toEqual({ page: 'new-run' });
   });
 });
+
+describe('the sections of the navigation', () => {
+  it('reads and writes each one, with or without a trailing slash, and nothing else as one', () => {
+    for (const page of ['webhooks', 'skills', 'memory', 'settings'] as const) {
+      expect(hrefOf({ page })).toBe(`/console/${page}`);
+      expect(parseRoute(`/console/${page}`)).toEqual({ page });
+      expect(parseRoute(`/console/${page}/`)).toEqual({ page });
+    }
+    expect(parseRoute('/console/webhook')).toEqual({ page: 'missing', path: '/console/webhook' });
+    expect(parseRoute('/console/settings/x')).toEqual({ page: 'missing', path: '/console/settings/x' });
+  });
+});

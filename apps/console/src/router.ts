@@ -14,7 +14,14 @@ export type Route =
   | { page: 'run'; id: string; tab?: RunTab; path?: string }
   | { page: 'sessions' }
   | { page: 'session'; id: string }
+  | { page: 'webhooks' }
+  | { page: 'skills' }
+  | { page: 'memory' }
+  | { page: 'settings' }
   | { page: 'missing'; path: string };
+
+/** The pages of the left navigation that are a list of their own, each at `/console/<page>`. */
+const SECTIONS = ['webhooks', 'skills', 'memory', 'settings'] as const;
 
 const BASE = '/console';
 
@@ -37,6 +44,8 @@ export function parseRoute(pathname: string): Route {
     }
   }
   if (/^\/sessions\/?$/.test(path)) return { page: 'sessions' };
+  const section = /^\/([a-z]+)\/?$/.exec(path)?.[1];
+  for (const page of SECTIONS) if (section === page) return { page };
   const session = /^\/sessions\/([^/]+)\/?$/.exec(path);
   if (session) return { page: 'session', id: decodeURIComponent(session[1] as string) };
   return { page: 'missing', path: pathname };
@@ -52,6 +61,11 @@ export function hrefOf(route: Route): string {
       return `${BASE}/sessions`;
     case 'session':
       return `${BASE}/sessions/${encodeURIComponent(route.id)}`;
+    case 'webhooks':
+    case 'skills':
+    case 'memory':
+    case 'settings':
+      return `${BASE}/${route.page}`;
     default:
       return `${BASE}/`;
   }

@@ -2,6 +2,7 @@ import type { Run, RunEvent, TetherClient } from '@tether/client';
 import { type Dispatch, type StateUpdater, useEffect, useState } from 'preact/hooks';
 import { coalesce, perFrame } from './reading.js';
 import { EMPTY_TIMELINE, foldEvents, type Timeline } from './timeline.js';
+import { EMPTY_TRACE, foldTrace, type Trace } from './trace.js';
 
 /** Events that change what `GET /v1/runs/:id` says (status, question, usage): the run is read again after each. */
 const RUN_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
@@ -45,6 +46,8 @@ export interface RunFeed {
   /** For what the page learns of the run by acting on it (an answer, a cancel). */
   setRun: Dispatch<StateUpdater<Run | null | undefined>>;
   timeline: Timeline;
+  /** The same events as spans on a time axis. */
+  trace: Trace;
   error: string | undefined;
   /** Bumped by the stream's events: the Files tab reads the workspace again. */
   filesVersion: number;
@@ -60,6 +63,7 @@ export interface RunFeed {
 export function useRunFeed(client: TetherClient, id: string): RunFeed {
   const [run, setRun] = useState<Run | null>();
   const [timeline, setTimeline] = useState<Timeline>(EMPTY_TIMELINE);
+  const [trace, setTrace] = useState<Trace>(EMPTY_TRACE);
   const [error, setError] = useState<string>();
   const [filesVersion, setFilesVersion] = useState(0);
   const [crewVersion, setCrewVersion] = useState(0);
@@ -87,11 +91,15 @@ export function useRunFeed(client: TetherClient, id: string): RunFeed {
       // The run and its history are read side by side: the timeline does not wait for the run.
       void refresh();
       // Events arrive in bursts: they are folded in per animation frame, not one render each.
-      const fold = perFrame<RunEvent>((events) => setTimeline((current) => foldEvents(current, events)));
+      const foldAll = (events: RunEvent[]) => {
+        setTimeline((current) => foldEvents(current, events));
+        setTrace((current) => foldTrace(current, events));
+      };
+      const fold = perFrame<RunEvent>(foldAll);
       try {
         // The history first, then the stream from the last event of the history.
         const lastEventId = await readHistory(client, id, signal, (events) => {
-          setTimeline((current) => foldEvents(current, events));
+          foldAll(events);
           // The first reads of the run and of the Files tab may have come before these events (a run
           // that ended while the page opened has its last events here, and none on the stream): one
           // more read per page that changes them.
@@ -116,7 +124,7 @@ export function useRunFeed(client: TetherClient, id: string): RunFeed {
     return () => controller.abort();
   }, [client, id]);
 
-  return { run, setRun, timeline, error, filesVersion, crewVersion };
+  return { run, setRun, timeline, trace, error, filesVersion, crewVersion };
 }
 
 /**

@@ -1,15 +1,21 @@
 import type { Run, TetherClient } from '@tether/client';
 import { TERMINAL_STATUSES } from '@tether/protocol';
-import { useRef, useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { StatusBadge } from './badge.js';
+import { CopyId } from './copy-id.js';
 import { CrewTree } from './crew-tree.js';
 import { FilesTab } from './files-tab.js';
-import { STATUS_TEXT } from './format.js';
+import { duration, runDuration, tokens } from './format.js';
 import { Question } from './question.js';
-import { filesHref, navigate, onLinkClick, type RunTab, runHref } from './router.js';
+import { filesHref, hrefOf, navigate, onLinkClick, type RunTab, runHref } from './router.js';
+import { RunActions } from './run-actions.js';
 import { useRunFeed } from './run-feed.js';
 import type { Timeline } from './timeline.js';
 import { TimelineList } from './timeline-view.js';
 import { Todos } from './todos.js';
+import type { Trace } from './trace.js';
+import { TraceView } from './trace-view.js';
 
 /**
  * One run: its status, a pending question, "Cancel run", its crew (a parent's
@@ -27,19 +33,17 @@ export function RunPage({
   tab?: RunTab;
   filePath?: string;
 }) {
-  const { run, setRun, timeline, error, filesVersion, crewVersion } = useRunFeed(client, id);
+  const { run, setRun, timeline, trace, error, filesVersion, crewVersion } = useRunFeed(client, id);
 
   if (run === undefined) return <p>Loading…</p>;
   if (run === null) return <RunNotFound id={id} />;
-  const finished = TERMINAL_STATUSES.includes(run.status);
   return (
     <>
-      <RunHead run={run} />
+      <RunHead client={client} run={run} onChanged={setRun} />
       {error ? <p role="alert">{error}</p> : null}
       {run.pendingClarify ? (
         <Question client={client} run={run} pending={run.pendingClarify} onAnswered={setRun} />
       ) : null}
-      {finished ? null : <CancelRun client={client} id={run.id} onCancelled={setRun} />}
       <RunOutcome run={run} />
       {run.children && run.children.length > 0 ? (
         <CrewTree client={client} runId={run.id} version={crewVersion} />
@@ -51,6 +55,7 @@ export function RunPage({
         tab={tab}
         filePath={filePath}
         timeline={timeline}
+        trace={trace}
         filesVersion={filesVersion}
       />
     </>
@@ -72,50 +77,96 @@ function RunNotFound({ id }: { id: string }) {
   );
 }
 
-/** The way back to the runs, the run's id, and its facts: crew links, status, attempts, tokens. */
-function RunHead({ run }: { run: Run }) {
+/**
+ * The run's header: the way back, its id (copyable), its task and status, its
+ * facts (duration, attempts, tokens, crew and session links) and what can be
+ * done with it.
+ */
+function RunHead({
+  client,
+  run,
+  onChanged,
+}: {
+  client: TetherClient;
+  run: Run;
+  onChanged: (run: Run) => void;
+}) {
+  const now = useNow(!TERMINAL_STATUSES.includes(run.status));
+  const ms = runDuration(run, now);
   return (
-    <>
-      <p>
+    <header class="run-head">
+      <p class="crumbs">
         <a href="/console/" onClick={onLinkClick}>
-          ← Runs
+          Runs
         </a>
+        <span aria-hidden="true"> / </span>
+        <CopyId id={run.id} />
       </p>
-      <h1 class="run-id">Run {run.id}</h1>
-      <dl class="facts">
+      <div class="run-title">
+        <h1 class="run-task">{run.title || `Run ${run.id}`}</h1>
+        <StatusBadge status={run.status} testId="run-status" />
+      </div>
+      <dl class="facts-row">
+        <Fact term="Duration">{ms === undefined ? 'not started' : duration(ms)}</Fact>
+        <Fact term="Attempts">{String(run.attempts)}</Fact>
+        <Fact term="Tokens">
+          {run.usage ? `${tokens(run.usage.inputTokens)} in, ${tokens(run.usage.outputTokens)} out` : '–'}
+        </Fact>
+        <Fact term="Created">
+          <time dateTime={run.createdAt}>{new Date(run.createdAt).toLocaleString()}</time>
+        </Fact>
         {run.parentRunId ? <RunLinkFact term="Parent run" id={run.parentRunId} /> : null}
-        {run.rootRunId ? <RunLinkFact term="Root run" id={run.rootRunId} /> : null}
-        <dt>Status</dt>
-        <dd class={`status status-${run.status}`} data-testid="run-status">
-          {STATUS_TEXT[run.status]}
-        </dd>
-        <dt>Attempts</dt>
-        <dd>{run.attempts}</dd>
-        {run.usage ? (
-          <>
-            <dt>Tokens</dt>
-            <dd>
-              {run.usage.inputTokens} in, {run.usage.outputTokens} out
-            </dd>
-          </>
+        {run.rootRunId && run.rootRunId !== run.parentRunId ? (
+          <RunLinkFact term="Root run" id={run.rootRunId} />
+        ) : null}
+        {run.retryOf ? <RunLinkFact term="Retry of" id={run.retryOf} /> : null}
+        {run.sessionId ? (
+          <Fact term="Session">
+            <a href={hrefOf({ page: 'session', id: run.sessionId })} onClick={onLinkClick}>
+              {run.sessionId}
+            </a>
+          </Fact>
         ) : null}
       </dl>
-    </>
+      <div class="run-actions">
+        {TERMINAL_STATUSES.includes(run.status) ? null : (
+          <CancelRun client={client} id={run.id} onCancelled={onChanged} />
+        )}
+        <RunActions client={client} run={run} />
+      </div>
+    </header>
+  );
+}
+
+function Fact({ term, children }: { term: string; children: ComponentChildren }) {
+  return (
+    <div>
+      <dt>{term}</dt>
+      <dd>{children}</dd>
+    </div>
   );
 }
 
 /** A fact that names another run, linked to its page. */
 function RunLinkFact({ term, id }: { term: string; id: string }) {
   return (
-    <>
-      <dt>{term}</dt>
-      <dd>
-        <a href={runHref(id)} onClick={onLinkClick}>
-          {id}
-        </a>
-      </dd>
-    </>
+    <Fact term={term}>
+      <a href={runHref(id)} onClick={onLinkClick}>
+        {id}
+      </a>
+    </Fact>
   );
+}
+
+/** The time now, ticking every second while `live` (a live run's duration grows). */
+function useNow(live: boolean): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (!live) return undefined;
+    const timer = setInterval(() => setNow(Date.now()), 1_000);
+    return () => clearInterval(timer);
+  }, [live]);
+  return now;
 }
 
 /** What the run has come to so far: its output, its error, its todos. */
@@ -143,13 +194,14 @@ function RunOutcome({ run }: { run: Run }) {
   );
 }
 
-/** The tabs' two panels: only the selected one is drawn, the other kept empty and hidden. */
+/** The tabs' two panels: only the selected one is drawn, the other kept empty and hidden. The timeline is the run as a trace, then its events one by one. */
 function RunPanels({
   client,
   run,
   tab,
   filePath,
   timeline,
+  trace,
   filesVersion,
 }: {
   client: TetherClient;
@@ -157,12 +209,20 @@ function RunPanels({
   tab: RunTab;
   filePath: string;
   timeline: Timeline;
+  trace: Trace;
   filesVersion: number;
 }) {
   return (
     <>
       <section id="panel-timeline" role="tabpanel" aria-labelledby="tab-timeline" hidden={tab !== 'timeline'}>
-        {tab === 'timeline' ? <TimelineList items={timeline.items} /> : null}
+        {tab === 'timeline' ? (
+          <>
+            <h2 class="section-title">Trace</h2>
+            <TraceView trace={trace} timeline={timeline} runId={run.id} />
+            <h2 class="section-title">Events</h2>
+            <TimelineList items={timeline.items} runId={run.id} />
+          </>
+        ) : null}
       </section>
       <section id="panel-files" role="tabpanel" aria-labelledby="tab-files" hidden={tab !== 'files'}>
         {tab === 'files' ? (

@@ -1,32 +1,46 @@
 import type { Run, RunStatus, TetherClient } from '@tether/client';
 import { RUN_STATUSES } from '@tether/protocol';
 import { useEffect, useState } from 'preact/hooks';
-import { age, STATUS_TEXT } from './format.js';
+import { StatusBadge } from './badge.js';
+import { CopyId } from './copy-id.js';
+import { age, duration, runDuration, STATUS_TEXT, tokens } from './format.js';
+import { type Column, ListTable } from './list-table.js';
 import { usePolling } from './reading.js';
-import { hrefOf, onLinkClick } from './router.js';
+import { hrefOf, onLinkClick, runHref } from './router.js';
+import { parseMetadataFilter, SINCE_CHOICES, startedSince } from './runs-filter.js';
 
 /** How often the list is read again: it follows new runs and status changes live. */
 const REFRESH_MS = 2_000;
 const PAGE_SIZE = 20;
 const RUN_ID = /^run_[0-9a-z_]{26,}$/;
 
-/** The runs, newest first (id, input's first line, status, age, attempts): a status filter, a search by id, pages, read again every two seconds. */
+/**
+ * The runs, newest first (id, task, status, duration, tokens, when, attempts),
+ * filtered by status, metadata and start time, searched by id, in pages, read
+ * again every two seconds.
+ */
 export function RunsPage({ client }: { client: TetherClient }) {
   const [status, setStatus] = useState<RunStatus | ''>('');
   const [search, setSearch] = useState('');
+  const [metadataText, setMetadataText] = useState('');
+  const [sinceMs, setSinceMs] = useState(0);
   // Cursors of the pages before this one: going back pops one.
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
-  const { page, error, now } = useRunList(client, status, cursor);
+  const metadata = parseMetadataFilter(metadataText);
+  const pairs = 'pairs' in metadata ? metadata.pairs : {};
+  const { page, error, now } = useRunList(client, status, cursor, pairs);
   const term = search.trim();
   const found = useRunLookup(client, term);
+  const recent = startedSince(page?.runs ?? [], sinceMs, now);
 
   const runs =
     found !== undefined
       ? found === null
         ? []
         : [found]
-      : (page?.runs ?? []).filter((run) => term === '' || run.id.includes(term));
+      : recent.runs.filter((run) => term === '' || run.id.includes(term));
+  const restart = () => setCursors([undefined]);
 
   return (
     <>
@@ -40,8 +54,16 @@ export function RunsPage({ client }: { client: TetherClient }) {
         status={status}
         onStatus={(value) => {
           setStatus(value);
-          setCursors([undefined]);
+          restart();
         }}
+        metadata={metadataText}
+        metadataProblem={'problem' in metadata ? metadata.problem : undefined}
+        onMetadata={(value) => {
+          setMetadataText(value);
+          restart();
+        }}
+        sinceMs={sinceMs}
+        onSince={setSinceMs}
         search={search}
         onSearch={setSearch}
       />
@@ -51,7 +73,9 @@ export function RunsPage({ client }: { client: TetherClient }) {
       ) : runs.length === 0 ? (
         <p>
           No runs{status ? ` with status ${STATUS_TEXT[status]}` : ''}
-          {term ? ` matching ${term}` : ''}.
+          {term ? ` matching ${term}` : ''}
+          {Object.keys(pairs).length > 0 ? ' with that metadata' : ''}
+          {sinceMs > 0 ? ' started in that time' : ''}.
         </p>
       ) : (
         <RunTable runs={runs} now={now} />
@@ -67,7 +91,7 @@ export function RunsPage({ client }: { client: TetherClient }) {
           </button>
           <button
             type="button"
-            disabled={!page?.next}
+            disabled={!page?.next || !recent.olderMayMatch}
             onClick={() => page?.next && setCursors((list) => [...list, page.next ?? undefined])}
           >
             Older runs
@@ -79,7 +103,12 @@ export function RunsPage({ client }: { client: TetherClient }) {
 }
 
 /** A page of runs (with `status`, from `cursor`), read now and every two seconds, and when it was read. */
-function useRunList(client: TetherClient, status: RunStatus | '', cursor: string | undefined) {
+function useRunList(
+  client: TetherClient,
+  status: RunStatus | '',
+  cursor: string | undefined,
+  metadata: Record<string, string>,
+) {
   const [page, setPage] = useState<{ runs: Run[]; next: string | null }>();
   const [error, setError] = useState<string>();
   const [now, setNow] = useState(Date.now());
@@ -91,6 +120,7 @@ function useRunList(client: TetherClient, status: RunStatus | '', cursor: string
           signal,
           ...(status ? { status } : {}),
           ...(cursor ? { cursor } : {}),
+          ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
         });
         setPage({ runs: list.data, next: list.nextCursor });
         setNow(Date.now());
@@ -101,7 +131,7 @@ function useRunList(client: TetherClient, status: RunStatus | '', cursor: string
       }
     },
     REFRESH_MS,
-    [client, status, cursor],
+    [client, status, cursor, JSON.stringify(metadata)],
   );
   return { page, error, now };
 }
@@ -130,11 +160,21 @@ function useRunLookup(client: TetherClient, term: string): Run | null | undefine
 function RunFilters({
   status,
   onStatus,
+  metadata,
+  metadataProblem,
+  onMetadata,
+  sinceMs,
+  onSince,
   search,
   onSearch,
 }: {
   status: RunStatus | '';
   onStatus: (status: RunStatus | '') => void;
+  metadata: string;
+  metadataProblem: string | undefined;
+  onMetadata: (text: string) => void;
+  sinceMs: number;
+  onSince: (ms: number) => void;
   search: string;
   onSearch: (search: string) => void;
 }) {
@@ -152,6 +192,31 @@ function RunFilters({
         </select>
       </label>
       <label>
+        Started
+        <select value={String(sinceMs)} onChange={(event) => onSince(Number(event.currentTarget.value))}>
+          {SINCE_CHOICES.map((choice) => (
+            <option value={String(choice.ms)} key={choice.ms}>
+              {choice.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Metadata
+        <input
+          value={metadata}
+          placeholder="key=value"
+          aria-invalid={metadataProblem !== undefined}
+          aria-describedby={metadataProblem ? 'metadata-problem' : undefined}
+          onChange={(event) => onMetadata(event.currentTarget.value)}
+        />
+        {metadataProblem ? (
+          <span id="metadata-problem" class="error-text">
+            {metadataProblem}
+          </span>
+        ) : null}
+      </label>
+      <label>
         Search by id
         <input type="search" value={search} onInput={(event) => onSearch(event.currentTarget.value)} />
       </label>
@@ -159,36 +224,46 @@ function RunFilters({
   );
 }
 
+/** The list's columns: each says its name again in a card on a narrow screen. */
+function runColumns(now: number): Column<Run>[] {
+  return [
+    {
+      label: 'Run',
+      cell: (run) => <CopyId id={run.id} href={runHref(run.id)} onClick={onLinkClick} />,
+      class: 'id-cell',
+    },
+    { label: 'Task', cell: (run) => <span title={run.title}>{run.title ?? ''}</span>, class: 'title' },
+    { label: 'Status', cell: (run) => <StatusBadge status={run.status} />, class: 'nowrap' },
+    {
+      label: 'Duration',
+      cell: (run) => {
+        const ms = runDuration(run, now);
+        return ms === undefined ? '–' : duration(ms);
+      },
+      class: 'nowrap num',
+    },
+    {
+      label: 'Tokens',
+      cell: (run) => (run.usage ? tokens(run.usage.inputTokens + run.usage.outputTokens) : '–'),
+      class: 'nowrap num',
+    },
+    {
+      label: 'Created',
+      cell: (run) => <time dateTime={run.createdAt}>{age(run.createdAt, now)}</time>,
+      class: 'nowrap',
+    },
+    { label: 'Attempts', cell: (run) => String(run.attempts), class: 'nowrap num' },
+  ];
+}
+
 function RunTable({ runs, now }: { runs: readonly Run[]; now: number }) {
   return (
-    <table class="runs">
-      <caption class="visually-hidden">Runs, newest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">Run</th>
-          <th scope="col">Input</th>
-          <th scope="col">Status</th>
-          <th scope="col">Created</th>
-          <th scope="col">Attempts</th>
-        </tr>
-      </thead>
-      <tbody>
-        {runs.map((run) => (
-          <tr key={run.id}>
-            <td>
-              <a href={hrefOf({ page: 'run', id: run.id })} onClick={onLinkClick}>
-                {run.id}
-              </a>
-            </td>
-            <td class="title">{run.title ?? ''}</td>
-            <td class={`status status-${run.status}`}>{STATUS_TEXT[run.status]}</td>
-            <td>
-              <time dateTime={run.createdAt}>{age(run.createdAt, now)}</time>
-            </td>
-            <td>{run.attempts}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <ListTable<Run>
+      caption="Runs, newest first"
+      columns={runColumns(now)}
+      rows={runs}
+      rowKey={(run) => run.id}
+      testId="runs"
+    />
   );
 }

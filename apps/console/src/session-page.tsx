@@ -6,7 +6,7 @@ import { QuestionCard } from './question.js';
 import { hrefOf, navigate, onLinkClick } from './router.js';
 import { type Chat, type ChatBlock, type ChatRun, chatBlocks, returnedQuestion } from './session-chat.js';
 import { useDrafts, useSessionFeed } from './session-feed.js';
-import { SESSION_STATUS_TEXT } from './sessions-page.js';
+import { SessionBadge } from './sessions-page.js';
 
 /** A question the last run returned with (the API's REST fallback): the next message answers it. */
 type Returned = { question: string; choices: string[] };
@@ -93,8 +93,8 @@ function SessionHead({ session }: { session: Session }) {
       <h1 class="run-id">Session {session.id}</h1>
       <dl class="facts">
         <dt>Status</dt>
-        <dd class={`status status-${session.status}`} data-testid="session-status">
-          {SESSION_STATUS_TEXT[session.status]}
+        <dd>
+          <SessionBadge status={session.status} testId="session-status" />
         </dd>
         <dt>Messages</dt>
         <dd>{session.runs}</dd>

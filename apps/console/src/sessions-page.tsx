@@ -1,5 +1,6 @@
 import type { Session, SessionStatus, TetherClient } from '@tether/client';
 import { useState } from 'preact/hooks';
+import { Badge } from './badge.js';
 import { age } from './format.js';
 import { usePolling } from './reading.js';
 import { hrefOf, navigate, onLinkClick } from './router.js';
@@ -14,6 +15,15 @@ export const SESSION_STATUS_TEXT: Record<SessionStatus, string> = {
   busy: 'Busy',
   waiting_for_input: 'Waiting for input',
 };
+
+/** A session's status as a badge, drawn as the run status it stands for. */
+export function SessionBadge({ status, testId }: { status: SessionStatus; testId?: string }) {
+  const tone = { idle: 'idle', busy: 'running', waiting_for_input: 'waiting_for_input' } as const;
+  const icon = { idle: '○', busy: '▶', waiting_for_input: '?' } as const;
+  return (
+    <Badge tone={tone[status]} icon={icon[status]} label={SESSION_STATUS_TEXT[status]} testId={testId} />
+  );
+}
 
 /** The sessions, newest first (id, status, runs, last activity), pages of 20, and "New session". */
 export function SessionsPage({ client }: { client: TetherClient }) {
@@ -84,7 +94,9 @@ export function SessionsPage({ client }: { client: TetherClient }) {
                     {session.id}
                   </a>
                 </td>
-                <td class={`status status-${session.status}`}>{SESSION_STATUS_TEXT[session.status]}</td>
+                <td>
+                  <SessionBadge status={session.status} />
+                </td>
                 <td>{session.runs}</td>
                 <td>{age(session.updatedAt, now)}</td>
               </tr>

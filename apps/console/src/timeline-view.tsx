@@ -41,7 +41,7 @@ function rowAt(offsets: Float64Array, y: number): number {
  * its place in the whole list (`aria-posinset` of `aria-setsize`), and the box
  * takes focus, so arrow keys and Page Down scroll it.
  */
-export function TimelineList({ items }: { items: readonly TimelineItem[] }) {
+export function TimelineList({ items, runId }: { items: readonly TimelineItem[]; runId?: string }) {
   const box = useRef<HTMLElement>(null);
   const heights = useRef(new Map<string, number>());
   // The measured rows' heights summed per kind: a row not drawn yet is placed at its kind's mean, so
@@ -151,7 +151,7 @@ export function TimelineList({ items }: { items: readonly TimelineItem[] }) {
             aria-posinset={first + index + 1}
           >
             <div class={`event event-${item.kind}`}>
-              <TimelineEntry item={item} />
+              <TimelineEntry item={item} runId={runId} />
             </div>
           </li>
         ))}
@@ -161,7 +161,7 @@ export function TimelineList({ items }: { items: readonly TimelineItem[] }) {
 }
 
 /** What a row shows for its item (the row itself, its <li>, is the list's). */
-function TimelineEntry({ item }: { item: TimelineItem }) {
+function TimelineEntry({ item, runId }: { item: TimelineItem; runId: string | undefined }) {
   const time = <time dateTime={item.at}>{new Date(item.at).toLocaleTimeString()}</time>;
   switch (item.kind) {
     case 'status':
@@ -180,7 +180,7 @@ function TimelineEntry({ item }: { item: TimelineItem }) {
     case 'tool':
       return (
         <>
-          {time} <ToolCall item={item} />
+          {time} <ToolCall item={item} runId={runId} />
         </>
       );
     case 'todos':

@@ -70,6 +70,53 @@ describe('foldEvents', () => {
     const ten = { ...event('run.queued', {}), id: '2000-10' } as RunEvent;
     expect(foldEvents(foldEvents(EMPTY_TIMELINE, [nine]), [ten]).items).toHaveLength(2);
   });
+
+  it('says how a call without a result was stopped: by a cancel, a failed attempt, or a lost worker', () => {
+    const call = (callId: string) => event('tool.call', { callId, name: 'bash', arguments: '{}' });
+    const cancelled = foldEvents(EMPTY_TIMELINE, [
+      event('attempt.started', { attempt: 1, resumed: false, step: 0 }),
+      call('c1'),
+      event('tool.result', { callId: 'c1', name: 'bash', ok: true, content: 'exit 0' }),
+      call('c2'),
+      event('run.cancelled', {}),
+    ]);
+    expect(cancelled.items.filter((item) => item.kind === 'tool')).toMatchObject([
+      { callId: 'c1', result: { ok: true } },
+      { callId: 'c2', stopped: 'cancel' },
+    ]);
+    expect(cancelled.items[0]).not.toHaveProperty('stopped');
+
+    // A worker lost: the next attempt (a higher number) re-runs the call under the same id.
+    const lost = foldEvents(EMPTY_TIMELINE, [
+      event('attempt.started', { attempt: 1, resumed: false, step: 0 }),
+      call('c1'),
+      event('attempt.started', { attempt: 2, resumed: true, step: 0 }),
+      call('c1'),
+      event('tool.result', { callId: 'c1', name: 'bash', ok: true, content: 'exit 0' }),
+    ]);
+    expect(lost.items.filter((item) => item.kind === 'tool')).toMatchObject([
+      { callId: 'c1', attempt: 1, stopped: 'lost' },
+      { callId: 'c1', attempt: 2, result: { ok: true } },
+    ]);
+    expect(lost.items.at(-1)).not.toHaveProperty('stopped');
+
+    // A resumed attempt keeps its number: the question's call gets its result, nothing is stopped.
+    const resumed = foldEvents(EMPTY_TIMELINE, [
+      event('attempt.started', { attempt: 1, resumed: false, step: 0 }),
+      event('tool.call', { callId: 'q', name: 'clarify', arguments: '{}' }),
+      event('attempt.started', { attempt: 1, resumed: true, step: 1 }),
+      event('tool.result', { callId: 'q', name: 'clarify', ok: true, content: 'red' }),
+    ]);
+    expect(resumed.items.find((item) => item.kind === 'tool')).toMatchObject({ result: { ok: true } });
+    expect(resumed.items.find((item) => item.kind === 'tool')).not.toHaveProperty('stopped');
+
+    const retried = foldEvents(EMPTY_TIMELINE, [
+      call('c1'),
+      event('run.retrying', { attempt: 2, delayMs: 1000, error: { code: 'ERR_X', message: 'x' } }),
+      event('run.failed', { error: { code: 'ERR_X', message: 'x' } }),
+    ]);
+    expect(retried.items[0]).toMatchObject({ kind: 'tool', stopped: 'failure' });
+  });
 });
 
 function usage(total: number) {

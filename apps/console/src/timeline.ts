@@ -25,6 +25,10 @@ export type TimelineItem =
       args: string;
       output: string;
       result?: { ok: boolean; content: string };
+      /** The attempt that made the call. */
+      attempt: number;
+      /** Why a call without a result never got one: the run was cancelled, its attempt failed, or its worker was lost. */
+      stopped?: ToolStop;
     }
   | { kind: 'todos'; key: string; at: string; todos: TodoItem[] }
   | {
@@ -38,24 +42,43 @@ export type TimelineItem =
   | { kind: 'retry'; key: string; at: string; attempt: number; delayMs: number; error: string }
   | { kind: 'usage'; key: string; at: string; usage: Usage };
 
+/** How a tool call ended without a result. */
+export type ToolStop = 'cancel' | 'failure' | 'lost';
+
 export interface Timeline {
   items: TimelineItem[];
   /** The id of the last event folded in. */
   lastEventId: string | undefined;
+  /** The attempt the last events belong to. */
+  attempt: number;
 }
 
-export const EMPTY_TIMELINE: Timeline = { items: [], lastEventId: undefined };
+export const EMPTY_TIMELINE: Timeline = { items: [], lastEventId: undefined, attempt: 1 };
 
 /** The timeline with `events` folded in (a new object; `timeline` is not changed). */
 export function foldEvents(timeline: Timeline, events: readonly RunEvent[]): Timeline {
-  const items = [...timeline.items];
+  const state = { items: [...timeline.items], attempt: timeline.attempt };
   let lastEventId = timeline.lastEventId;
   for (const event of events) {
     if (lastEventId !== undefined && compareEventIds(event.id, lastEventId) <= 0) continue;
     lastEventId = event.id;
-    fold(items, event);
+    fold(state, event);
   }
-  return { items, lastEventId };
+  return { items: state.items, lastEventId, attempt: state.attempt };
+}
+
+/**
+ * Marks the tool calls still without a result as stopped, and why: all of
+ * them (the run ended), or those of attempts before `attempt` (a new attempt
+ * started, so the worker of theirs was lost: a resumed attempt keeps its
+ * number, and its calls still get their results).
+ */
+function stopOpenCalls(items: TimelineItem[], why: ToolStop, beforeAttempt = Number.POSITIVE_INFINITY): void {
+  for (const [index, item] of items.entries()) {
+    if (item.kind === 'tool' && !item.result && !item.stopped && item.attempt < beforeAttempt) {
+      items[index] = { ...item, stopped: why };
+    }
+  }
 }
 
 function replaceLast<T extends TimelineItem>(
@@ -82,7 +105,8 @@ const isQuestion =
   (item: TimelineItem): item is Extract<TimelineItem, { kind: 'question' }> =>
     item.kind === 'question' && item.requestId === requestId;
 
-function fold(items: TimelineItem[], event: RunEvent): void {
+function fold(state: { items: TimelineItem[]; attempt: number }, event: RunEvent): void {
+  const { items } = state;
   const base = { key: event.id, at: event.at };
   const last = items[items.length - 1];
   switch (event.type) {
@@ -93,6 +117,8 @@ function fold(items: TimelineItem[], event: RunEvent): void {
       items.push({ kind: 'status', ...base, text: `Started attempt ${event.data.attempt}` });
       return;
     case 'attempt.started':
+      if (event.data.attempt > state.attempt) stopOpenCalls(items, 'lost', event.data.attempt);
+      state.attempt = event.data.attempt;
       if (event.data.resumed)
         items.push({ kind: 'status', ...base, text: `Resumed at step ${event.data.step}` });
       return;
@@ -123,6 +149,7 @@ function fold(items: TimelineItem[], event: RunEvent): void {
         name: event.data.name,
         args: event.data.arguments,
         output: '',
+        attempt: state.attempt,
       });
       return;
     case 'tool.output':
@@ -160,6 +187,7 @@ function fold(items: TimelineItem[], event: RunEvent): void {
       }));
       return;
     case 'run.retrying':
+      stopOpenCalls(items, 'failure');
       items.push({
         kind: 'retry',
         ...base,
@@ -192,9 +220,11 @@ function fold(items: TimelineItem[], event: RunEvent): void {
       items.push({ kind: 'status', ...base, text: 'Completed' });
       return;
     case 'run.failed':
+      stopOpenCalls(items, 'failure');
       items.push({ kind: 'status', ...base, text: `Failed: ${event.data.error.message}` });
       return;
     case 'run.cancelled':
+      stopOpenCalls(items, 'cancel');
       items.push({ kind: 'status', ...base, text: 'Cancelled' });
       return;
   }

@@ -59,10 +59,15 @@ const SCREENSHOTS =
     ? fileURLToPath(new URL('../../../docs/images/', import.meta.url))
     : undefined;
 
+/** The page as it is, light (`console-<name>.png`) and dark (`console-<name>-dark.png`); the light scheme is restored. */
 async function screenshot(page: Page, name: string): Promise<void> {
   if (SCREENSHOTS === undefined) return;
   await mkdir(SCREENSHOTS, { recursive: true });
+  await page.emulateMedia({ colorScheme: 'light' });
   await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`) });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.screenshot({ path: join(SCREENSHOTS, `console-${name}-dark.png`) });
+  await page.emulateMedia({ colorScheme: 'light' });
 }
 
 beforeAll(async () => {
@@ -186,10 +191,20 @@ describe('the console in Chromium', () => {
     await page.getByRole('heading', { name: 'Runs' }).waitFor();
     const row = page.getByRole('row').filter({ hasText: done });
     await row.waitFor();
-    expect(await row.getByRole('cell').nth(1).textContent()).toBe('List the files');
-    expect(await row.getByRole('cell').nth(2).textContent()).toBe('Completed');
-    expect(await row.getByRole('cell').nth(3).textContent()).toMatch(/^\d+ s ago$/);
-    expect(await row.getByRole('cell').nth(4).textContent()).toBe('1');
+    const cells = row.getByRole('cell');
+    expect(await cells.nth(1).textContent()).toBe('List the files');
+    // The status is a badge: its icon is hidden from assistive technology, its label is the cell's name.
+    await row.getByRole('cell', { name: 'Completed', exact: true }).waitFor();
+    expect(await cells.nth(3).textContent()).toMatch(/^\d+(\.\d)? (ms|s)$/);
+    expect(await cells.nth(4).textContent()).toMatch(/^\d+(\.\d+k)?$/);
+    expect(await cells.nth(5).textContent()).toMatch(/^\d+ s ago$/);
+    expect(await cells.nth(6).textContent()).toBe('1');
+    // The id is whole in the DOM (cut only on screen), with a button that copies it.
+    expect(await cells.nth(0).getByRole('link').textContent()).toBe(done);
+    await cells
+      .nth(0)
+      .getByRole('button', { name: `Copy ${done}` })
+      .waitFor();
     // The key is in this tab's sessionStorage, and in no URL.
     expect(await page.evaluate(() => sessionStorage.getItem('tether.apiKey'))).toBe(API_KEY);
     expect(page.url()).not.toContain(API_KEY);
@@ -274,7 +289,9 @@ describe('the console in Chromium', () => {
       { content: 'never' },
     ]);
     const page = await openSignedIn(`/console/runs/${id}`);
-    await page.getByText(/Tool bash \(running\)/).waitFor({ timeout: 15_000 });
+    const events = page.getByRole('region', { name: 'Timeline events' });
+    const bashRow = events.locator('.event-tool').filter({ hasText: 'Tool bash' });
+    await bashRow.getByText('Running', { exact: true }).waitFor({ timeout: 15_000 });
     await statusIs(page, 'Running');
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await page.getByRole('button', { name: 'Keep it running' }).click();
@@ -285,6 +302,18 @@ describe('the console in Chromium', () => {
     await statusIs(page, 'Cancelled', 10_000);
     await page.getByRole('button', { name: 'Cancel run' }).waitFor({ state: 'detached' });
     expect((await client.get(id)).status).toBe('cancelled');
+    // The call cut off says so, live and after a reload, in the events and in the trace.
+    const trace = page.getByRole('region', { name: 'Trace' });
+    for (const when of ['live', 'reloaded']) {
+      if (when === 'reloaded') await page.reload();
+      await bashRow.getByText('Stopped by cancel', { exact: true }).waitFor();
+      expect(await bashRow.getByText('Running', { exact: true }).count()).toBe(0);
+      await trace
+        .getByRole('button', { name: /^bash sleep 30; echo late > late\.txt .*, Stopped by cancel$/ })
+        .waitFor();
+    }
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'cancelled');
     await page.close();
   });
 
@@ -316,6 +345,10 @@ describe('the console in Chromium', () => {
     expect(drawn).toBeGreaterThan(0);
     expect(drawn).toBeLessThan(100);
     expect(await rows.last().getAttribute('aria-posinset')).toBe(String(total));
+    // The trace of its 1,600 steps draws only the rows in view too, its last step at the bottom.
+    const traceRows = page.locator('li.trace-row');
+    expect(await traceRows.count()).toBeLessThan(100);
+    await traceRows.getByRole('button', { name: /^read_file src\/module-1634\.ts / }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
 
     // Scrolled to the bottom, the view follows rows that arrive.
@@ -637,7 +670,7 @@ describe("the console's Files tab and crew tree", () => {
     const gammaLink = alpha.getByRole('list').getByRole('link', { name: 'gamma: check alpha.txt' });
     await gammaLink.waitFor({ timeout: 15_000 });
     await expect
-      .poll(() => crew.locator('.status').allTextContents())
+      .poll(() => crew.locator('.badge-label').allTextContents())
       .toEqual(['Completed', 'Completed', 'Completed']);
     const parent = await client.get(parentId);
     const [alphaId, betaId] = (parent.children ?? []).map((child) => child.id);
@@ -656,7 +689,7 @@ describe("the console's Files tab and crew tree", () => {
     await gammaLink.click();
     expect(new URL(page.url()).pathname).toBe(`/console/runs/${gammaId}`);
     await statusIs(page, 'Completed');
-    const facts = page.locator('dl.facts');
+    const facts = page.locator('dl.facts-row');
     expect(await facts.getByRole('link', { name: alphaId }).getAttribute('href')).toBe(
       `/console/runs/${alphaId}`,
     );
@@ -666,7 +699,11 @@ describe("the console's Files tab and crew tree", () => {
     await page.getByRole('tab', { name: 'Files' }).click();
     await page.getByRole('tabpanel', { name: 'Files' }).getByRole('link', { name: 'alpha.txt' }).waitFor();
     await facts.getByRole('link', { name: alphaId }).click();
-    await page.getByRole('heading', { name: `Run ${alphaId}` }).waitFor();
+    // The header's crumbs name the run now shown.
+    await page
+      .locator('.crumbs')
+      .getByText(alphaId as string)
+      .waitFor();
     await page
       .getByRole('region', { name: 'Crew' })
       .getByRole('link', { name: 'gamma: check alpha.txt' })
@@ -692,6 +729,158 @@ describe("the console's Files tab and crew tree", () => {
 });
 
 /** Presses Tab until the focused element is `target`'s, at most `limit` times; the elements passed on the way, by id or name. */
+describe('the trace, the layout and every page', () => {
+  it('draws a run as a trace: a question as a wait, each attempt a group, a crew under its call, a cancel', async () => {
+    const { id } = await client.submit({
+      input: 'trace the crew',
+      toolsets: ['base', 'planning', 'interaction', 'crew'],
+      model: {
+        provider: 'replay',
+        script: [
+          { toolCalls: [call('clarify', { question: 'Ready to trace?', choices: ['yes'] })] },
+          {
+            toolCalls: [call('delegate_parallel', { tasks: [{ goal: 'quick one' }, { goal: 'slow one' }] })],
+          },
+          { content: 'never reached' },
+        ],
+        children: [
+          { match: 'quick', script: [{ content: 'quick done' }] },
+          {
+            match: 'slow',
+            script: [{ toolCalls: [call('bash', { command: 'sleep 30' })] }, { content: 'late' }],
+          },
+        ],
+      },
+    });
+    const requestId = await questionOf(id);
+    const page = await openSignedIn(`/console/runs/${id}`);
+    const trace = page.getByRole('region', { name: 'Trace' });
+    const detail = page.getByRole('complementary', { name: 'Step details' });
+    await trace
+      .getByRole('button', { name: /^Waiting for an answer “Ready to trace\?” .*, Waiting$/ })
+      .waitFor();
+    await client.answer(id, requestId, 'yes');
+    // The answer ends the wait; the run resumes as a group of its own, and delegates.
+    await trace
+      .getByRole('button', { name: /^Waiting for an answer “Ready to trace\?” .*, Done waiting$/ })
+      .waitFor();
+    await trace.getByText('Attempt 1, resumed at step 1').waitFor({ timeout: 15_000 });
+    await trace.getByRole('link', { name: 'Child: quick one' }).waitFor({ timeout: 15_000 });
+    const slow = trace.getByRole('link', { name: 'Child: slow one' });
+    await slow.waitFor();
+    await trace
+      .locator('.trace-child')
+      .filter({ has: page.getByRole('link', { name: 'Child: quick one' }) })
+      .getByText('completed')
+      .waitFor({ timeout: 15_000 });
+    await trace.getByRole('button', { name: /^Waiting for children .*, Waiting$/ }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'trace');
+
+    // A step chosen in the trace is shown in full beside it.
+    await trace.getByRole('button', { name: /^Waiting for an answer/ }).click();
+    await detail.getByText('Reply: yes').waitFor();
+    await trace.getByRole('button', { name: /^delegate_parallel 2 tasks/ }).click();
+    await detail.getByText('Tool delegate_parallel').waitFor();
+    expect(await detail.getByRole('listitem').allTextContents()).toEqual(['quick one', 'slow one']);
+
+    await client.cancel(id);
+    await statusIs(page, 'Cancelled', 15_000);
+    for (const when of ['live', 'reloaded']) {
+      if (when === 'reloaded') await page.reload();
+      await trace
+        .getByRole('button', { name: /^delegate_parallel 2 tasks .*, Stopped by cancel$/ })
+        .waitFor();
+      await trace.getByRole('button', { name: /^Waiting for children .*, Ended with the run$/ }).waitFor();
+      expect(await slow.getAttribute('href')).toMatch(/^\/console\/runs\/run_/);
+    }
+    await page.close();
+  });
+
+  it('fits a 420 px screen: lists become cards whose values say their column, and nothing scrolls sideways', async () => {
+    const id = await submit([{ content: 'narrow' }], 'A run seen on a phone');
+    await client.wait(id);
+    const page = await openSignedIn('/console/');
+    await page.setViewportSize({ width: 420, height: 900 });
+    const row = page.getByRole('row').filter({ hasText: id });
+    await row.waitFor();
+    const labels = await row
+      .getByRole('cell')
+      .evaluateAll((cells) => cells.map((cell) => getComputedStyle(cell, '::before').content));
+    expect(labels).toEqual([
+      '"Run"',
+      '"Task"',
+      '"Status"',
+      '"Duration"',
+      '"Tokens"',
+      '"Created"',
+      '"Attempts"',
+    ]);
+    const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(await sideways()).toBeLessThanOrEqual(0);
+    // The navigation is a bar across the top, the current section marked for all.
+    expect(
+      await page
+        .getByRole('navigation', { name: 'Sections' })
+        .getByRole('link', { name: 'Runs' })
+        .getAttribute('aria-current'),
+    ).toBe('page');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'runs-420');
+    await row.getByRole('link', { name: id }).click();
+    await statusIs(page, 'Completed');
+    await page.getByRole('region', { name: 'Trace' }).getByRole('button').first().waitFor();
+    expect(await sideways()).toBeLessThanOrEqual(0);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'run-420');
+    await page.close();
+  });
+
+  it('opens every section of the navigation, each without a serious axe violation, in light and dark', async () => {
+    await client.webhooks
+      .create({ url: 'https://hooks.example.com/tether', events: ['run.completed'] })
+      .catch(() => undefined);
+    const page = await openSignedIn('/console/');
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    const nav = page.getByRole('navigation', { name: 'Sections' });
+    const sections: [string, string, RegExp][] = [
+      ['Sessions', 'sessions', /New session/],
+      ['Webhooks', 'webhooks', /tether webhooks add|No webhook endpoints yet/],
+      ['Skills', 'skills', /skills,/],
+      ['Memory', 'memory', /Nothing saved in default|notes in default/],
+      ['Settings', 'settings', /Appearance/],
+    ];
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const [name, path, shows] of sections) {
+        await nav.getByRole('link', { name }).click();
+        expect(new URL(page.url()).pathname).toBe(`/console/${path}`);
+        await page.getByRole('heading', { name, exact: true }).waitFor();
+        await page.getByText(shows).first().waitFor();
+        expect(await nav.getByRole('link', { name }).getAttribute('aria-current')).toBe('page');
+        expect(await seriousViolations(page), `${name} in ${scheme}`).toEqual([]);
+        if (scheme === 'light') await screenshot(page, path);
+        else await page.emulateMedia({ colorScheme: 'dark' });
+      }
+    }
+    // Settings: the models, the live workers, and a colour scheme chosen here wins over the system's.
+    await page.getByRole('heading', { name: 'Workers' }).waitFor();
+    await page.getByRole('table', { name: 'Live workers' }).waitFor();
+    await page.getByText('Scripted (replay) runs: allowed.').waitFor();
+    const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(await background()).toBe('rgb(255, 255, 255)');
+    await page.getByRole('radio', { name: 'Dark' }).check();
+    expect(await background()).toBe('rgb(13, 17, 23)');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
+    expect(await background()).toBe('rgb(13, 17, 23)');
+    await page.getByRole('radio', { name: 'As the system' }).check();
+    expect(await background()).toBe('rgb(255, 255, 255)');
+    await page.close();
+  });
+});
+
 async function tabTo(page: Page, target: string, limit = 60): Promise<string[]> {
   const passed: string[] = [];
   for (let step = 0; step < limit; step++) {
@@ -951,7 +1140,8 @@ describe('the New run form in Chromium', () => {
     expect(await notice.locator('code.new-run-command').allTextContents()).toEqual(setups);
     await browser.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     await notice.getByRole('button', { name: `Copy ${setups[1]}` }).click();
-    await notice.getByText('Copied', { exact: true }).waitFor();
+    // The button says it copied, and still names what it copies.
+    await notice.getByRole('button', { name: `Copied ${setups[1]}` }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(setups[1]);
     await page.getByRole('checkbox').first().waitFor();
     expect(await seriousViolations(page)).toEqual([]);

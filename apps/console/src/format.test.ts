@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { duration, runDuration, tokens } from './format.js';
+
+describe('the console formats', () => {
+  it('says a duration in the unit a person reads it in', () => {
+    expect(duration(0)).toBe('0 ms');
+    expect(duration(849.6)).toBe('850 ms');
+    expect(duration(1_000)).toBe('1.0 s');
+    expect(duration(12_460)).toBe('12.4 s');
+    expect(duration(59_999)).toBe('59.9 s');
+    expect(duration(184_000)).toBe('3 min 4 s');
+    expect(duration(7_500_000)).toBe('2 h 5 min');
+  });
+
+  it('measures a run from its start to its end, or to now while it runs, and nothing before it starts', () => {
+    const now = Date.parse('2026-01-01T00:01:00Z');
+    expect(runDuration({}, now)).toBeUndefined();
+    expect(runDuration({ startedAt: '2026-01-01T00:00:00Z' }, now)).toBe(60_000);
+    expect(
+      runDuration({ startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:02.500Z' }, now),
+    ).toBe(2_500);
+  });
+
+  it('shortens token counts', () => {
+    expect(tokens(980)).toBe('980');
+    expect(tokens(1_234)).toBe('1.23k');
+    expect(tokens(12_345)).toBe('12.3k');
+    expect(tokens(1_250_000)).toBe('1.25M');
+  });
+});
