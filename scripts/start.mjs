@@ -1,20 +1,25 @@
 #!/usr/bin/env node
-// pnpm start [--workers N] [--port P] [--redis-port R]: the local stack in one terminal.
-// Checks its ports, builds if needed, finds or starts Redis, runs the API and N workers with readable
-// logs, restarts a crashed worker with backoff, writes .tether/stack.json while it runs, and stops
-// everything (its own redis-server included) on Ctrl-C.
+// pnpm start [--workers N] [--port P] [--redis-port R]: the local stack in one terminal, for
+// development. Stops what a pnpm start killed with -9 left running, checks its ports, builds if
+// needed, finds or starts Redis, runs the API and N workers with development settings (a secrets
+// key of its own, webhooks to local receivers: start/dev-settings.mjs) and quiet, readable logs,
+// restarts a crashed worker with backoff, writes .tether/stack.json while it runs, and stops
+// everything (its own redis-server included) on Ctrl-C, exiting 0.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { developmentSettings } from './start/dev-settings.mjs';
+import { isStale, killCommand, leftovers, processList, stopLeftovers } from './start/leftovers.mjs';
+import { createPrinter } from './start/log-lines.mjs';
 import { parseArgs, UsageError, usage } from './start/options.mjs';
 import { apiHosts, portInUse } from './start/ports.mjs';
 import { RestartBackoff } from './start/restarts.mjs';
 import {
-  leftovers,
   removeStackFile,
   stackFilePath,
   stackHome,
+  startTimes,
   withoutCredentials,
   writeStackFile,
 } from './start/stack-file.mjs';
@@ -25,6 +30,8 @@ const STACK_FILE = stackFilePath(HOME);
 const USE_COLOR = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code, text) => (USE_COLOR ? `\x1b[${code}m${text}\x1b[0m` : text);
 const STOP_TIMEOUT_MS = 15_000;
+/** After Ctrl-C, how long the stack stops in silence before saying what it waits for. */
+const SLOW_STOP_MS = 3_000;
 const READY_TIMEOUT_MS = 30_000;
 const startedAt = Date.now();
 
@@ -56,30 +63,14 @@ function needsBuild() {
   return false;
 }
 
-const LEVELS = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
-const LEVEL_COLORS = { 40: 33, 50: 31, 60: 31 };
-const SKIP = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'name', 'workerId', 'instanceId', 'v']);
-
-/** A pino JSON line as one readable line; anything else as it is. */
-function pretty(label, line) {
-  let record;
-  try {
-    record = JSON.parse(line);
-  } catch {
-    return `${label} ${line}`;
-  }
-  const time = new Date(record.time ?? Date.now()).toISOString().slice(11, 23);
-  const level = LEVELS[record.level] ?? String(record.level);
-  const fields = Object.entries(record)
-    .filter(([key]) => !SKIP.has(key))
-    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
-    .join(' ');
-  const head = paint(LEVEL_COLORS[record.level] ?? 36, level.padEnd(5));
-  return `${paint(2, time)} ${label} ${head} ${record.msg ?? ''}${fields ? ` ${paint(2, fields)}` : ''}`;
-}
-
 const COLORS = { redis: 35, api: 32 };
 const tag = (name) => paint(COLORS[name] ?? 34, name.padEnd(9));
+// Errors' stacks in the terminal when the processes log at debug or trace too.
+const printer = createPrinter({
+  tag,
+  paint,
+  stacks: ['debug', 'trace'].includes(process.env.LOG_LEVEL?.trim().toLowerCase() ?? ''),
+});
 
 /** The stack while it starts, and once it runs; each of its processes is in a process group of its own. */
 let startup;
@@ -93,17 +84,31 @@ const workers = new Map();
 async function stopAll(exitCode) {
   if (stopping) return;
   stopping = true;
+  // One line: from now on the processes' own lines are printed only if they warn or fail.
+  printer.stopping();
   console.log(paint(2, 'stopping…'));
   for (const worker of workers.values()) clearTimeout(worker.restart);
+  const slow = setTimeout(() => {
+    const waiting = processes().filter(({ child }) => child.exitCode === null && child.signalCode === null);
+    if (waiting.length === 0) return;
+    const names = waiting.map(({ name }) => name).join(', ');
+    console.log(paint(2, `still stopping: ${names} (each is killed after ${seconds(STOP_TIMEOUT_MS)})`));
+  }, SLOW_STOP_MS);
   // A stack still starting stops what it started (and rejects) once aborted.
   starting.abort();
   const started = stack ?? (await startup?.catch(() => undefined));
   if (started !== undefined) {
     // Services first (they drain), then our own Redis.
     const services = [...started.apis, ...[...workers.values()].map((worker) => worker.process)];
-    await Promise.all(services.map((spawned) => spawned.stop('SIGTERM', STOP_TIMEOUT_MS)));
+    await Promise.all(
+      services.map(async (spawned) => {
+        const { signal } = await spawned.stop('SIGTERM', STOP_TIMEOUT_MS);
+        if (signal === 'SIGKILL') console.error(paint(33, `${spawned.name} did not stop in time: killed`));
+      }),
+    );
     await started.redis?.stop();
   }
+  clearTimeout(slow);
   process.exit(exitCode);
 }
 
@@ -111,7 +116,8 @@ async function stopAll(exitCode) {
 function processes() {
   if (stack === undefined) return [];
   const own = stack.redis ? [{ name: 'redis', child: stack.redis.child }] : [];
-  return [...stack.apis, ...[...workers.values()].map((worker) => worker.process), ...own];
+  const services = [...stack.apis, ...[...workers.values()].map((worker) => worker.process)];
+  return [...services.map(({ name, child }) => ({ name, child })), ...own];
 }
 
 let options;
@@ -135,6 +141,7 @@ if (given && options.redisPortGiven) {
     `--redis-port is the port of the stack's own redis-server, but ${seed ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL'} gives a Redis: leave out one or the other`,
   );
 }
+await stopWhatWasLeft();
 await checkPorts();
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void stopAll(0));
@@ -177,20 +184,25 @@ if (given) {
 or start one with Docker: docker compose up -d redis, then REDIS_URL=redis://127.0.0.1:6379 pnpm start`);
 }
 
+let development;
+try {
+  development = developmentSettings(HOME, process.env, paint);
+} catch (error) {
+  fail(error.message);
+}
 const env = {
   TETHER_WORKSPACE_ROOT: process.env.TETHER_WORKSPACE_ROOT ?? join(HOME, 'workspaces'),
-  TETHER_ALLOW_REPLAY: process.env.TETHER_ALLOW_REPLAY ?? '1',
+  ...development.vars,
 };
-const onLine = (name, line) => {
-  if (line.trim()) console.log(pretty(tag(name), line));
-};
+const onLine = (name, line) => printer.print(name, line);
 // Up means the API is ready and every worker has said so (each lists itself in /readyz once ready).
 startup = startStack({
   redis: given ?? {
     dir: join(HOME, 'redis'),
     port: options.redisPort,
     appendfsync: 'everysec',
-    logLevel: 'notice',
+    // Its warnings and errors only; start/log-lines.mjs leaves out those of its start and stop.
+    logLevel: 'warning',
   },
   apis: 1,
   workers: options.workers,
@@ -233,11 +245,42 @@ if (stack !== undefined && !stopping) {
   }
   updateStackFile();
   const base = stack.urls[0];
+  // The development settings above the banner's last line (try…, stop: Ctrl-C).
+  const model = modelBanner();
+  const banner = [...model.slice(0, -1), ...development.banner, ...model.slice(-1)];
   console.log(
     `\n${paint(1, 'Tether is up')} at ${base}  (console: ${base}/console/, API docs: ${base}/docs, ${options.workers} worker${options.workers > 1 ? 's' : ''}, Redis ${cluster ? `Cluster ${cluster}` : stack.redisUrl})\n` +
-      `${modelBanner().join('\n')}\n` +
+      `${banner.join('\n')}\n` +
       paint(2, `  stack file: ${STACK_FILE} (pnpm demo and pnpm tether find the API there)\n`),
   );
+}
+
+/**
+ * A pnpm start killed with -9 leaves its processes running, each in a process group of its own,
+ * holding its ports and its Redis data: those its stack file names (and that are still the same
+ * processes) are stopped, in one line. One that cannot be stopped (another user's) is named with
+ * the command that stops it, and this start exits 1.
+ */
+async function stopWhatWasLeft() {
+  if (!isStale(STACK_FILE)) return;
+  const left = leftovers(STACK_FILE);
+  const known = left.filter(({ startTime }) => startTime !== undefined);
+  if (known.length > 0) {
+    const { stopped, refused, running } = await stopLeftovers(known, { timeoutMs: STOP_TIMEOUT_MS });
+    if (stopped.length > 0) {
+      console.log(paint(2, `stopped what a pnpm start killed earlier left running: ${processList(stopped)}`));
+    }
+    if (refused.length > 0 || running.length > 0) {
+      const still = [...refused, ...running];
+      fail(
+        `a pnpm start that was killed left ${processList(still)} running, and they could not be stopped: ` +
+          `stop them with ${refused.length > 0 ? 'sudo ' : ''}${killCommand(still)}, then start again`,
+        1,
+      );
+    }
+  }
+  // Processes of an older start's file (no start times) stay named in it, for checkPorts.
+  if (known.length === left.length) removeStackFile(STACK_FILE);
 }
 
 /** Says nothing when the port is free; else names it, the flag that changes it, and exits 1. */
@@ -247,10 +290,12 @@ async function checkPorts() {
       if (await portInUse(port, host).catch((error) => fail(error.message, 1))) return true;
     return false;
   };
-  // A pnpm start killed with -9 leaves its processes (each in a group of its own) holding the ports.
+  // What stopWhatWasLeft could not tell apart from other processes (an older pnpm start's file).
   const left = leftovers(STACK_FILE);
   const hint =
-    left.length > 0 ? `. A pnpm start that was killed left processes running: kill ${left.join(' ')}` : '';
+    left.length > 0
+      ? `. A pnpm start that was killed may have left processes running: ${processList(left)} (if they are, ${killCommand(left)})`
+      : '';
   if (await busy(options.port, apiHosts(process.env))) {
     const tether = await fetch(`http://127.0.0.1:${options.port}/readyz`, {
       signal: AbortSignal.timeout(3_000),
@@ -336,6 +381,7 @@ function updateStackFile() {
     redisUrl: cluster ? undefined : withoutCredentials(stack.redisUrl),
     redisClusterNodes: cluster,
     pids,
+    startTimes: startTimes([pids.start, pids.api, pids.redis, ...Object.values(pids.workers)]),
   });
   wroteStackFile = true;
 }

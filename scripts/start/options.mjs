@@ -29,7 +29,11 @@ A port in use is reported before anything starts.
 While it runs, ${home}/stack.json holds the API's URL, Redis's URL and the
 processes' pids: pnpm demo and pnpm tether read it (TETHER_URL or --url win).
 Environment is passed through: the model comes from OPENAI_API_KEY (OPENAI_BASE_URL for
-another OpenAI-compatible server) or ANTHROPIC_API_KEY, TETHER_MODEL picks the model (docs/agent.md).`;
+another OpenAI-compatible server) or ANTHROPIC_API_KEY, TETHER_MODEL picks the model (docs/agent.md).
+Development settings, unless set: TETHER_SECRETS_KEY from ${home}/secrets.key (made once,
+mode 0600), TETHER_WEBHOOK_ALLOW_HTTP=1, TETHER_WEBHOOK_ALLOW_PRIVATE=1, TETHER_ALLOW_REPLAY=1;
+production keeps strict defaults (docs/operations.md). LOG_LEVEL=debug shows errors' stacks.
+A pnpm start killed with -9 leaves its processes running: the next one stops them.`;
 }
 
 /** A command line that cannot run: its message says what to change. */

@@ -1,7 +1,10 @@
 // .tether/stack.json: where a running pnpm start is, for pnpm demo, the tether CLI and other tools.
 // Written once the stack is up (and again when a worker comes back with a new pid), removed when it
 // stops. A stack killed with -9 leaves it behind: its `pid` no longer runs, and readers skip it.
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// Beside each pid it records when that process started (`startTimes`), so that the next pnpm start
+// can tell the processes the file names from others that got their pids since.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /** The stack's directory: TETHER_HOME (against the repository's root), else `<root>/.tether`. */
@@ -37,29 +40,38 @@ export function removeStackFile(path) {
   rmSync(path, { force: true });
 }
 
+const PROC = existsSync('/proc/self/stat');
+
 /**
- * The processes a killed `pnpm start` left running: those of a stale stack file (its own `pid` gone)
- * that still run. Empty when there is no file, its stack still runs, or nothing is left.
+ * When the process `pid` started, as the system tells (on Linux the start time in clock ticks since
+ * boot from /proc, elsewhere `ps -o lstart`), or undefined when it does not run (a zombie does not).
+ * With the pid, it names one process: a pid the system gives to another process later comes with
+ * another start time.
  */
-export function leftovers(path) {
-  let file;
-  try {
-    file = JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return [];
+export function processStartTime(pid) {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  if (PROC) {
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return undefined;
+    }
+    // Fields after the command's name, which is in parentheses and may hold spaces: state is the
+    // first, the start time the twentieth.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19];
   }
-  if (typeof file?.pid !== 'number' || running(file.pid)) return [];
-  const pids = file.pids ?? {};
-  return [pids.api, pids.redis, ...Object.values(pids.workers ?? {})].filter(
-    (pid) => Number.isInteger(pid) && pid > 0 && running(pid),
-  );
+  const ps = spawnSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8' });
+  return (ps.status === 0 && ps.stdout.trim()) || undefined;
 }
 
-function running(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === 'EPERM';
+/** The start time of each of `pids` that runs, by pid: what the stack file records beside them. */
+export function startTimes(pids) {
+  const times = {};
+  for (const pid of pids) {
+    const time = processStartTime(pid);
+    if (time !== undefined) times[pid] = time;
   }
+  return times;
 }

@@ -106,9 +106,9 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config, te
 };
 
 /**
- * Requests whose log lines go to debug level, and that get no span: probes,
- * scrapes and the documentation's static files, which would otherwise fill
- * the logs at `info`.
+ * Requests that get no span, and whose log line goes to debug level when it
+ * succeeds: probes, scrapes and static files (the documentation's and the web
+ * console's), which would otherwise fill the logs at `info`.
  */
 export function isQuietRequest(url: string): boolean {
   const path = url.split('?')[0] ?? '';
@@ -118,23 +118,72 @@ export function isQuietRequest(url: string): boolean {
     path === '/metrics' ||
     path === '/openapi.json' ||
     path === '/docs' ||
-    path.startsWith('/docs/')
+    path.startsWith('/docs/') ||
+    path === '/console' ||
+    path.startsWith('/console/')
   );
 }
 
-/** Fastify's request log lines ("incoming request", "request completed"), at debug level for quiet requests. */
+/** Lists of runs and sessions, and one run or session: `/v1/runs`, `/v1/runs/:id`, `/v1/sessions`… */
+const POLLED = /^\/v1\/(runs|sessions)(\/[^/]+)?\/?$/;
+
+/**
+ * A read clients repeat to follow runs and sessions: the web console reads its
+ * lists every 2 s, the CLI and the SDK read a run they wait for. That is a GET
+ * (or HEAD) of a list of runs or sessions, or of one run or session, answered
+ * 2xx or 304: it changes nothing, and a line per poll would bury the requests
+ * that do. A read that failed is not one, nor are a run's event stream and its
+ * other reads below it (files, event pages, a session's messages), which a
+ * client makes once when it opens them. It keeps its span: it reads Redis, and
+ * its time matters.
+ */
+export function isPollingRead(method: string, url: string, statusCode: number): boolean {
+  return (
+    (method === 'GET' || method === 'HEAD') &&
+    ((statusCode >= 200 && statusCode < 300) || statusCode === 304) &&
+    POLLED.test(url.split('?')[0] ?? '')
+  );
+}
+
+/**
+ * Whether a request's line goes to debug level: a successful GET (or HEAD) of
+ * a quiet URL, or a polling read. Everything else stays at `info`: writes,
+ * every 4xx and 5xx (a failing probe's included), streams and other reads.
+ */
+export function isQuietLine(method: string, url: string, statusCode: number): boolean {
+  if ((method !== 'GET' && method !== 'HEAD') || statusCode >= 400) return false;
+  return isQuietRequest(url) || isPollingRead(method, url, statusCode);
+}
+
+/**
+ * One log line per request, when it ends: "request completed" with the request
+ * (method, URL, address), the status and the time taken (ms), at debug level for
+ * quiet lines ({@link isQuietLine}), else at `info`; "request errored" at
+ * `error` when the response failed. The "incoming request" line is at `trace`
+ * only, for finding a request that never ends; a WebSocket upgrade, which
+ * never ends as a response, gets its one line when it comes ("websocket upgrade").
+ */
 class TetherLogController extends LogController {
   override incomingRequest(...args: Parameters<LogController['incomingRequest']>): void {
     const [request] = args;
-    if (isQuietRequest(request.url)) request.log.debug({ req: request }, 'incoming request');
-    else super.incomingRequest(...args);
+    if (this.isLogDisabled(request)) return;
+    // A WebSocket's upgrade never completes as a response does: its line is this one.
+    if (request.headers.upgrade?.toLowerCase() === 'websocket') {
+      request.log.info({ req: request }, 'websocket upgrade');
+    } else request.log.trace({ req: request }, 'incoming request');
   }
 
   override requestCompleted(...args: Parameters<LogController['requestCompleted']>): void {
     const [error, request, reply] = args;
-    if (!error && isQuietRequest(request.url)) {
-      reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
-    } else super.requestCompleted(...args);
+    if (this.isLogDisabled(request)) return;
+    const line = { req: request, res: reply, responseTime: reply.elapsedTime };
+    if (error) {
+      reply.log.error({ ...line, err: error }, 'request errored');
+      return;
+    }
+    if (isQuietLine(request.method, request.url, reply.statusCode)) {
+      reply.log.debug(line, 'request completed');
+    } else reply.log.info(line, 'request completed');
   }
 }
 

@@ -2,6 +2,9 @@
  * The API's side of observability, in process: quiet request logs, request ids carried into the
  * job, the queue gauges read by one process only, and the runs it ends counted.
  */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { testRedisEnv, uniquePrefix } from '@tether/testing';
 import { pino } from 'pino';
@@ -9,6 +12,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadApiConfig } from '../src/config.js';
 import { ACME, API_KEYS, build, submit } from './helper.js';
+import { openWs } from './ws-client.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -17,34 +21,102 @@ async function metricsOf(app: Awaited<ReturnType<typeof build>>['app']): Promise
 }
 
 describe('request logs', () => {
-  it('puts the lines of probes, scrapes and static files at debug level, and the others at info', async () => {
-    const lines: { level: number; msg: string; req?: { url: string }; reqId: string }[] = [];
+  it('writes one line per request: probes, scrapes, static files and polling reads at debug, the others at info', async () => {
+    interface Line {
+      level: number;
+      msg: string;
+      reqId: string;
+      req?: { method: string; url: string };
+      res?: { statusCode: number };
+      responseTime?: number;
+    }
+    const lines: Line[] = [];
     const sink = new Writable({
       write(chunk, _encoding, done) {
         for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
         done();
       },
     });
+    // A built console of its own: its page answers 200 whether apps/console is built or not.
+    const consoleDir = await mkdtemp(join(tmpdir(), 'tether-console-'));
+    onTestFinished(() => rm(consoleDir, { recursive: true, force: true }));
+    await mkdir(join(consoleDir, 'assets'));
+    await writeFile(join(consoleDir, 'index.html'), '<!doctype html><title>console</title>');
     const config = loadApiConfig({
       ...testRedisEnv(),
       TETHER_QUEUE_PREFIX: uniquePrefix('obs'),
       TETHER_API_KEYS: API_KEYS,
+      TETHER_ALLOW_REPLAY: '1',
+      TETHER_CONSOLE_DIR: consoleDir,
       LOG_LEVEL: 'debug',
     });
     const app = createApp(config, pino({ level: 'debug' }, sink));
     onTestFinished(() => app.close());
     await app.ready();
-    const levelsOf = async (url: string, headers = {}) => {
-      const response = await app.inject({ method: 'GET', url, headers });
-      const id = String(response.headers['x-request-id']);
-      return lines
-        .filter((line) => line.reqId === id && /^(incoming request|request completed)$/.test(line.msg))
-        .map((line) => line.level);
+    // Each request with an id of its own: a refused one (401) is answered before X-Request-Id is echoed.
+    let requests = 0;
+    const linesOf = async (method: 'GET' | 'POST', url: string, headers = {}, payload?: object) => {
+      const id = `obs-${++requests}`;
+      await app.inject({
+        method,
+        url,
+        headers: { ...headers, 'x-request-id': id },
+        ...(payload ? { payload } : {}),
+      });
+      return lines.filter(
+        (line) =>
+          line.reqId === id && /^(incoming request|request completed|request errored)$/.test(line.msg),
+      );
     };
-    for (const url of ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs/static/index.html']) {
-      expect(await levelsOf(url), url).toEqual([20, 20]);
+    const levelsOf = async (url: string, headers = {}) =>
+      (await linesOf('GET', url, headers)).map((l) => l.level);
+
+    for (const url of [
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/openapi.json',
+      '/docs/static/index.html',
+      '/console/',
+      '/console/runs/abc',
+    ]) {
+      expect(await levelsOf(url), url).toEqual([20]);
     }
-    expect(await levelsOf('/v1/tools', ACME)).toEqual([30, 30]);
+    // Polling reads: the lists of runs and sessions, and one run or session.
+    const runId = await submit(app);
+    for (const url of ['/v1/runs', `/v1/runs?limit=5`, `/v1/runs/${runId}`, '/v1/sessions']) {
+      expect(await levelsOf(url, ACME), url).toEqual([20]);
+    }
+    // Other reads, a read that failed, a probe's URL under another method, and writes stay at info.
+    expect(await levelsOf('/v1/tools', ACME)).toEqual([30]);
+    expect(
+      await levelsOf(`/v1/runs/${runId}/events?limit=1`, { ...ACME, accept: 'application/json' }),
+    ).toEqual([30]);
+    expect(await levelsOf('/v1/runs/run_unknown', ACME)).toEqual([30]);
+    expect(await levelsOf('/v1/runs')).toEqual([30]);
+    expect((await linesOf('POST', '/healthz')).map((l) => l.level)).toEqual([30]);
+    const [submitted] = await linesOf('POST', '/v1/runs', ACME, {
+      input: 'x',
+      model: { provider: 'replay', script: [{ content: 'ok' }] },
+    });
+    // The one line says what was asked, the answer and its time.
+    expect(submitted).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: { method: 'POST', url: '/v1/runs' },
+      res: { statusCode: 202 },
+    });
+    expect(submitted?.responseTime).toBeGreaterThan(0);
+    // A WebSocket never completes as a response: its one line is its upgrade's, at info.
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const socket = await openWs(`ws://127.0.0.1:${port}/v1/ws`, { ...ACME, 'x-request-id': 'obs-ws' });
+    await socket.roundTrip();
+    socket.close();
+    await socket.closed;
+    expect(lines.filter((line) => line.reqId === 'obs-ws').map(({ level, msg }) => [level, msg])).toEqual([
+      [30, 'websocket upgrade'],
+    ]);
   });
 });
 
