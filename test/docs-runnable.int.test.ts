@@ -11,6 +11,9 @@
  *                                            block of the same file left (an id it captured,
  *                                            `RUN=$(curl … | jq -r .id)`, and those it continued from)
  *   <!-- runnable: expect-status=409 -->     the last HTTP status curl saw must be 409
+ *   <!-- runnable: pnpm-start -->            what a reader runs against `pnpm start`: at
+ *                                            http://127.0.0.1:3000, with no API key and no model
+ *                                            key (below)
  *
  * Options go after the colon, separated by spaces; an unknown one fails the test. Every block runs
  * with `bash` under `set -euo pipefail`, in a temporary directory that every block of its file
@@ -20,7 +23,10 @@
  * status curl sees is recorded (its `--write-out` to stderr): every one must be below 400, except
  * the last when `expect-status` names it. The stack: Redis, one API and one worker, replay allowed,
  * a secrets key (webhooks, MCP headers), and a fake OpenAI-compatible server as the default model,
- * answering every turn with text: runs that name no model complete.
+ * answering every turn with text: runs that name no model complete. A `pnpm-start` block runs
+ * instead against a second API of that stack configured as `pnpm start` configures one (no API keys,
+ * so every caller is tenant `default`; no model, so only replay runs are accepted), with that API's
+ * address in place of `http://127.0.0.1:3000` and neither `TETHER_URL` nor `TETHER_API_KEY` set.
  *
  * Left unmarked: what cannot run here (docker compose, a real provider key, `pnpm start` itself,
  * an MCP server or webhook receiver on the internet) and blocks that only set the variables above.
@@ -39,7 +45,7 @@ import {
   testRedisUrl,
   uniquePrefix,
 } from '@tether/testing';
-import { type Stack, startStack } from '@tether/testing/scripts';
+import { type ApiProcess, type Stack, startApiProcess, startStack } from '@tether/testing/scripts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -55,7 +61,9 @@ const KEY = 'sk_docs_example_0123456789';
 // there); a test waits for the blocks of its file before it, so its limit is larger still.
 const BLOCK_TIMEOUT_MS = 60_000;
 const TEST_TIMEOUT_MS = 180_000;
-const OPTIONS = ['continues', 'expect-status'] as const;
+const OPTIONS = ['continues', 'expect-status', 'pnpm-start'] as const;
+/** Where `pnpm start` serves the API: a `pnpm-start` block's address, replaced by the test's. */
+const PNPM_START_URL = 'http://127.0.0.1:3000';
 
 /** One marked block: where it is, what it runs, what it expects. */
 interface Block {
@@ -64,6 +72,7 @@ interface Block {
   code: string;
   continues: boolean;
   expectStatus: number | undefined;
+  pnpmStart: boolean;
 }
 
 /** The marked blocks of `doc` (a path from the repository's root), in order. */
@@ -93,10 +102,12 @@ function runnableBlocks(doc: string, text: string): Block[] {
       ),
       continues: false,
       expectStatus: undefined,
+      pnpmStart: false,
     };
     for (const option of (marker[1] ?? '').split(/\s+/).filter(Boolean)) {
       const [name, value] = option.split('=', 2);
       if (name === 'continues' && value === undefined) block.continues = true;
+      else if (name === 'pnpm-start' && value === undefined) block.pnpmStart = true;
       else if (name === 'expect-status' && value !== undefined && /^[1-5]\d\d$/.test(value)) {
         block.expectStatus = Number(value);
       } else {
@@ -104,6 +115,10 @@ function runnableBlocks(doc: string, text: string): Block[] {
           `${doc}:${index + 1}: unknown runnable option "${option}" (known: ${OPTIONS.join(', ')})`,
         );
       }
+    }
+    // Else it would reach whatever serves the address it names: a developer's own `pnpm start`.
+    if (block.pnpmStart && !block.code.includes(PNPM_START_URL)) {
+      throw new Error(`${doc}:${index + 1}: a pnpm-start block reaches the API at ${PNPM_START_URL}`);
     }
     blocks.push(block);
   }
@@ -125,7 +140,8 @@ function script(block: Block): string {
     block.continues ? 'source "$DOCS_STATE"' : ': > "$DOCS_STATE"',
     `trap 'for v in $(compgen -v | sort | comm -13 "$DOCS_STATE.before" -); do declare -p "$v"; done > "$DOCS_STATE.next" 2>/dev/null || true' EXIT`,
   ];
-  return `${prelude.join('; ')}\n${block.code}\n`;
+  const code = block.pnpmStart ? block.code.replaceAll(PNPM_START_URL, pnpmStart.url) : block.code;
+  return `${prelude.join('; ')}\n${code}\n`;
 }
 
 interface Ran {
@@ -165,6 +181,8 @@ async function runBlock(block: Block, cwd: string, state: string, env: NodeJS.Pr
 
 let fake: FakeOpenAIServer;
 let stack: Stack;
+/** The stack's API as `pnpm start` runs one, for the `pnpm-start` blocks. */
+let pnpmStart: ApiProcess;
 let work: string;
 let bin: string;
 /** Each block's run, started once the stack is up: a file's blocks in order, the files at once. */
@@ -178,14 +196,18 @@ beforeAll(async () => {
   bin = join(work, 'bin');
   await mkdir(bin);
   await writeFile(join(bin, 'tether'), `#!/bin/sh\nexec node ${JSON.stringify(CLI)} "$@"\n`, { mode: 0o755 });
+  // What every process shares: `pnpm start`'s API has these and no more.
+  const shared = {
+    TETHER_QUEUE_PREFIX: uniquePrefix('docs'),
+    LOG_LEVEL: 'info',
+    TETHER_ALLOW_REPLAY: '1',
+    TETHER_WORKSPACE_ROOT: join(work, 'workspaces'),
+  };
   stack = await startStack({
     redis: testRedisUrl(),
     env: {
-      TETHER_QUEUE_PREFIX: uniquePrefix('docs'),
-      LOG_LEVEL: 'info',
+      ...shared,
       TETHER_API_KEYS: `acme:${KEY}`,
-      TETHER_ALLOW_REPLAY: '1',
-      TETHER_WORKSPACE_ROOT: join(work, 'workspaces'),
       TETHER_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
       TETHER_PUBLIC_URL: 'https://tether.example.com',
       OPENAI_BASE_URL: fake.baseURL,
@@ -193,14 +215,14 @@ beforeAll(async () => {
       TETHER_MODEL: 'fake-model',
     },
   });
-  const env = {
+  pnpmStart = await startApiProcess({ name: 'api-pnpm-start', redisUrl: stack.redisUrl, env: shared });
+  const plain = {
     PATH: `${bin}:${process.env.PATH ?? ''}`,
     HOME: process.env.HOME,
     LANG: 'C.UTF-8',
     NO_COLOR: '1',
-    TETHER_URL: stack.urls[0],
-    TETHER_API_KEY: KEY,
   };
+  const env = { ...plain, TETHER_URL: stack.urls[0], TETHER_API_KEY: KEY };
   for (const { blocks } of docs) {
     // One chain per file, in a directory of its own (with a README.md for `--files .`).
     const dir = mkdtemp(join(work, 'doc-')).then(async (cwd) => {
@@ -209,7 +231,9 @@ beforeAll(async () => {
     });
     let previous: Promise<unknown> = dir;
     for (const block of blocks) {
-      const ran = previous.then(async () => runBlock(block, await dir, `${await dir}.state`, env));
+      const ran = previous.then(async () =>
+        runBlock(block, await dir, `${await dir}.state`, block.pnpmStart ? plain : env),
+      );
       results.set(block, ran);
       previous = ran.catch(() => undefined);
     }
@@ -217,6 +241,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+  await pnpmStart?.stop('SIGTERM', 3_000);
   await stack?.stop();
   await fake?.close();
   await killAllSpawned();
