@@ -505,6 +505,7 @@ describe('service routes', () => {
         'put /v1/skills/{name}',
         'delete /v1/skills/{name}',
         'get /v1/tools',
+        'get /v1/models',
         'get /v1/memory/{scope}',
         'post /v1/memory/{scope}',
         'delete /v1/memory/{scope}',
