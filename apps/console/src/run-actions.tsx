@@ -1,6 +1,7 @@
 import type { Run, TetherClient } from '@tether/client';
 import { TERMINAL_STATUSES } from '@tether/protocol';
 import { useState } from 'preact/hooks';
+import { ConfirmDelete } from './confirm-delete.js';
 import { CopyButton } from './copy-id.js';
 import { hrefOf, navigate } from './router.js';
 
@@ -51,25 +52,18 @@ export function RunActions({ client, run }: { client: TetherClient; run: Run }) 
         Copy as curl
       </CopyButton>
       {confirming ? (
-        <fieldset class="card confirm">
-          <legend>Delete this run? Its events and files go with it; this cannot be undone.</legend>
-          <button
-            type="button"
-            class="danger"
-            disabled={busy}
-            onClick={() =>
-              act('delete', async () => {
-                await client.delete(run.id);
-                navigate(hrefOf({ page: 'runs' }));
-              })
-            }
-          >
-            Yes, delete the run
-          </button>
-          <button type="button" onClick={() => setConfirming(false)}>
-            Keep it
-          </button>
-        </fieldset>
+        <ConfirmDelete
+          question="Delete this run? Its events and files go with it; this cannot be undone."
+          confirmLabel="Yes, delete the run"
+          busy={busy}
+          onConfirm={() =>
+            act('delete', async () => {
+              await client.delete(run.id);
+              navigate(hrefOf({ page: 'runs' }));
+            })
+          }
+          onKeep={() => setConfirming(false)}
+        />
       ) : null}
       {error ? (
         <p role="alert" class="error-text">

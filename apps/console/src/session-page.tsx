@@ -1,5 +1,6 @@
 import type { Session, TetherClient } from '@tether/client';
 import { useState } from 'preact/hooks';
+import { ConfirmDelete } from './confirm-delete.js';
 import { useFollowTail } from './follow-tail.js';
 import { prettyArgs } from './format.js';
 import { QuestionCard } from './question.js';
@@ -190,28 +191,18 @@ function SessionActions({
         </button>
       ) : null}
       {confirming ? (
-        <fieldset class="card confirm">
-          <legend>
-            Delete this session? Its messages, runs and files are removed
-            {live ? ', and the running message is stopped' : ''}; this cannot be undone.
-          </legend>
-          <button
-            type="button"
-            class="danger"
-            disabled={busy}
-            onClick={() =>
-              act('delete the session', async () => {
-                await client.sessions.delete(session.id, { cancel: true });
-                navigate(hrefOf({ page: 'sessions' }));
-              })
-            }
-          >
-            Yes, delete the session
-          </button>
-          <button type="button" onClick={() => setConfirming(false)}>
-            Keep it
-          </button>
-        </fieldset>
+        <ConfirmDelete
+          question={`Delete this session? Its messages, runs and files are removed${live ? ', and the running message is stopped' : ''}; this cannot be undone.`}
+          confirmLabel="Yes, delete the session"
+          busy={busy}
+          onConfirm={() =>
+            act('delete the session', async () => {
+              await client.sessions.delete(session.id, { cancel: true });
+              navigate(hrefOf({ page: 'sessions' }));
+            })
+          }
+          onKeep={() => setConfirming(false)}
+        />
       ) : (
         <button type="button" class="danger" onClick={() => setConfirming(true)}>
           Delete session
