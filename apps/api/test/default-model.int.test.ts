@@ -90,6 +90,7 @@ describe('a default model from one key', () => {
     const ended = await run(api.base, 'Write hello.txt');
 
     expect(ended).toMatchObject({ status: 'completed', output: 'Wrote hello.txt.' });
+    expect(ended.model).toEqual({ profile: 'default', name: 'claude-sonnet-5-5' });
     expect(await file(api.base, ended.id, 'hello.txt')).toBe('hello from the model\n');
     const [first, second] = fake.requests.map((request) => request.body as Record<string, unknown>);
     expect(fake.requests).toHaveLength(2);
@@ -135,6 +136,8 @@ describe('a default model from one key', () => {
     const ended = await run(api.base, 'Write hello.txt');
 
     expect(ended).toMatchObject({ status: 'completed', output: 'Wrote hello.txt.' });
+    // The model the server listed, not the profile's (it names none).
+    expect(ended.model).toEqual({ profile: 'default', name: 'served-model' });
     expect(await file(api.base, ended.id, 'hello.txt')).toBe('hello from the model\n');
     expect(fake.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
       'GET /v1/models',

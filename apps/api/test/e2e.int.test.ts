@@ -138,6 +138,8 @@ describe('end to end, with worker and API processes', () => {
     };
     const waiting = await until((run) => run.status === 'waiting_for_input');
     expect(waiting.pendingClarify).toMatchObject({ question: 'Which colour?', choices: ['red', 'blue'] });
+    // Saved with the turn that asked: a waiting run shows the model that answered.
+    expect(waiting.model).toEqual({ profile: 'replay', name: 'replay' });
     const requestId = waiting.pendingClarify?.requestId ?? '';
     const answer = await call(api.base, 'POST', `/v1/runs/${runId}/clarify/${requestId}`, { answer: 'red' });
     expect(answer.status).toBe(200);

@@ -312,6 +312,15 @@ export const ChildRunSchema = Type.Object({
 export type ChildRun = Static<typeof ChildRunSchema>;
 
 /** `GET /v1/runs/:id`. */
+/** The model that answered a run's latest turn. */
+export const RunModelSchema = Type.Object({
+  /** The server's model profile (`replay` for a replay script). */
+  profile: Type.String(),
+  /** The model as the server was asked for it: the profile's, or the first the server listed. */
+  name: Type.String(),
+});
+export type RunModel = Static<typeof RunModelSchema>;
+
 export const RunSchema = Type.Object({
   id: Type.String(),
   status: RunStatusSchema,
@@ -338,6 +347,8 @@ export const RunSchema = Type.Object({
   output: Type.Optional(Type.String()),
   error: Type.Optional(ErrorBodySchema),
   usage: Type.Optional(UsageSchema),
+  /** The model that answered the latest turn (absent before the first turn has answered). */
+  model: Type.Optional(RunModelSchema),
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 export type Run = Static<typeof RunSchema>;

@@ -1,5 +1,5 @@
 import type { Checkpoint, PendingDelegation } from '@tether/agent';
-import type { ErrorBody, PendingClarify, PendingToolCall, Usage } from '@tether/protocol';
+import type { ErrorBody, PendingClarify, PendingToolCall, RunModel, Usage } from '@tether/protocol';
 import type { McpServerStore } from '@tether/store/mcp-servers';
 import type { MemoryStore } from '@tether/store/memory';
 import type { NewRun, RunEngine, RunJobData, RunStore } from '@tether/store/runs';
@@ -87,6 +87,8 @@ export type Settlement =
       error: ErrorBody;
       retryable: boolean;
       usage?: Usage | undefined;
+      /** The model that answered the latest turn, if any did. */
+      model?: RunModel | undefined;
       /** The error as thrown, handed to BullMQ for a retry. */
       cause?: Error | undefined;
     }

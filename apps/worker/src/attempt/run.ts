@@ -187,7 +187,7 @@ function attemptParams(
     saveCheckpoint: async (cp) => {
       if (active.reason === 'lost') throw new StopAtCheckpoint();
       const events = await sink.take();
-      const progress = { todos: cp.todos, usage: cp.usage, step: cp.step };
+      const progress = { todos: cp.todos, usage: cp.usage, step: cp.step, model: cp.model };
       // A session's run saves its turn so far with it: whoever ends the run moves it into the transcript.
       const turn = prepared.sessionId ? sessionTurn(runId, cp) : [];
       await store.saveCheckpoint(runId, fence, storedCheckpoint(cp), progress, events, turn);
@@ -298,6 +298,7 @@ export function toSettlement(
         error: toErrorBody(error),
         retryable: error.retryable,
         usage: checkpoint.usage,
+        model: checkpoint.model,
         cause: error,
       };
     }

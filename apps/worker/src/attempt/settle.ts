@@ -171,6 +171,7 @@ async function complete(
     status: 'completed' as const,
     output,
     usage: checkpoint.usage,
+    model: checkpoint.model,
     // The final turn was not saved on its own: it is stored with the end.
     checkpoint: { json: storedCheckpoint(checkpoint), todos: checkpoint.todos, step: checkpoint.step },
     escalated: settlement.escalated,
@@ -191,7 +192,7 @@ async function fail(
   turn: readonly string[],
 ): Promise<undefined> {
   const { job, log } = ctx;
-  const { error, usage } = settlement;
+  const { error, usage, model } = settlement;
   if (settlement.retryable && ctx.attempt < (job.opts.attempts ?? 1)) {
     // One delay, decided here: `run.retrying` says it, and BullMQ's backoff strategy takes it from the error.
     const delayMs = retryDelayMs(baseDelay(job.opts.backoff), ctx.attempt);
@@ -203,7 +204,7 @@ async function fail(
       recorder(ctx, () => log.warn({ err: error, delayMs }, 'attempt failed; it will be retried')),
     );
   }
-  await ctx.engine.end(ctx, { status: 'failed', error, usage }, events, turn);
+  await ctx.engine.end(ctx, { status: 'failed', error, usage, model }, events, turn);
   await dispatchEvents(ctx, 'failed', true);
   log.warn({ err: error }, 'run failed');
   return undefined;

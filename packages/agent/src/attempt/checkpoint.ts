@@ -31,6 +31,11 @@ export interface Checkpoint {
   /** Model turns taken so far. */
   step: number;
   usage: Usage;
+  /**
+   * The model that answered the latest turn: its profile (`replay` for a replay script) and the
+   * model's name as the server was asked for it. Absent before the first turn.
+   */
+  model?: { profile: string; name: string } | undefined;
   /** Time spent in attempts (waiting for a human excluded), for the wall-clock limit. */
   activeMs: number;
   /**

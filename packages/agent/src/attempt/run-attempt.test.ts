@@ -125,6 +125,23 @@ describe('runAttempt', () => {
     expect(h.checkpoint.step).toBe(2);
     expect(h.checkpoint.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'done' });
     expect(parseCheckpoint(h.saves.at(-1) as string).messages.at(-1)).toMatchObject({ role: 'tool' });
+    // Each save says which model answered: the record shows it.
+    expect(parseCheckpoint(h.saves[0] as string).model).toEqual({ profile: 'replay', name: 'replay' });
+  });
+
+  it('records the model that answered each turn: the response says, else the provider, else its name', async () => {
+    const replay = createReplayProvider([{ toolCalls: [call('todo', { todos: [] })] }, { content: 'done' }]);
+    const answers = ['listed-model', undefined];
+    const provider: ModelProvider = {
+      name: 'local',
+      async complete(request) {
+        return { ...(await replay.complete(request)), model: answers.shift() };
+      },
+    };
+    const h = harness(provider);
+    await h.attempt(h.checkpoint);
+    expect(parseCheckpoint(h.saves[0] as string).model).toEqual({ profile: 'local', name: 'listed-model' });
+    expect(h.checkpoint.model).toEqual({ profile: 'local', name: 'local' });
   });
 
   it('suspends at a clarify in the middle of a turn, then resumes with the answer and runs the rest', async () => {

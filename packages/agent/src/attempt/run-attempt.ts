@@ -507,6 +507,7 @@ class Attempt {
     }
     checkpoint.step++;
     addUsage(checkpoint.usage, turn.usage);
+    checkpoint.model = { profile: provider.name, name: turn.model ?? provider.model ?? provider.name };
     checkpoint.messages.push({
       role: 'assistant',
       content: turn.content,

@@ -64,6 +64,12 @@ export interface ModelResponse {
    * a tool call's fragment). Undefined from a provider that does not stream.
    */
   firstTokenMs?: number | undefined;
+  /**
+   * The model that answered, as the server was asked for it: the profile's, or
+   * the first the server listed when the profile names none. Undefined: the
+   * provider's `model`.
+   */
+  model?: string | undefined;
 }
 
 /** What the attempt loop talks to. One `complete` call is one model turn. */

@@ -71,6 +71,7 @@ describe('OpenAI provider: streaming', () => {
       usage: { inputTokens: 11, outputTokens: 7, totalTokens: 18 },
       finishReason: 'stop',
       firstTokenMs: expect.any(Number),
+      model: 'test-model',
     });
     expect(deltas.length).toBe(4);
     expect(deltas.join('')).toBe('Hello there, world.');
@@ -235,7 +236,8 @@ describe('OpenAI provider: without a model', () => {
     try {
       listing.enqueue(streamText('one'), streamText('two'));
       const own = createOpenAIProvider({ baseURL: listing.baseURL, retryBaseDelayMs: 1 });
-      expect((await own.complete(request())).content).toBe('one');
+      const first = await own.complete(request());
+      expect(first).toMatchObject({ content: 'one', model: 'qwen2.5-coder:7b' });
       expect((await own.complete(request())).content).toBe('two');
       expect(listing.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
         'GET /v1/models',

@@ -179,16 +179,23 @@ function tryOnce(
   modelFor: (loaded: Loaded, signal: AbortSignal) => Promise<string>,
 ): Promise<TryOutcome> {
   const turn = new StreamedTurn();
+  let asked: string | undefined;
   const open = async (signal: AbortSignal) => {
-    const model = await modelFor(loaded, signal);
+    asked = await modelFor(loaded, signal);
     turn.startedAt = performance.now();
-    return loaded.client.chat.completions.create(buildBody(config, model, request), {
+    return loaded.client.chat.completions.create(buildBody(config, asked, request), {
       signal,
       maxRetries: 0,
       timeout: config.timeoutMs,
     });
   };
-  return streamOnce(config, request, open, turn, (...failure) => classifyFailure(loaded.errors, ...failure));
+  const outcome = streamOnce(config, request, open, turn, (...failure) =>
+    classifyFailure(loaded.errors, ...failure),
+  );
+  // The model the server was asked for: a profile that names none learns it from the server's list.
+  return outcome.then((done) =>
+    done.ok ? { ok: true, response: { ...done.response, model: asked } } : done,
+  );
 }
 
 /** The SDK's error classes, as the streamed request's failure classification takes them. */

@@ -101,6 +101,8 @@ export function parseRecord(
   if (error) record.error = error;
   const usage = json<Usage>(hash.usage);
   if (usage) record.usage = usage;
+  if (hash.profile !== undefined && hash.model !== undefined)
+    record.model = { profile: hash.profile, name: hash.model };
   const metadata = json<Record<string, unknown>>(extra.metadata ?? undefined);
   if (metadata) record.metadata = metadata;
   const spec = json<StoredBody>(extra.spec ?? undefined);

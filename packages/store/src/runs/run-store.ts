@@ -5,6 +5,7 @@ import type {
   RunEvent,
   RunEventInput,
   RunEventType,
+  RunModel,
   RunStatus,
   TodoItem,
   Usage,
@@ -319,7 +320,7 @@ export class RunStore implements StoreContext {
     runId: string,
     token: string,
     json: string,
-    progress: { todos: TodoItem[]; usage: Usage; step: number },
+    progress: { todos: TodoItem[]; usage: Usage; step: number; model?: RunModel | undefined },
     events: readonly RunEventInput[] = [],
     turn: readonly string[] = [],
   ): Promise<void> {
@@ -333,6 +334,8 @@ export class RunStore implements StoreContext {
         usage: JSON.stringify(progress.usage),
         ...eventArgs(this, keys, runId),
         step: progress.step,
+        profile: progress.model?.profile ?? '',
+        model: progress.model?.name ?? '',
         turnCount: turn.length,
         rest: [...turn, ...eventPairs(events)],
       },
@@ -412,11 +415,12 @@ export class RunStore implements StoreContext {
           status: 'completed';
           output: string;
           usage?: Usage | undefined;
+          model?: RunModel | undefined;
           checkpoint?: { json: string; todos: TodoItem[]; step: number } | undefined;
           /** A crew child that ended with `escalate`: its output is the reason. */
           escalated?: boolean | undefined;
         }
-      | { status: 'failed'; error: ErrorBody; usage?: Usage | undefined }
+      | { status: 'failed'; error: ErrorBody; usage?: Usage | undefined; model?: RunModel | undefined }
       | { status: 'cancelled'; reason?: string | undefined },
     token = '',
     events: readonly RunEventInput[] = [],
@@ -441,6 +445,7 @@ export class RunStore implements StoreContext {
       data = end.reason ? { reason: end.reason } : {};
     }
     if ('usage' in end && end.usage) fields.push('usage', JSON.stringify(end.usage));
+    if ('model' in end && end.model) fields.push('profile', end.model.profile, 'model', end.model.name);
     const checkpoint = end.status === 'completed' ? end.checkpoint : undefined;
     if (checkpoint) fields.push('todos', JSON.stringify(checkpoint.todos), 'step', String(checkpoint.step));
     const parent = parentRunId ? this.keys.run(parentRunId) : undefined;

@@ -24,6 +24,7 @@ export function toRun(record: RunRecord): Run {
   if (record.output !== undefined) run.output = record.output;
   if (record.error !== undefined) run.error = record.error;
   if (record.usage !== undefined) run.usage = record.usage;
+  if (record.model !== undefined) run.model = record.model;
   if (record.metadata !== undefined) run.metadata = record.metadata;
   return run;
 }

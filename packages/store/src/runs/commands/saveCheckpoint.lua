@@ -1,6 +1,6 @@
 --[[
   Appends the events emitted since the last write and saves the checkpoint, with the progress the
-  record shows (todos, usage, step), only while the caller still owns the run and no cancel was
+  record shows (todos, usage, step, model), only while the caller still owns the run and no cancel was
   requested. That check is the fence that stops a worker whose lock expired.
 
   Input:
@@ -17,8 +17,10 @@
     ARGV[6] maxlen          events kept (approximately)
     ARGV[7] runId
     ARGV[8] step            the step the checkpoint is at
-    ARGV[9] turnCount       how many transcript entries (JSON each) of a session run's turn follow
-    ARGV[10...] rest        turnCount entries (the whole turn, replacing the stored one), then
+    ARGV[9] profile         the profile of the model that answered the latest turn ('': none yet)
+    ARGV[10] model          that model's name
+    ARGV[11] turnCount      how many transcript entries (JSON each) of a session run's turn follow
+    ARGV[12...] rest        turnCount entries (the whole turn, replacing the stored one), then
                             (type, data JSON) pairs of events
 
   Output:
@@ -32,9 +34,13 @@
 local fields = redis.call('HMGET', KEYS[1], 'owner', 'status', 'cancelRequested')
 local refused = refusedOwnerStep('save a checkpoint', fields[1], fields[2], fields[3], ARGV[1])
 if refused then return refused end
-local turnCount = tonumber(ARGV[9])
-if turnCount > 0 then replaceTurn(KEYS[4], 10, turnCount) end
-appendPairs(KEYS[3], ARGV[5], ARGV[6], ARGV[7], 10 + turnCount)
+local turnCount = tonumber(ARGV[11])
+if turnCount > 0 then replaceTurn(KEYS[4], 12, turnCount) end
+appendPairs(KEYS[3], ARGV[5], ARGV[6], ARGV[7], 12 + turnCount)
 redis.call('SET', KEYS[2], ARGV[2])
-redis.call('HSET', KEYS[1], 'todos', ARGV[3], 'usage', ARGV[4], 'step', ARGV[8])
+if ARGV[9] ~= '' then
+  redis.call('HSET', KEYS[1], 'todos', ARGV[3], 'usage', ARGV[4], 'step', ARGV[8], 'profile', ARGV[9], 'model', ARGV[10])
+else
+  redis.call('HSET', KEYS[1], 'todos', ARGV[3], 'usage', ARGV[4], 'step', ARGV[8])
+end
 return 1

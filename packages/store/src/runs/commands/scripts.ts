@@ -90,7 +90,19 @@ export const claimRun = script('claimRun', {
 /** saveCheckpoint.lua: the fenced save of the checkpoint (and a session run's turn) and the events since the last write. */
 export const saveCheckpoint = script('saveCheckpoint', {
   keys: ['record', 'checkpoint', 'events', 'turn'],
-  args: ['token', 'checkpoint', 'todos', 'usage', 'channel', 'maxlen', 'runId', 'step', 'turnCount'],
+  args: [
+    'token',
+    'checkpoint',
+    'todos',
+    'usage',
+    'channel',
+    'maxlen',
+    'runId',
+    'step',
+    'profile',
+    'model',
+    'turnCount',
+  ],
   rest: 'rest',
 });
 
