@@ -7,6 +7,7 @@ import { CopyId } from './copy-id.js';
 import { CrewTree } from './crew-tree.js';
 import { FilesTab } from './files-tab.js';
 import { duration, runDuration, tokens } from './format.js';
+import { ModelName } from './model-name.js';
 import { Question } from './question.js';
 import { filesHref, hrefOf, navigate, onLinkClick, type RunTab, runHref } from './router.js';
 import { RunActions } from './run-actions.js';
@@ -79,7 +80,7 @@ function RunNotFound({ id }: { id: string }) {
 
 /**
  * The run's header: the way back, its id (copyable), its task and status, its
- * facts (duration, attempts, tokens, crew and session links) and what can be
+ * facts (duration, attempts, model, tokens, crew and session links) and what can be
  * done with it.
  */
 function RunHead({
@@ -109,6 +110,9 @@ function RunHead({
       <dl class="facts-row">
         <Fact term="Duration">{ms === undefined ? 'not started' : duration(ms)}</Fact>
         <Fact term="Attempts">{String(run.attempts)}</Fact>
+        <Fact term="Model">
+          <ModelName run={run} />
+        </Fact>
         <Fact term="Tokens">
           {run.usage ? `${tokens(run.usage.inputTokens)} in, ${tokens(run.usage.outputTokens)} out` : '–'}
         </Fact>

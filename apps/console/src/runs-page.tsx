@@ -5,6 +5,7 @@ import { StatusBadge } from './badge.js';
 import { CopyId } from './copy-id.js';
 import { age, duration, runDuration, STATUS_TEXT, tokens } from './format.js';
 import { type Column, ListTable } from './list-table.js';
+import { ModelName } from './model-name.js';
 import { usePolling } from './reading.js';
 import { hrefOf, onLinkClick, runHref } from './router.js';
 import { parseMetadataFilter, SINCE_CHOICES, startedSince } from './runs-filter.js';
@@ -15,7 +16,7 @@ const PAGE_SIZE = 20;
 const RUN_ID = /^run_[0-9a-z_]{26,}$/;
 
 /**
- * The runs, newest first (id, task, status, duration, tokens, when, attempts),
+ * The runs, newest first (id, task, status, duration, model, tokens, when, attempts),
  * filtered by status, metadata and start time, searched by id, in pages, read
  * again every two seconds.
  */
@@ -242,6 +243,7 @@ function runColumns(now: number): Column<Run>[] {
       },
       class: 'nowrap num',
     },
+    { label: 'Model', cell: (run) => <ModelName run={run} />, class: 'nowrap' },
     {
       label: 'Tokens',
       cell: (run) => (run.usage ? tokens(run.usage.inputTokens + run.usage.outputTokens) : '–'),

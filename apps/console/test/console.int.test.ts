@@ -812,11 +812,14 @@ describe('the trace, the layout and every page', () => {
       '"Task"',
       '"Status"',
       '"Duration"',
+      '"Model"',
       '"Tokens"',
       '"Created"',
       '"Attempts"',
     ]);
     const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    // The model that answered: a replay script's is "replay".
+    expect(await row.getByRole('cell').nth(4).textContent()).toBe('replay');
     expect(await sideways()).toBeLessThanOrEqual(0);
     // The navigation is a bar across the top, the current section marked for all.
     expect(
@@ -829,6 +832,7 @@ describe('the trace, the layout and every page', () => {
     await screenshot(page, 'runs-420');
     await row.getByRole('link', { name: id }).click();
     await statusIs(page, 'Completed');
+    expect(await page.locator('dl.facts-row').textContent()).toContain('Modelreplay');
     await page.getByRole('region', { name: 'Trace' }).getByRole('button').first().waitFor();
     expect(await sideways()).toBeLessThanOrEqual(0);
     expect(await seriousViolations(page)).toEqual([]);

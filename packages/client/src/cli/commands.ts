@@ -158,6 +158,10 @@ export function formatRun(
     field('parent', `${run.parentRunId} (depth ${run.depth ?? 1}${root})`);
   }
   field('attempts', String(run.attempts));
+  if (run.model) {
+    const { name, profile } = run.model;
+    field('model', name === profile ? name : `${name} ${c.dim(`(profile ${profile})`)}`);
+  }
   if (run.usage) field('tokens', `${run.usage.inputTokens} in, ${run.usage.outputTokens} out`);
   if (run.todos.length > 0) {
     lines.push(c.dim('todos'));

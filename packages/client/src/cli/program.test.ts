@@ -534,10 +534,12 @@ describe('tether runs, show, logs, answer, cancel', () => {
   it('shows a run with its pending question and how to answer', async () => {
     const run = api.createRun({ input: 'a' }, 'tenant-a');
     askQuestion(run);
+    run.run.model = { profile: 'default', name: 'gpt-4.1-mini' };
     const { io, stdout } = terminal();
     expect(await runCli(['show', run.run.id], io)).toBe(0);
     expect(stdout.plain).toContain('run_0001  waiting_for_input');
     expect(stdout.plain).toMatch(/\ntask\s+a\n/);
+    expect(stdout.plain).toMatch(/\nmodel\s+gpt-4\.1-mini \(profile default\)\n/);
     expect(stdout.plain).toContain('tether answer run_0001 q1 "your answer"');
     const missing = terminal();
     expect(await runCli(['show', 'run_9999'], missing.io)).toBe(1);
