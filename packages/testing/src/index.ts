@@ -44,7 +44,7 @@ export {
   toolCallChunks,
 } from './fake-openai.js';
 export type { SpawnOptions, TestProcess, TestTerminal } from './processes.js';
-export { inTerminal, killAllSpawned, spawnNode } from './processes.js';
+export { inTerminal, killAllSpawned, spawnNode, spawnProgram } from './processes.js';
 export type { OwnRedis, RedisSource, StartRedisOptions, TestRedis, TestRedisCluster } from './redis.js';
 export {
   freePort,

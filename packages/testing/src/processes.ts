@@ -55,17 +55,28 @@ export function spawnNode(
   args: readonly string[] = [],
   options: SpawnOptions = {},
 ): TestProcess {
+  const argv = [...(options.nodeFlags ?? []), script, ...args];
+  return spawnProgram(process.execPath, argv, env, { ...options, name: options.name ?? basename(script) });
+}
+
+/** Starts `file` (a program on PATH or a path) as {@link spawnNode} starts node: `pnpm start`. */
+export function spawnProgram(
+  file: string,
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+  options: Omit<SpawnOptions, 'nodeFlags'> = {},
+): TestProcess {
   const base = options.inheritEnv
     ? process.env
     : { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), script, ...args], {
+  const child = spawn(file, args, {
     env: definedOnly({ ...base, ...env }),
     cwd: options.cwd,
     detached: options.detached ?? false,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
-  const name = options.name ?? basename(script);
+  const name = options.name ?? basename(file);
   const limit = options.maxOutputChars ?? Number.POSITIVE_INFINITY;
   let output = '';
   const waiters = new Set<() => void>();
