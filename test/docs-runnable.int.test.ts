@@ -49,6 +49,11 @@ import { type ApiProcess, type Stack, startApiProcess, startStack } from '@tethe
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
+// pnpm start's development settings (a plain script without types: loaded by URL, typed here).
+const {
+  developmentSettings,
+}: { developmentSettings(home: string, env: Record<string, string>): { vars: Record<string, string> } } =
+  await import(new URL('../scripts/start/dev-settings.mjs', import.meta.url).href);
 const CLI = join(ROOT, 'packages/client/dist/cli.js');
 const DOCS = [
   'README.md',
@@ -215,7 +220,16 @@ beforeAll(async () => {
       TETHER_MODEL: 'fake-model',
     },
   });
-  pnpmStart = await startApiProcess({ name: 'api-pnpm-start', redisUrl: stack.redisUrl, env: shared });
+  // As pnpm start runs its API: its development settings (a secrets key of its own in its home,
+  // webhooks to local receivers, replay) and nothing else.
+  const home = join(work, '.tether');
+  await mkdir(home);
+  const development = developmentSettings(home, {}).vars;
+  pnpmStart = await startApiProcess({
+    name: 'api-pnpm-start',
+    redisUrl: stack.redisUrl,
+    env: { ...shared, ...development },
+  });
   const plain = {
     PATH: `${bin}:${process.env.PATH ?? ''}`,
     HOME: process.env.HOME,
