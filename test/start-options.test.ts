@@ -257,6 +257,8 @@ describe("pnpm start's development settings", () => {
         TETHER_SECRETS_KEY: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
         TETHER_WEBHOOK_ALLOW_HTTP: '1',
         TETHER_WEBHOOK_ALLOW_PRIVATE: '1',
+        TETHER_MCP_ALLOW_HTTP: '1',
+        TETHER_MCP_ALLOW_PRIVATE: '1',
         TETHER_ALLOW_REPLAY: '1',
       });
       expect(Buffer.from(first.vars.TETHER_SECRETS_KEY as string, 'base64')).toHaveLength(32);
@@ -267,6 +269,9 @@ describe("pnpm start's development settings", () => {
       expect(banner).toContain('development settings (production keeps strict defaults: docs/operations.md)');
       expect(banner).toContain(`secrets key: ${secretsKeyPath(home)}`);
       expect(banner).toContain('TETHER_WEBHOOK_ALLOW_HTTP=1, TETHER_WEBHOOK_ALLOW_PRIVATE=1');
+      expect(banner).toContain(
+        'MCP server connections may go to http:// URLs and to loopback and private addresses (TETHER_MCP_ALLOW_HTTP=1, TETHER_MCP_ALLOW_PRIVATE=1)',
+      );
       expect(banner).not.toContain(first.vars.TETHER_SECRETS_KEY);
     } finally {
       rmSync(home, { recursive: true, force: true });
@@ -280,16 +285,25 @@ describe("pnpm start's development settings", () => {
         TETHER_SECRETS_KEY: 'k'.repeat(64),
         TETHER_WEBHOOK_ALLOW_HTTP: '0',
         TETHER_WEBHOOK_ALLOW_PRIVATE: '1',
+        TETHER_MCP_ALLOW_HTTP: 'false',
+        TETHER_MCP_ALLOW_PRIVATE: 'false',
         TETHER_ALLOW_REPLAY: '0',
       };
       expect(developmentSettings(home, env)).toEqual({ vars: {}, banner: [] });
       expect(() => statSync(secretsKeyPath(home))).toThrow();
-      const some = developmentSettings(home, { TETHER_WEBHOOK_ALLOW_PRIVATE: '0' });
+      const some = developmentSettings(home, {
+        TETHER_WEBHOOK_ALLOW_PRIVATE: '0',
+        TETHER_MCP_ALLOW_HTTP: '0',
+      });
       expect(Object.keys(some.vars).sort()).toEqual([
         'TETHER_ALLOW_REPLAY',
+        'TETHER_MCP_ALLOW_PRIVATE',
         'TETHER_SECRETS_KEY',
         'TETHER_WEBHOOK_ALLOW_HTTP',
       ]);
+      expect(some.banner.join('\n')).toContain(
+        'MCP server connections may go to loopback and private addresses (TETHER_MCP_ALLOW_PRIVATE=1)',
+      );
       writeFileSync(secretsKeyPath(home), 'not a key\n');
       expect(() => developmentSettings(home, {})).toThrow(`${secretsKeyPath(home)} is not a secrets key`);
     } finally {

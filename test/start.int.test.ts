@@ -187,6 +187,9 @@ describe('pnpm start', () => {
     expect(banner).toMatch(
       /webhooks may go to http:\/\/ URLs and to loopback and private addresses \(TETHER_WEBHOOK_ALLOW_HTTP=1, TETHER_WEBHOOK_ALLOW_PRIVATE=1\)/,
     );
+    expect(banner).toMatch(
+      /MCP server connections may go to http:\/\/ URLs and to loopback and private addresses \(TETHER_MCP_ALLOW_HTTP=1, TETHER_MCP_ALLOW_PRIVATE=1\)/,
+    );
     const key = readFileSync(join(home, 'secrets.key'), 'utf8').trim();
     expect(Buffer.from(key, 'base64')).toHaveLength(32);
     expect(statSync(join(home, 'secrets.key')).mode & 0o777).toBe(0o600);
@@ -308,7 +311,7 @@ describe('pnpm start', () => {
 
   // After the worker killed with -9 above: a worker killed while it holds an endpoint's delivery job
   // holds it until its lock runs out, which would delay the deliveries below by up to that lock.
-  it('takes a webhook to http://127.0.0.1 with no variable set, and delivers to it signed', async () => {
+  it('takes a webhook to http://127.0.0.1 with no variable set, and delivers to it signed; and a local MCP server', async () => {
     const base = `http://127.0.0.1:${port}`;
     const created = await fetch(`${base}/v1/webhooks`, {
       method: 'POST',
@@ -321,6 +324,17 @@ describe('pnpm start', () => {
     const delivery = await hooks.deliveryOf(firstRun);
     expect(JSON.parse(delivery.body)).toMatchObject({ type: 'run.completed' });
     expect(signedWith(secret, delivery)).toBe(true);
+    // So may an MCP server on this machine be registered, its header sealed with the stack's key.
+    const mcp = await fetch(`${base}/v1/mcp-servers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'local',
+        url: 'http://127.0.0.1:8000/mcp',
+        headers: { Authorization: 'Bearer local' },
+      }),
+    });
+    expect(mcp.status, await mcp.clone().text()).toBe(201);
   });
 
   it('logs one line per request, none at info for probes and polling reads', async () => {

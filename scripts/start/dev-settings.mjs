@@ -1,6 +1,6 @@
 // What pnpm start sets for development that production leaves strict: a secrets key of the stack's
-// own (webhook signing secrets and MCP server headers are stored sealed), and webhooks to http and
-// loopback targets (a receiver on this machine). A variable the user set is never overridden. The
+// own (webhook signing secrets and MCP server headers are stored sealed), and webhooks and MCP
+// servers at http and loopback targets (a receiver or a server on this machine). A variable the user set is never overridden. The
 // production entry points (apps/api/src/server.ts, apps/worker/src/main.ts, compose, Kubernetes)
 // set none of this: there, the same features answer 503 until an operator gives a key.
 import { randomBytes } from 'node:crypto';
@@ -41,6 +41,22 @@ export function readOrCreateSecretsKey(path) {
 const set = (env, name) => (env[name] ?? '').trim() !== '';
 
 /**
+ * Lets `what` go to http:// URLs and loopback and private addresses (a receiver or a server on this
+ * machine), through `<prefix>_ALLOW_HTTP` and `<prefix>_ALLOW_PRIVATE`, each unless the user set it:
+ * sets them in `vars`, and answers the banner's line (none when the user set both).
+ */
+function allowLocalTargets(env, vars, what, prefix) {
+  const http = !set(env, `${prefix}_ALLOW_HTTP`);
+  const loopback = !set(env, `${prefix}_ALLOW_PRIVATE`);
+  if (http) vars[`${prefix}_ALLOW_HTTP`] = '1';
+  if (loopback) vars[`${prefix}_ALLOW_PRIVATE`] = '1';
+  if (!http && !loopback) return undefined;
+  const targets = [http && 'http:// URLs', loopback && 'loopback and private addresses'].filter(Boolean);
+  const names = [http && `${prefix}_ALLOW_HTTP=1`, loopback && `${prefix}_ALLOW_PRIVATE=1`].filter(Boolean);
+  return `${what} may go to ${targets.join(' and to ')} (${names.join(', ')})`;
+}
+
+/**
  * The development settings of a stack whose directory is `home`: the variables to give the API and
  * the workers (only those the user did not set), and the banner's lines on them (none when the
  * user set them all). `paint(code, text)` colours the lines.
@@ -53,14 +69,12 @@ export function developmentSettings(home, env, paint = (_code, text) => text) {
     vars.TETHER_SECRETS_KEY = readOrCreateSecretsKey(path);
     lines.push(`secrets key: ${path} (TETHER_SECRETS_KEY), never printed`);
   }
-  const http = !set(env, 'TETHER_WEBHOOK_ALLOW_HTTP');
-  const loopback = !set(env, 'TETHER_WEBHOOK_ALLOW_PRIVATE');
-  if (http) vars.TETHER_WEBHOOK_ALLOW_HTTP = '1';
-  if (loopback) vars.TETHER_WEBHOOK_ALLOW_PRIVATE = '1';
-  if (http || loopback) {
-    const what = [http && 'http:// URLs', loopback && 'loopback and private addresses'].filter(Boolean);
-    const names = [http && 'TETHER_WEBHOOK_ALLOW_HTTP=1', loopback && 'TETHER_WEBHOOK_ALLOW_PRIVATE=1'];
-    lines.push(`webhooks may go to ${what.join(' and to ')} (${names.filter(Boolean).join(', ')})`);
+  for (const [what, prefix] of [
+    ['webhooks', 'TETHER_WEBHOOK'],
+    ['MCP server connections', 'TETHER_MCP'],
+  ]) {
+    const line = allowLocalTargets(env, vars, what, prefix);
+    if (line) lines.push(line);
   }
   if (!set(env, 'TETHER_ALLOW_REPLAY')) {
     vars.TETHER_ALLOW_REPLAY = '1';
