@@ -122,7 +122,7 @@ export const registerWebhookCommands: RegisterCommand = (program, context, done)
   webhooks
     .command('add')
     .description('add an endpoint; prints its id and signing secret (shown only then)')
-    .argument('<url>', 'where the events are POSTed (https)')
+    .argument('<url>', 'where the events are POSTed (https; http and loopback too on pnpm start)')
     .option(
       '-e, --event <type>',
       'an event type to send (repeat for more; default every type, *)',
