@@ -196,9 +196,10 @@ describe('the console in Chromium', () => {
     // The status is a badge: its icon is hidden from assistive technology, its label is the cell's name.
     await row.getByRole('cell', { name: 'Completed', exact: true }).waitFor();
     expect(await cells.nth(3).textContent()).toMatch(/^\d+(\.\d)? (ms|s)$/);
-    expect(await cells.nth(4).textContent()).toMatch(/^\d+(\.\d+k)?$/);
-    expect(await cells.nth(5).textContent()).toMatch(/^\d+ s ago$/);
-    expect(await cells.nth(6).textContent()).toBe('1');
+    expect(await cells.nth(4).textContent()).toBe('replay');
+    expect(await cells.nth(5).textContent()).toMatch(/^\d+(\.\d+k)?$/);
+    expect(await cells.nth(6).textContent()).toMatch(/^\d+ s ago$/);
+    expect(await cells.nth(7).textContent()).toBe('1');
     // The id is whole in the DOM (cut only on screen), with a button that copies it.
     expect(await cells.nth(0).getByRole('link').textContent()).toBe(done);
     await cells
