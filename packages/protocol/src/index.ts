@@ -1,3 +1,18 @@
+export type {
+  ApprovalDecision,
+  ApprovalDecisionBody,
+  ApprovalDecisionKind,
+  ApprovalPolicy,
+  PendingApproval,
+} from './approvals.js';
+export {
+  APPROVAL_DECISIONS,
+  APPROVAL_LIMITS,
+  APPROVAL_TOOL_PATTERN,
+  ApprovalDecisionBodySchema,
+  ApprovalPolicySchema,
+  PendingApprovalSchema,
+} from './approvals.js';
 export type { TetherErrorOptions } from './errors.js';
 export { TetherError, toErrorBody } from './errors.js';
 export type {

@@ -1,3 +1,5 @@
+export type { CompiledApprovalPolicy } from './approval-policy.js';
+export { checkApprovalPolicy, compileApprovalPolicy } from './approval-policy.js';
 export type { ClarifyArgs } from './builtin/clarify.js';
 export { ClarifyParams, formatClarifyFallback } from './builtin/clarify.js';
 export type { CrewTask, DelegateParallelArgs, DelegateTaskArgs, EscalateArgs } from './builtin/crew.js';
