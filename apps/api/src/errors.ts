@@ -37,6 +37,16 @@ export const API_ERRORS = {
     description:
       "A run's client tools (`tools`) are refused: a name taken by a built-in tool of the run's toolsets or given twice, a `parameters` schema that is not an object schema or does not compile, more than 64 tools or 64 KB of schemas; the message names the tool and the rule.",
   },
+  ERR_APPROVAL_POLICY_INVALID: {
+    statusCode: 400,
+    description:
+      "A run's approval policy (`approval`) is refused: a bash pattern that RE2 does not accept (no lookaround or backreferences); the message names the field.",
+  },
+  ERR_APPROVAL_ARGUMENTS_INVALID: {
+    statusCode: 400,
+    description:
+      "An `edit` decision's arguments are not what the tool takes (checked against the built-in or client tool's parameters); the message names the field.",
+  },
   ERR_MCP_SERVERS_INVALID: {
     statusCode: 400,
     description:

@@ -491,6 +491,7 @@ describe('service routes', () => {
         'get /v1/runs/{id}/events',
         'post /v1/runs/{id}/clarify/{requestId}',
         'post /v1/runs/{id}/tool-outputs/{requestId}',
+        'post /v1/runs/{id}/approvals/{requestId}',
         'get /v1/runs/{id}/files',
         'get /v1/runs/{id}/files/{path}',
         'get /v1/sessions',

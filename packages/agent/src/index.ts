@@ -33,6 +33,7 @@ export {
   truncateMiddle,
 } from './attempt/run-attempt.js';
 export type {
+  ApprovalRequest,
   ChildrenRequest,
   CrewResultEntry,
   QuestionRequest,
@@ -42,7 +43,7 @@ export type {
   WaitRequestKind,
   WaitResolution,
 } from './attempt/waitpoint.js';
-export { childrenOf, questionOf, toolOutputsOf } from './attempt/waitpoint.js';
+export { approvalsOf, childrenOf, questionOf, toolOutputsOf } from './attempt/waitpoint.js';
 export type { AgentErrorCode, AgentErrorOptions } from './errors.js';
 export { AGENT_ERROR_CODES, AGENT_ERRORS, AgentError, isAgentError } from './errors.js';
 export type { PromptPack } from './prompt/packs/prompt-pack.js';

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { PendingApprovalSchema } from './approvals.js';
 
 /** Run statuses, in lifecycle order. */
 export const RUN_STATUSES = [
@@ -127,6 +128,24 @@ export const EventDataSchemas = {
     name: Type.String(),
     arguments: Type.Record(Type.String(), Type.Unknown()),
     expiresAt: Type.String({ format: 'date-time' }),
+  }),
+  /**
+   * A tool call waits for a decision before it runs (the run's approval policy asked for one):
+   * posted to `POST /v1/runs/:id/approvals/:requestId`.
+   */
+  'approval.requested': PendingApprovalSchema,
+  /**
+   * A decision was taken (the first one wins): by a tenant, an answer token, or `timeout` (the
+   * policy's `onTimeout`, with `timedOut`). An edit carries the arguments the call runs with, a
+   * rejection its message.
+   */
+  'approval.resolved': Type.Object({
+    requestId: Type.String(),
+    decision: Type.Union([Type.Literal('approve'), Type.Literal('edit'), Type.Literal('reject')]),
+    by: Type.String(),
+    arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    message: Type.Optional(Type.String()),
+    timedOut: Type.Optional(Type.Boolean()),
   }),
   /** A client posted a tool's output (the first one wins); the output is the call's `tool.result` on resume. */
   'tool.output_received': Type.Object({ requestId: Type.String(), isError: Type.Boolean() }),

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { ApprovalPolicySchema, PendingApprovalSchema } from './approvals.js';
 import {
   CHILD_RESULT_STATUSES,
   ErrorBodySchema,
@@ -78,6 +79,13 @@ export const TOOL_REQUEST_ID_PATTERN = '^tcr_[0-9a-hjkmnp-tv-z]{26}$';
 export const ToolRequestIdSchema = Type.String({
   pattern: TOOL_REQUEST_ID_PATTERN,
   [EXPECTED]: "a tool call's request id (they look like tcr_ and 26 letters and digits: tcr_01jz3k…)",
+});
+
+/** An approval request's id: `apr_` and 26 Crockford base-32 characters. */
+export const APPROVAL_REQUEST_ID_PATTERN = '^apr_[0-9a-hjkmnp-tv-z]{26}$';
+export const ApprovalRequestIdSchema = Type.String({
+  pattern: APPROVAL_REQUEST_ID_PATTERN,
+  [EXPECTED]: "an approval's request id (they look like apr_ and 26 letters and digits: apr_01jz3k…)",
 });
 
 /** The names of client tools, as model APIs accept tool names. */
@@ -265,6 +273,8 @@ export const CreateRunBodySchema = Type.Object(
     memory: Type.Optional(RunMemorySchema),
     /** MCP servers whose tools the run gets, as `<server>__<tool>` (see {@link McpServerRefSchema}). */
     mcpServers: Type.Optional(Type.Array(McpServerRefSchema, { maxItems: MCP_LIMITS.serversPerRun })),
+    /** Which tool calls wait for a person's decision before they run (see {@link ApprovalPolicySchema}). */
+    approval: Type.Optional(ApprovalPolicySchema),
   },
   { additionalProperties: false },
 );
@@ -343,6 +353,8 @@ export const RunSchema = Type.Object({
   pendingClarify: Type.Optional(PendingClarifySchema),
   /** The client tool calls the run waits on (those with no output yet). */
   pendingToolCalls: Type.Optional(Type.Array(PendingToolCallSchema)),
+  /** The tool calls that wait for a decision (those with none yet). */
+  pendingApprovals: Type.Optional(Type.Array(PendingApprovalSchema)),
   todos: Type.Array(TodoItemSchema),
   output: Type.Optional(Type.String()),
   error: Type.Optional(ErrorBodySchema),

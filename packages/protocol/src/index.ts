@@ -79,6 +79,8 @@ export type {
 export {
   AnswerBodySchema,
   AnswerResponseSchema,
+  APPROVAL_REQUEST_ID_PATTERN,
+  ApprovalRequestIdSchema,
   CancelRunResponseSchema,
   ChildRunSchema,
   CLIENT_TOOL_LIMITS,

@@ -30,6 +30,8 @@ export const SessionDefaultsSchema = Type.Object(
     /** Client-executed tools the session's runs offer (a run's own `tools` replace them as a whole). */
     tools: CreateRunBodySchema.properties.tools,
     toolTimeoutMs: CreateRunBodySchema.properties.toolTimeoutMs,
+    /** The approval policy of the session's runs (a run's own replaces it as a whole). */
+    approval: CreateRunBodySchema.properties.approval,
   },
   { additionalProperties: false },
 );

@@ -71,6 +71,24 @@ export const QUEUE_ERRORS = {
     statusCode: 409,
     description: 'The run has ended; its client tool calls no longer wait for outputs.',
   },
+  ERR_APPROVAL_UNKNOWN: { statusCode: 404, description: 'The run has no approval request with this id.' },
+  ERR_APPROVAL_ALREADY_DECIDED: {
+    statusCode: 409,
+    description: 'The approval request was decided already; the first decision won.',
+  },
+  ERR_APPROVAL_TIMED_OUT: {
+    statusCode: 409,
+    description:
+      "No decision came before the approval request's deadline: the policy's `onTimeout` decided it.",
+  },
+  ERR_APPROVAL_EXPIRED: {
+    statusCode: 409,
+    description: "The decision came after the approval request's deadline.",
+  },
+  ERR_APPROVAL_NOT_PENDING: {
+    statusCode: 409,
+    description: 'The run has ended; its tool calls no longer wait for a decision.',
+  },
   ERR_IDEMPOTENCY_CONFLICT: {
     statusCode: 409,
     description: 'The Idempotency-Key was used before with a different request body.',

@@ -1,5 +1,12 @@
 import type { Checkpoint, PendingDelegation } from '@tether/agent';
-import type { ErrorBody, PendingClarify, PendingToolCall, RunModel, Usage } from '@tether/protocol';
+import type {
+  ErrorBody,
+  PendingApproval,
+  PendingClarify,
+  PendingToolCall,
+  RunModel,
+  Usage,
+} from '@tether/protocol';
 import type { McpServerStore } from '@tether/store/mcp-servers';
 import type { MemoryStore } from '@tether/store/memory';
 import type { NewRun, RunEngine, RunJobData, RunStore } from '@tether/store/runs';
@@ -105,13 +112,13 @@ export type Settlement =
  */
 export type Waiting = { kind: 'waiting' } & (
   | { on: 'question'; open: PendingClarify }
-  | { on: 'question'; again: { untilMs: number } }
   /** The model's client tool calls, requested together. */
   | { on: 'tool_output'; open: PendingToolCall[] }
-  | { on: 'tool_output'; again: { untilMs: number } }
+  /** The model's tool calls that wait for a decision, asked together. */
+  | { on: 'approval'; open: PendingApproval[] }
   /** Tasks handed to crew children, which are created, recorded and queued at settle. */
   | { on: 'children'; open: { delegation: PendingDelegation; children: NewRun[] } }
-  | { on: 'children'; again: { untilMs: number } }
+  | { on: 'question' | 'tool_output' | 'approval' | 'children'; again: { untilMs: number } }
 );
 
 /**

@@ -34,11 +34,12 @@ describe('the crew on the worker', () => {
     expect(withCrewTools(['bash'], child, 1)).toEqual(['bash', 'escalate']);
   });
 
-  it("plans children from the checkpoint's ids, in the root's workspace, with the parent's model, locale and limits", () => {
+  it("plans children from the checkpoint's ids, in the root's workspace, with the parent's model, locale, limits and approval policy", () => {
     const spec = {
       input: 'lead',
       locale: 'zh' as const,
       limits: { maxSteps: 7 },
+      approval: { tools: ['write_file'], bash: { ask: ['.*'] } },
       toolsets: ['base', 'crew'],
       model: {
         provider: 'replay' as const,
@@ -76,6 +77,7 @@ describe('the crew on the worker', () => {
         input: 'parse it',
         locale: 'zh',
         limits: { maxSteps: 7 },
+        approval: { tools: ['write_file'], bash: { ask: ['.*'] } },
         toolsets: ['base'],
         model: { provider: 'replay', script: [{ content: 'parsed' }] },
         crew: { goal: 'parse it', context: 'ctx', workspace: { id: 'run_parent', sessionId: 'ses_1' } },

@@ -94,6 +94,8 @@ export function planChildren(
     if (model) childSpec.model = model;
     if (spec.locale) childSpec.locale = spec.locale;
     if (spec.limits) childSpec.limits = spec.limits;
+    // A child cannot do without asking what its parent had to ask for.
+    if (spec.approval) childSpec.approval = spec.approval;
     childSpec.memory = { scope: memoryScopeOf(spec, run.sessionId) };
     return {
       id: task.childRunId,

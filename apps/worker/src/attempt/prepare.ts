@@ -1,4 +1,5 @@
 import {
+  approvalsOf,
   type Checkpoint,
   childrenOf,
   composeSystemPrompt,
@@ -15,7 +16,13 @@ import {
   type WaitResolution,
 } from '@tether/agent';
 import type { ErrorBody, Locale, RunEventInput } from '@tether/protocol';
-import { type RunSpec, type RunStore, toolCallOutcome } from '@tether/store/runs';
+import {
+  decisionOf,
+  type RequestOutcome,
+  type RunSpec,
+  type RunStore,
+  toolCallOutcome,
+} from '@tether/store/runs';
 import {
   BUILTIN_TOOL_NAMES,
   getAllToolNames,
@@ -212,32 +219,40 @@ async function resolveWaitpoint(
 
   const question = questionOf(waitpoint);
   const calls = toolOutputsOf(waitpoint).map(({ kind: _kind, ...call }) => call);
-  const ids = question ? [question.requestId] : calls.map((call) => call.requestId);
+  const approvals = approvalsOf(waitpoint).map(({ kind: _kind, ...approval }) => approval);
+  const ids = question ? [question.requestId] : [...calls, ...approvals].map((request) => request.requestId);
   const [id] = ids;
   if (id === undefined) return undefined;
+  const on = question ? 'question' : approvals.length > 0 ? 'approval' : 'tool_output';
   const state = await store.expireWaitpoint(runId, id, ids, fence);
   switch (state.state) {
     case 'not_owner':
       return { kind: 'lost', why: 'another worker owns the run', handBack: true };
-    case 'pending': {
-      const again = { untilMs: state.deadlineMs };
-      return question
-        ? { kind: 'waiting', on: 'question', again }
-        : { kind: 'waiting', on: 'tool_output', again };
-    }
+    case 'pending':
+      return { kind: 'waiting', on, again: { untilMs: state.deadlineMs } };
     case 'missing': {
+      if (approvals.length > 0) return { kind: 'waiting', on: 'approval', open: approvals };
       if (!question) return { kind: 'waiting', on: 'tool_output', open: calls };
       const { kind: _kind, callId: _callId, ...pending } = question;
       return { kind: 'waiting', on: 'question', open: pending };
     }
     case 'ready':
       if (question) ctx.observer?.clarifyResumed(question.requestId);
-      return state.outcomes.map((outcome) =>
-        outcome.state === 'answered'
-          ? { requestId: outcome.requestId, answer: outcome.result }
-          : toolCallOutcome(outcome),
-      );
+      return state.outcomes.map((outcome) => resolution(on, outcome));
   }
+}
+
+/** How one request of the waitpoint was resolved, from its outcome in Redis. */
+function resolution(on: 'question' | 'approval' | 'tool_output', outcome: RequestOutcome): WaitResolution {
+  const { requestId } = outcome;
+  if (on === 'question') {
+    return outcome.state === 'answered'
+      ? { requestId, answer: outcome.result }
+      : { requestId, timedOut: true };
+  }
+  if (on === 'tool_output') return toolCallOutcome(outcome);
+  const decision = decisionOf(outcome);
+  return decision ? { requestId, decision } : { requestId, timedOut: true };
 }
 
 /**

@@ -13,7 +13,7 @@ import {
 import type { McpToolset } from '@tether/mcp';
 import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
 import type { NewRun } from '@tether/store/runs';
-import { createTools, type RunContext, type Tool } from '@tether/tools';
+import { compileApprovalPolicy, createTools, type RunContext, type Tool } from '@tether/tools';
 import { EventSink } from '../event-sink.js';
 import { skillsAccess } from '../skills.js';
 import type { AttemptContext, Settlement } from './context.js';
@@ -202,6 +202,7 @@ function attemptParams(
     crew: prepared.crew,
     clientTools: spec.tools,
     toolTimeoutMs: spec.toolTimeoutMs,
+    approval: spec.approval ? compileApprovalPolicy(spec.approval) : undefined,
     resolutions: prepared.resolutions,
     locale: prepared.locale,
     // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
@@ -285,6 +286,8 @@ export function toSettlement(
     }
     case 'tool_calls':
       return { kind: 'waiting', on: 'tool_output', open: outcome.calls };
+    case 'approvals':
+      return { kind: 'waiting', on: 'approval', open: outcome.approvals };
     case 'cancelled':
       return stoppedBy(stopped ?? 'cancel');
     case 'failed': {

@@ -116,11 +116,14 @@ export const SESSION_WAIT_MS = 60_000;
 /** The label of a settlement in metrics and traces (`tether_attempts_total{outcome}`): the names they have always had. */
 export function outcomeLabel(settlement: Settlement): string {
   switch (settlement.kind) {
-    case 'waiting':
+    case 'waiting': {
       if ('again' in settlement) {
-        return { question: 'sleep', tool_output: 'tools_sleep', children: 'awaiting' }[settlement.on];
+        const sleeping = { question: 'sleep', tool_output: 'tools_sleep', approval: 'approvals_sleep' };
+        return { ...sleeping, children: 'awaiting' }[settlement.on];
       }
-      return { question: 'suspended', tool_output: 'tool_calls', children: 'delegating' }[settlement.on];
+      const waiting = { question: 'suspended', tool_output: 'tool_calls', approval: 'approvals' };
+      return { ...waiting, children: 'delegating' }[settlement.on];
+    }
     case 'released':
       return { shutdown: 'released', session: 'blocked', tenant_cap: 'capped' }[settlement.why];
     case 'lost':
@@ -261,6 +264,16 @@ async function wait(
           'run waits for client tool outputs',
         );
       refusal = await engine.wait(ctx, { on: 'tool_output', calls }, events, recorder(ctx, logged));
+      break;
+    }
+    case 'approval': {
+      const approvals = settlement.open;
+      const logged = () =>
+        log.info(
+          { approvals: approvals.length, expiresAt: approvals[0]?.expiresAt },
+          'run waits for decisions on its tool calls',
+        );
+      refusal = await engine.wait(ctx, { on: 'approval', approvals }, events, recorder(ctx, logged));
       break;
     }
     case 'children':

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { PendingToolCall, TodoItem, Usage } from '@tether/protocol';
+import type { ApprovalDecision, PendingToolCall, TodoItem, Usage } from '@tether/protocol';
 import { AgentError } from '../errors.js';
 import type { ChatMessage } from '../providers/model-provider.js';
 import type { ChildrenRequest, QuestionRequest, Waitpoint, WaitRequest } from './waitpoint.js';
@@ -44,6 +44,12 @@ export interface Checkpoint {
    * delegation. Each request's call is answered from its resolution on resume.
    */
   waitpoint?: Waitpoint | undefined;
+  /**
+   * The decisions on the last turn's calls that waited for one (by call id), taken when the run
+   * resumed from their waitpoint and kept until the next model turn: each call runs (with the
+   * edited arguments) or is refused when the turn's calls reach it, so results stay in call order.
+   */
+  decisions?: Record<string, ApprovalDecision & { timedOut?: boolean }> | undefined;
   /**
    * A session run's history: how many messages after the system prompt are
    * the session's earlier turns (the run's own start with its input after them).

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ReplayScript, RunEventInput } from '@tether/protocol';
 import { startFakeOpenAI, streamText } from '@tether/testing';
-import { createTools, jsonSchemaArguments, type Tool } from '@tether/tools';
+import { compileApprovalPolicy, createTools, jsonSchemaArguments, type Tool } from '@tether/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { clarifyFailedMessage, clarifyTimeoutMessage, escalatedToolResult } from '../prompt/system-prompt.js';
 import type { ChatMessage, ModelProvider } from '../providers/model-provider.js';
@@ -17,7 +17,7 @@ import {
   crewResultContent,
   runAttempt,
 } from './run-attempt.js';
-import { type CrewResultEntry, questionOf, toolOutputsOf } from './waitpoint.js';
+import { approvalsOf, type CrewResultEntry, questionOf, toolOutputsOf } from './waitpoint.js';
 
 let workspace: string;
 
@@ -1187,5 +1187,111 @@ describe('crewResultContent', () => {
     const entries = make(['a'.repeat(500), 'b'.repeat(500)]);
     const text = crewResultContent(entries, 50);
     expect((JSON.parse(text) as CrewResultEntry[]).map((e) => e.runId)).toEqual(['run_0', 'run_1']);
+  });
+});
+
+describe('runAttempt with an approval policy', () => {
+  const turn: ReplayScript = [
+    {
+      toolCalls: [
+        call('write_file', { path: 'a.txt', content: 'asked\n' }),
+        call('list_dir', { path: '.' }),
+        call('bash', { command: 'echo one > b.txt' }),
+        call('no_such_tool', {}),
+      ],
+    },
+    { content: 'finished' },
+  ];
+  const approval = compileApprovalPolicy({ tools: ['write_file', 'no_such_tool'], bash: { ask: ['>'] } });
+  const results = (events: RunEventInput[]) =>
+    events
+      .filter((e) => e.type === 'tool.result')
+      .map((e) => e.data as { callId: string; ok: boolean; content: string });
+
+  it("holds the whole turn for the calls the policy asks about, then runs each as decided, in the model's order", async () => {
+    const h = harness(createReplayProvider(turn));
+    const started = Date.now();
+    const held = await h.attempt(h.checkpoint, { approval });
+    if (held.status !== 'approvals') throw new Error(`expected approvals, got ${held.status}`);
+    // A call of a tool the run does not have is not asked about: the model is told there is none.
+    expect(held.approvals.map(({ callId, tool, reason }) => ({ callId, tool, reason }))).toEqual([
+      { callId: 'call_0_0', tool: 'write_file', reason: 'tools: write_file' },
+      { callId: 'call_0_2', tool: 'bash', reason: 'bash.ask: >' },
+    ]);
+    for (const pending of held.approvals) {
+      expect(pending.requestId).toMatch(/^apr_[0-9a-z]{26}$/);
+      expect(pending.onTimeout).toBe('reject');
+      expect(Date.parse(pending.expiresAt) - started).toBeGreaterThanOrEqual(60 * 60_000);
+    }
+    expect(held.approvals[0]?.arguments).toEqual({ path: 'a.txt', content: 'asked\n' });
+    // Nothing ran, the free calls neither.
+    expect(results(h.events)).toEqual([]);
+    const stored = parseCheckpoint(h.saves.at(-1) as string);
+    expect(approvalsOf(stored.waitpoint)).toEqual(held.approvals.map((a) => ({ kind: 'approval', ...a })));
+
+    const [write, bash] = held.approvals as [(typeof held.approvals)[0], (typeof held.approvals)[0]];
+    const resumed = await h.attempt(stored, {
+      approval,
+      resolutions: [
+        {
+          requestId: bash.requestId,
+          decision: { decision: 'edit', arguments: { command: 'echo two > b.txt' }, by: 'acme' },
+        },
+        { requestId: write.requestId, decision: { decision: 'reject', message: 'not a.txt', by: 'acme' } },
+      ],
+    });
+    expect(resumed).toEqual({ status: 'completed', output: 'finished' });
+    const after = results(h.events);
+    expect(after.map(({ callId, ok }) => ({ callId, ok }))).toEqual([
+      { callId: 'call_0_0', ok: false },
+      { callId: 'call_0_1', ok: true },
+      { callId: 'call_0_2', ok: true },
+      { callId: 'call_0_3', ok: false },
+    ]);
+    expect(after[0]?.content).toContain(
+      'A reviewer refused this write_file call, so it did not run. Their message: not a.txt',
+    );
+    expect(after[2]?.content).toMatch(
+      /^A reviewer changed the arguments before the call ran; it ran with: \{"command":"echo two > b.txt"\}/,
+    );
+    await expect(readFile(join(workspace, 'a.txt'), 'utf8')).rejects.toThrow();
+    expect(await readFile(join(workspace, 'b.txt'), 'utf8')).toBe('two\n');
+    // The decisions were that turn's: the next turn starts without them.
+    expect(stored.decisions).toBeUndefined();
+  });
+
+  it("takes the policy's onTimeout at the deadline: a refusal that says why, or the call run", async () => {
+    for (const onTimeout of ['reject', 'approve'] as const) {
+      const h = harness(createReplayProvider([turn[0] as ReplayScript[number], { content: 'finished' }]));
+      const policy = compileApprovalPolicy({ tools: ['write_file'], onTimeout });
+      const held = await h.attempt(h.checkpoint, { approval: policy });
+      if (held.status !== 'approvals') throw new Error(`expected approvals, got ${held.status}`);
+      const stored = parseCheckpoint(h.saves.at(-1) as string);
+      const requestId = held.approvals[0]?.requestId as string;
+      await h.attempt(stored, { approval: policy, resolutions: [{ requestId, timedOut: true }] });
+      const [written] = results(h.events);
+      expect(written?.ok).toBe(onTimeout === 'approve');
+      if (onTimeout === 'reject')
+        expect(written?.content).toContain('No reviewer decided on this write_file call before its deadline');
+      else expect(await readFile(join(workspace, 'a.txt'), 'utf8')).toBe('asked\n');
+      await rm(join(workspace, 'a.txt'), { force: true });
+    }
+  });
+
+  it('refuses to resume without a decision on every held call', async () => {
+    const h = harness(createReplayProvider(turn));
+    const held = await h.attempt(h.checkpoint, { approval });
+    if (held.status !== 'approvals') throw new Error(`expected approvals, got ${held.status}`);
+    const stored = parseCheckpoint(h.saves.at(-1) as string);
+    const outcome = await h.attempt(stored, {
+      approval,
+      resolutions: [
+        { requestId: held.approvals[0]?.requestId as string, decision: { decision: 'approve', by: 'x' } },
+      ],
+    });
+    expect(outcome).toMatchObject({ status: 'failed', error: { code: 'ERR_AGENT_INTERNAL' } });
+    expect((outcome as { error: Error }).error.message).toContain(
+      `approval request ${held.approvals[1]?.requestId}`,
+    );
   });
 });

@@ -17,7 +17,7 @@
  * Redis: the worker maps the outcome onto the queue.
  */
 import { Value } from '@sinclair/typebox/value';
-import type { ClientTool, Locale, PendingToolCall } from '@tether/protocol';
+import type { ClientTool, Locale, PendingApproval, PendingToolCall } from '@tether/protocol';
 import {
   CLIENT_TOOL_LIMITS,
   type EmitEvent,
@@ -27,6 +27,7 @@ import {
   type Usage,
 } from '@tether/protocol';
 import {
+  type CompiledApprovalPolicy,
   type CompiledClientTool,
   type CrewTask,
   compileClientTools,
@@ -37,6 +38,9 @@ import {
 } from '@tether/tools';
 import { AgentError } from '../errors.js';
 import {
+  approvalEditedNote,
+  approvalRejectedMessage,
+  approvalTimedOutMessage,
   clarifyFailedMessage,
   clarifyTimeoutMessage,
   escalatedToolResult,
@@ -142,6 +146,13 @@ export interface AttemptParams {
   clientTools?: readonly ClientTool[] | undefined;
   /** How long the client has to post a tool output (ms). Default 10 minutes. */
   toolTimeoutMs?: number | undefined;
+  /**
+   * The run's approval policy: before a turn's calls run, those it holds that have no decision yet
+   * end the attempt with an `approvals` outcome, all of them at once (the turn's other calls wait
+   * with them, so results stay in call order). On resume each decision (in `resolutions`) says
+   * whether the call runs, with which arguments, or is refused.
+   */
+  approval?: CompiledApprovalPolicy | undefined;
   locale?: Locale;
   /**
    * Whether the attempt was stopped by its host rather than by the user (the
@@ -176,6 +187,8 @@ export type AttemptOutcome =
   | { status: 'tool_calls'; calls: PendingToolCall[] }
   /** The tasks are saved in the checkpoint; the host starts a child run per task and resumes with their results. */
   | { status: 'delegating'; delegation: PendingDelegation }
+  /** The turn's calls the approval policy holds, saved in the checkpoint's waitpoint: the host waits for decisions. */
+  | { status: 'approvals'; approvals: PendingApproval[] }
   | { status: 'failed'; error: TetherError }
   | { status: 'cancelled' };
 
@@ -227,6 +240,8 @@ class Attempt {
   readonly #activeBefore: number;
   /** Time spent waiting for an in-process answer: a human's time, not the run's. */
   #waitedMs = 0;
+  /** The note before each result of a call that runs with a reviewer's arguments, by call id. */
+  readonly #edited = new Map<string, string>();
 
   constructor(params: AttemptParams) {
     this.#params = params;
@@ -258,7 +273,11 @@ class Attempt {
   }
 
   #record(call: ToolCall, result: { ok: boolean; content: string }, server?: string | undefined): void {
-    recordToolResult(this.#params, this.#checkpoint, call.id, call.name, result, this.#limits, { server });
+    // A call that ran with a reviewer's arguments says so first.
+    const note = this.#edited.get(call.id);
+    this.#edited.delete(call.id);
+    const said = note === undefined ? result : { ...result, content: note + result.content };
+    recordToolResult(this.#params, this.#checkpoint, call.id, call.name, said, this.#limits, { server });
   }
 
   #announce(call: ToolCall): void {
@@ -293,6 +312,8 @@ class Attempt {
    */
   async runTurnCalls(): Promise<AttemptOutcome | undefined> {
     const { signal } = this.#params;
+    const asked = await this.#askApprovals();
+    if (asked) return asked;
     const clientCalls: ClientCall[] = [];
     for (const call of unansweredToolCalls(this.#checkpoint)) {
       if (signal.aborted) return { status: 'cancelled' };
@@ -305,8 +326,65 @@ class Attempt {
     return undefined;
   }
 
+  /**
+   * The turn's calls the approval policy holds that have no decision yet (calls of tools the run
+   * has), asked together before any call of the turn runs: an `approvals` outcome, or undefined.
+   */
+  async #askApprovals(): Promise<AttemptOutcome | undefined> {
+    const policy = this.#params.approval;
+    if (!policy) return undefined;
+    const decided = this.#checkpoint.decisions ?? {};
+    const expiresAt = new Date(this.#now() + policy.timeoutMs).toISOString();
+    const approvals: PendingApproval[] = [];
+    for (const call of unansweredToolCalls(this.#checkpoint)) {
+      if (decided[call.id] || !(this.#tools.has(call.name) || this.#clientTools.has(call.name))) continue;
+      const reason = policy.reasonFor(call);
+      if (reason === undefined) continue;
+      approvals.push({
+        requestId: newId('apr'),
+        callId: call.id,
+        tool: call.name,
+        arguments: parsedArguments(call.arguments),
+        reason,
+        expiresAt,
+        onTimeout: policy.onTimeout,
+      });
+    }
+    if (approvals.length === 0) return undefined;
+    this.#checkpoint.waitpoint = {
+      requests: approvals.map((approval) => ({ kind: 'approval', ...approval })),
+    };
+    await this.#save();
+    // The host records the requests and appends `approval.requested` for each in one step.
+    return { status: 'approvals', approvals };
+  }
+
+  /**
+   * A call's decision, if it waited for one: a refused call's result is recorded (`refused`); an
+   * edited call goes on with the reviewer's arguments; any other call goes on as the model made it.
+   */
+  async #decided(call: ToolCall): Promise<ToolCall | 'refused'> {
+    const decision = this.#checkpoint.decisions?.[call.id];
+    if (!decision) return call;
+    if (decision.decision === 'reject') {
+      this.#announce(call);
+      const content = decision.timedOut
+        ? approvalTimedOutMessage(this.#locale, call.name)
+        : approvalRejectedMessage(this.#locale, call.name, decision.message);
+      this.#record(call, { ok: false, content });
+      await this.#save();
+      return 'refused';
+    }
+    if (decision.decision !== 'edit') return call;
+    const args = JSON.stringify(decision.arguments);
+    this.#edited.set(call.id, approvalEditedNote(this.#locale, args));
+    return { ...call, arguments: args };
+  }
+
   /** One call of the turn, by what it is; an outcome when it ends the attempt. */
-  async #runCall(call: ToolCall, clientCalls: ClientCall[]): Promise<AttemptOutcome | undefined> {
+  async #runCall(asked: ToolCall, clientCalls: ClientCall[]): Promise<AttemptOutcome | undefined> {
+    const call = await this.#decided(asked);
+    if (call === 'refused') return undefined;
     const tool = this.#tools.get(call.name);
     const client = tool ? undefined : this.#clientTools.get(call.name);
     if (client) {
@@ -507,6 +585,8 @@ class Attempt {
     }
     checkpoint.step++;
     addUsage(checkpoint.usage, turn.usage);
+    // The decisions were the last turn's calls'.
+    checkpoint.decisions = undefined;
     checkpoint.model = { profile: provider.name, name: turn.model ?? provider.model ?? provider.name };
     checkpoint.messages.push({
       role: 'assistant',
@@ -664,6 +744,15 @@ function resumeWaitpoint(
         recordToolResult(params, checkpoint, request.callId, request.name, result, limits);
         break;
       }
+      case 'approval': {
+        // Taken when the turn's calls reach the call (see `#decided`), so results stay in call order.
+        if (!timedOut && !('decision' in resolution)) throw wrongResolution(request);
+        const decision = timedOut
+          ? { decision: request.onTimeout, by: 'timeout', timedOut: true }
+          : resolution.decision;
+        checkpoint.decisions = { ...checkpoint.decisions, [request.callId]: decision };
+        break;
+      }
       case 'children': {
         // A delegation's children always end (their own deadline fails them): there is no timeout of its own.
         if (!('results' in resolution)) throw wrongResolution(request);
@@ -688,6 +777,8 @@ function describeRequest(request: WaitRequest): string {
       return `client tool call ${request.requestId}`;
     case 'children':
       return `the children of ${request.name} call ${request.callId}`;
+    case 'approval':
+      return `approval request ${request.requestId}`;
   }
 }
 
@@ -767,6 +858,15 @@ function shortenSummary(summary: string, cap: number): string {
   const head = summary.slice(0, Math.ceil(keep * 0.6));
   const tail = summary.slice(summary.length - Math.floor(keep * 0.4));
   return `${head}${note(summary.length - head.length - tail.length)}${tail}`;
+}
+
+/** A call's arguments as shown to a reviewer: the parsed JSON, or the text when it is not JSON. */
+function parsedArguments(text: string): unknown {
+  try {
+    return JSON.parse(text || '{}');
+  } catch {
+    return text;
+  }
 }
 
 /** The question and choices of a clarify call, or undefined when its arguments are invalid (the tool then explains). */

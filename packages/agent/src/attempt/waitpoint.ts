@@ -1,4 +1,4 @@
-import type { ChildResult, PendingToolCall } from '@tether/protocol';
+import type { ApprovalDecision, ChildResult, PendingApproval, PendingToolCall } from '@tether/protocol';
 
 /** How one delegated task ended, as the delegating run's tool result lists it (see `ChildResult`). */
 export type CrewResultEntry = ChildResult;
@@ -7,7 +7,8 @@ export type CrewResultEntry = ChildResult;
  * The waitpoint: what a run waits on from the outside world, one at a time.
  *
  * A run that cannot go on without something from outside (an answer, a
- * client's tool output, its crew children's results) waits on a waitpoint of
+ * client's tool output, its crew children's results, a decision on a tool
+ * call) waits on a waitpoint of
  * one or more pending requests. Each request has a kind, an id, the model's
  * tool call it answers, and a deadline (the children's deadline is the
  * crew's, kept with the children). The checkpoint holds the waitpoint; the
@@ -47,7 +48,15 @@ export interface ChildrenRequest {
   tasks: { goal: string; context?: string; toolsets?: string[]; childRunId: string }[];
 }
 
-export type WaitRequest = QuestionRequest | ToolOutputRequest | ChildrenRequest;
+/**
+ * A tool call of the last model turn that the run's approval policy holds for a decision: the
+ * decision says whether (and with which arguments) the call runs when the turn's calls go on.
+ */
+export interface ApprovalRequest extends PendingApproval {
+  kind: 'approval';
+}
+
+export type WaitRequest = QuestionRequest | ToolOutputRequest | ChildrenRequest | ApprovalRequest;
 export type WaitRequestKind = WaitRequest['kind'];
 
 /** The requests a run waits on (all of one model turn), in the order their results are recorded. */
@@ -63,7 +72,8 @@ export type WaitResolution =
   | { requestId: string; timedOut: true }
   | { requestId: string; answer: string }
   | { requestId: string; output: string; isError: boolean }
-  | { requestId: string; results: CrewResultEntry[] };
+  | { requestId: string; results: CrewResultEntry[] }
+  | { requestId: string; decision: ApprovalDecision };
 
 /** The question the waitpoint holds, if it waits on one. */
 export function questionOf(waitpoint: Waitpoint | undefined): QuestionRequest | undefined {
@@ -74,6 +84,13 @@ export function questionOf(waitpoint: Waitpoint | undefined): QuestionRequest | 
 export function toolOutputsOf(waitpoint: Waitpoint | undefined): ToolOutputRequest[] {
   return (waitpoint?.requests ?? []).filter(
     (request): request is ToolOutputRequest => request.kind === 'tool_output',
+  );
+}
+
+/** The tool calls the waitpoint holds for a decision, in call order (empty when it waits on none). */
+export function approvalsOf(waitpoint: Waitpoint | undefined): ApprovalRequest[] {
+  return (waitpoint?.requests ?? []).filter(
+    (request): request is ApprovalRequest => request.kind === 'approval',
   );
 }
 

@@ -308,6 +308,21 @@ export function toolTimeoutMessage(locale: Locale, name: string): string {
   return PROMPT_PACKS[locale].toolTimeout(name);
 }
 
+/** The tool result of a call a reviewer refused. */
+export function approvalRejectedMessage(locale: Locale, name: string, message: string | undefined): string {
+  return PROMPT_PACKS[locale].approvalRejected(name, message);
+}
+
+/** The tool result of a call that got no decision before its deadline (and `onTimeout` was `reject`). */
+export function approvalTimedOutMessage(locale: Locale, name: string): string {
+  return PROMPT_PACKS[locale].approvalTimedOut(name);
+}
+
+/** The note before the result of a call that ran with a reviewer's arguments. */
+export function approvalEditedNote(locale: Locale, args: string): string {
+  return PROMPT_PACKS[locale].approvalEdited(args);
+}
+
 /**
  * The tool result `escalate` gets in the transcript: the run ends there, and
  * its reason (the run's output) goes to the run that delegated it.

@@ -1,5 +1,7 @@
 import {
+  type ApprovalDecision,
   type ErrorBody,
+  type PendingApproval,
   type PendingClarify,
   type PendingToolCall,
   type RunEventInput,
@@ -12,7 +14,7 @@ import { forgetTenantSlot } from '../tenant-slots/commands/scripts.js';
 import { promoteJob, RetryLater, type RunJobData } from './jobs.js';
 import type { NewRun, RunRecord } from './records.js';
 import type { RunStore } from './run-store.js';
-import type { AnswerResult, NewDelegation, ToolOutputResult } from './waitpoint-store.js';
+import type { AnswerResult, DecisionResult, NewDelegation, ToolOutputResult } from './waitpoint-store.js';
 
 /**
  * The run engine's steps for an attempt. Each is one transition of the lifecycle taken whole: the
@@ -51,10 +53,22 @@ export type Recorded = (why: string, parent?: boolean) => Promise<void>;
 /** How a run ends: `RunStore.finalize`'s end. */
 export type RunEnd = Parameters<RunStore['finalize']>[1];
 
-/** A new waitpoint, by kind: a question, a model turn's client tool calls, or children created for a delegation. */
+/** What each new waitpoint's step is, for the deliveries recorded with it. */
+const WAITING_WHY = {
+  question: 'suspended',
+  tool_output: 'tool_calls',
+  approval: 'approvals',
+  children: 'delegating',
+} as const satisfies Record<WaitOpen['on'], string>;
+
+/**
+ * A new waitpoint, by kind: a question, a model turn's client tool calls, its calls that wait for
+ * a decision, or children created for a delegation.
+ */
 export type WaitOpen =
   | { on: 'question'; pending: PendingClarify }
   | { on: 'tool_output'; calls: readonly PendingToolCall[] }
+  | { on: 'approval'; approvals: readonly PendingApproval[] }
   | {
       on: 'children';
       delegation: NewDelegation;
@@ -178,6 +192,10 @@ export class RunEngine {
           await store.requestToolCalls(runId, fence, open.calls, events);
           untilMs = Math.min(...open.calls.map((call) => Date.parse(call.expiresAt)));
           break;
+        case 'approval':
+          await store.requestApprovals(runId, fence, open.approvals, events);
+          untilMs = Math.min(...open.approvals.map((approval) => Date.parse(approval.expiresAt)));
+          break;
         case 'children':
           await store.createMany(open.children);
           await store.delegate(runId, fence, open.delegation, events);
@@ -193,9 +211,7 @@ export class RunEngine {
       if (open.on === 'children' && refusal.refused !== 'not_owner') await this.#undelegated(open.children);
       return refusal;
     }
-    await recorded(
-      open.on === 'question' ? 'suspended' : open.on === 'tool_output' ? 'tool_calls' : 'delegating',
-    );
+    await recorded(WAITING_WHY[open.on]);
     return this.delay(a, untilMs, () => this.#resolved(runId));
   }
 
@@ -290,6 +306,24 @@ export class RunEngine {
   ): Promise<ToolOutputResult> {
     const result = await this.store.postToolOutput(run.id, requestId, output, isError);
     if (result === 'last') await promoteJob(await this.#jobs.getJob(run.id, run));
+    return result;
+  }
+
+  /**
+   * A decision on a call the run waits on: the first wins; the last of the turn's wakes the run,
+   * then the endpoints are told (`approval.resolved`). `tokenHash`, a webhook's answer token's
+   * SHA-256 instead of a tenant's say.
+   */
+  async decide(
+    run: RunRecord,
+    requestId: string,
+    decision: ApprovalDecision,
+    tokenHash = '',
+  ): Promise<DecisionResult> {
+    const result = await this.store.decide(run.id, requestId, decision, tokenHash);
+    if (result !== 'ok' && result !== 'last') return result;
+    if (result === 'last') await promoteJob(await this.#jobs.getJob(run.id, run));
+    await this.#webhooks?.dispatch(run.id, run.tenant).catch((error) => this.#onWebhookError(error, run.id));
     return result;
   }
 

@@ -46,6 +46,7 @@ export type {
   ChildLink,
   ClaimResult,
   CrewSpec,
+  DecisionResult,
   Delegation,
   EndedRun,
   NewDelegation,
@@ -65,4 +66,4 @@ export type {
 } from './run-store.js';
 export { DEFAULT_SESSION_TTL_S, RunStore } from './run-store.js';
 export { SHARED_PROMPT_REFRESH_MS, SHARED_PROMPT_TTL_S, SharedPrompts } from './shared-prompts.js';
-export { toolCallOutcome } from './waitpoint-store.js';
+export { decisionOf, toolCallOutcome } from './waitpoint-store.js';

@@ -47,8 +47,8 @@ import { parseWaitpoint, type Waitpoint } from './replies.js';
  *   so the slots counted are exactly the runs that hold them. A lease that ran out counts for
  *   nothing (the next script drops it) and is not checked.
  * - `waitpoint-resolved`: a waiting run (waiting_for_input, waiting_for_children) whose waitpoint
- *   has no pending request left (each of its requests answered, received, reported or timed out,
- *   or none recorded) does not sleep on it: its job is not delayed: whoever resolved the
+ *   has no pending request left (each of its requests answered, received, reported, decided or
+ *   timed out, or none recorded) does not sleep on it: its job is not delayed: whoever resolved the
  *   last request must wake it. Tolerated: the run's last event is less than `graceMs` old (a step
  *   that resolves a request appends its event, then promotes the job).
  * - `waitpoint-pending`: a live run's waitpoint counts as `pending` exactly its requests in state

@@ -114,8 +114,9 @@ export const TRANSITIONS: readonly Transition[] = [
     from: RUNNING,
     guard: 'owner, no cancel requested',
     to: 'waiting_for_input',
-    event: ['clarify.requested', 'tool.requested'],
-    request: "new waitpoint: a question, or one request per client tool call of the model's turn",
+    event: ['clarify.requested', 'tool.requested', 'approval.requested'],
+    request:
+      "new waitpoint: a question, one request per client tool call of the model's turn, or one per call its approval policy holds",
     job: 'delayed until the deadline (`DelayedError`); promoted at once if every request was resolved, or a cancel asked for, meanwhile',
   },
   {
@@ -136,9 +137,9 @@ export const TRANSITIONS: readonly Transition[] = [
     from: AWAKE_OR_WAITING,
     guard: 'any',
     to: 'unchanged',
-    event: ['clarify.answered', 'tool.output_received'],
+    event: ['clarify.answered', 'tool.output_received', 'approval.resolved'],
     request:
-      'pending → answered or received (before the deadline; others still wait, or the run was woken early, or handed back, and takes it up)',
+      'pending → answered, received or decided (before the deadline; others still wait, or the run was woken early, or handed back, and takes it up)',
     job: 'unchanged (its attempt looks again before it sleeps)',
   },
   {
@@ -148,8 +149,8 @@ export const TRANSITIONS: readonly Transition[] = [
     from: ['waiting_for_input'],
     guard: 'any',
     to: 'queued',
-    event: ['clarify.answered', 'tool.output_received'],
-    request: 'pending → answered or received (the last one pending, before the deadline)',
+    event: ['clarify.answered', 'tool.output_received', 'approval.resolved'],
+    request: 'pending → answered, received or decided (the last one pending, before the deadline)',
     job: 'promoted, waiting',
   },
   {
@@ -159,8 +160,9 @@ export const TRANSITIONS: readonly Transition[] = [
     from: RUNNING,
     guard: 'owner',
     to: 'unchanged',
-    event: ['clarify.timed_out', 'tool.timed_out'],
-    request: 'pending → timed_out (each question or client tool call still pending past the deadline)',
+    event: ['clarify.timed_out', 'tool.timed_out', 'approval.resolved'],
+    request:
+      "pending → timed_out (each question, client tool call or approval still pending past the deadline; an approval takes its policy's `onTimeout`)",
     job: 'active',
   },
   {
@@ -350,5 +352,6 @@ export function transitionsTable(): string {
 
 function eventCell(event: Transition['event']): string {
   if (event === undefined) return '–';
-  return (typeof event === 'string' ? [event] : event).map((type) => `\`${type}\``).join(' or ');
+  const types = (typeof event === 'string' ? [event] : event).map((type) => `\`${type}\``);
+  return types.length <= 2 ? types.join(' or ') : `${types.slice(0, -1).join(', ')} or ${types.at(-1)}`;
 }

@@ -1,6 +1,7 @@
 import type {
   CreateRunBody,
   ErrorBody,
+  PendingApproval,
   PendingClarify,
   PendingToolCall,
   Run,
@@ -95,6 +96,8 @@ export function parseRecord(
     if (question) record.pendingClarify = question;
     const calls = pendingRequests<PendingToolCall>(extra.waitpoint, 'tool_output');
     if (calls.length > 0) record.pendingToolCalls = calls;
+    const approvals = pendingRequests<PendingApproval>(extra.waitpoint, 'approval');
+    if (approvals.length > 0) record.pendingApprovals = approvals;
   }
   if (hash.output !== undefined) record.output = hash.output;
   const error = json<ErrorBody>(hash.error);
@@ -114,15 +117,15 @@ export function parseRecord(
 }
 
 /** The kinds of request a waitpoint holds. */
-export type RequestKind = 'question' | 'tool_output' | 'child';
+export type RequestKind = 'question' | 'tool_output' | 'child' | 'approval';
 
 /** One request of a waitpoint, as stored. */
 export interface StoredRequest {
-  /** The request: the data of its `clarify.requested`, `tool.requested` or `child.started`. */
+  /** The request: the data of its `clarify.requested`, `tool.requested`, `child.started` or `approval.requested`. */
   request: Record<string, unknown>;
-  /** `pending`, `answered`, `received`, `reported` or `timed_out`. */
+  /** `pending`, `answered`, `received`, `reported`, `decided` or `timed_out`. */
   state: string;
-  /** How it was resolved, as stored: the answer, the output (JSON), the child's result (JSON). */
+  /** How it was resolved, as stored: the answer, the output (JSON), the child's result (JSON), the decision (JSON). */
   result: string | undefined;
 }
 

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { newId, newSessionRunId, type RunStatus, runTitle, TERMINAL_STATUSES } from '@tether/protocol';
+import {
+  type ApprovalDecision,
+  newId,
+  newSessionRunId,
+  type RunStatus,
+  runTitle,
+  TERMINAL_STATUSES,
+} from '@tether/protocol';
 import { type Job, type JobType, Queue, SpanKind, type Telemetry } from 'bullmq';
 import { QueueError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -7,7 +14,7 @@ import { QUEUE_NAME, type TetherKeys } from '../redis/keys.js';
 import { type RunDeliveries, RunEngine, type RunJobs } from './engine.js';
 import { RETRY_BACKOFF_TYPE, type RunJobData } from './jobs.js';
 import type { ListOptions, NewRun, RunRecord, StoredBody } from './records.js';
-import type { AnswerResult, RunStore, ToolOutputResult } from './run-store.js';
+import type { AnswerResult, DecisionResult, RunStore, ToolOutputResult } from './run-store.js';
 
 /** Submissions written together, at most this many per round trip. */
 const MAX_BATCH = 256;
@@ -417,6 +424,16 @@ export class RunService implements RunJobs {
   }
 
   /**
+   * A decision on a tool call the run waits on (its approval request): the first wins, the last
+   * of the turn's resumes the run on any worker. `decision.by` names who took it.
+   */
+  async decide(tenant: string, runId: string, requestId: string, decision: ApprovalDecision): Promise<void> {
+    const run = await this.#record(tenant, runId);
+    const result = await this.engine.decide(run, requestId, decision);
+    if (result !== 'ok' && result !== 'last') throw decisionRefusal(runId, requestId, result);
+  }
+
+  /**
    * The BullMQ job of a run, in the queue its record names (read here when
    * `record` is not given). Undefined once the job or the run is gone.
    */
@@ -600,6 +617,49 @@ function toolOutputRefusal(
       return new QueueError(
         'ERR_TOOL_OUTPUT_NOT_PENDING',
         `Run ${runId} has ended; its tool calls no longer wait.`,
+      );
+  }
+}
+
+function decisionRefusal(
+  runId: string,
+  requestId: string,
+  result: Exclude<DecisionResult, 'ok' | 'last'>,
+): QueueError {
+  switch (result) {
+    case 'bad_token':
+      return new QueueError(
+        'ERR_ANSWER_TOKEN_INVALID',
+        'This answer token does not decide this approval request: a token decides only the request of the webhook delivery that carried it.',
+      );
+    case 'token_used':
+      return new QueueError(
+        'ERR_ANSWER_TOKEN_USED',
+        `This answer token decided ${requestId} already; a token decides once.`,
+      );
+    case 'no_run':
+      return new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+    case 'no_request':
+      return new QueueError('ERR_APPROVAL_UNKNOWN', `Run ${runId} has no approval request ${requestId}.`);
+    case 'decided':
+      return new QueueError(
+        'ERR_APPROVAL_ALREADY_DECIDED',
+        `Approval request ${requestId} was decided already; the first decision won.`,
+      );
+    case 'timed_out':
+      return new QueueError(
+        'ERR_APPROVAL_TIMED_OUT',
+        `Approval request ${requestId} timed out; the policy's onTimeout decided it.`,
+      );
+    case 'expired':
+      return new QueueError(
+        'ERR_APPROVAL_EXPIRED',
+        `The deadline of approval request ${requestId} has passed.`,
+      );
+    case 'ended':
+      return new QueueError(
+        'ERR_APPROVAL_NOT_PENDING',
+        `Run ${runId} has ended; its tool calls no longer wait for a decision.`,
       );
   }
 }

@@ -1,5 +1,7 @@
 import type {
+  ApprovalDecision,
   ErrorBody,
+  PendingApproval,
   PendingClarify,
   PendingToolCall,
   RunEvent,
@@ -25,11 +27,12 @@ import * as records from './records.js';
 import * as removal from './run-removal.js';
 import { SharedPrompts } from './shared-prompts.js';
 import { migrateWaitpoints } from './waitpoint-migration.js';
-import type { AnswerResult, ToolOutputResult, WaitpointState } from './waitpoint-store.js';
+import type { AnswerResult, DecisionResult, ToolOutputResult, WaitpointState } from './waitpoint-store.js';
 import * as waitpoints from './waitpoint-store.js';
 
 export type {
   AnswerResult,
+  DecisionResult,
   Delegation,
   NewDelegation,
   NewWaitpoint,
@@ -241,6 +244,26 @@ export class RunStore implements StoreContext {
     isError: boolean,
   ): Promise<ToolOutputResult> {
     return waitpoints.postToolOutput(this, runId, requestId, output, isError);
+  }
+
+  /** See {@link waitpoints.requestApprovals}. */
+  requestApprovals(
+    runId: string,
+    token: string,
+    approvals: readonly PendingApproval[],
+    events: readonly RunEventInput[] = [],
+  ): Promise<'recorded' | 'again'> {
+    return waitpoints.requestApprovals(this, runId, token, approvals, events);
+  }
+
+  /** The first decision wins; the last one queues a run asleep on them (see {@link waitpoints.decide}). */
+  decide(
+    runId: string,
+    requestId: string,
+    decision: ApprovalDecision,
+    tokenHash = '',
+  ): Promise<DecisionResult> {
+    return waitpoints.decide(this, runId, requestId, decision, tokenHash);
   }
 
   /** See {@link waitpoints.expireWaitpoint}. */

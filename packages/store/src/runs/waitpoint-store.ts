@@ -1,5 +1,7 @@
 import type {
+  ApprovalDecision,
   ChildResult,
+  PendingApproval,
   PendingClarify,
   PendingToolCall,
   RunEventInput,
@@ -30,6 +32,8 @@ export interface NewWaitpoint {
   requests: readonly { id: string; kind: RequestKind; request: string }[];
   /** For children: how many the run may start over its life. */
   maxChildren?: number | undefined;
+  /** For approvals: the decision taken at the deadline. */
+  onTimeout?: 'approve' | 'reject' | undefined;
 }
 
 export type { RequestKind, StoredRequest, Waitpoint } from './replies.js';
@@ -40,8 +44,8 @@ export type ResolveResult = scripts.Replies['resolveRequest'];
 /** The fate of one request, as a resuming worker learns it. */
 export interface RequestOutcome {
   requestId: string;
-  state: 'answered' | 'received' | 'reported' | 'timed_out';
-  /** The answer, the output as stored (JSON), the child's result (JSON); '' when timed out. */
+  state: 'answered' | 'received' | 'reported' | 'decided' | 'timed_out';
+  /** The answer, the output as stored (JSON), the child's result (JSON), the decision (JSON); '' when timed out. */
   result: string;
 }
 
@@ -74,6 +78,7 @@ export async function openWaitpoint(
       id: waitpoint.id,
       deadline: waitpoint.deadlineMs,
       maxChildren: waitpoint.maxChildren ?? '',
+      onTimeout: waitpoint.onTimeout ?? '',
       count: waitpoint.requests.length,
       rest: [
         ...waitpoint.requests.flatMap((request) => [request.id, request.kind, request.request]),
@@ -193,7 +198,7 @@ export async function wakeReason(
 // A question.
 
 /** What an answer came to. */
-export type AnswerResult = Exclude<ResolveResult, 'last' | 'received' | 'reported'>;
+export type AnswerResult = Exclude<ResolveResult, 'last' | 'received' | 'reported' | 'decided'>;
 
 /** Records a clarify question and appends `events` then `clarify.requested`; throws as `openWaitpoint` does. */
 export async function suspend(
@@ -228,14 +233,17 @@ export async function answer(
   });
   if (result === 'last') return 'ok';
   // A request id of another kind is no question of the run's.
-  if (result === 'received' || result === 'reported') return 'no_request';
+  if (result === 'received' || result === 'reported' || result === 'decided') return 'no_request';
   return result;
 }
 
 // Client tool calls.
 
 /** What posting an output did. */
-export type ToolOutputResult = Exclude<ResolveResult, 'answered' | 'reported' | 'bad_token' | 'token_used'>;
+export type ToolOutputResult = Exclude<
+  ResolveResult,
+  'answered' | 'reported' | 'decided' | 'bad_token' | 'token_used'
+>;
 
 /** The fate of one client tool call, as a resuming worker learns it. */
 export type ToolCallOutcome =
@@ -280,7 +288,13 @@ export async function postToolOutput(
     result: JSON.stringify({ output, isError }),
     event: { type: 'tool.output_received', data: JSON.stringify({ requestId, isError }) },
   });
-  if (result === 'answered' || result === 'reported' || result === 'bad_token' || result === 'token_used') {
+  if (
+    result === 'answered' ||
+    result === 'reported' ||
+    result === 'decided' ||
+    result === 'bad_token' ||
+    result === 'token_used'
+  ) {
     return 'no_request';
   }
   return result;
@@ -291,6 +305,63 @@ export function toolCallOutcome(outcome: RequestOutcome): ToolCallOutcome {
   if (outcome.state !== 'received') return { requestId: outcome.requestId, timedOut: true };
   const { output, isError } = JSON.parse(outcome.result) as { output: string; isError: boolean };
   return { requestId: outcome.requestId, output, isError };
+}
+
+// Decisions on tool calls (approvals).
+
+/** What posting a decision did. */
+export type DecisionResult = Exclude<ResolveResult, 'answered' | 'received' | 'reported'>;
+
+/**
+ * Records the calls that wait for a decision (they share the deadline and the policy's
+ * `onTimeout`) and appends `events`, then `approval.requested` per call: the run waits for input.
+ * Done again for the same calls: `again`, nothing recorded twice.
+ * @throws QueueError `ERR_RUN_NOT_OWNER`, `ERR_RUN_CANCEL_REQUESTED`
+ */
+export function requestApprovals(
+  ctx: StoreContext,
+  runId: string,
+  token: string,
+  approvals: readonly PendingApproval[],
+  events: readonly RunEventInput[] = [],
+): Promise<'recorded' | 'again'> {
+  const first = approvals[0];
+  if (!first) throw new RangeError('requestApprovals needs at least one call');
+  const deadlineMs = Math.min(...approvals.map((approval) => Date.parse(approval.expiresAt)));
+  const requests = approvals.map((approval) => ({
+    id: approval.requestId,
+    kind: 'approval' as const,
+    request: JSON.stringify(approval),
+  }));
+  const { onTimeout } = first;
+  return openWaitpoint(ctx, runId, token, { id: first.requestId, deadlineMs, onTimeout, requests }, events);
+}
+
+/**
+ * A decision on a call that waits for one: the first wins (`approval.resolved` names who took
+ * it); the last one queues a run asleep on them. With `tokenHash`, only by that answer token.
+ */
+export async function decide(
+  ctx: StoreContext,
+  runId: string,
+  requestId: string,
+  decision: ApprovalDecision,
+  tokenHash = '',
+): Promise<DecisionResult> {
+  const result = await resolveRequest(ctx, runId, {
+    requestId,
+    kind: 'approval',
+    result: JSON.stringify(decision),
+    event: { type: 'approval.resolved', data: JSON.stringify({ requestId, ...decision }) },
+    tokenHash,
+  });
+  if (result === 'answered' || result === 'received' || result === 'reported') return 'no_request';
+  return result;
+}
+
+/** A decision from its request's outcome (undefined: it timed out). */
+export function decisionOf(outcome: RequestOutcome): ApprovalDecision | undefined {
+  return outcome.state === 'decided' ? (JSON.parse(outcome.result) as ApprovalDecision) : undefined;
 }
 
 // A crew parent's children.

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import approvalRoutes from './approvals/index.js';
 import cancelRunRoute from './cancel.js';
 import clarifyRoutes from './clarify/index.js';
 import createRunRoute from './create.js';
@@ -22,6 +23,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(eventRoutes);
   await app.register(clarifyRoutes);
   await app.register(toolOutputRoutes);
+  await app.register(approvalRoutes);
   await app.register(fileRoutes);
 };
 

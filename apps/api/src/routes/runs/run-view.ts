@@ -21,6 +21,7 @@ export function toRun(record: RunRecord): Run {
   if (record.finishedAt !== undefined) run.finishedAt = record.finishedAt;
   if (record.pendingClarify !== undefined) run.pendingClarify = record.pendingClarify;
   if (record.pendingToolCalls !== undefined) run.pendingToolCalls = record.pendingToolCalls;
+  if (record.pendingApprovals !== undefined) run.pendingApprovals = record.pendingApprovals;
   if (record.output !== undefined) run.output = record.output;
   if (record.error !== undefined) run.error = record.error;
   if (record.usage !== undefined) run.usage = record.usage;

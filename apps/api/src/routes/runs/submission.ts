@@ -1,6 +1,6 @@
 import { checkModelSpec } from '@tether/agent/spec';
 import type { CreateRunBody } from '@tether/protocol';
-import { checkClientTools, confinePath } from '@tether/tools';
+import { checkApprovalPolicy, checkClientTools, confinePath } from '@tether/tools';
 import { availableToolsets, builtinToolNames } from '../../catalog.js';
 import type { ApiConfig } from '../../config.js';
 import { ApiError } from '../../errors.js';
@@ -44,6 +44,10 @@ export function checkSubmission(
     if (problem) throw new ApiError('ERR_CLIENT_TOOLS_INVALID', problem);
   }
   if (body.mcpServers) checkMcpServerRefs(body.mcpServers, body.tools);
+  if (body.approval) {
+    const problem = checkApprovalPolicy(body.approval);
+    if (problem) throw new ApiError('ERR_APPROVAL_POLICY_INVALID', problem);
+  }
   for (const path of Object.keys(body.files ?? {})) {
     // From a client on any system: `\` separates names too, and each path must name a file.
     const confined = confinePath(path, { portable: true, file: true });

@@ -144,6 +144,11 @@ Give old_string enough context to match exactly one place. Indentation and white
     `The question could not be answered (${reason}). Decide for yourself based on the information you have, and continue.`,
   toolTimeout: (name) =>
     `The client returned no result in time: the ${name} call got no output before its deadline. Do not assume what it would have returned; go on without it, or call it again if you still need it.`,
+  approvalRejected: (name, message) =>
+    `A reviewer refused this ${name} call, so it did not run.${message ? ` Their message: ${message}` : ''} Do not try to get the same effect another way; take their message into account, or ask the user if you are unsure how to go on.`,
+  approvalTimedOut: (name) =>
+    `No reviewer decided on this ${name} call before its deadline, so it did not run. Go on without it, or ask the user.`,
+  approvalEdited: (args) => `A reviewer changed the arguments before the call ran; it ran with: ${args}\n\n`,
   escalated: 'Escalated: the reason goes to the run that delegated this task, and this run ends here.',
   memory: {
     heading: '# Memory',

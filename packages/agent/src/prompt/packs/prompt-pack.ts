@@ -89,6 +89,12 @@ export interface PromptPack {
   clarifyFailed: (reason: string) => string;
   /** The tool result (an error) of a client tool call whose output did not come before its deadline. */
   toolTimeout: (name: string) => string;
+  /** The tool result (an error) of a call a reviewer refused (`message`: what they said, if anything). */
+  approvalRejected: (name: string, message: string | undefined) => string;
+  /** The tool result (an error) of a call that got no decision before its deadline, and so did not run. */
+  approvalTimedOut: (name: string) => string;
+  /** Put before the result of a call that ran with arguments a reviewer edited. */
+  approvalEdited: (args: string) => string;
   /** A crew child's framing: a sub-agent on a delegated goal (see `buildSystemPrompt`'s `crew`). */
   crew: {
     /** Replaces `identity` for a child. Names no tool. */

@@ -135,6 +135,11 @@ old_string 提供足够上下文确保唯一匹配。不需要精确匹配缩进
   clarifyFailed: (reason) => `问题未能得到回答（${reason}）。请根据已有信息自行判断并继续执行。`,
   toolTimeout: (name) =>
     `客户端未在规定时间内返回结果：${name} 调用在截止时间前没有得到输出。不要猜测它本会返回什么；请在没有它的情况下继续，或在仍然需要时再次调用。`,
+  approvalRejected: (name, message) =>
+    `审核人拒绝了这次 ${name} 调用，因此它没有执行。${message ? `审核人的说明：${message}` : ''}不要用别的方式达到同样的效果；请考虑审核人的说明，或在不确定如何继续时询问用户。`,
+  approvalTimedOut: (name) =>
+    `截止时间前没有审核人对这次 ${name} 调用作出决定，因此它没有执行。请在没有它的情况下继续，或询问用户。`,
+  approvalEdited: (args) => `审核人在执行前修改了参数；实际使用的参数是：${args}\n\n`,
   escalated: '已上报：原因已交给委派此任务的运行，本运行到此结束。',
   memory: {
     heading: '# 记忆',

@@ -1,8 +1,9 @@
 --[[
   What a resuming worker learns of the waitpoint its run waits on. While some request is pending
-  before the deadline, nothing changes. Past the deadline, the owner marks each question or client
-  tool call still pending timed out (`clarify.timed_out` or `tool.timed_out`, in order); children
-  are not timed out here (their worker ends each one, which reports it). Then each request's fate
+  before the deadline, nothing changes. Past the deadline, the owner marks each question, client
+  tool call or approval still pending timed out (`clarify.timed_out`, `tool.timed_out`, or
+  `approval.resolved` with the waitpoint's `onTimeout` decision, in order); children are not timed
+  out here (their worker ends each one, which reports it). Then each request's fate
   comes back.
 
   Input:
@@ -19,7 +20,7 @@
     ARGV[6...] requestIds   its requests, in order
 
   Output:
-    { 'ready', requestId, state, result, ... } (state 'answered', 'received' or 'reported' with
+    { 'ready', requestId, state, result, ... } (state 'answered', 'received', 'reported' or 'decided' with
     the result as stored, or 'timed_out' with ''), { 'pending', deadline } (some still wait),
     { 'missing' } (the waitpoint, or one of these requests of it, was never recorded), or { 'not_owner' }
     (past the deadline, but another worker owns the run, or it is not running: nothing is changed)
@@ -29,9 +30,9 @@
 --- @include "includes/nowMs"
 --- @include "includes/append"
 
-local TIMED_OUT = { question = 'clarify.timed_out', tool_output = 'tool.timed_out' }
+local TIMED_OUT = { question = 'clarify.timed_out', tool_output = 'tool.timed_out', approval = 'approval.resolved' }
 local requestIds = { unpack(ARGV, 6) }
-local meta = redis.call('HMGET', KEYS[3], 'id', 'deadline', 'pending', 'kind')
+local meta = redis.call('HMGET', KEYS[3], 'id', 'deadline', 'pending', 'kind', 'onTimeout')
 if meta[1] ~= ARGV[5] then return { 'missing' } end
 for _, requestId in ipairs(requestIds) do
   -- Its event (or its body, moved from the release before) and its state.
@@ -48,7 +49,12 @@ if pending > 0 then
     if timedOut and redis.call('HGET', KEYS[3], 's:' .. requestId) == 'pending' then
       redis.call('HSET', KEYS[3], 's:' .. requestId, 'timed_out')
       pending = redis.call('HINCRBY', KEYS[3], 'pending', -1)
-      append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], timedOut, cjson.encode({ requestId = requestId }))
+      local data = { requestId = requestId }
+      -- A decision's deadline takes the policy's decision, and says so.
+      if meta[4] == 'approval' then
+        data = { requestId = requestId, decision = meta[5] or 'reject', by = 'timeout', timedOut = true }
+      end
+      append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], timedOut, cjson.encode(data))
     end
   end
   if pending > 0 then return { 'pending', meta[2] } end

@@ -3,8 +3,8 @@
   of its event in the log, which holds the request), with their kind, the deadline they share and
   how many are pending, the events emitted
   before it are appended, then the request's event for each in order (`clarify.requested`,
-  `tool.requested` or `child.started`), and the run waits: for input (a question, client tool
-  calls) or for its children (each on the run's list of children, where `createRun` put it; the
+  `tool.requested`, `child.started` or `approval.requested`), and the run waits: for input (a
+  question, client tool calls, decisions on tool calls) or for its children (each on the run's list of children, where `createRun` put it; the
   run's life count of children grows). What is left of the earlier waitpoint is each request's
   state and the answer tokens, so a late answer is told its request's fate. Done again for the
   same waitpoint (a worker that took the run over after a crash redoes the step), only the events
@@ -24,10 +24,11 @@
     ARGV[5] id              the waitpoint's id
     ARGV[6] deadline        when its requests time out (epoch ms)
     ARGV[7] maxChildren     how many children the run may start over its life ('' unless children)
-    ARGV[8] count           how many requests follow
-    ARGV[9...] rest         count (requestId, kind, request JSON) triples, all of one kind
-                            ('question', 'tool_output' or 'child'), then (type, data JSON) pairs
-                            of events
+    ARGV[8] onTimeout       approvals: the decision taken at the deadline ('approve' or 'reject'; '' else)
+    ARGV[9] count           how many requests follow
+    ARGV[10...] rest         count (requestId, kind, request JSON) triples, all of one kind
+                            ('question', 'tool_output', 'child' or 'approval'), then (type, data
+                            JSON) pairs of events
 
   Output:
     1 (the run now waits), 2 (this waitpoint was recorded already: the run waits again), 0
@@ -40,11 +41,14 @@
 --- @include "includes/compact"
 --- @include "includes/dropRequests"
 
-local EVENT = { question = 'clarify.requested', tool_output = 'tool.requested', child = 'child.started' }
-local count = tonumber(ARGV[8])
-local requestsEnd = 8 + 3 * count
+local EVENT = {
+  question = 'clarify.requested', tool_output = 'tool.requested', child = 'child.started',
+  approval = 'approval.requested',
+}
+local count = tonumber(ARGV[9])
+local requestsEnd = 9 + 3 * count
 -- (requestId, kind, request JSON) triples.
-local requests = { unpack(ARGV, 9, requestsEnd) }
+local requests = { unpack(ARGV, 10, requestsEnd) }
 local kind = requests[2]
 if not EVENT[kind] then error('not a kind of request: ' .. tostring(kind)) end
 for i = 2, #requests, 3 do
@@ -71,6 +75,7 @@ dropRequests(KEYS[3], KEYS[4])
 -- The hash keeps short values only, so Redis stores it compact: each request is its event's data,
 -- in the log (a waiting run appends little, so the log keeps it), found by the event's id.
 redis.call('HSET', KEYS[3], 'id', ARGV[5], 'kind', kind, 'deadline', ARGV[6], 'pending', count)
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[3], 'onTimeout', ARGV[8]) end
 for i = 1, #requests, 3 do
   local id, request = requests[i], requests[i + 2]
   -- A child is on the list since its `createRun` (one a worker of an earlier release created is not).

@@ -1,6 +1,6 @@
 --[[
   Resolves one request of the waitpoint a run waits on (see includes/resolveRequest): a question's
-  answer, a client tool call's output, or a crew child's result (the repair for a child that ended
+  answer, a client tool call's output, a decision on a tool call, or a crew child's result (the repair for a child that ended
   without reporting, or is gone: the step that ends a child reports it).
 
   Input:
@@ -14,10 +14,11 @@
     ARGV[3] runId
     ARGV[4] waitpointId     the waitpoint the request must be of, '' for the current one
     ARGV[5] requestId
-    ARGV[6] kind            'question', 'tool_output' or 'child'
-    ARGV[7] result          the answer, the output as stored (JSON) or the child's result (JSON)
-    ARGV[8] eventType       the event appended: `clarify.answered`, `tool.output_received` or
-                            `child.finished`
+    ARGV[6] kind            'question', 'tool_output', 'child' or 'approval'
+    ARGV[7] result          the answer, the output as stored (JSON), the child's result (JSON) or
+                            the decision (JSON)
+    ARGV[8] eventType       the event appended: `clarify.answered`, `tool.output_received`,
+                            `child.finished` or `approval.resolved`
     ARGV[9] eventData       its data (JSON)
     ARGV[10] tokenHash      the SHA-256 (hex) of the answer token used, '' for none
 

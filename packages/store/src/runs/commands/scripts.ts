@@ -32,6 +32,7 @@ export interface Replies {
     | 'answered'
     | 'received'
     | 'reported'
+    | 'decided'
     | 'timed_out'
     | 'expired'
     | 'ended';
@@ -109,7 +110,7 @@ export const saveCheckpoint = script('saveCheckpoint', {
 /** openWaitpoint.lua: the run waits on a new waitpoint (a question, client tool calls or its children). */
 export const openWaitpoint = script('openWaitpoint', {
   keys: ['record', 'events', 'waitpoint', 'waitpointResults', 'children'],
-  args: ['channel', 'maxlen', 'runId', 'token', 'id', 'deadline', 'maxChildren', 'count'],
+  args: ['channel', 'maxlen', 'runId', 'token', 'id', 'deadline', 'maxChildren', 'onTimeout', 'count'],
   rest: 'rest',
 });
 

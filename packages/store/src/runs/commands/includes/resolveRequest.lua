@@ -13,13 +13,13 @@
   Returns 'ok' (recorded; others still wait), 'last' (recorded, and no request waits any more), or
   why not: 'bad_token', 'token_used', 'no_run', 'no_request' (not a request of the waitpoint the run
   waits on, or of another kind, or not of the waitpoint `waitpointId` when one is named), the request's state ('answered', 'received',
-  'reported', 'timed_out'), 'ended' (the run has ended) or 'expired' (past the deadline).
+  'reported', 'decided', 'timed_out'), 'ended' (the run has ended) or 'expired' (past the deadline).
 ]]
 --- @include "includes/lifecycle"
 --- @include "includes/nowMs"
 --- @include "includes/append"
 --- @include "includes/tokenField"
-local RESOLVED = { question = 'answered', tool_output = 'received', child = 'reported' }
+local RESOLVED = { question = 'answered', tool_output = 'received', child = 'reported', approval = 'decided' }
 local function resolveRequest(record, events, waitpoint, results, channel, maxlen, runId, waitpointId, requestId,
     kind, result, eventType, eventData, tokenHash)
   if tokenHash ~= '' then
