@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { newId } from '@tether/protocol';
-import { WebhookDispatcher } from '@tether/store/webhooks';
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { ApiConfig } from '../src/config.js';
-import { ACME, BETA, build, submit, suspend } from './helper.js';
+import { ACME, answerTokenOf, BETA, build, submit, suspend } from './helper.js';
 
 /**
  * A webhook's answer token on `POST /v1/runs/:id/clarify/:requestId`: a token that is not the
@@ -17,23 +14,6 @@ type Failure = { error: { code: string; message: string } };
 
 /** A made-up token of the right shape. */
 const madeUp = () => `wat_${randomBytes(32).toString('base64url')}`;
-
-/** The answer token of `runId`'s question, as its `clarify.requested` delivery carries it. */
-async function tokenOf(app: FastifyInstance, config: Readonly<ApiConfig>, tenant: string, runId: string) {
-  const dispatcher = new WebhookDispatcher({
-    store: app.store,
-    webhooks: app.webhooks,
-    secrets: config.secrets,
-    publicUrl: config.publicUrl,
-  });
-  await dispatcher.dispatch(runId, tenant);
-  const [endpoint] = await app.webhooks.list(tenant);
-  const taken = await app.webhooks.take(tenant, endpoint?.id ?? '', 10, 60_000, false);
-  const delivery = taken?.deliveries.find((d) => d.runId === runId);
-  const token = config.secrets?.open(delivery?.token ?? '');
-  if (!token) throw new Error(`no answer token was recorded for ${runId}`);
-  return token;
-}
 
 /**
  * Two tenants, each with a run waiting on a question whose `clarify.requested` delivery carries an
@@ -59,7 +39,7 @@ async function setUp(env: Record<string, string> = {}) {
       id,
       requestId,
       path: `/v1/runs/${id}/clarify/${requestId}`,
-      token: await tokenOf(app, config, tenant, id),
+      token: await answerTokenOf(app, config, tenant, id),
     });
   }
   const [acme, beta] = runs as [(typeof runs)[0], (typeof runs)[0]];

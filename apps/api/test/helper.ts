@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { CreateRunBody, ReplayScript } from '@tether/protocol';
 import { newId } from '@tether/protocol';
 import { formatViolations, settledInvariants } from '@tether/store/runs';
+import { WebhookDispatcher } from '@tether/store/webhooks';
 import { testRedisEnv, uniquePrefix } from '@tether/testing';
 import type { FastifyInstance } from 'fastify';
 import { expect, onTestFinished } from 'vitest';
@@ -144,4 +145,26 @@ export async function expectServing(app: FastifyInstance, headers: Record<string
   const listed = await app.inject({ method: 'GET', url: '/v1/runs?limit=100', headers });
   expect(listed.statusCode).toBe(200);
   return listed.json<{ data: { id: string }[] }>().data.map((run) => run.id);
+}
+
+/** The answer token of `runId`'s question, as its `clarify.requested` delivery carries it. */
+export async function answerTokenOf(
+  app: FastifyInstance,
+  config: Readonly<ApiConfig>,
+  tenant: string,
+  runId: string,
+) {
+  const dispatcher = new WebhookDispatcher({
+    store: app.store,
+    webhooks: app.webhooks,
+    secrets: config.secrets,
+    publicUrl: config.publicUrl,
+  });
+  await dispatcher.dispatch(runId, tenant);
+  const [endpoint] = await app.webhooks.list(tenant);
+  const taken = await app.webhooks.take(tenant, endpoint?.id ?? '', 10, 60_000, false);
+  const delivery = taken?.deliveries.find((d) => d.runId === runId);
+  const token = config.secrets?.open(delivery?.token ?? '');
+  if (!token) throw new Error(`no answer token was recorded for ${runId}`);
+  return token;
 }
