@@ -3,7 +3,10 @@
  * store (as a worker's attempt does), then the route's decisions, refusals, tenancy and limits.
  * The worker's side (the calls run, edited or refused, in order) is apps/worker/test/approvals.int.test.ts.
  */
-import { newId, type PendingApproval, type Run, type RunEvent } from '@tether/protocol';
+
+import { randomBytes } from 'node:crypto';
+import { newId, type PendingApproval, type Run, type RunEvent, type WebhookPayload } from '@tether/protocol';
+import { WebhookDispatcher } from '@tether/store/webhooks';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ACME, BETA, build, expectServing, replayRun, submit } from './helper.js';
@@ -199,5 +202,76 @@ describe("a run's approval policy at submit", () => {
       expect(refused.statusCode, JSON.stringify(approval)).toBe(400);
     }
     expect(await expectServing(app)).toHaveLength(1);
+  });
+});
+
+describe('an approval.requested webhook delivery', () => {
+  it('carries a one-time answer URL and token that decide that call only, without an API key', async () => {
+    const { app, config } = await build({ env: { TETHER_SECRETS_KEY: randomBytes(32).toString('base64') } });
+    const hook = await app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: ACME,
+      payload: {
+        url: 'https://hooks.example.com/tether',
+        events: ['approval.requested', 'approval.resolved'],
+      },
+    });
+    expect(hook.statusCode, hook.body).toBe(201);
+    const id = await submit(
+      app,
+      ACME,
+      replayRun(undefined, { tools: [weather], approval: { tools: ['*'] } }),
+    );
+    const [write, client] = await waitOnApprovals(app, id);
+    const dispatcher = new WebhookDispatcher({
+      store: app.store,
+      webhooks: app.webhooks,
+      secrets: config.secrets,
+      publicUrl: config.publicUrl,
+    });
+    await dispatcher.dispatch(id, 'acme');
+    const [endpoint] = await app.webhooks.list('acme');
+    const taken = (await app.webhooks.take('acme', endpoint?.id ?? '', 10, 60_000, false))?.deliveries ?? [];
+    const payloads = taken.map((delivery) => JSON.parse(delivery.payload) as WebhookPayload);
+    // One token for the run's deliveries of this dispatch, sealed with the stack's key.
+    const token = config.secrets?.open(taken[0]?.token ?? '') as string;
+    expect(token).toMatch(/^wat_/);
+    // A run's deliveries go one at a time, in order: the first names where to decide its call.
+    expect(payloads.map((payload) => [payload.type, payload.data, payload.answer?.url])).toEqual([
+      ['approval.requested', write, `${config.publicUrl}/v1/runs/${id}/approvals/${write.requestId}`],
+    ]);
+    const withToken = (requestId: string, payload: object, bearer = token) =>
+      app.inject({
+        method: 'POST',
+        url: `/v1/runs/${id}/approvals/${requestId}`,
+        headers: { authorization: `Bearer ${bearer}` },
+        payload,
+      });
+    // A token that is not this call's is a failed authentication, whatever exists.
+    const madeUp = await withToken(
+      write.requestId,
+      { decision: 'approve' },
+      `wat_${randomBytes(32).toString('base64url')}`,
+    );
+    expect([madeUp.statusCode, madeUp.json().error.code]).toEqual([401, 'ERR_ANSWER_TOKEN_INVALID']);
+    const decided = await withToken(write.requestId, { decision: 'reject', message: 'not now' });
+    expect(decided.statusCode, decided.body).toBe(200);
+    const again = await withToken(write.requestId, { decision: 'approve' });
+    expect([again.statusCode, again.json().error.code]).toEqual([409, 'ERR_ANSWER_TOKEN_USED']);
+    // The token of the run's delivery decides each call of it once.
+    const other = await withToken(client.requestId, { decision: 'approve' });
+    expect(other.statusCode, other.body).toBe(200);
+    const events = (
+      await app.inject({
+        method: 'GET',
+        url: `/v1/runs/${id}/events`,
+        headers: { ...ACME, accept: 'application/json' },
+      })
+    ).json<{ data: RunEvent[] }>().data;
+    expect(events.filter((event) => event.type === 'approval.resolved').map((event) => event.data)).toEqual([
+      { requestId: write.requestId, decision: 'reject', message: 'not now', by: 'answer_token' },
+      { requestId: client.requestId, decision: 'approve', by: 'answer_token' },
+    ]);
   });
 });

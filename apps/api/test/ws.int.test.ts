@@ -348,6 +348,71 @@ describe('the WebSocket gateway', () => {
     expect(result?.data).toMatchObject({ name: 'lookup', ok: true, content: 'a rope' });
   });
 
+  it('pushes approval_request for a held call and takes the decision from approval_response: an edit the tool refuses is an error frame, other tenants refused', async () => {
+    const env = await setup();
+    const [api] = await Promise.all([startApi(env, API_KEYS), startWorker(env)]);
+    const client = await socket(api.base);
+    client.send({
+      type: 'message',
+      sessionId: null,
+      content: 'Write it down',
+      options: {
+        model: replay(
+          { toolCalls: [{ name: 'write_file', arguments: { path: 'note.txt', content: 'first draft' } }] },
+          { content: 'written' },
+        ),
+        approval: { tools: ['write_file'] },
+      },
+    });
+    const request = await client.waitFor<Extract<WsServerFrame, { type: 'approval_request' }>>(
+      ofType('approval_request'),
+    );
+    const { sessionId, runId } = request;
+    expect(request.data).toMatchObject({
+      tool: 'write_file',
+      callId: 'call_0_0',
+      reason: 'tools: write_file',
+      arguments: { path: 'note.txt', content: 'first draft' },
+    });
+    const run = await call<Run>(api.base, 'GET', `/v1/runs/${runId}`);
+    expect(run.body.pendingApprovals).toEqual([request.data]);
+
+    const { requestId } = request.data;
+    const beta = await socket(api.base, BETA);
+    beta.send({ type: 'approval_response', sessionId, requestId, decision: { decision: 'approve' } });
+    await beta.roundTrip();
+    expect(beta.frames.map((frame) => (frame.type === 'error' ? frame.code : frame.type))).toEqual([
+      'ERR_SESSION_NOT_FOUND',
+      'pong',
+    ]);
+    const edit = (content: unknown) => ({
+      type: 'approval_response',
+      sessionId,
+      requestId,
+      decision: { decision: 'edit', arguments: { path: 'note.txt', content } },
+    });
+    client.send(edit(42));
+    await client.roundTrip();
+    const refused = client.ofType('error');
+    expect(refused.map((frame) => frame.type === 'error' && frame.code)).toEqual([
+      'ERR_APPROVAL_ARGUMENTS_INVALID',
+    ]);
+    expect((await call<Run>(api.base, 'GET', `/v1/runs/${runId}`)).body.status).toBe('waiting_for_input');
+
+    client.send(edit('reviewed'));
+    client.send({ type: 'approval_response', sessionId, requestId, decision: { decision: 'reject' } });
+    const done = await client.waitFor<Extract<WsServerFrame, { type: 'done' }>>(ofType('done'));
+    expect(done).toMatchObject({ runId, status: 'completed', output: 'written' });
+    expect(client.ofType('error').map((frame) => frame.type === 'error' && frame.code)).toEqual([
+      'ERR_APPROVAL_ARGUMENTS_INVALID',
+      'ERR_APPROVAL_ALREADY_DECIDED',
+    ]);
+    const result = (await runEvents(api.base, runId)).find((event) => event.type === 'tool.result');
+    expect(result?.data).toMatchObject({ name: 'write_file', ok: true });
+    const file = await fetch(`${api.base}/v1/runs/${runId}/files/note.txt`, { headers: ACME });
+    expect(await file.text()).toBe('reviewed');
+  });
+
   it('keeps tenants apart: another tenant, or a token of another session, gets error frames and nothing else', async () => {
     const env = await setup();
     const [api] = await Promise.all([startApi(env, API_KEYS), startWorker(env)]);

@@ -280,6 +280,8 @@ export {
   WS_CLIENT_FRAME_SCHEMAS,
   WS_CLIENT_FRAME_TYPES,
   WS_CLOSE_CODES,
+  WsApprovalRequestFrameSchema,
+  WsApprovalResponseFrameSchema,
   WsCancelFrameSchema,
   WsClarifyRequestFrameSchema,
   WsClarifyResolvedFrameSchema,

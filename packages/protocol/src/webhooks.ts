@@ -17,6 +17,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'clarify.answered',
   'clarify.timed_out',
   'tool.requested',
+  'approval.requested',
+  'approval.resolved',
   'child.started',
   'child.finished',
   'session.truncated',
@@ -104,8 +106,9 @@ export const WebhookDeliveryIdSchema = Type.String({
 export const WEBHOOK_SECRET_PATTERN = '^whsec_[A-Za-z0-9+/]{43}=$';
 
 /**
- * A clarify answer token: `wat_` and the base64url of 32 random bytes. Sent in a
- * `clarify.requested` delivery's `answer`; answers that one question once.
+ * An answer token: `wat_` and the base64url of 32 random bytes. Sent in a `clarify.requested`
+ * or `approval.requested` delivery's `answer`; answers that one question, or decides that one
+ * call, once.
  */
 export const ANSWER_TOKEN_PATTERN = '^wat_[A-Za-z0-9_-]{43}$';
 
@@ -228,8 +231,8 @@ export type WebhookDeliveryPage = Static<typeof WebhookDeliveryPageSchema>;
 /**
  * What an endpoint is sent: the body of each POST. `data` is the run event's
  * data; `run` the run's status and metadata when the delivery was made;
- * `answer` (`clarify.requested` only) where and with what the question can be
- * answered without an API key.
+ * `answer` (`clarify.requested` and `approval.requested` only) where and with what the question
+ * can be answered, or the call decided, without an API key.
  */
 export const WebhookPayloadSchema = Type.Object({
   /** The message id (also `webhook-id`): the same on every attempt, for deduplication. */

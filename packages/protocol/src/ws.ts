@@ -1,8 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { ApprovalDecisionBodySchema, PendingApprovalSchema } from './approvals.js';
 import { RunEventSchema } from './events.js';
 import { EXPECTED } from './expected.js';
 import {
   AnswerBodySchema,
+  ApprovalRequestIdSchema,
   CreateRunBodySchema,
   PendingToolCallSchema,
   REQUEST_ID_PATTERN,
@@ -62,6 +64,18 @@ export const WsToolResponseFrameSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** `approval_response`: a decision on an `approval_request` of the session (as `POST /v1/runs/:id/approvals/:requestId`). */
+export const WsApprovalResponseFrameSchema = Type.Object(
+  {
+    type: Type.Literal('approval_response'),
+    sessionId: SessionIdSchema,
+    requestId: ApprovalRequestIdSchema,
+    /** The decision, as the route's body takes it. */
+    decision: ApprovalDecisionBodySchema,
+  },
+  { additionalProperties: false },
+);
+
 /** `subscribe`: follow the session's events after `after` (null: from its first event), then live. */
 export const WsSubscribeFrameSchema = Type.Object(
   {
@@ -92,6 +106,7 @@ export const WS_CLIENT_FRAME_SCHEMAS = {
   message: WsMessageFrameSchema,
   clarify_response: WsClarifyResponseFrameSchema,
   tool_response: WsToolResponseFrameSchema,
+  approval_response: WsApprovalResponseFrameSchema,
   subscribe: WsSubscribeFrameSchema,
   cancel: WsCancelFrameSchema,
   ping: WsPingFrameSchema,
@@ -131,6 +146,14 @@ export const WsToolRequestFrameSchema = Type.Object({
   sessionId: SessionIdSchema,
   runId: RunIdSchema,
   data: PendingToolCallSchema,
+});
+
+/** `approval_request`: a run of the session holds a tool call for a decision; answer with `approval_response`. */
+export const WsApprovalRequestFrameSchema = Type.Object({
+  type: Type.Literal('approval_request'),
+  sessionId: SessionIdSchema,
+  runId: RunIdSchema,
+  data: PendingApprovalSchema,
 });
 
 export const WS_CLARIFY_OUTCOMES = ['answered', 'timed_out', 'cancelled'] as const;
@@ -179,6 +202,7 @@ export const WsServerFrameSchema = Type.Union([
   WsClarifyRequestFrameSchema,
   WsClarifyResolvedFrameSchema,
   WsToolRequestFrameSchema,
+  WsApprovalRequestFrameSchema,
   WsEventFrameSchema,
   WsDoneFrameSchema,
   WsPongFrameSchema,

@@ -311,17 +311,20 @@ export class RunEngine {
 
   /**
    * A decision on a call the run waits on: the first wins; the last of the turn's wakes the run,
-   * then the endpoints are told (`approval.resolved`). `tokenHash`, a webhook's answer token's
-   * SHA-256 instead of a tenant's say.
+   * then the endpoints are told (`approval.resolved`). `run`, its record when read already;
+   * `tokenHash`, a webhook's answer token's SHA-256 instead of a tenant's say (the script checks
+   * it before anything is read).
    */
   async decide(
-    run: RunRecord,
+    runId: string,
     requestId: string,
     decision: ApprovalDecision,
-    tokenHash = '',
+    from: { run?: RunRecord; tokenHash?: string },
   ): Promise<DecisionResult> {
-    const result = await this.store.decide(run.id, requestId, decision, tokenHash);
+    const result = await this.store.decide(runId, requestId, decision, from.tokenHash);
     if (result !== 'ok' && result !== 'last') return result;
+    const run = from.run ?? (await this.store.getRecord(runId));
+    if (!run) return result;
     if (result === 'last') await promoteJob(await this.#jobs.getJob(run.id, run));
     await this.#webhooks?.dispatch(run.id, run.tenant).catch((error) => this.#onWebhookError(error, run.id));
     return result;

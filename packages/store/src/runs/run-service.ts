@@ -425,11 +425,34 @@ export class RunService implements RunJobs {
 
   /**
    * A decision on a tool call the run waits on (its approval request): the first wins, the last
-   * of the turn's resumes the run on any worker. `decision.by` names who took it.
+   * of the turn's resumes the run on any worker. `decision.by` names who took it. `check` looks at
+   * the run (read whole, its pending approvals with it) first and throws to refuse the decision.
    */
-  async decide(tenant: string, runId: string, requestId: string, decision: ApprovalDecision): Promise<void> {
-    const run = await this.#record(tenant, runId);
-    const result = await this.engine.decide(run, requestId, decision);
+  async decide(
+    tenant: string,
+    runId: string,
+    requestId: string,
+    decision: ApprovalDecision,
+    check?: (run: RunRecord) => void,
+  ): Promise<void> {
+    const run = check ? await this.get(tenant, runId) : await this.#record(tenant, runId);
+    check?.(run);
+    const result = await this.engine.decide(runId, requestId, decision, { run });
+    if (result !== 'ok' && result !== 'last') throw decisionRefusal(runId, requestId, result);
+  }
+
+  /**
+   * Decides with the answer token of its `approval.requested` webhook delivery instead of a
+   * tenant's key: once, and only that call (`ERR_ANSWER_TOKEN_INVALID`, `ERR_ANSWER_TOKEN_USED`),
+   * checked before anything is read, as {@link answerWithToken}.
+   */
+  async decideWithToken(
+    runId: string,
+    requestId: string,
+    decision: ApprovalDecision,
+    tokenHash: string,
+  ): Promise<void> {
+    const result = await this.engine.decide(runId, requestId, decision, { tokenHash });
     if (result !== 'ok' && result !== 'last') throw decisionRefusal(runId, requestId, result);
   }
 

@@ -1,4 +1,5 @@
 import {
+  type ApprovalDecision,
   type CreateSessionBody,
   type CreateSessionRunBody,
   newId,
@@ -180,6 +181,32 @@ export class SessionService {
       );
     }
     await this.#runs.postToolOutput(tenant, runId, requestId, output, isError);
+    return runId;
+  }
+
+  /**
+   * A decision on a call a run of the session holds (its approval request): found among the
+   * session's runs, then decided as `POST /v1/runs/:id/approvals/:requestId` does (`check`, as
+   * `RunService.decide`'s). The run's id.
+   */
+  async decide(
+    tenant: string,
+    sessionId: string,
+    requestId: string,
+    decision: ApprovalDecision,
+    check?: (run: RunRecord) => void,
+  ): Promise<string> {
+    await this.record(tenant, sessionId);
+    const runId = await this.#runThatHas(sessionId, (pipeline, run) =>
+      pipeline.hexists(this.#store.keys.run(run).waitpoint, `s:${requestId}`),
+    );
+    if (runId === undefined) {
+      throw new QueueError(
+        'ERR_APPROVAL_UNKNOWN',
+        `Session ${sessionId} has no approval request ${requestId}.`,
+      );
+    }
+    await this.#runs.decide(tenant, runId, requestId, decision, check);
     return runId;
   }
 

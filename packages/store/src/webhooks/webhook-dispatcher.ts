@@ -40,9 +40,9 @@ interface AnswerToken {
 export interface WebhookDispatcherOptions {
   store: RunStore;
   webhooks: WebhookStore;
-  /** Seals the answer tokens kept with `clarify.requested` deliveries; without it they carry none. */
+  /** Seals the answer tokens kept with `clarify.requested` and `approval.requested` deliveries; without it they carry none. */
   secrets?: Sealer | undefined;
-  /** The API's base URL, for a `clarify.requested` delivery's `answer.url` (`TETHER_PUBLIC_URL`). */
+  /** The API's base URL, for an answer token's `answer.url` (`TETHER_PUBLIC_URL`). */
   publicUrl: string;
   /** A connection in subscriber mode (shared), to hear that a tenant's endpoints changed. */
   subscriber?: RedisClient | undefined;
@@ -70,6 +70,12 @@ export function newAnswerToken(): AnswerToken {
 export function answerTokenHash(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
+
+/** The events whose delivery carries an answer token, and the route the token answers on. */
+const ANSWER_ROUTES: Partial<Record<string, string>> = {
+  'clarify.requested': 'clarify',
+  'approval.requested': 'approvals',
+};
 
 export class WebhookDispatcher {
   readonly #store: RunStore;
@@ -149,7 +155,8 @@ export class WebhookDispatcher {
     if (!known) return 0;
     let types = await this.types(known);
     if (types.size === 0) return 0;
-    const answer = types.has('clarify.requested') ? newAnswerToken() : undefined;
+    const answer =
+      types.has('clarify.requested') || types.has('approval.requested') ? newAnswerToken() : undefined;
     let after = '';
     let total = 0;
     for (;;) {
@@ -175,9 +182,10 @@ export class WebhookDispatcher {
         if (session) rest += `,"sessionId":${JSON.stringify(session)}`;
         rest += `,"data":${data},"run":{"status":${JSON.stringify(status)}${metadata ? `,"metadata":${metadata}` : ''}}`;
         let token = '';
-        if (type === 'clarify.requested' && answer && this.#secrets) {
+        const route = ANSWER_ROUTES[type];
+        if (route && answer && this.#secrets) {
           const question = JSON.parse(data) as { requestId: string; expiresAt: string };
-          const url = `${this.#publicUrl}/v1/runs/${runId}/clarify/${question.requestId}`;
+          const url = `${this.#publicUrl}/v1/runs/${runId}/${route}/${question.requestId}`;
           // Last in the payload: the pump puts the token in front of `url` when it sends it.
           rest += `,"answer":{"url":${JSON.stringify(url)},"expiresAt":${JSON.stringify(question.expiresAt)}}`;
           sealed ??= this.#secrets.seal(answer.token);

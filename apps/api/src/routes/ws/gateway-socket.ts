@@ -14,6 +14,7 @@ import { sealMcpServers } from '../../mcp-servers.js';
 import { classify } from '../../plugins/errors.js';
 import { rateLimitedMessage } from '../../plugins/rate-limit.js';
 import { checkSessionTokenBody } from '../../session-token.js';
+import { editCheck } from '../runs/approvals/check-edit.js';
 import type { StreamEnd } from '../runs/events/sse-response.js';
 import { checkSubmission } from '../runs/submission.js';
 import type { EventFrames } from './event-frames.js';
@@ -224,6 +225,14 @@ export class GatewaySocket {
           frame.isError ?? false,
         );
         return;
+      case 'approval_response': {
+        this.#checkScope(frame.sessionId);
+        const { decision } = frame;
+        const check = decision.decision === 'edit' ? editCheck(frame.requestId, decision) : undefined;
+        const decided = { ...decision, by: this.tenant };
+        await app.sessions.decide(this.tenant, frame.sessionId, frame.requestId, decided, check);
+        return;
+      }
       case 'cancel':
         this.#checkScope(frame.sessionId);
         await app.sessions.cancelLive(this.tenant, frame.sessionId);
@@ -372,6 +381,9 @@ export class GatewaySocket {
     }
     if (event.type === 'tool.requested') {
       this.#send({ type: 'tool_request', sessionId, runId: event.runId, data: event.data });
+    }
+    if (event.type === 'approval.requested') {
+      this.#send({ type: 'approval_request', sessionId, runId: event.runId, data: event.data });
     }
     for (const [requestId, outcome] of this.#track(following, event)) {
       this.#send({ type: 'clarify_resolved', sessionId, requestId, outcome });

@@ -2,8 +2,9 @@
   Reads what a run's webhook deliveries need from its slot: the run's tenant, status, session and
   metadata, and the events of the given types logged after the run's dispatch hint (or after
   `after`, when that is later), at most `scan` entries of the log. When a token hash is given, it
-  is recorded for each `clarify.requested` question read that the run's waitpoint holds
-  (see includes/tokenField), so the token answers that question; only the hash is kept.
+  is recorded for each `clarify.requested` question or `approval.requested` call read that the
+  run's waitpoint holds (see includes/tokenField), so the token answers that question or decides
+  that call; only the hash is kept.
 
   Input:
     KEYS[1] record          the run record (hash)
@@ -41,7 +42,7 @@ for _, entry in ipairs(entries) do
     if kv[i] == 't' then etype = kv[i + 1] elseif kv[i] == 'd' then data = kv[i + 1] end
   end
   if etype and string.find(ARGV[1], ' ' .. etype .. ' ', 1, true) then
-    if etype == 'clarify.requested' and ARGV[4] ~= '' then
+    if (etype == 'clarify.requested' or etype == 'approval.requested') and ARGV[4] ~= '' then
       local ok, decoded = pcall(cjson.decode, data)
       local request = ok and type(decoded) == 'table' and decoded.requestId
       if type(request) == 'string' and redis.call('HEXISTS', KEYS[5], 's:' .. request) == 1 then

@@ -6,11 +6,14 @@ import {
   ApprovalRequestIdSchema,
   ErrorResponseSchema,
   RunIdSchema,
+  TetherError,
 } from '@tether/protocol';
-import type { RunRecord } from '@tether/store/runs';
-import { getSchema, jsonSchemaArguments } from '@tether/tools';
-import { ApiError } from '../../../errors.js';
+import { answerTokenHash } from '@tether/store/webhooks';
 import { COMMON_ERRORS } from '../../schemas.js';
+import { editCheck } from './check-edit.js';
+
+/** Who decided with a webhook's answer token, in `approval.resolved`. */
+export const ANSWER_TOKEN_DECIDER = 'answer_token';
 
 /**
  * `POST /v1/runs/:id/approvals/:requestId`: a decision on a tool call the run's approval policy
@@ -21,14 +24,14 @@ const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/:id/approvals/:requestId',
     {
-      // As a clarify answer: a session token decides on its session's runs.
-      config: { auth: 'key-or-session-token' },
+      // As a clarify answer: a session token decides on its session's runs; a webhook's answer token, its one call.
+      config: { auth: 'key-or-session-token', answerToken: true },
       schema: {
         tags: ['runs'],
         operationId: 'decideApproval',
         summary: 'Approve, edit or reject a tool call that waits for a decision',
         description:
-          "200 when the decision is taken (the run resumes once every held call of its turn has one). `edit` gives the arguments the call runs with, checked against the tool's parameters (400 `ERR_APPROVAL_ARGUMENTS_INVALID` naming the field); `reject` may say why (the model is told). 409 when a decision was taken already (`ERR_APPROVAL_ALREADY_DECIDED`), the deadline passed (`ERR_APPROVAL_TIMED_OUT`, `ERR_APPROVAL_EXPIRED`) or the run has ended (`ERR_APPROVAL_NOT_PENDING`); 404 for an unknown run or request.",
+          "200 when the decision is taken (the run resumes once every held call of its turn has one). `edit` gives the arguments the call runs with, checked against a built-in or client tool's parameters (400 `ERR_APPROVAL_ARGUMENTS_INVALID` naming the field); `reject` may say why (the model is told). 409 when a decision was taken already (`ERR_APPROVAL_ALREADY_DECIDED`), the deadline passed (`ERR_APPROVAL_TIMED_OUT`, `ERR_APPROVAL_EXPIRED`) or the run has ended (`ERR_APPROVAL_NOT_PENDING`); 404 for an unknown run or request. Instead of a key, the answer token of the call's `approval.requested` webhook delivery (`answer.token`, `wat_…`) may be sent as the bearer or in `?token=`: it decides that one call, once (409 `ERR_ANSWER_TOKEN_USED` the second time; 401 `ERR_ANSWER_TOKEN_INVALID` for any other token, whatever exists at this URL); its edits are checked when the call runs.",
         params: Type.Object({ id: RunIdSchema, requestId: ApprovalRequestIdSchema }),
         body: ApprovalDecisionBodySchema,
         response: {
@@ -41,40 +44,28 @@ const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { id, requestId } = request.params;
-      const body = request.body;
-      if (body.decision === 'edit') {
-        checkEdit(await app.runs.get(request.tenant, id), requestId, body.arguments);
+      const token = request.answerToken;
+      if (token !== undefined) {
+        // Nothing is read before the script has checked the token (see RunService.decideWithToken).
+        const decision = { ...request.body, by: ANSWER_TOKEN_DECIDER };
+        await app.runs
+          .decideWithToken(id, requestId, decision, answerTokenHash(token))
+          .catch((error: unknown) => {
+            // Not this call's token: a failed authentication, whatever exists at this URL.
+            throw error instanceof TetherError && error.code === 'ERR_ANSWER_TOKEN_INVALID'
+              ? app.authFailed(request, reply, error)
+              : error;
+          });
+      } else {
+        const body = request.body;
+        const check = body.decision === 'edit' ? editCheck(requestId, body) : undefined;
+        await app.runs.decide(request.tenant, id, requestId, { ...body, by: request.tenant }, check);
       }
-      await app.runs.decide(request.tenant, id, requestId, { ...body, by: request.tenant });
       return { ok: true as const };
     },
   );
 };
-
-/**
- * Refuses edited arguments the tool would refuse (400 naming the field): a built-in tool's or a
- * client tool's, whose schemas the API has. An MCP server's tool is checked when the call runs
- * (the model is told, as for its own arguments). A request the run does not hold is left to the
- * decision's own refusal.
- */
-function checkEdit(run: RunRecord, requestId: string, args: Record<string, unknown>): void {
-  const pending = run.pendingApprovals?.find((approval) => approval.requestId === requestId);
-  if (!pending) return;
-  const client = run.spec?.tools?.find((tool) => tool.name === pending.tool);
-  const builtin = getSchema(pending.tool);
-  const parameters = client?.parameters ?? (builtin ? toJsonSchema(builtin.parameters) : undefined);
-  if (!parameters) return;
-  const checked = jsonSchemaArguments({ name: pending.tool, parameters })(JSON.stringify(args));
-  if (!checked.ok) {
-    throw new ApiError('ERR_APPROVAL_ARGUMENTS_INVALID', `arguments: ${checked.result.content}`);
-  }
-}
-
-/** A TypeBox schema as plain JSON Schema (a JSON round trip drops its symbol keys). */
-function toJsonSchema(schema: unknown): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
-}
 
 export default approvalRoutes;
