@@ -492,6 +492,7 @@ describe('service routes', () => {
         'post /v1/runs/{id}/clarify/{requestId}',
         'post /v1/runs/{id}/tool-outputs/{requestId}',
         'post /v1/runs/{id}/approvals/{requestId}',
+        'post /v1/runs/{id}/messages',
         'get /v1/runs/{id}/files',
         'get /v1/runs/{id}/files/{path}',
         'get /v1/sessions',

@@ -197,7 +197,7 @@ describe('the retry path', () => {
     closers.push(() => service.close());
     let failures = 0;
     class FlakyStore extends RunStore {
-      override async saveCheckpoint(...args: Parameters<RunStore['saveCheckpoint']>): Promise<void> {
+      override async saveCheckpoint(...args: Parameters<RunStore['saveCheckpoint']>): Promise<number> {
         if (failures++ === 0) throw new TetherError('ERR_EVENT_LOG_WRITE', 'injected', { retryable: true });
         return super.saveCheckpoint(...args);
       }

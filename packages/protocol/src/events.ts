@@ -147,6 +147,12 @@ export const EventDataSchemas = {
     message: Type.Optional(Type.String()),
     timedOut: Type.Optional(Type.Boolean()),
   }),
+  /** A message for a live run (`POST /v1/runs/:id/messages`): the run takes it at its next turn boundary. */
+  'message.received': Type.Object({ messageId: Type.String(), content: Type.String() }),
+  /** The message was put in the transcript, as the user's, before a model turn. */
+  'message.delivered': Type.Object({ messageId: Type.String() }),
+  /** The run ended before it took the message: it was never seen by the model. */
+  'message.undelivered': Type.Object({ messageId: Type.String() }),
   /** A client posted a tool's output (the first one wins); the output is the call's `tool.result` on resume. */
   'tool.output_received': Type.Object({ requestId: Type.String(), isError: Type.Boolean() }),
   /** No output came before the deadline: the model is told so. */

@@ -387,6 +387,25 @@ export const AnswerBodySchema = Type.Object(
 );
 export type AnswerBody = Static<typeof AnswerBodySchema>;
 
+/** Limits on messages to a live run (`POST /v1/runs/:id/messages`). */
+export const STEER_LIMITS = {
+  /** Characters of one message. */
+  contentMaxLength: 20_000,
+  /** Messages a run holds that it has not taken yet. */
+  pendingMax: 20,
+} as const;
+
+/** `POST /v1/runs/:id/messages` body: a message from the user to a live run, taken at its next turn boundary. */
+export const SteerMessageBodySchema = Type.Object(
+  { content: Type.String({ minLength: 1, maxLength: STEER_LIMITS.contentMaxLength }) },
+  { additionalProperties: false },
+);
+export type SteerMessageBody = Static<typeof SteerMessageBodySchema>;
+
+/** `POST /v1/runs/:id/messages` 202 answer. */
+export const SteerMessageResponseSchema = Type.Object({ messageId: Type.String() });
+export type SteerMessageResponse = Static<typeof SteerMessageResponseSchema>;
+
 /** `POST /v1/runs/:id/tool-outputs/:requestId` body: the tool's output, and whether it is an error. */
 export const ToolOutputBodySchema = Type.Object(
   {

@@ -5,7 +5,7 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
  * characters, 10 of time (ms) and 16 random (80 bits), like a ULID. Ids made
  * later sort after earlier ones (to the millisecond).
  */
-export function newId(prefix: 'run' | 'clr' | 'ses' | 'tcr' | 'apr' | 'mem' | 'whk' | 'whd'): string {
+export function newId(prefix: 'run' | 'clr' | 'ses' | 'tcr' | 'apr' | 'msg' | 'mem' | 'whk' | 'whd'): string {
   let time = Date.now();
   let head = '';
   for (let i = 0; i < 10; i++) {

@@ -12,6 +12,15 @@ export const QUEUE_ERRORS = {
     description:
       'The run (or one of its crew children) is still active (queued, running, waiting_for_input or waiting_for_children): cancel it and delete it once it has ended.',
   },
+  ERR_RUN_ENDED: {
+    statusCode: 409,
+    description: 'The run has ended; it takes no more messages (`POST /v1/runs/:id/messages`).',
+  },
+  ERR_RUN_MESSAGES_LIMIT: {
+    statusCode: 409,
+    description:
+      'The run holds the most messages it may hold without having taken them (20): send more once it has (`message.delivered`).',
+  },
   ERR_RUN_IN_SESSION: {
     statusCode: 409,
     description:

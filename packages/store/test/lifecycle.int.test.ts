@@ -69,6 +69,7 @@ const STEPS: Record<string, (runId: string, token: string) => Promise<unknown>> 
   'release (shutdown)': (runId, token) => store.setStatus(runId, token, 'queued'),
   'request a cancel': (runId) => store.requestCancel(runId),
   'request an interrupt': (runId) => store.requestCancel(runId, 'interrupt'),
+  'take a message': (runId) => store.steer(runId, { messageId: 'msg_life', content: 'x' }),
   complete: (runId, token) => store.finalize(runId, { status: 'completed', output: 'ok' }, token),
   fail: (runId, token) =>
     store.finalize(runId, { status: 'failed', error: { code: 'ERR_X', message: 'x' } }, token),

@@ -10,6 +10,8 @@ export interface Claimed {
   checkpoint: string | undefined;
   /** The session the run belongs to, if any. */
   sessionId?: string | undefined;
+  /** How many messages sent to the run wait to be taken. */
+  inbox?: number | undefined;
 }
 
 /**
@@ -43,5 +45,6 @@ export async function claimAttempt(ctx: AttemptContext): Promise<Claimed | Settl
       error: { code: 'ERR_WORKER_SPEC_MISSING', message: 'The run record has no spec to run.' },
     };
   }
-  return { tenant: claim.tenant, spec: claim.spec, checkpoint: claim.checkpoint, sessionId: claim.sessionId };
+  const { tenant, spec, checkpoint, sessionId, inbox } = claim;
+  return { tenant, spec, checkpoint, sessionId, inbox };
 }

@@ -64,6 +64,8 @@ export interface Prepared {
   events: RunEventInput[];
   /** The tenant's skills, when the run has the skill tools. */
   skills: RunSkills | undefined;
+  /** How many messages sent to the run waited to be taken when it was claimed. */
+  inbox: number;
 }
 
 /**
@@ -138,6 +140,7 @@ export async function prepareAttempt(ctx: AttemptContext, claimed: Claimed): Pro
     memoryScope,
     events,
     skills,
+    inbox: claimed.inbox ?? 0,
   };
 }
 

@@ -172,6 +172,8 @@ function attemptParams(
   const { spec, checkpoint } = prepared;
   const { tools, sink, hooks } = parts;
   const { active } = hooks;
+  // How many messages wait in the run's inbox, and how many the next save takes out of it.
+  const inbox = { waiting: prepared.inbox, taken: 0 };
   const resolved = resolveProvider(spec.model, {
     profiles: config.profiles,
     defaultProfile: config.defaultProfile,
@@ -190,8 +192,27 @@ function attemptParams(
       const progress = { todos: cp.todos, usage: cp.usage, step: cp.step, model: cp.model };
       // A session's run saves its turn so far with it: whoever ends the run moves it into the transcript.
       const turn = prepared.sessionId ? sessionTurn(runId, cp) : [];
-      await store.saveCheckpoint(runId, fence, storedCheckpoint(cp), progress, events, turn);
+      const checkpoint = storedCheckpoint(cp);
+      inbox.waiting = await store.saveCheckpoint(
+        runId,
+        fence,
+        checkpoint,
+        progress,
+        events,
+        turn,
+        inbox.taken,
+      );
+      inbox.taken = 0;
       if (hooks.shuttingDown()) throw new StopAtCheckpoint();
+    },
+    // Messages sent to the run, read only when the claim or the last save said some wait.
+    messages: {
+      take: async () => {
+        if (inbox.waiting === 0) return [];
+        const taken = await store.takeMessages(runId);
+        inbox.taken = taken.length;
+        return taken;
+      },
     },
     limits: {
       maxSteps: spec.limits?.maxSteps ?? config.maxSteps,

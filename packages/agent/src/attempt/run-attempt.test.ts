@@ -1295,3 +1295,44 @@ describe('runAttempt with an approval policy', () => {
     );
   });
 });
+
+describe('runAttempt with messages sent to the live run', () => {
+  it("puts them in the transcript before the next model turn, after every call's result, and saves them first", async () => {
+    const seen: ChatMessage[][] = [];
+    const replay = createReplayProvider([
+      { toolCalls: [call('write_file', { path: 'a.txt', content: 'a' }), call('list_dir', { path: '.' })] },
+      { content: 'done' },
+    ]);
+    const provider: ModelProvider = {
+      name: 'replay',
+      complete(request) {
+        seen.push(structuredClone(request.messages));
+        return replay.complete(request);
+      },
+    };
+    const inbox = [
+      [],
+      [
+        { messageId: 'msg_1', content: 'Also list it' },
+        { messageId: 'msg_2', content: 'Be brief' },
+      ],
+    ];
+    const h = harness(provider);
+    const outcome = await h.attempt(h.checkpoint, { messages: { take: async () => inbox.shift() ?? [] } });
+    expect(outcome).toEqual({ status: 'completed', output: 'done' });
+    // The second turn saw the two calls' results, then the messages, as the user's.
+    expect(seen[1]?.slice(-4).map((m) => m.role)).toEqual(['tool', 'tool', 'user', 'user']);
+    expect(seen[1]?.slice(-2)).toEqual([
+      { role: 'user', content: 'Also list it', steered: true },
+      { role: 'user', content: 'Be brief', steered: true },
+    ]);
+    const delivered = h.events.filter((e) => e.type === 'message.delivered').map((e) => e.data);
+    expect(delivered).toEqual([{ messageId: 'msg_1' }, { messageId: 'msg_2' }]);
+    // Saved before the model turn that sees them.
+    expect(parseCheckpoint(h.saves.at(-1) as string).messages.at(-1)).toEqual({
+      role: 'user',
+      content: 'Be brief',
+      steered: true,
+    });
+  });
+});

@@ -153,6 +153,12 @@ export interface AttemptParams {
    * whether the call runs, with which arguments, or is refused.
    */
   approval?: CompiledApprovalPolicy | undefined;
+  /**
+   * The messages sent to the live run since it last looked (steering): taken before each model
+   * turn, a turn boundary where every call of the last turn has its result, and put in the
+   * transcript as the user's (`message.delivered` each), saved before the turn.
+   */
+  messages?: { take(): Promise<{ messageId: string; content: string }[]> } | undefined;
   locale?: Locale;
   /**
    * Whether the attempt was stopped by its host rather than by the user (the
@@ -560,8 +566,20 @@ class Attempt {
     return undefined;
   }
 
+  /** The messages sent to the run since it last looked, put in the transcript as the user's, and saved. */
+  async #takeMessages(): Promise<void> {
+    const messages = (await this.#params.messages?.take()) ?? [];
+    if (messages.length === 0) return;
+    for (const { messageId, content } of messages) {
+      this.#checkpoint.messages.push({ role: 'user', content, steered: true });
+      this.#params.emit({ type: 'message.delivered', data: { messageId } });
+    }
+    await this.#save();
+  }
+
   /** One model turn: its answer appended; the outcome when it is the final answer (or the wall clock ran out). */
   async modelTurn(): Promise<AttemptOutcome | undefined> {
+    await this.#takeMessages();
     const { emit, signal, provider } = this.#params;
     const checkpoint = this.#checkpoint;
     const turn = await withWallClock(

@@ -4,7 +4,8 @@ import type { AgentError } from '../errors.js';
 /** One message of a conversation, in the loop's own form (not any vendor's). */
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  /** `steered`: a message sent to the live run (`POST /v1/runs/:id/messages`), not its input. */
+  | { role: 'user'; content: string; steered?: true }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 

@@ -77,8 +77,9 @@ export function playReplayScript(script: ReplayScript, options: ReplayProviderOp
       throwIfAborted(request.signal);
       const startedAt = performance.now();
       let firstTokenAt: number | undefined;
-      // The run's own turns: those after its input, the last user message (a session's earlier turns come before it).
-      const input = request.messages.findLastIndex((message) => message.role === 'user');
+      // The run's own turns: those after its input, the last user message not sent to it while it ran
+      // (a session's earlier turns come before it).
+      const input = request.messages.findLastIndex((message) => message.role === 'user' && !message.steered);
       const index = request.messages
         .slice(input + 1)
         .filter((message) => message.role === 'assistant').length;

@@ -64,6 +64,12 @@ export interface RunKeys {
   /** List: the ids of the crew children the run started over its life, in order. */
   children: string;
   /**
+   * List: the messages sent to the live run (`POST /v1/runs/:id/messages`, JSON each) that it has
+   * not taken yet, oldest first; the save that puts them in the transcript trims them, and the
+   * run's end drops what is left (each one `message.undelivered`).
+   */
+  inbox: string;
+  /**
    * Hash: the waitpoint the run waits on (one at a time), and what is left of earlier ones. Its
    * `id` (the question's request id, the first client tool call's, or the delegation's key), the
    * `kind` of its requests (`question`, `tool_output` or `child`), its `deadline` (epoch ms), how
@@ -356,6 +362,7 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
         eventsChannel: `${namespace}:events:${runId}`,
         turn: `${base}:turn`,
         children: `${base}:children`,
+        inbox: `${base}:inbox`,
         waitpoint: `${base}:waitpoint`,
         waitpointResults: `${base}:waitpoint:results`,
         legacy: {

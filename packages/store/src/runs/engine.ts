@@ -1,6 +1,7 @@
 import {
   type ApprovalDecision,
   type ErrorBody,
+  newId,
   type PendingApproval,
   type PendingClarify,
   type PendingToolCall,
@@ -328,6 +329,16 @@ export class RunEngine {
     if (result === 'last') await promoteJob(await this.#jobs.getJob(run.id, run));
     await this.#webhooks?.dispatch(run.id, run.tenant).catch((error) => this.#onWebhookError(error, run.id));
     return result;
+  }
+
+  /**
+   * A message for a live run: kept in its inbox with `message.received`, taken at its next turn
+   * boundary (a waiting run takes it when it next wakes: nothing here wakes it). The message's id.
+   */
+  async steer(runId: string, content: string): Promise<string> {
+    const messageId = newId('msg');
+    await this.store.steer(runId, { messageId, content });
+    return messageId;
   }
 
   /** Moves a waiting run's job from delayed to waiting; a job in any other state is left alone. */

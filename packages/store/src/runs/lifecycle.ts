@@ -239,6 +239,16 @@ export const TRANSITIONS: readonly Transition[] = [
     job: "unchanged; no broadcast: a running run's worker stops at its next checkpoint save (then `cancel`)",
   },
   {
+    step: 'take a message',
+    by: 'API',
+    script: 'steerRun',
+    from: LIVE,
+    guard: 'any',
+    to: 'unchanged',
+    event: 'message.received',
+    job: 'unchanged: the run takes it at its next turn boundary (a waiting run, when it next wakes)',
+  },
+  {
     step: 'complete',
     by: 'worker',
     script: 'finalizeRun',

@@ -25,7 +25,7 @@ export async function unlinkRuns(
   for (const runId of runIds) {
     const run = ctx.keys.run(runId);
     owned.push(run.record, run.checkpoint, run.spec, run.metadata, run.events, run.turn);
-    owned.push(run.children, run.waitpoint, run.waitpointResults, run.webhookHint, run.files);
+    owned.push(run.children, run.inbox, run.waitpoint, run.waitpointResults, run.webhookHint, run.files);
     // The keys of the waits before the waitpoint (a run of an earlier release); its questions'
     // hashes expire on their own.
     owned.push(run.legacy.pending, run.legacy.delegation, run.legacy.toolCalls, run.legacy.toolOutputs);

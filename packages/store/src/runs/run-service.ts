@@ -442,6 +442,15 @@ export class RunService implements RunJobs {
   }
 
   /**
+   * A message from the user for a live run of the tenant's, taken at its next turn boundary
+   * (`ERR_RUN_ENDED` once it has ended). The message's id.
+   */
+  async steer(tenant: string, runId: string, content: string): Promise<string> {
+    await this.#record(tenant, runId);
+    return this.engine.steer(runId, content);
+  }
+
+  /**
    * Decides with the answer token of its `approval.requested` webhook delivery instead of a
    * tenant's key: once, and only that call (`ERR_ANSWER_TOKEN_INVALID`, `ERR_ANSWER_TOKEN_USED`),
    * checked before anything is read, as {@link answerWithToken}.

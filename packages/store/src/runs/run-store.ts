@@ -12,7 +12,7 @@ import type {
   TodoItem,
   Usage,
 } from '@tether/protocol';
-import { TERMINAL_STATUSES } from '@tether/protocol';
+import { STEER_LIMITS, TERMINAL_STATUSES } from '@tether/protocol';
 import { QueueError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { TetherKeys } from '../redis/keys.js';
@@ -320,13 +320,14 @@ export class RunStore implements StoreContext {
     });
     if (reply[0] === 'wait') return { status: 'wait', ahead: reply[1] };
     if (reply[0] !== 'ok') return { status: reply[0] };
-    const [, spec, checkpoint, session, tenant] = reply;
+    const [, spec, checkpoint, session, tenant, inbox] = reply;
     return {
       status: 'ok',
       tenant,
       spec: spec ? (JSON.parse(spec) as RunSpec) : undefined,
       checkpoint: checkpoint || undefined,
       sessionId: session || undefined,
+      inbox: Number(inbox ?? 0),
     };
   }
 
@@ -338,6 +339,9 @@ export class RunStore implements StoreContext {
    * `ERR_RUN_CANCEL_REQUESTED` when a cancel was asked for. A session's run
    * passes its whole `turn` so far (transcript entries, JSON each), which
    * replaces the stored one: whoever ends the run moves it into the session.
+   * `taken`: how many of the run's messages, the oldest, the checkpoint put
+   * in its transcript (they leave the inbox in the same step). Answers how
+   * many messages wait to be taken after it.
    */
   async saveCheckpoint(
     runId: string,
@@ -346,7 +350,8 @@ export class RunStore implements StoreContext {
     progress: { todos: TodoItem[]; usage: Usage; step: number; model?: RunModel | undefined },
     events: readonly RunEventInput[] = [],
     turn: readonly string[] = [],
-  ): Promise<void> {
+    taken = 0,
+  ): Promise<number> {
     const keys = this.keys.run(runId);
     const result = await scripts.saveCheckpoint.run(this.redis, {
       keys,
@@ -359,6 +364,7 @@ export class RunStore implements StoreContext {
         step: progress.step,
         profile: progress.model?.profile ?? '',
         model: progress.model?.name ?? '',
+        taken,
         turnCount: turn.length,
         rest: [...turn, ...eventPairs(events)],
       },
@@ -375,6 +381,43 @@ export class RunStore implements StoreContext {
         `Run ${runId} was cancelled or has ended: this attempt stops.`,
       );
     }
+    return result - 1;
+  }
+
+  /**
+   * A message for a live run (`message.received`): kept until the run takes it at a turn boundary.
+   * @throws QueueError `ERR_RUN_NOT_FOUND`, `ERR_RUN_ENDED`, `ERR_RUN_MESSAGES_LIMIT`
+   */
+  async steer(runId: string, message: { messageId: string; content: string }): Promise<void> {
+    const keys = this.keys.run(runId);
+    const reply = await scripts.steerRun.run(this.redis, {
+      keys,
+      args: {
+        ...eventArgs(this, keys, runId),
+        message: JSON.stringify(message),
+        pendingMax: STEER_LIMITS.pendingMax,
+      },
+    });
+    if (reply === 'missing') throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+    if (reply === 'ended') {
+      throw new QueueError('ERR_RUN_ENDED', `Run ${runId} has ended; it takes no more messages.`);
+    }
+    if (reply === 'full') {
+      throw new QueueError(
+        'ERR_RUN_MESSAGES_LIMIT',
+        `Run ${runId} holds ${STEER_LIMITS.pendingMax} messages it has not taken yet; send more once it has.`,
+      );
+    }
+  }
+
+  /**
+   * The messages sent to the run that it has not taken yet, oldest first: the attempt puts them in
+   * its transcript, and the save that stores it passes how many it took (`saveCheckpoint`'s
+   * `taken`), which leave the inbox then.
+   */
+  async takeMessages(runId: string): Promise<{ messageId: string; content: string }[]> {
+    const list = await this.redis.lrange(this.keys.run(runId).inbox, 0, -1);
+    return list.map((entry) => JSON.parse(entry) as { messageId: string; content: string });
   }
 
   /** The run at the head of the queue of `runId`'s session: the one of its runs that may execute. */
@@ -641,6 +684,8 @@ export type ClaimResult =
       checkpoint: string | undefined;
       /** The session the run belongs to, if any. */
       sessionId: string | undefined;
+      /** How many messages sent to the run wait to be taken (see {@link RunStore.takeMessages}). */
+      inbox: number;
     }
   | { status: 'wait'; ahead: string }
   | { status: 'missing' | 'cancel' | 'completed' | 'failed' | 'cancelled' };

@@ -18,7 +18,7 @@ describe('claimRun', () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'queued', attempts: 0 });
     await redis.set(run.keys.spec, '{"input":"hi"}');
-    expect(await claim(run, 'w1:t1', 1)).toEqual(['ok', '{"input":"hi"}', '', '', '']);
+    expect(await claim(run, 'w1:t1', 1)).toEqual(['ok', '{"input":"hi"}', '', '', '', 0]);
     expect(await run.record()).toEqual({
       status: 'running',
       owner: 'w1:t1',
@@ -36,7 +36,7 @@ describe('claimRun', () => {
     await run.seed({ status: 'queued', attempts: 3, startedAt: 'earlier', owner: 'w1:t1', step: 4 });
     await redis.set(run.keys.spec, '{"input":"hi"}');
     await redis.set(run.keys.checkpoint, '{"version":1}');
-    expect(await claim(run, 'w2:t2', 2)).toEqual(['ok', '{"input":"hi"}', '{"version":1}', '', '']);
+    expect(await claim(run, 'w2:t2', 2)).toEqual(['ok', '{"input":"hi"}', '{"version":1}', '', '', 0]);
     expect(await run.record()).toMatchObject({
       status: 'running',
       owner: 'w2:t2',
@@ -51,7 +51,7 @@ describe('claimRun', () => {
   it('starts at step 0 without a checkpoint, whatever step the record shows, and gives back no spec once it is gone', async () => {
     const run = new RunFixture(redis);
     await run.seed({ status: 'running', attempts: 1, startedAt: 'earlier', step: 4 });
-    expect(await claim(run, 'w1:t1', 2)).toEqual(['ok', '', '', '', '']);
+    expect(await claim(run, 'w1:t1', 2)).toEqual(['ok', '', '', '', '', 0]);
     expect((await run.events()).map(({ data }) => data)).toEqual([{ attempt: 2, resumed: false, step: 0 }]);
   });
 
@@ -86,7 +86,7 @@ describe('claimRun', () => {
     await redis.rpush(run.keys.session.queue, 'run_ahead', run.runId);
     expect(await run.unchanged(() => claim(run, 'w1:t1', 1))).toEqual(['wait', 'run_ahead']);
     await redis.lpop(run.keys.session.queue);
-    expect(await claim(run, 'w1:t1', 1)).toEqual(['ok', '', '', run.sessionId, '']);
+    expect(await claim(run, 'w1:t1', 1)).toEqual(['ok', '', '', run.sessionId, '', 0]);
     expect((await run.record()).status).toBe('running');
   });
 });

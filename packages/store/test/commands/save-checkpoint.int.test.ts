@@ -4,7 +4,7 @@ import { parseMessage, RunFixture, useRedis } from './fixture.js';
 
 const redis = useRedis();
 
-function save(run: RunFixture, token: string, events: string[] = [], turn: string[] = []) {
+function save(run: RunFixture, token: string, events: string[] = [], turn: string[] = [], taken = 0) {
   return saveCheckpoint.run(redis, {
     keys: run.keys,
     args: {
@@ -14,6 +14,9 @@ function save(run: RunFixture, token: string, events: string[] = [], turn: strin
       todos: '[{"id":"1","content":"a","status":"pending"}]',
       usage: '{"inputTokens":5,"outputTokens":1,"totalTokens":6}',
       step: 7,
+      profile: '',
+      model: '',
+      taken,
       turnCount: turn.length,
       rest: [...turn, ...events],
     },
@@ -45,6 +48,19 @@ describe('saveCheckpoint', () => {
     const events = await run.events();
     expect(events.map((event) => event.type)).toEqual(['tool.result', 'todo.updated']);
     expect(messages.map(parseMessage)).toEqual(events.map((event) => ({ ...event, runId: run.runId })));
+  });
+
+  it('takes the oldest messages of the inbox it put in the transcript, and says how many still wait', async () => {
+    const run = new RunFixture(redis);
+    await run.seed({ status: 'running', owner: 'w1:t1' });
+    await redis.rpush(run.keys.inbox, '{"messageId":"m1"}', '{"messageId":"m2"}', '{"messageId":"m3"}');
+    // Saved: 1 and the messages waiting.
+    expect(await save(run, 'w1:t1')).toBe(4);
+    expect(await save(run, 'w1:t1', ['message.delivered', '{"messageId":"m1"}'], [], 2)).toBe(2);
+    expect(await redis.lrange(run.keys.inbox, 0, -1)).toEqual(['{"messageId":"m3"}']);
+    // A fenced worker takes nothing.
+    expect(await save(run, 'w9:t9', [], [], 1)).toBe(0);
+    expect(await redis.llen(run.keys.inbox)).toBe(1);
   });
 
   it("replaces a session run's turn with the one given, and leaves it be when none is", async () => {

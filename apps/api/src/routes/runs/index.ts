@@ -8,6 +8,7 @@ import eventRoutes from './events/index.js';
 import fileRoutes from './files/index.js';
 import getRunRoute from './get.js';
 import listRunsRoute from './list.js';
+import runMessagesRoute from './messages.js';
 import retryRunRoute from './retry.js';
 import toolOutputRoutes from './tool-outputs/index.js';
 
@@ -24,6 +25,7 @@ const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(clarifyRoutes);
   await app.register(toolOutputRoutes);
   await app.register(approvalRoutes);
+  await app.register(runMessagesRoute);
   await app.register(fileRoutes);
 };
 

@@ -11,6 +11,7 @@
     KEYS[4] checkpoint      the agent checkpoint (string)
     KEYS[5] sessionQueue    the live runs of the run's session (list)
     KEYS[6] parentRecord    a crew child's parent's record (hash)
+    KEYS[7] inbox           the messages the run has not taken yet (list)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -21,7 +22,8 @@
     ARGV[7] parentId        the crew parent named by the job, '' for none
 
   Output:
-    { 'ok', spec, checkpoint, session, tenant } ('' where absent), { 'missing' }, { 'cancel' } (a cancel was
+    { 'ok', spec, checkpoint, session, tenant, inbox } ('' where absent; inbox: how many messages
+    wait to be taken), { 'missing' }, { 'cancel' } (a cancel was
     requested, or the run is a crew child whose parent is gone, has ended or is being cancelled), { 'wait', runId } (another run of its session is ahead of it: nothing is changed),
     or { status } (the run has ended: 'completed', 'failed' or 'cancelled')
 ]]
@@ -63,4 +65,5 @@ append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'attempt.started', cjson.encode({
   resumed = checkpoint and true or false,
   step = checkpoint and tonumber(step) or 0,
 }))
-return { 'ok', redis.call('GET', KEYS[3]) or '', checkpoint or '', fields[6] or '', fields[8] or '' }
+return { 'ok', redis.call('GET', KEYS[3]) or '', checkpoint or '', fields[6] or '', fields[8] or '',
+  redis.call('LLEN', KEYS[7]) }

@@ -2,7 +2,8 @@
   Ends the run once: sets the terminal status and fields (and the final checkpoint), drops the
   requests of the waitpoint it waits on, drops the spec and the submitted files of a completed run
   (a failed or cancelled run's stay for the retention: a retry starts from them), appends the
-  events emitted before the end and then the terminal event (the last one), and lets the run's keys expire after the retention. A session's run moves
+  events emitted before the end, `message.undelivered` for each message the run never took (its
+  inbox goes), and then the terminal event (the last one), and lets the run's keys expire after the retention. A session's run moves
   its turn into the session's transcript and leaves the session's queue in the same step. A crew
   child records its result in its parent's waitpoint in the same step (and `child.finished` in the
   parent's log); the run's own waitpoint keeps only its requests' states.
@@ -26,6 +27,7 @@
     KEYS[16] parentWaitpoint  the parent's waitpoint (hash)
     KEYS[17] parentResults  its requests' results (hash)
     KEYS[18] files          the submitted files, once written (string)
+    KEYS[19] inbox          the messages the run has not taken (list)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -85,6 +87,14 @@ if fields[3] then
   endTurn(KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], ARGV[3], now, ARGV[10])
 end
 appendPairs(KEYS[2], ARGV[1], ARGV[2], ARGV[3], fieldsEnd + 1 + turnCount)
+-- Messages the run never took: each one said, before the end.
+for _, message in ipairs(redis.call('LRANGE', KEYS[19], 0, -1)) do
+  local ok, decoded = pcall(cjson.decode, message)
+  if ok and type(decoded) == 'table' and decoded.messageId then
+    append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'message.undelivered', cjson.encode({ messageId = decoded.messageId }))
+  end
+end
+redis.call('DEL', KEYS[19])
 local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[6])
 compact(KEYS[2])
 for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[7], KEYS[13], KEYS[4], KEYS[18] }) do

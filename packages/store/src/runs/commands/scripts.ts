@@ -17,10 +17,10 @@ export interface Replies {
   appendEvents: number | null;
   createRun: string | null;
   claimRun:
-    | ['ok', string, string, string, string]
+    | ['ok', string, string, string, string, number]
     | ['wait', string]
     | ['missing' | 'cancel' | 'completed' | 'failed' | 'cancelled'];
-  saveCheckpoint: 1 | 0 | -1;
+  saveCheckpoint: number;
   openWaitpoint: 1 | 2 | 0 | -1 | -2;
   resolveRequest:
     | 'ok'
@@ -42,6 +42,7 @@ export interface Replies {
   retryRun: string | null;
   requestCancel: 'missing' | RunStatus;
   setStatus: 1 | 0;
+  steerRun: 'ok' | 'missing' | 'ended' | 'full';
 }
 
 const script = scriptsIn<Replies>(COMMANDS, { 'includes/lifecycle': lifecycleLua() });
@@ -84,13 +85,13 @@ export const createRun = script('createRun', {
 
 /** claimRun.lua: a worker takes the run for an attempt (a session's, when no other is ahead). */
 export const claimRun = script('claimRun', {
-  keys: ['record', 'events', 'spec', 'checkpoint', 'sessionQueue', 'parentRecord'],
+  keys: ['record', 'events', 'spec', 'checkpoint', 'sessionQueue', 'parentRecord', 'inbox'],
   args: ['channel', 'maxlen', 'runId', 'token', 'attempt', 'workerId', 'parentId'],
 });
 
 /** saveCheckpoint.lua: the fenced save of the checkpoint (and a session run's turn) and the events since the last write. */
 export const saveCheckpoint = script('saveCheckpoint', {
-  keys: ['record', 'checkpoint', 'events', 'turn'],
+  keys: ['record', 'checkpoint', 'events', 'turn', 'inbox'],
   args: [
     'token',
     'checkpoint',
@@ -102,6 +103,7 @@ export const saveCheckpoint = script('saveCheckpoint', {
     'step',
     'profile',
     'model',
+    'taken',
     'turnCount',
   ],
   rest: 'rest',
@@ -174,6 +176,7 @@ export const finalizeRun = script('finalizeRun', {
     'parentWaitpoint',
     'parentResults',
     'files',
+    'inbox',
   ],
   args: [
     'channel',
@@ -213,4 +216,10 @@ export const requestCancel = script('requestCancel', {
 export const setStatus = script('setStatus', {
   keys: ['record'],
   args: ['token', 'status'],
+});
+
+/** steerRun.lua: a message for a live run, kept until it takes it at a turn boundary. */
+export const steerRun = script('steerRun', {
+  keys: ['record', 'events', 'inbox'],
+  args: ['channel', 'maxlen', 'runId', 'message', 'pendingMax'],
 });
