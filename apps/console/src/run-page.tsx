@@ -1,7 +1,7 @@
 import type { Run, TetherClient } from '@tether/client';
 import { TERMINAL_STATUSES } from '@tether/protocol';
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { StatusBadge } from './badge.js';
 import { CopyId } from './copy-id.js';
 import { CrewTree } from './crew-tree.js';
@@ -17,6 +17,7 @@ import { TimelineList } from './timeline-view.js';
 import { Todos } from './todos.js';
 import type { Trace } from './trace.js';
 import { TraceView } from './trace-view.js';
+import { useNow } from './use-now.js';
 
 /**
  * One run: its status, a pending question, "Cancel run", its crew (a parent's
@@ -160,17 +161,6 @@ function RunLinkFact({ term, id }: { term: string; id: string }) {
       </a>
     </Fact>
   );
-}
-
-/** The time now, ticking every second while `live` (a live run's duration grows). */
-function useNow(live: boolean): number {
-  const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    if (!live) return undefined;
-    const timer = setInterval(() => setNow(Date.now()), 1_000);
-    return () => clearInterval(timer);
-  }, [live]);
-  return now;
 }
 
 /** What the run has come to so far: its output, its error, its todos. */

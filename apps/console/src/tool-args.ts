@@ -99,3 +99,27 @@ export function argsView(name: string, args: string): ArgsView {
       return json;
   }
 }
+
+/** A call's arguments in a few words: the command, the path, the goal. */
+export function callDetail(name: string, args: string): string {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(args) as Record<string, unknown>;
+  } catch {
+    return args.slice(0, 200);
+  }
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const question = text(parsed.question);
+  const first =
+    text(parsed.command) ??
+    text(parsed.path) ??
+    (question === undefined ? undefined : `“${question}”`) ??
+    text(parsed.goal) ??
+    text(parsed.reason) ??
+    text(parsed.query) ??
+    text(parsed.name);
+  if (first !== undefined) return first.split('\n')[0]?.slice(0, 200) ?? '';
+  if (name === 'delegate_parallel' && Array.isArray(parsed.tasks)) return `${parsed.tasks.length} tasks`;
+  if (Array.isArray(parsed.todos)) return `${parsed.todos.length} items`;
+  return '';
+}
