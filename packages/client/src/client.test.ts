@@ -1,9 +1,11 @@
 /**
  * TetherClient against the fake API on a real port: submit (idempotency),
- * get, list, wait, tree, cancel and answer with their error mapping, files,
- * tools, retries, and an unreachable server.
+ * get, list, wait, tree, cancel, answer and decide with their error mapping,
+ * runs.runToCompletion deciding approval requests, files, tools, retries, and
+ * an unreachable server.
  */
 import { createServer } from 'node:net';
+import type { ApprovalDecisionBody, RunEvent } from '@tether/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TetherClient } from './client.js';
 import {
@@ -15,7 +17,8 @@ import {
   TetherRateLimitError,
   TetherUnauthorizedError,
 } from './errors.js';
-import { FakeApi } from './testing/fake-api.js';
+import type { ApprovalRequest } from './run-to-completion.js';
+import { FakeApi, type FakeRun } from './testing/fake-api.js';
 import type { RunTree } from './tree.js';
 
 let api: FakeApi;
@@ -369,6 +372,200 @@ describe('cancel and answer', () => {
     const unknownRun = await client.answer('run_9999', 'q1', 'x').catch((e: unknown) => e);
     expect(unknownRun).toBeInstanceOf(TetherNotFoundError);
     expect(unknownRun).toMatchObject({ code: 'ERR_RUN_NOT_FOUND' });
+  });
+});
+
+describe('decide', () => {
+  it('posts each kind of decision; the first wins, and later ones, unknown requests and bad edits are refused', async () => {
+    const fake = api.createRun({ input: 'x' }, 'tenant-a');
+    api.requestApprovals(fake.run.id, [
+      { tool: 'write_file', arguments: { path: 'a.txt', content: 'a' } },
+      { tool: 'write_file', arguments: { path: 'b.txt', content: 'b' } },
+      { tool: 'bash', arguments: { command: 'make' } },
+    ]);
+    expect(fake.run.pendingApprovals?.map((a) => a.requestId)).toEqual(['apr_0001', 'apr_0002', 'apr_0003']);
+    api.checkEdit = (_tool, args) => (typeof args.path === 'string' ? undefined : '/path must be string');
+
+    await client.decide(fake.run.id, 'apr_0001', { decision: 'approve' });
+    const badEdit = await client
+      .decide(fake.run.id, 'apr_0002', { decision: 'edit', arguments: { path: 7 } })
+      .catch((e: unknown) => e);
+    expect(badEdit).toBeInstanceOf(TetherApiError);
+    expect(badEdit).toMatchObject({
+      status: 400,
+      code: 'ERR_APPROVAL_ARGUMENTS_INVALID',
+      message: 'arguments: /path must be string',
+    });
+    await client.decide(fake.run.id, 'apr_0002', {
+      decision: 'edit',
+      arguments: { path: 'c.txt', content: 'c' },
+    });
+    await client.decide(fake.run.id, 'apr_0003', { decision: 'reject', message: 'not now' });
+    expect(api.requests.at(-1)).toMatchObject({
+      method: 'POST',
+      path: `/v1/runs/${fake.run.id}/approvals/apr_0003`,
+      body: { decision: 'reject', message: 'not now' },
+    });
+    expect(fake.events.filter((e) => e.type === 'approval.resolved').map((e) => e.data)).toEqual([
+      { requestId: 'apr_0001', decision: 'approve', by: 'tenant-a' },
+      { requestId: 'apr_0002', decision: 'edit', by: 'tenant-a', arguments: { path: 'c.txt', content: 'c' } },
+      { requestId: 'apr_0003', decision: 'reject', by: 'tenant-a', message: 'not now' },
+    ]);
+    expect(fake.run.pendingApprovals).toBeUndefined();
+
+    const again = await client
+      .decide(fake.run.id, 'apr_0001', { decision: 'reject' })
+      .catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(TetherConflictError);
+    expect(again).toMatchObject({ code: 'ERR_APPROVAL_ALREADY_DECIDED' });
+    const unknown = await client
+      .decide(fake.run.id, 'apr_9999', { decision: 'approve' })
+      .catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(TetherNotFoundError);
+    expect(unknown).toMatchObject({ code: 'ERR_APPROVAL_UNKNOWN' });
+    const otherTenant = new TetherClient({ baseUrl: api.baseUrl, apiKey: 'key-b', retry: false });
+    const hidden = await otherTenant
+      .decide(fake.run.id, 'apr_0001', { decision: 'approve' })
+      .catch((e: unknown) => e);
+    expect(hidden).toMatchObject({ status: 404, code: 'ERR_RUN_NOT_FOUND' });
+  });
+});
+
+/** The run's first turn holds these calls; once each has its decision, the run completes with what was decided. */
+function holdOnSubmit(calls: Array<{ tool: string; arguments: unknown }>): void {
+  api.onSubmit = (run) => {
+    api.append(run.run.id, 'run.started', { attempt: 1, workerId: 'w1' });
+    api.requestApprovals(run.run.id, calls);
+  };
+  api.onDecision = (run) => completeOnceDecided(run);
+}
+
+function completeOnceDecided(run: FakeRun): void {
+  if ((run.run.pendingApprovals ?? []).length > 0) return;
+  const decided = run.events.filter((e) => e.type === 'approval.resolved').map((e) => e.data.decision);
+  api.append(run.run.id, 'run.completed', { output: decided.join(',') });
+}
+
+function resolvedOf(runId: string): Array<RunEvent<'approval.resolved'>['data']> {
+  return (api.runs.get(runId)?.events ?? []).flatMap((e) => (e.type === 'approval.resolved' ? [e.data] : []));
+}
+
+describe('runs.runToCompletion: approval requests', () => {
+  it('asks onApprovalRequest for each held call and posts what it returns: approve, edit, reject', async () => {
+    holdOnSubmit([
+      { tool: 'bash', arguments: { command: 'ls' } },
+      { tool: 'write_file', arguments: { path: 'a.txt', content: 'a' } },
+      { tool: 'bash', arguments: { command: 'rm -rf /' } },
+    ]);
+    const asked: ApprovalRequest[] = [];
+    const run = await client.runs.runToCompletion(
+      { input: 'guarded', approval: { tools: ['write_file'], bash: { ask: ['.*'] } } },
+      {
+        onApprovalRequest: async (request) => {
+          asked.push(request);
+          if (request.tool === 'write_file') {
+            return { decision: 'edit', arguments: { ...(request.arguments as object), path: 'b.txt' } };
+          }
+          const { command } = request.arguments as { command: string };
+          return command.startsWith('rm')
+            ? { decision: 'reject', message: 'no deleting' }
+            : { decision: 'approve' };
+        },
+      },
+    );
+    expect(run).toMatchObject({ status: 'completed', output: 'approve,edit,reject' });
+    expect(asked.map(({ runId, requestId, tool, reason }) => ({ runId, requestId, tool, reason }))).toEqual([
+      { runId: run.id, requestId: 'apr_0001', tool: 'bash', reason: 'tools: bash' },
+      { runId: run.id, requestId: 'apr_0002', tool: 'write_file', reason: 'tools: write_file' },
+      { runId: run.id, requestId: 'apr_0003', tool: 'bash', reason: 'tools: bash' },
+    ]);
+    expect(resolvedOf(run.id)).toEqual([
+      { requestId: 'apr_0001', decision: 'approve', by: 'tenant-a' },
+      { requestId: 'apr_0002', decision: 'edit', by: 'tenant-a', arguments: { path: 'b.txt', content: 'a' } },
+      { requestId: 'apr_0003', decision: 'reject', by: 'tenant-a', message: 'no deleting' },
+    ]);
+    expect(api.requests[0]?.body).toMatchObject({
+      approval: { tools: ['write_file'], bash: { ask: ['.*'] } },
+    });
+  });
+
+  it("rejects a call whose handler throws, telling the model the error's message", async () => {
+    holdOnSubmit([{ tool: 'bash', arguments: { command: 'deploy' } }]);
+    const run = await client.runs.runToCompletion(
+      { input: 'x' },
+      {
+        onApprovalRequest: () => {
+          throw new Error('the approver service is down');
+        },
+      },
+    );
+    expect(run.output).toBe('reject');
+    expect(resolvedOf(run.id)).toEqual([
+      { requestId: 'apr_0001', decision: 'reject', by: 'tenant-a', message: 'the approver service is down' },
+    ]);
+  });
+
+  it('posts nothing without a handler: the run waits for a decision from elsewhere', async () => {
+    holdOnSubmit([{ tool: 'bash', arguments: { command: 'make' } }]);
+    const elsewhere = new TetherClient({ baseUrl: api.baseUrl, apiKey: 'key-a', retry: false });
+    const running = client.runs.runToCompletion({ input: 'x' });
+    // The run's stream replays its request to runToCompletion whenever it connects.
+    await api.waitFor((r) => r.method === 'POST' && r.path === '/v1/runs');
+    await elsewhere.decide('run_0001', 'apr_0001', { decision: 'approve' });
+    const run = await running;
+    expect(run.output).toBe('approve');
+    // The one decision is the other client's.
+    expect(api.requests.filter((r) => r.path.includes('/approvals/'))).toHaveLength(1);
+  });
+
+  it("aborts a handler's signal when its call is decided elsewhere, and leaves its late decision's 409", async () => {
+    holdOnSubmit([{ tool: 'bash', arguments: { command: 'make' } }]);
+    const elsewhere = new TetherClient({ baseUrl: api.baseUrl, apiKey: 'key-a', retry: false });
+    let aborted = false;
+    const run = await client.runs.runToCompletion(
+      { input: 'x' },
+      {
+        onApprovalRequest: async ({ runId, requestId, signal }) => {
+          await elsewhere.decide(runId, requestId, { decision: 'reject', message: 'decided in the console' });
+          await new Promise<void>((resolve) =>
+            signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          aborted = signal.aborted;
+          return { decision: 'approve' } satisfies ApprovalDecisionBody;
+        },
+      },
+    );
+    expect(aborted).toBe(true);
+    expect(run.output).toBe('reject');
+    const posts = api.requests.filter((r) => r.path.includes('/approvals/'));
+    expect(posts.map((r) => r.body)).toEqual([
+      { decision: 'reject', message: 'decided in the console' },
+      { decision: 'approve' },
+    ]);
+    expect(resolvedOf(run.id)).toHaveLength(1);
+  });
+
+  it('stops and rejects with the API error when a decision is refused as invalid (a 400)', async () => {
+    holdOnSubmit([{ tool: 'write_file', arguments: { path: 'a.txt', content: 'a' } }]);
+    api.checkEdit = () => '/content must be string';
+    const error = await client.runs
+      .runToCompletion(
+        { input: 'x' },
+        { onApprovalRequest: () => ({ decision: 'edit', arguments: { path: 'a.txt', content: 1 } }) },
+      )
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TetherApiError);
+    expect(error).toMatchObject({ status: 400, code: 'ERR_APPROVAL_ARGUMENTS_INVALID' });
+    // The run still waits for a decision.
+    expect(api.runs.get('run_0001')?.run.pendingApprovals).toHaveLength(1);
+  });
+
+  it('refuses an onApprovalRequest that is not a function before sending anything', async () => {
+    const error = await client.runs
+      .runToCompletion({ input: 'x' }, { onApprovalRequest: 'approve' as never })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ERR_CLIENT_INVALID_OPTION' });
+    expect(api.requests).toHaveLength(0);
   });
 });
 

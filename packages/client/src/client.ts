@@ -1,4 +1,5 @@
 import type {
+  ApprovalDecisionBody,
   CancelRunResponse,
   CreateRunBody,
   CreateRunResponse,
@@ -11,7 +12,7 @@ import type {
   RunStatus,
   ToolCatalog,
 } from '@tether/protocol';
-import { TERMINAL_STATUSES, TetherError } from '@tether/protocol';
+import { APPROVAL_DECISIONS, TERMINAL_STATUSES, TetherError } from '@tether/protocol';
 import {
   errorFromResponse,
   invalidOption,
@@ -125,7 +126,9 @@ export class TetherClient {
   readonly runs: {
     /**
      * Submits `body`, answers each client tool call through `onToolCall`
-     * (`tool.requested` → `POST /v1/runs/:id/tool-outputs/:requestId`), and
+     * (`tool.requested` → `POST /v1/runs/:id/tool-outputs/:requestId`),
+     * decides each approval request through `onApprovalRequest`
+     * (`approval.requested` → `POST /v1/runs/:id/approvals/:requestId`), and
      * resolves with the run once it has ended.
      */
     runToCompletion(body: CreateRunBody, options?: RunToCompletionOptions): Promise<Run>;
@@ -362,6 +365,31 @@ export class TetherClient {
       method: 'POST',
       path: `${runPath(id)}/tool-outputs/${encodeURIComponent(requestId)}`,
       body: { output, isError: options.isError === true },
+      signal: options.signal,
+      idempotent: false,
+    });
+  }
+
+  /**
+   * `POST /v1/runs/:id/approvals/:requestId`: a decision on a tool call the run's approval policy
+   * holds: `{ decision: 'approve' }`, `{ decision: 'edit', arguments }` or
+   * `{ decision: 'reject', message? }`. Edited arguments the tool refuses: `TetherApiError` (400);
+   * decided already, past the deadline or the run ended: `TetherConflictError`; unknown run or
+   * request: `TetherNotFoundError`.
+   */
+  async decide(
+    id: string,
+    requestId: string,
+    decision: ApprovalDecisionBody,
+    options: RequestOptions = {},
+  ): Promise<void> {
+    if (!APPROVAL_DECISIONS.includes(decision?.decision)) {
+      throw invalidOption(`decision must be one of ${APPROVAL_DECISIONS.join(', ')}`);
+    }
+    await this.json({
+      method: 'POST',
+      path: `${runPath(id)}/approvals/${encodeURIComponent(requestId)}`,
+      body: decision,
       signal: options.signal,
       idempotent: false,
     });

@@ -1,4 +1,6 @@
 export type {
+  ApprovalDecisionBody,
+  ApprovalPolicy,
   CancelRunResponse,
   ChildResultStatus,
   ChildRun,
@@ -19,6 +21,7 @@ export type {
   ModelCatalog,
   ModelProfileInfo,
   Multitask,
+  PendingApproval,
   PendingClarify,
   PendingToolCall,
   PutSkillBody,
@@ -75,7 +78,13 @@ export { TetherMcpServers } from './mcp-servers.js';
 export type { MemoryListOptions, MemoryTransport } from './memory.js';
 export { TetherMemory } from './memory.js';
 export type { RequestOptions, SubmitOptions } from './request.js';
-export type { RunToCompletionOptions, ToolCallHandler, ToolCallRequest } from './run-to-completion.js';
+export type {
+  ApprovalHandler,
+  ApprovalRequest,
+  RunToCompletionOptions,
+  ToolCallHandler,
+  ToolCallRequest,
+} from './run-to-completion.js';
 export type {
   MessagesOptions,
   SessionDeleteOptions,

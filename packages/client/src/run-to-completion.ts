@@ -1,4 +1,13 @@
-import type { CreateRunBody, CreateRunResponse, PendingToolCall, Run, RunEvent } from '@tether/protocol';
+import type {
+  ApprovalDecisionBody,
+  CreateRunBody,
+  CreateRunResponse,
+  PendingApproval,
+  PendingToolCall,
+  Run,
+  RunEvent,
+} from '@tether/protocol';
+import { APPROVAL_LIMITS, TERMINAL_EVENT_TYPES } from '@tether/protocol';
 import { invalidOption, TetherConflictError } from './errors.js';
 
 /** A client tool call as the handler of `runs.runToCompletion` gets it. */
@@ -17,9 +26,33 @@ export type ToolCallHandler = (
   call: ToolCallRequest,
 ) => Promise<string | { output: string; isError?: boolean }> | string | { output: string; isError?: boolean };
 
+/** A tool call that waits for a decision, as the handler of `runs.runToCompletion` gets it. */
+export interface ApprovalRequest extends PendingApproval {
+  runId: string;
+  /**
+   * Aborted when the run-to-completion is, when the request is decided elsewhere (another client,
+   * the console, its deadline), and when the run ends: a handler that asks a person can stop asking.
+   */
+  signal: AbortSignal;
+}
+
+/**
+ * Decides on a tool call the run's approval policy holds: `{ decision: 'approve' }`,
+ * `{ decision: 'edit', arguments }` or `{ decision: 'reject', message? }`. A handler that throws
+ * rejects the call, its error's message told to the model (the call does not run).
+ */
+export type ApprovalHandler = (
+  request: ApprovalRequest,
+) => Promise<ApprovalDecisionBody> | ApprovalDecisionBody;
+
 export interface RunToCompletionOptions {
   /** Answers each `tool.requested` of the run. Required when the body declares `tools`. */
   onToolCall?: ToolCallHandler;
+  /**
+   * Decides each `approval.requested` of the run. Without it nothing is decided here: the run
+   * waits for a decision from elsewhere, or its deadline.
+   */
+  onApprovalRequest?: ApprovalHandler;
   /** Sent as `Idempotency-Key` with the submission. */
   idempotencyKey?: string;
   signal?: AbortSignal;
@@ -39,26 +72,38 @@ export interface RunDriver {
     output: string,
     options: { isError?: boolean; signal?: AbortSignal },
   ): Promise<void>;
+  decide(
+    runId: string,
+    requestId: string,
+    decision: ApprovalDecisionBody,
+    options: { signal?: AbortSignal },
+  ): Promise<void>;
 }
+
+const TERMINAL_TYPES: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
 
 /**
  * Submits a run, follows its events, answers each client tool call through
- * `onToolCall` as it is requested (the calls of one model turn run
- * concurrently, each posted as soon as its handler returns), and resolves
- * with the run once it has ended. An output the API refuses as a conflict
- * (already posted, timed out, the run ended) is left: the run has moved on.
- * Any other failure to post an output (too long, the API unreachable after
- * the client's retries) stops following the run and is thrown; the run keeps
- * waiting for that output until its deadline.
+ * `onToolCall` and decides each approval request through `onApprovalRequest`
+ * as they come (those of one model turn concurrently, each posted as soon as
+ * its handler returns), and resolves with the run once it has ended. An output
+ * or a decision the API refuses as a conflict (posted already, past the
+ * deadline, the run ended) is left: the run has moved on. Any other failure
+ * to post one (refused as invalid, the API unreachable after the client's
+ * retries) stops following the run and is thrown; the run keeps waiting for
+ * it until its deadline.
  */
 export async function runToCompletion(
   driver: RunDriver,
   body: CreateRunBody,
   options: RunToCompletionOptions = {},
 ): Promise<Run> {
-  const { onToolCall, signal } = options;
+  const { onToolCall, onApprovalRequest, signal } = options;
   if ((body.tools?.length ?? 0) > 0 && typeof onToolCall !== 'function') {
     throw invalidOption('runToCompletion needs an onToolCall handler for a body that declares tools');
+  }
+  if (onApprovalRequest !== undefined && typeof onApprovalRequest !== 'function') {
+    throw invalidOption('onApprovalRequest must be a function when given');
   }
   const { id } = await driver.submit(body, {
     ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
@@ -66,23 +111,42 @@ export async function runToCompletion(
   });
   const started = new Set<string>();
   const answering: Promise<void>[] = [];
-  // An output that cannot be posted (refused as invalid, or the API unreachable) ends the wait: the
-  // stream stops and the error is thrown here, never left unhandled.
+  // Each approval request's handler is told when the request no longer waits for it.
+  const deciding = new Map<string, AbortController>();
+  // An output or a decision that cannot be posted (refused as invalid, or the API unreachable) ends
+  // the wait: the stream stops and the error is thrown here, never left unhandled.
   const stop = new AbortController();
   const streamSignal = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
   let failure: { error: unknown } | undefined;
+  const track = (work: Promise<void>) => {
+    answering.push(
+      work.catch((error: unknown) => {
+        failure ??= { error };
+        stop.abort(error);
+      }),
+    );
+  };
   try {
     for await (const event of driver.stream(id, { signal: streamSignal })) {
-      if (event.type !== 'tool.requested' || !onToolCall) continue;
-      const call = event.data as PendingToolCall;
-      if (started.has(call.requestId)) continue;
-      started.add(call.requestId);
-      answering.push(
-        answer(driver, id, call, onToolCall, signal).catch((error: unknown) => {
-          failure ??= { error };
-          stop.abort(error);
-        }),
-      );
+      if (event.type === 'tool.requested' && onToolCall && !started.has(event.data.requestId)) {
+        started.add(event.data.requestId);
+        track(answer(driver, id, event.data, onToolCall, signal));
+      } else if (
+        event.type === 'approval.requested' &&
+        onApprovalRequest &&
+        !started.has(event.data.requestId)
+      ) {
+        started.add(event.data.requestId);
+        const settled = new AbortController();
+        deciding.set(event.data.requestId, settled);
+        const requestSignal =
+          signal === undefined ? settled.signal : AbortSignal.any([signal, settled.signal]);
+        track(decideOn(driver, id, event.data, onApprovalRequest, requestSignal, signal));
+      } else if (event.type === 'approval.resolved') {
+        deciding.get(event.data.requestId)?.abort();
+      } else if (TERMINAL_TYPES.has(event.type)) {
+        for (const settled of deciding.values()) settled.abort();
+      }
     }
   } catch (error) {
     if (failure === undefined) throw error;
@@ -117,6 +181,30 @@ async function answer(
       isError,
       ...(signal === undefined ? {} : { signal }),
     });
+  } catch (error) {
+    if (!(error instanceof TetherConflictError)) throw error;
+  }
+}
+
+/** Asks the handler for a decision and posts it; a handler that throws rejects the call. */
+async function decideOn(
+  driver: RunDriver,
+  runId: string,
+  approval: PendingApproval,
+  handler: ApprovalHandler,
+  requestSignal: AbortSignal,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  let decision: ApprovalDecisionBody;
+  try {
+    decision = await handler({ ...approval, runId, signal: requestSignal });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    decision = { decision: 'reject', message: message.slice(0, APPROVAL_LIMITS.messageMaxLength) };
+  }
+  try {
+    // The caller's signal only: a decision taken as the request was settled elsewhere meets a 409, left below.
+    await driver.decide(runId, approval.requestId, decision, signal === undefined ? {} : { signal });
   } catch (error) {
     if (!(error instanceof TetherConflictError)) throw error;
   }

@@ -3,7 +3,8 @@
  * send (with multitask), the transcript page by page and whole, the session's
  * event stream through a forced disconnect and resumed after an id, and
  * delete (409 while busy, then with cancel, which ends a follower's stream);
- * and `tether chat` at a pseudo-terminal and from a pipe.
+ * and `tether chat` at a pseudo-terminal (questions, held tool calls decided
+ * at its prompt) and from a pipe.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -355,6 +356,92 @@ describe('tether chat', () => {
   }, 60_000);
 });
 
+describe('tether chat with --require-approval', () => {
+  it('at a terminal: a held write_file is edited at the prompt, after an edit the API refuses', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tether-chat-'));
+    try {
+      const scriptFile = join(dir, 'script.json');
+      const script: ReplayScript = [
+        { toolCalls: [call('write_file', { path: 'NOTES.md', content: 'v2\n' })] },
+        { content: 'Noted.' },
+      ];
+      await writeFile(scriptFile, JSON.stringify(script));
+      const terminal = inTerminal([CLI, 'chat', '--replay', scriptFile, '--require-approval', 'write_file'], {
+        TETHER_URL: stack.baseUrl,
+        TETHER_API_KEY: API_KEY,
+        NO_COLOR: '1',
+      });
+      await terminal.waitFor(/you> /);
+      terminal.type('Note the release\r');
+      await terminal.waitFor(
+        /write_file waits for approval \(tools: write_file\)[\s\S]*\| v2[\s\S]*\[a\]pprove/,
+      );
+      terminal.type('e');
+      await terminal.waitFor(/> \{"path":"NOTES\.md","content":"v2\\n"\}/);
+      // Ctrl-U clears the line; the API refuses content that is not a string, naming the field.
+      terminal.type('\u0015{"path": "NOTES.md", "content": 2}\r');
+      await terminal.waitFor(
+        /The server refused it: arguments: [\s\S]*content[\s\S]*ERR_APPROVAL_ARGUMENTS_INVALID/,
+      );
+      terminal.type('\u0015{"path": "NOTES.md", "content": "v2, reviewed\\n"}\r');
+      await terminal.waitFor(/write_file edited by [\s\S]*Noted\.[\s\S]*you> /);
+      terminal.type('/exit\r');
+      expect(await terminal.exited).toBe(0);
+      const sessionId = /Session (ses_[0-9a-z]+)/.exec(terminal.screen())?.[1] as string;
+      const session = await client.sessions.get(sessionId);
+      const runId = session.lastRunId as string;
+      expect(await (await client.file(runId, 'NOTES.md')).text()).toBe('v2, reviewed\n');
+      const resolved = (await client.events(runId, { limit: 500 })).data.filter(
+        (event) => event.type === 'approval.resolved',
+      );
+      expect(resolved.map((event) => event.data)).toEqual([
+        expect.objectContaining({
+          decision: 'edit',
+          arguments: { path: 'NOTES.md', content: 'v2, reviewed\n' },
+        }),
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('from a pipe: prints how to decide with tether approve and waits for the decision', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tether-chat-'));
+    try {
+      const scriptFile = join(dir, 'script.json');
+      const script: ReplayScript = [
+        { toolCalls: [call('bash', { command: 'echo shipped' })] },
+        { content: 'Done.' },
+      ];
+      await writeFile(scriptFile, JSON.stringify(script));
+      const chat = runPiped(
+        ['chat', '--replay', scriptFile, '--require-approval', 'bash'],
+        'Ship it\n',
+        async (out) => {
+          const hint = /decide with: tether approve (run_\S+) (apr_\S+)/.exec(out);
+          if (!hint) return false;
+          const approve = spawn(
+            process.execPath,
+            [CLI, 'approve', hint[1] as string, hint[2] as string, '--reject', 'Not today'],
+            {
+              env: { PATH: process.env.PATH ?? '', TETHER_URL: stack.baseUrl, TETHER_API_KEY: API_KEY },
+              stdio: 'ignore',
+            },
+          );
+          expect(await new Promise((resolve) => approve.on('exit', resolve))).toBe(0);
+          return true;
+        },
+      );
+      const { code, out } = await chat;
+      expect(code).toBe(0);
+      expect(out).toContain('$ echo shipped');
+      expect(out).toMatch(/bash rejected by \S+: Not today\n[\s\S]*Done\./);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('tether chat, Ctrl-C while a run works', () => {
   it('cancels the run (the signal reaches the CLI from the terminal), then goes on with the conversation', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tether-chat-'));
@@ -394,10 +481,14 @@ describe('tether chat, Ctrl-C while a run works', () => {
   }, 60_000);
 });
 
-/** Runs the CLI with `input` piped to its stdin; resolves with its exit code and output. */
+/**
+ * Runs the CLI with `input` piped to its stdin; resolves with its exit code and output. `onOutput`
+ * is told the output so far as it grows, until it answers true.
+ */
 async function runPiped(
   args: string[],
   input: string,
+  onOutput?: (out: string) => Promise<boolean>,
 ): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { PATH: process.env.PATH ?? '', TETHER_URL: stack.baseUrl, TETHER_API_KEY: API_KEY, NO_COLOR: '1' },
@@ -405,13 +496,30 @@ async function runPiped(
   });
   let out = '';
   let err = '';
+  let watching = onOutput;
+  let busy = false;
+  let failed: unknown;
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
+    if (!watching || busy) return;
+    busy = true;
+    watching(out).then(
+      (done) => {
+        busy = false;
+        if (done) watching = undefined;
+      },
+      (error: unknown) => {
+        failed = error;
+        watching = undefined;
+        child.kill();
+      },
+    );
   });
   child.stderr.on('data', (chunk: Buffer) => {
     err += chunk.toString();
   });
   child.stdin.end(input);
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (failed !== undefined) throw failed;
   return { code, out, err };
 }

@@ -103,6 +103,44 @@ describe('the SDK against the real API and a worker', () => {
     }
   });
 
+  it('runs.runToCompletion decides each held call through onApprovalRequest: an edit runs, a rejection does not', async () => {
+    const client = new TetherClient({ baseUrl: stack.baseUrl, apiKey: API_KEY });
+    const tools: string[] = [];
+    const run = await client.runs.runToCompletion(
+      {
+        input: 'note it, then push',
+        model: {
+          provider: 'replay',
+          script: [
+            { toolCalls: [call('write_file', { path: 'NOTES.md', content: 'v2\n' })] },
+            { toolCalls: [call('bash', { command: 'git push --force' })] },
+            { content: 'done' },
+          ],
+        },
+        approval: { tools: ['write_file'], bash: { ask: ['^git push'] } },
+      },
+      {
+        onApprovalRequest: ({ tool, arguments: args }) => {
+          tools.push(tool);
+          if (tool === 'write_file') {
+            return { decision: 'edit', arguments: { ...(args as object), content: 'v2, reviewed\n' } };
+          }
+          throw new Error('Never force-push');
+        },
+      },
+    );
+    expect(run.status).toBe('completed');
+    expect(tools).toEqual(['write_file', 'bash']);
+    expect(await (await client.file(run.id, 'NOTES.md')).text()).toBe('v2, reviewed\n');
+    const events = await allEvents(client, run.id);
+    expect(events.filter((e) => e.type === 'approval.resolved').map((e) => e.data)).toEqual([
+      expect.objectContaining({ decision: 'edit' }),
+      expect.objectContaining({ decision: 'reject', message: 'Never force-push' }),
+    ]);
+    const bash = events.find((e) => e.type === 'tool.result' && e.data.name === 'bash');
+    expect(bash?.data).toMatchObject({ ok: false, content: expect.stringContaining('Never force-push') });
+  });
+
   it('submits, streams through a forced disconnect without losing or repeating an event, answers, waits, and reads files', async () => {
     const proxy = await startCuttableProxy(stack.port);
     try {

@@ -6,23 +6,28 @@
  * the run has ended.
  *
  * At a terminal: a prompt with line editing, questions asked with the clarify
- * prompt; Ctrl-C cancels the live run (a second press quits), Ctrl-D or
- * `/exit` quits, `/new` starts a new session. From a pipe: one message a
- * line, each run awaited; a question takes the next line as its answer (a
- * number picks that choice).
+ * prompt and held tool calls decided with the approval prompt; Ctrl-C cancels
+ * the live run (a second press quits), Ctrl-D or `/exit` quits, `/new` starts
+ * a new session. From a pipe: one message a line, each run awaited; a
+ * question takes the next line as its answer (a number picks that choice); a
+ * held tool call is shown with the `tether approve` command that decides it,
+ * and the chat waits on.
  */
 import { ExitPromptError } from '@inquirer/core';
 import type { CreateSessionBody, CreateSessionRunBody, RunEvent, Session } from '@tether/protocol';
 import { TERMINAL_EVENT_TYPES } from '@tether/protocol';
 import { Option } from 'commander';
 import { TetherConflictError, TetherNotFoundError } from '../errors.js';
+import { decideCommand } from './approval-format.js';
+import { askApproval } from './approval-prompt.js';
 import { askClarify } from './clarify-prompt.js';
 import { collectFiles } from './collect-files.js';
 import type { CommandContext, RegisterCommand } from './command-context.js';
+import { repeatable } from './command-context.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { type LineInput, pipedLines, terminalLines } from './line-input.js';
 import { ensureModel, type ModelCommand } from './model-check.js';
-import { type Ask, EventPresenter } from './presenter.js';
+import { type Ask, type AskApproval, EventPresenter } from './presenter.js';
 import { type RunCommandOptions, runSettings } from './run-command.js';
 import { RunView } from './run-view.js';
 
@@ -112,13 +117,20 @@ class Chat {
       : pipedLines(io.stdin);
     this.#view = this.#json
       ? undefined
-      : new RunView(io.stdout, colors, { compact: true, ...(ctx.now ? { now: ctx.now } : {}) });
+      : new RunView(io.stdout, colors, {
+          compact: true,
+          ...(this.#interactive
+            ? {}
+            : { decideHint: (run: string, req: string) => `decide with: ${decideCommand(run, req)}` }),
+          ...(ctx.now ? { now: ctx.now } : {}),
+        });
     this.#presenter = new EventPresenter({
       client: ctx.client,
       stdout: io.stdout,
       colors,
       view: this.#view,
       ask: this.#interactive ? this.#askAtPrompt : this.#askNextLine,
+      askApproval: this.#interactive ? this.#decideAtPrompt : undefined,
       signal: this.#stop.signal,
       onAskError: (error) => {
         if (error instanceof ExitPromptError) this.interrupt();
@@ -335,6 +347,18 @@ class Chat {
       ...(this.#ctx.now ? { now: this.#ctx.now } : {}),
     });
 
+  /** At a terminal: the approval prompt (approve, edit, reject, countdown). */
+  readonly #decideAtPrompt: AskApproval = (event, decide, signal) =>
+    askApproval({
+      approval: event.data,
+      decide,
+      colors: this.#ctx.colors,
+      input: this.#ctx.io.stdin,
+      output: this.#ctx.io.stdout,
+      signal,
+      now: this.#ctx.now,
+    });
+
   /** From a pipe: the question shown, the next line its answer (a choice's number picks it). */
   readonly #askNextLine: Ask = async (event, signal) => {
     const { question, choices } = event.data;
@@ -397,6 +421,11 @@ export const registerChatCommand: RegisterCommand = (program, context, done) => 
     .option('--files <dir>', "send this directory's text files into the new session's workspace")
     .option('--timeout <duration>', 'how long each question waits for an answer: 30s, 10m, 1h, or ms')
     .addOption(new Option('--locale <locale>', 'language of the runs').choices(['zh', 'en']))
+    .option(
+      '--require-approval <tool>',
+      'ask before each call of this tool runs: approve, edit or reject it (repeatable; a prefix may end in *)',
+      repeatable,
+    )
     .option('--json', 'print events as JSON lines; lines are read from stdin without a prompt')
     .action(async (options: ChatCommandOptions) => {
       done(await chatCommand(options, context()));

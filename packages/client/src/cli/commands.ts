@@ -1,6 +1,9 @@
-import type { Run, RunStatus } from '@tether/protocol';
-import { RUN_STATUSES } from '@tether/protocol';
+import type { ApprovalDecisionBody, PendingApproval, Run, RunStatus } from '@tether/protocol';
+import { APPROVAL_LIMITS, RUN_STATUSES } from '@tether/protocol';
+import { Option } from 'commander';
+import { isRecord } from '../errors.js';
 import type { RunTree } from '../tree.js';
+import { afterDeadline, decideCommand } from './approval-format.js';
 import type { CommandContext, RegisterCommand } from './command-context.js';
 import { repeatable } from './command-context.js';
 import { formatCountdown, formatDuration } from './duration.js';
@@ -16,6 +19,7 @@ import {
   waitingFor,
 } from './format.js';
 import { EventHistory } from './history.js';
+import type { Colors } from './io.js';
 import { pageOptions } from './paging.js';
 import { formatRunTree } from './run-tree.js';
 import { RunView } from './run-view.js';
@@ -81,13 +85,16 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
   for (const [index, run] of page.data.entries()) {
     const pad = ' '.repeat(statusWidth - run.status.length);
     const calls = run.pendingToolCalls ?? [];
+    const approvals = run.pendingApprovals ?? [];
     const waiting = run.pendingClarify
       ? c.magenta(`  ? ${truncate(run.pendingClarify.question, 50)}`)
       : calls.length > 0
         ? c.magenta(`  waiting for tool output: ${truncate(calls.map((call) => call.name).join(', '), 50)}`)
-        : run.status === 'waiting_for_children' && run.children
-          ? c.blue(`  ${waitingFor(liveChildren(run))}`)
-          : '';
+        : approvals.length > 0
+          ? c.magenta(`  waiting for approval: ${truncate(approvals.map((a) => a.tool).join(', '), 50)}`)
+          : run.status === 'waiting_for_children' && run.children
+            ? c.blue(`  ${waitingFor(liveChildren(run))}`)
+            : '';
     const when = `${(created[index] ?? '').padEnd(createdWidth)}  ${(took[index] ?? '').padEnd(tookWidth)}`;
     const task = truncate(run.title ?? '', 60);
     io.stdout.write(
@@ -189,9 +196,33 @@ export function formatRun(
       );
     }
   }
+  if (run.pendingApprovals && run.pendingApprovals.length > 0) {
+    lines.push('', ...formatPendingApprovals(run.id, run.pendingApprovals, c, now));
+  }
   if (tree && tree.children.length > 0) lines.push('', ...formatRunTree(tree, c));
   if (run.error) lines.push('', c.red(`${run.error.code}: ${run.error.message}`));
   if (run.output !== undefined) lines.push('', c.bold('Output'), run.output.replace(/\n+$/, ''));
+  return lines;
+}
+
+/** The tool calls a run waits to have decided: each with why it asks, its arguments, its time left and how to decide. */
+function formatPendingApprovals(
+  runId: string,
+  approvals: readonly PendingApproval[],
+  c: Colors,
+  now: number,
+): string[] {
+  const lines = [c.magenta(`Waiting for approval (${approvals.length})`)];
+  for (const approval of approvals) {
+    const left = formatCountdown(Date.parse(approval.expiresAt) - now);
+    const args =
+      typeof approval.arguments === 'string' ? approval.arguments : JSON.stringify(approval.arguments);
+    lines.push(
+      `  ${c.magenta('!')} ${c.bold(approval.tool)} ${c.dim(`(${approval.reason}) ${left} left; then ${afterDeadline(approval.onTimeout)}`)}`,
+      `    ${summariseArguments(args, 100)}`,
+      c.dim(`    decide with: ${decideCommand(runId, approval.requestId)}`),
+    );
+  }
   return lines;
 }
 
@@ -211,6 +242,7 @@ export async function logsCommand(
     ? undefined
     : new RunView(io.stdout, c, {
         answerHint: (req) => `answer with: tether answer ${id} ${req} "your answer"`,
+        decideHint: (run, req) => `decide with: ${decideCommand(run, req)}`,
         ...(ctx.now ? { now: ctx.now } : {}),
       });
   const history = new EventHistory((event, settled) => {
@@ -267,6 +299,60 @@ export async function answerCommand(
   return EXIT.ok;
 }
 
+export interface ApproveCommandOptions {
+  /** The arguments the call runs with instead, as JSON. */
+  edit?: string;
+  /** Rejects the call; a string is the message the model is told. */
+  reject?: string | true;
+}
+
+/** The decision `tether approve`'s flags ask for: approve unless `--edit` or `--reject`. Throws `UsageError` for bad ones. */
+export function decisionFromFlags(options: ApproveCommandOptions): ApprovalDecisionBody {
+  if (options.edit !== undefined && options.reject !== undefined) {
+    throw new UsageError('--edit and --reject cannot be used together');
+  }
+  if (options.edit !== undefined) {
+    const example = `--edit '{"path": "notes.txt"}'`;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(options.edit);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new UsageError(`--edit must be the arguments as a JSON object, such as ${example} (${why})`);
+    }
+    if (!isRecord(parsed)) throw new UsageError(`--edit must be a JSON object, such as ${example}`);
+    return { decision: 'edit', arguments: parsed };
+  }
+  if (options.reject !== undefined) {
+    const message = options.reject === true ? '' : options.reject.trim();
+    if (message.length > APPROVAL_LIMITS.messageMaxLength) {
+      throw new UsageError(
+        `--reject's message must be at most ${APPROVAL_LIMITS.messageMaxLength} characters (got ${message.length})`,
+      );
+    }
+    return message === '' ? { decision: 'reject' } : { decision: 'reject', message };
+  }
+  return { decision: 'approve' };
+}
+
+/** `tether approve ID REQUEST [--edit JSON | --reject [MESSAGE]]`: a decision on a tool call the run holds. */
+export async function approveCommand(
+  id: string,
+  requestId: string,
+  options: ApproveCommandOptions,
+  ctx: CommandContext,
+): Promise<ExitCode> {
+  const decision = decisionFromFlags(options);
+  await ctx.client.decide(id, requestId, decision, ctx.io.signal ? { signal: ctx.io.signal } : {});
+  const outcome = {
+    approve: 'Approved: the call runs.',
+    edit: 'Edited: the call runs with the new arguments.',
+    reject: 'Rejected: the call does not run, and the model is told.',
+  }[decision.decision];
+  ctx.io.stdout.write(`${outcome} (${id}, ${requestId})\n`);
+  return EXIT.ok;
+}
+
 /** `tether rm ID`: an ended run and everything it left. */
 export async function removeCommand(id: string, ctx: CommandContext): Promise<ExitCode> {
   await ctx.client.delete(id, ctx.io.signal ? { signal: ctx.io.signal } : {});
@@ -296,7 +382,7 @@ export async function cancelCommand(id: string, ctx: CommandContext): Promise<Ex
   return EXIT.ok;
 }
 
-/** Adds the commands on one run: `runs`, `show`, `logs`, `answer`, `cancel`, `retry`, `rm`. */
+/** Adds the commands on one run: `runs`, `show`, `logs`, `answer`, `approve`, `cancel`, `retry`, `rm`. */
 export const registerRunsCommands: RegisterCommand = (program, context, done) => {
   program
     .command('runs')
@@ -316,7 +402,9 @@ export const registerRunsCommands: RegisterCommand = (program, context, done) =>
 
   program
     .command('show')
-    .description('show one run: status, todos, pending question, the tree of its crew children, output')
+    .description(
+      'show one run: status, todos, pending question or approvals, the tree of its crew children, output',
+    )
     .argument('<id>', 'run id')
     .option('--json', 'print the run as JSON')
     .action(async (id: string, options: { json?: boolean }) => {
@@ -344,6 +432,19 @@ export const registerRunsCommands: RegisterCommand = (program, context, done) =>
     .argument('<text>', 'the answer')
     .action(async (id: string, request: string, text: string) => {
       done(await answerCommand(id, request, text, context()));
+    });
+
+  program
+    .command('approve')
+    .description('decide on a tool call a run waits on: approve it, or --edit its arguments, or --reject it')
+    .argument('<id>', 'run id')
+    .argument('<request>', 'the approval request id (see tether show ID)')
+    .addOption(
+      new Option('--edit <json>', 'run it with these arguments instead (a JSON object)').conflicts('reject'),
+    )
+    .addOption(new Option('--reject [message]', 'do not run it; the message is told to the model'))
+    .action(async (id: string, request: string, options: ApproveCommandOptions) => {
+      done(await approveCommand(id, request, options, context()));
     });
 
   program

@@ -1,12 +1,15 @@
 /**
  * Following a run for a person or a script: its stream, shown by an
  * `EventPresenter` (JSON lines with `json`; otherwise the `RunView`, asking
- * each question at the terminal when `prompt` is on).
+ * each question and each approval request at the terminal when `prompt` is
+ * on, and saying how to answer or decide from elsewhere when it is not).
  */
 import type { Readable } from 'node:stream';
 import type { RunEvent } from '@tether/protocol';
 import { TERMINAL_EVENT_TYPES } from '@tether/protocol';
 import type { TetherClient } from '../client.js';
+import { decideCommand } from './approval-format.js';
+import { askApproval } from './approval-prompt.js';
 import { askClarify } from './clarify-prompt.js';
 import type { Colors, Output } from './io.js';
 import { EventPresenter } from './presenter.js';
@@ -21,7 +24,7 @@ export interface FollowOptions {
   stdin: Readable;
   colors: Colors;
   json: boolean;
-  /** Ask clarify questions at the terminal (ignored with `json`). */
+  /** Ask clarify questions and approval requests at the terminal (ignored with `json`). */
   prompt: boolean;
   signal?: AbortSignal | undefined;
   /** Resume after this event id. */
@@ -47,7 +50,10 @@ export async function followRun(options: FollowOptions): Promise<FollowResult> {
       new RunView(stdout, c, {
         ...(interactive
           ? {}
-          : { answerHint: (req: string) => `answer with: tether answer ${runId} ${req} "your answer"` }),
+          : {
+              answerHint: (req: string) => `answer with: tether answer ${runId} ${req} "your answer"`,
+              decideHint: (run: string, req: string) => `decide with: ${decideCommand(run, req)}`,
+            }),
         ...(options.now ? { now: options.now } : {}),
       }));
 
@@ -74,6 +80,18 @@ export async function followRun(options: FollowOptions): Promise<FollowResult> {
             output: stdout,
             signal,
             ...(options.now ? { now: options.now } : {}),
+          })
+      : undefined,
+    askApproval: interactive
+      ? (event, decide, signal) =>
+          askApproval({
+            approval: event.data,
+            decide,
+            colors: c,
+            input: options.stdin,
+            output: stdout,
+            signal,
+            now: options.now,
           })
       : undefined,
     signal: options.signal,

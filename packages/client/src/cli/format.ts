@@ -63,7 +63,7 @@ export function summariseArguments(json: string, max = 80): string {
     return truncate(JSON.stringify(parsed), max);
   }
   const parts = Object.entries(parsed).map(([key, value]) => {
-    const shown = typeof value === 'string' ? value.replace(/\s+/g, ' ') : JSON.stringify(value);
+    const shown = typeof value === 'string' ? value.replace(/\s+/g, ' ').trim() : JSON.stringify(value);
     return `${key}=${truncate(shown, 40)}`;
   });
   return truncate(parts.join(', '), max);

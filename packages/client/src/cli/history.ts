@@ -1,7 +1,8 @@
 /**
- * A run's past events in order, for `tether logs`: a question (or a client
- * tool call) is held, with the events after it, until something settles it:
- * its answer, its timeout, its output, or the run's end. Then it is shown as
+ * A run's past events in order, for `tether logs`: a question (a client
+ * tool call, an approval request) is held, with the events after it, until
+ * something settles it: its answer, its output, its decision, its timeout,
+ * or the run's end. Then it is shown as
  * settled, with no time left to answer. One still open at the end of the
  * history is shown as open: it is the one waiting now.
  */
@@ -60,9 +61,13 @@ export class EventHistory {
   }
 }
 
-/** The events that open a wait: a question, a client tool call. */
+/** The events that open a wait: a question, a client tool call, an approval request. */
 function opens(event: RunEvent): boolean {
-  return event.type === 'clarify.requested' || event.type === 'tool.requested';
+  return (
+    event.type === 'clarify.requested' ||
+    event.type === 'tool.requested' ||
+    event.type === 'approval.requested'
+  );
 }
 
 /** The request an event opens or settles, if any. */
@@ -74,6 +79,8 @@ function requestOf(event: RunEvent): string | undefined {
     case 'tool.requested':
     case 'tool.output_received':
     case 'tool.timed_out':
+    case 'approval.requested':
+    case 'approval.resolved':
       return event.data.requestId;
     default:
       return undefined;

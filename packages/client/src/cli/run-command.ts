@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { CreateRunBody, ReplayScript } from '@tether/protocol';
+import { APPROVAL_LIMITS, APPROVAL_TOOL_PATTERN } from '@tether/protocol';
 import { Option } from 'commander';
 import { collectFiles, formatBytes } from './collect-files.js';
 import type { CommandContext, RegisterCommand } from './command-context.js';
@@ -18,6 +19,8 @@ export interface RunCommandOptions {
   locale?: string;
   /** `--mcp`, repeated: MCP server names, or `name=url`. */
   mcp?: string[];
+  /** `--require-approval`, repeated: tools whose calls wait for a decision (names, or prefixes ending in `*`). */
+  requireApproval?: string[];
   json?: boolean;
 }
 
@@ -38,11 +41,14 @@ export async function buildRunBody(
   return { body, skipped };
 }
 
-/** The run's model, locale and question timeout from the flags. Throws `UsageError` for bad ones. */
+/**
+ * The run's model, locale, question timeout and approval policy from the flags. Throws
+ * `UsageError` for bad ones.
+ */
 export async function runSettings(
-  options: Pick<RunCommandOptions, 'model' | 'replay' | 'locale' | 'timeout'>,
-): Promise<Pick<CreateRunBody, 'model' | 'locale' | 'clarify'>> {
-  const body: Pick<CreateRunBody, 'model' | 'locale' | 'clarify'> = {};
+  options: Pick<RunCommandOptions, 'model' | 'replay' | 'locale' | 'timeout' | 'requireApproval'>,
+): Promise<Pick<CreateRunBody, 'model' | 'locale' | 'clarify' | 'approval'>> {
+  const body: Pick<CreateRunBody, 'model' | 'locale' | 'clarify' | 'approval'> = {};
   if (options.model !== undefined && options.replay !== undefined) {
     throw new UsageError('--model and --replay cannot be used together');
   }
@@ -57,7 +63,29 @@ export async function runSettings(
   }
   if (options.timeout !== undefined)
     body.clarify = { timeoutMs: parseDuration(options.timeout, '--timeout') };
+  if (options.requireApproval !== undefined && options.requireApproval.length > 0) {
+    body.approval = { tools: approvalTools(options.requireApproval) };
+  }
   return body;
+}
+
+/** `--require-approval`'s tools, each once, checked as the API checks them. */
+function approvalTools(given: readonly string[]): string[] {
+  const tools = [...new Set(given)];
+  const pattern = new RegExp(APPROVAL_TOOL_PATTERN);
+  for (const tool of tools) {
+    if (!pattern.test(tool)) {
+      throw new UsageError(
+        `--require-approval must name a tool (letters, digits, _ or -), which may end in * (got "${tool}")`,
+      );
+    }
+  }
+  if (tools.length > APPROVAL_LIMITS.maxTools) {
+    throw new UsageError(
+      `--require-approval names at most ${APPROVAL_LIMITS.maxTools} tools (got ${tools.length})`,
+    );
+  }
+  return tools;
 }
 
 /** Reads a replay script: a JSON array of turns (`{ toolCalls: [...] }` or `{ content }`). */
@@ -84,8 +112,9 @@ async function readReplay(path: string): Promise<ReplayScript> {
 }
 
 /**
- * `tether run`: submits, follows the stream (asking questions when
- * interactive), then prints the files the run left. Exit 0 when the run
+ * `tether run`: submits, follows the stream (asking questions and for
+ * decisions on held tool calls when interactive), then prints the files the
+ * run left. Exit 0 when the run
  * completed, 1 when it failed or was cancelled.
  */
 export async function runCommand(
@@ -150,7 +179,7 @@ async function printFiles(ctx: CommandContext, runId: string, sent: ReadonlySet<
 export const registerRunCommand: RegisterCommand = (program, context, done) => {
   program
     .command('run')
-    .description('submit a task, follow it live, and answer its questions')
+    .description('submit a task, follow it live, answer its questions and decide on its held tool calls')
     .argument('<task>', 'what the agent should do')
     .option('--model <profile>', 'a model profile configured on the server')
     .option(
@@ -160,6 +189,11 @@ export const registerRunCommand: RegisterCommand = (program, context, done) => {
     .option('--files <dir>', "send this directory's text files (up to 1 MiB; skips node_modules and .git)")
     .option('--timeout <duration>', 'how long each question waits for an answer: 30s, 10m, 1h, or ms')
     .addOption(new Option('--locale <locale>', 'language of the run').choices(['zh', 'en']))
+    .option(
+      '--require-approval <tool>',
+      'ask before each call of this tool runs: approve, edit or reject it (repeatable; a prefix may end in *)',
+      repeatable,
+    )
     .option(
       '--mcp <server>',
       "an MCP server whose tools the run gets: a registered one's name (tether mcp ls), or name=url (repeatable)",

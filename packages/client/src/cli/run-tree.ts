@@ -1,5 +1,13 @@
 import type { RunTree } from '../tree.js';
-import { colorChildStatus, colorStatus, firstLine, glyphsFor, liveChildren, waitingFor } from './format.js';
+import {
+  colorChildStatus,
+  colorStatus,
+  firstLine,
+  glyphsFor,
+  liveChildren,
+  truncate,
+  waitingFor,
+} from './format.js';
 import type { Colors } from './io.js';
 
 /** Longest note after a run's status, so a line of the tree fits a terminal. */
@@ -67,9 +75,13 @@ function noteOf(node: RunTree, c: Colors): string {
     case 'failed':
       return run.error ? c.red(firstLine(`${run.error.code}: ${run.error.message}`, NOTE_WIDTH).line) : '';
     case 'waiting_for_input':
-      return run.pendingClarify
-        ? c.magenta(`? ${firstLine(run.pendingClarify.question, NOTE_WIDTH - 2).line}`)
-        : '';
+      if (run.pendingClarify)
+        return c.magenta(`? ${firstLine(run.pendingClarify.question, NOTE_WIDTH - 2).line}`);
+      if (run.pendingApprovals && run.pendingApprovals.length > 0) {
+        const tools = run.pendingApprovals.map((approval) => approval.tool).join(', ');
+        return c.magenta(truncate(`waiting for approval: ${tools}`, NOTE_WIDTH));
+      }
+      return '';
     case 'waiting_for_children':
       return c.dim(waitingFor(liveChildren(run)));
     default:

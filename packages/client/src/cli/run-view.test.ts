@@ -132,3 +132,57 @@ describe('RunView: a retry', () => {
     );
   });
 });
+
+describe('RunView: a held tool call', () => {
+  const requested = (tool: string, args: unknown, settled = true) => {
+    const out = new RecordingOutput(false);
+    const view = new RunView(out, pc.createColors(false), {
+      now: () => Date.parse('2026-12-03T08:50:00.000Z'),
+    });
+    view.render(
+      event('approval.requested', {
+        requestId: 'apr_1',
+        callId: 'call_0',
+        tool,
+        arguments: args,
+        reason: `tools: ${tool}`,
+        expiresAt: '2026-12-03T09:00:00.000Z',
+        onTimeout: 'reject',
+      }),
+      { settled },
+    );
+    return out.plain;
+  };
+
+  it("cuts a long file's content to 20 lines and each line to 160 characters, saying how much is left out", () => {
+    const content = `${'x'.repeat(300)}\n${Array.from({ length: 29 }, (_, i) => `line ${i + 2}`).join('\n')}\n`;
+    const lines = requested('write_file', { path: 'big.txt', content }).split('\n');
+    expect(lines.slice(0, 3)).toEqual([
+      '  ! write_file waited for approval (tools: write_file)',
+      '    path: big.txt',
+      '    content (30 lines, 525 B):',
+    ]);
+    expect(lines[3]).toBe(`    | ${'x'.repeat(157)}…`);
+    expect(lines[22]).toBe('    | line 20');
+    expect(lines[23]).toBe('    … (+10 lines)');
+    expect(lines).toHaveLength(25);
+  });
+
+  it("shows arguments that were not JSON as the model's text, an empty file as empty, and a bash call's other fields", () => {
+    expect(requested('lookup', '{"q": unfinished')).toBe(
+      '  ! lookup waited for approval (tools: lookup)\n    {"q": unfinished\n',
+    );
+    expect(requested('write_file', { path: 'empty.txt', content: '' })).toContain(
+      '    path: empty.txt\n    content: (empty)\n',
+    );
+    expect(requested('bash', { command: 'make\nmake test', timeout: 600 })).toContain(
+      '    $ make\n      make test\n    timeout: 600\n',
+    );
+  });
+
+  it('shows the time left and what the deadline does while it waits', () => {
+    expect(requested('bash', { command: 'make' }, false)).toContain(
+      '    10:00 left to decide (until 09:00:00 UTC); then it is rejected\n',
+    );
+  });
+});

@@ -1,4 +1,5 @@
 import type { RunEvent, Usage } from '@tether/protocol';
+import { afterDeadline, approvalArgumentLines, deadlineLine } from './approval-format.js';
 import { formatCountdown, formatDuration } from './duration.js';
 import {
   colorChildStatus,
@@ -29,6 +30,8 @@ interface Delegation {
 export interface RunViewOptions {
   /** How to tell the user to answer when they cannot be prompted; omitted when they will be. */
   answerHint?: (requestId: string) => string;
+  /** How to tell the user to decide on a tool call when they cannot be prompted; omitted when they will be. */
+  decideHint?: (runId: string, requestId: string) => string;
   /**
    * A conversation's view (`tether chat`): no queued, started or resumed
    * lines, no step headers, no `clarify` tool lines (the question and its answer show),
@@ -41,7 +44,8 @@ export interface RunViewOptions {
 /**
  * The human view of a run's events, written as they arrive: a header per model
  * step, streamed text as it streams, each tool call with a short result, the
- * todo list whenever it changes, questions and answers, a crew parent's
+ * todo list whenever it changes, questions and answers, tool calls waiting
+ * for approval and the decisions taken, a crew parent's
  * children as they start and finish (and how many it waits for), and the
  * outcome with the final output. Append-only, so it reads the same in a
  * terminal, a log file or a pipe.
@@ -63,6 +67,8 @@ export class RunView {
   private readonly glyphs: Glyphs;
   /** The delegation last called, until its result: its children's lines end with how many the run waits for. */
   private delegation: Delegation | undefined;
+  /** The tool of each approval request seen, so that its decision's line can name it. */
+  private readonly approvalTools = new Map<string, string>();
 
   constructor(out: Output, colors: Colors, options: RunViewOptions = {}) {
     this.out = out;
@@ -72,9 +78,10 @@ export class RunView {
   }
 
   /**
-   * Shows one event. `settled`, for a question or a client tool call read from
-   * the past that was settled later (answered, timed out, its run ended): it is
-   * shown without the time left or how to answer.
+   * Shows one event. `settled`, for a question, a client tool call or an
+   * approval request read from the past that was settled later (answered,
+   * decided, timed out, its run ended): it is shown without the time left or
+   * how to answer.
    */
   render(event: RunEvent, options: { settled?: boolean } = {}): void {
     const settled = options.settled === true;
@@ -112,6 +119,10 @@ export class RunView {
       case 'tool.output_received':
       case 'tool.timed_out':
         this.showClientTool(event, settled);
+        break;
+      case 'approval.requested':
+      case 'approval.resolved':
+        this.showApproval(event, settled);
         break;
       case 'usage':
         this.usage = event.data;
@@ -300,6 +311,47 @@ export class RunView {
       case 'tool.timed_out':
         this.line(
           c.yellow(`  No client output in time for ${event.data.requestId}: the agent goes on without it.`),
+        );
+        break;
+    }
+  }
+
+  /**
+   * A tool call that waits for a decision: its tool, why it asks, its arguments, and (unless
+   * settled) the time left and how to decide; or the decision taken, by whom.
+   */
+  private showApproval(event: RunEvent<'approval.requested' | 'approval.resolved'>, settled: boolean): void {
+    const c = this.c;
+    if (event.type === 'approval.requested') {
+      const { tool, reason, requestId } = event.data;
+      this.approvalTools.set(requestId, tool);
+      const waits = settled ? 'waited for approval' : 'waits for approval';
+      this.line(`  ${c.magenta('!')} ${c.bold(tool)} ${waits} ${c.dim(`(${reason})`)}`);
+      for (const line of approvalArgumentLines(tool, event.data.arguments)) this.line(`    ${line}`);
+      if (settled) return;
+      this.line(c.dim(`    ${deadlineLine(event.data, (this.options.now ?? Date.now)())}`));
+      if (this.options.decideHint) this.line(c.dim(`    ${this.options.decideHint(event.runId, requestId)}`));
+      return;
+    }
+    const { requestId, decision, by, message } = event.data;
+    const tool = this.approvalTools.get(requestId) ?? `request ${requestId}`;
+    if (event.data.timedOut) {
+      const outcome = afterDeadline(decision === 'approve' ? 'approve' : 'reject');
+      this.line(c.yellow(`  No decision in time on ${tool}: ${outcome}.`));
+      return;
+    }
+    switch (decision) {
+      case 'approve':
+        this.line(`  ${c.bold(tool)} ${c.green('approved')} ${c.dim(`by ${by}`)}`);
+        break;
+      case 'edit': {
+        const args = summariseArguments(JSON.stringify(event.data.arguments ?? {}), 120);
+        this.line(`  ${c.bold(tool)} ${c.cyan('edited')} ${c.dim(`by ${by}`)}: ${args}`);
+        break;
+      }
+      case 'reject':
+        this.line(
+          `  ${c.bold(tool)} ${c.red('rejected')} ${c.dim(`by ${by}`)}${message ? `: ${truncate(message, 200)}` : ''}`,
         );
         break;
     }

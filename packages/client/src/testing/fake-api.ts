@@ -2,15 +2,17 @@
  * A fake Tether API on a real port (node:http), faithful to the contract of
  * issue 6 as far as the client can see it: bearer auth (401), run ownership
  * (404), idempotent submit (same key and body: same run; other body: 409),
- * pagination, clarify answers (200, 404, 409), cancel (202, 409), files, the
+ * pagination, clarify answers (200, 404, 409), decisions on approval requests
+ * (200; 400 for edited arguments a test's check refuses; 409 once decided, timed
+ * out, past the deadline or the run ended; 404), cancel (202, 409), files, the
  * tool catalog, crew children (`children` on the parent, each a run with
  * `parentRunId`, `rootRunId`, `depth`), 429 with `Retry-After`, and the SSE event stream: `id:`,
  * `event:`, `data:` (the whole event), replay after `Last-Event-ID` or
  * `?after=`, then live, heartbeat comments, and the end after the terminal
  * event. `Accept: application/json` on the events route returns a page.
  *
- * Tests drive runs by hand (`append`, `setStatus`) or through hooks
- * (`onSubmit`, `onAnswer`), force failures (`dropStreamsAfter`, `stallStreamsAfter`,
+ * Tests drive runs by hand (`append`, `setStatus`, `requestApprovals`) or through hooks
+ * (`onSubmit`, `onAnswer`, `onDecision`), force failures (`dropStreamsAfter`, `stallStreamsAfter`,
  * `rateLimitNext`, `overlapReplay`), and await what the client did
  * (`waitFor`), never a sleep. Test-only: excluded from the build.
  */
@@ -25,9 +27,11 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type {
+  ApprovalDecisionBody,
   ChildRun,
   CreateRunBody,
   ModelCatalog,
+  PendingApproval,
   Run,
   RunEvent,
   RunEventData,
@@ -36,7 +40,7 @@ import type {
   RunStatus,
   ToolInfo,
 } from '@tether/protocol';
-import { runTitle, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@tether/protocol';
+import { APPROVAL_LIMITS, runTitle, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@tether/protocol';
 import { FakeMemory } from './fake-memory.js';
 import { FakeWebhooks } from './fake-webhooks.js';
 
@@ -90,6 +94,14 @@ export class FakeApi extends EventEmitter {
   onSubmit: ((run: FakeRun) => void) | undefined;
   /** Called after an answer is accepted and `clarify.answered` appended. */
   onAnswer: ((run: FakeRun, answer: string) => void) | undefined;
+  /** Called after a decision is accepted and `approval.resolved` appended. */
+  onDecision: ((run: FakeRun, requestId: string, decision: ApprovalDecisionBody) => void) | undefined;
+  /**
+   * Checks an edit's arguments as the API checks them against the tool's parameters: a message
+   * naming the field (answered 400 `ERR_APPROVAL_ARGUMENTS_INVALID`), or undefined to take them.
+   * Unset, every edit is taken.
+   */
+  checkEdit: ((tool: string, args: Record<string, unknown>) => string | undefined) | undefined;
   /** Per stream connection, in order: destroy the socket after writing this many events. */
   dropStreamsAfter: number[] = [];
   /** Per stream connection, in order: after this many events, write nothing more (no heartbeat either). */
@@ -106,6 +118,7 @@ export class FakeApi extends EventEmitter {
   private readonly idempotency = new Map<string, { runId: string; body: string }>();
   private seq = 0;
   private runSeq = 0;
+  private approvalSeq = 0;
   private streamConnections = 0;
   baseUrl = '';
 
@@ -208,6 +221,43 @@ export class FakeApi extends EventEmitter {
 
   setStatus(runId: string, status: RunStatus): void {
     this.mustGet(runId).run.status = status;
+  }
+
+  /**
+   * Makes the run wait on decisions, as a model turn the approval policy holds does: one
+   * `approval.requested` each, in order. Each call names its tool and arguments; the rest defaults
+   * to a fresh request id (`apr_0001`, …), the policy entry `tools: <tool>`, ten minutes from now
+   * and `reject` at the deadline.
+   */
+  requestApprovals(
+    runId: string,
+    calls: ReadonlyArray<Pick<PendingApproval, 'tool' | 'arguments'> & Partial<PendingApproval>>,
+  ): PendingApproval[] {
+    return calls.map((call, index) => {
+      this.approvalSeq++;
+      const approval: PendingApproval = {
+        requestId: `apr_${String(this.approvalSeq).padStart(4, '0')}`,
+        callId: `call_${index}`,
+        reason: `tools: ${call.tool}`,
+        expiresAt: new Date(Date.now() + 600_000).toISOString(),
+        onTimeout: 'reject',
+        ...call,
+      };
+      this.append(runId, 'approval.requested', approval);
+      return approval;
+    });
+  }
+
+  /** The deadline of a request passes: its policy's `onTimeout` decides it, as the worker would. */
+  timeOutApproval(runId: string, requestId: string): void {
+    const requested = this.approvalRequest(this.mustGet(runId), requestId);
+    if (!requested) throw new Error(`fake api: no approval request ${requestId} on ${runId}`);
+    this.append(runId, 'approval.resolved', {
+      requestId,
+      decision: requested.onTimeout,
+      by: 'timeout',
+      timedOut: true,
+    });
   }
 
   /** Resolves when `predicate` holds for `count` recorded requests (counting those already seen). */
@@ -332,6 +382,9 @@ export class FakeApi extends EventEmitter {
     if (parts[3] === 'clarify' && parts.length === 5 && req.method === 'POST') {
       return this.answer(res, fake, parts[4] ?? '', record.body);
     }
+    if (parts[3] === 'approvals' && parts.length === 5 && req.method === 'POST') {
+      return this.decide(res, fake, parts[4] ?? '', record.body, tenant);
+    }
     if (parts[3] === 'events' && parts.length === 4 && req.method === 'GET') {
       const accept = req.headers.accept ?? '';
       if (accept.includes('application/json') && !accept.includes('text/event-stream')) {
@@ -423,6 +476,62 @@ export class FakeApi extends EventEmitter {
     this.append(fake.run.id, 'clarify.answered', { requestId, answer: body.answer });
     sendJson(res, 200, { ok: true });
     this.onAnswer?.(fake, body.answer);
+  }
+
+  /** As the API's route does: the first decision wins, and `approval.resolved` names the tenant. */
+  private decide(res: ServerResponse, fake: FakeRun, requestId: string, body: unknown, tenant: string): void {
+    const decision = decisionBody(body);
+    if (typeof decision === 'string') {
+      sendError(res, 400, 'ERR_VALIDATION', decision);
+      return;
+    }
+    const runId = fake.run.id;
+    const requested = this.approvalRequest(fake, requestId);
+    if (!requested) {
+      sendError(res, 404, 'ERR_APPROVAL_UNKNOWN', `Run ${runId} has no approval request ${requestId}.`);
+      return;
+    }
+    const resolved = fake.events.find(
+      (e): e is RunEvent<'approval.resolved'> =>
+        e.type === 'approval.resolved' && e.data.requestId === requestId,
+    );
+    if (resolved?.data.timedOut) {
+      const message = `Approval request ${requestId} timed out; the policy's onTimeout decided it.`;
+      sendError(res, 409, 'ERR_APPROVAL_TIMED_OUT', message);
+      return;
+    }
+    if (resolved) {
+      const message = `Approval request ${requestId} was decided already; the first decision won.`;
+      sendError(res, 409, 'ERR_APPROVAL_ALREADY_DECIDED', message);
+      return;
+    }
+    if (TERMINAL.has(fake.run.status)) {
+      const message = `Run ${runId} has ended; its tool calls no longer wait for a decision.`;
+      sendError(res, 409, 'ERR_APPROVAL_NOT_PENDING', message);
+      return;
+    }
+    if (Date.parse(requested.expiresAt) <= Date.now()) {
+      const message = `The deadline of approval request ${requestId} has passed.`;
+      sendError(res, 409, 'ERR_APPROVAL_EXPIRED', message);
+      return;
+    }
+    const refused =
+      decision.decision === 'edit' ? this.checkEdit?.(requested.tool, decision.arguments) : undefined;
+    if (refused !== undefined) {
+      sendError(res, 400, 'ERR_APPROVAL_ARGUMENTS_INVALID', `arguments: ${refused}`);
+      return;
+    }
+    this.append(runId, 'approval.resolved', { requestId, by: tenant, ...decision });
+    sendJson(res, 200, { ok: true });
+    this.onDecision?.(fake, requestId, decision);
+  }
+
+  private approvalRequest(fake: FakeRun, requestId: string): PendingApproval | undefined {
+    const event = fake.events.find(
+      (e): e is RunEvent<'approval.requested'> =>
+        e.type === 'approval.requested' && e.data.requestId === requestId,
+    );
+    return event?.data;
   }
 
   /** As the API does: `nextCursor` is the last id, the same cursor when nothing is new, null once the run has ended. */
@@ -550,6 +659,19 @@ function applyToRun(run: Run, event: RunEvent): void {
       }
       break;
     }
+    case 'approval.requested':
+      run.status = 'waiting_for_input';
+      run.pendingApprovals = [...(run.pendingApprovals ?? []), { ...event.data }];
+      break;
+    case 'approval.resolved': {
+      const left = (run.pendingApprovals ?? []).filter((a) => a.requestId !== event.data.requestId);
+      if (left.length > 0) run.pendingApprovals = left;
+      else {
+        delete run.pendingApprovals;
+        run.status = 'queued';
+      }
+      break;
+    }
     case 'usage':
       run.usage = event.data;
       break;
@@ -568,6 +690,7 @@ function applyToRun(run: Run, event: RunEvent): void {
       break;
     case 'run.cancelled':
       delete run.pendingClarify;
+      delete run.pendingApprovals;
       run.status = 'cancelled';
       run.finishedAt = event.at;
       break;
@@ -594,6 +717,23 @@ function sendError(
   headers: Record<string, string> = {},
 ): void {
   sendJson(res, status, { error: { code, message } }, { 'x-request-id': `req-${status}`, ...headers });
+}
+
+/** The decision a body holds, or what is wrong with it (the API's schema, as the fake needs it). */
+function decisionBody(body: unknown): ApprovalDecisionBody | string {
+  if (!isObject(body)) return 'body must be an object';
+  const keys = Object.keys(body).sort().join(',');
+  if (body.decision === 'approve' && keys === 'decision') return { decision: 'approve' };
+  if (body.decision === 'edit' && keys === 'arguments,decision' && isObject(body.arguments)) {
+    return { decision: 'edit', arguments: body.arguments };
+  }
+  if (body.decision === 'reject' && (keys === 'decision' || keys === 'decision,message')) {
+    if (body.message === undefined) return { decision: 'reject' };
+    if (typeof body.message === 'string' && body.message.length <= APPROVAL_LIMITS.messageMaxLength) {
+      return { decision: 'reject', message: body.message };
+    }
+  }
+  return 'body must be { decision: approve } | { decision: edit, arguments: {...} } | { decision: reject, message? }';
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
