@@ -4,13 +4,15 @@ import { coalesce, perFrame } from './reading.js';
 import { EMPTY_TIMELINE, foldEvents, type Timeline } from './timeline.js';
 import { EMPTY_TRACE, foldTrace, type Trace } from './trace.js';
 
-/** Events that change what `GET /v1/runs/:id` says (status, question, usage): the run is read again after each. */
+/** Events that change what `GET /v1/runs/:id` says (status, question, held calls, usage): the run is read again after each. */
 const RUN_CHANGING: ReadonlySet<RunEvent['type']> = new Set([
   'run.started',
   'attempt.started',
   'clarify.requested',
   'clarify.answered',
   'clarify.timed_out',
+  'approval.requested',
+  'approval.resolved',
   'todo.updated',
   'usage',
   'run.retrying',

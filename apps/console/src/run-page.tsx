@@ -2,6 +2,7 @@ import type { Run, TetherClient } from '@tether/client';
 import { TERMINAL_STATUSES } from '@tether/protocol';
 import type { ComponentChildren } from 'preact';
 import { useRef, useState } from 'preact/hooks';
+import { Approvals } from './approvals.js';
 import { StatusBadge } from './badge.js';
 import { CopyId } from './copy-id.js';
 import { CrewTree } from './crew-tree.js';
@@ -20,9 +21,10 @@ import { TraceView } from './trace-view.js';
 import { useNow } from './use-now.js';
 
 /**
- * One run: its status, a pending question, "Cancel run", its crew (a parent's
- * children, a child's parent and root), and two tabs: its live timeline and
- * its workspace's files (`tab`, with `filePath` the file or folder shown).
+ * One run: its status, a pending question, the tool calls it holds for a
+ * decision, "Cancel run", its crew (a parent's children, a child's parent and
+ * root), and two tabs: its live timeline and its workspace's files (`tab`,
+ * with `filePath` the file or folder shown).
  */
 export function RunPage({
   client,
@@ -46,6 +48,7 @@ export function RunPage({
       {run.pendingClarify ? (
         <Question client={client} run={run} pending={run.pendingClarify} onAnswered={setRun} />
       ) : null}
+      <Approvals client={client} run={run} timeline={timeline} onChanged={setRun} />
       <RunOutcome run={run} />
       {run.children && run.children.length > 0 ? (
         <CrewTree client={client} runId={run.id} version={crewVersion} />

@@ -1,6 +1,8 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { argumentsText, decisionText } from './approval.js';
 import type { TimelineItem } from './timeline.js';
 import { Todos } from './todos.js';
+import { callDetail } from './tool-args.js';
 import { ToolCall } from './tool-call.js';
 
 /** Heights (px) a row of each kind is placed at before any row of its kind is measured. */
@@ -10,6 +12,7 @@ const ESTIMATED_HEIGHT: Record<TimelineItem['kind'], number> = {
   tool: 120,
   todos: 110,
   question: 34,
+  approval: 48,
   retry: 34,
   usage: 34,
 };
@@ -201,6 +204,12 @@ function TimelineEntry({ item, runId }: { item: TimelineItem; runId: string | un
               : 'Timed out without an answer'}
         </>
       );
+    case 'approval':
+      return (
+        <>
+          {time} <HeldCall item={item} />
+        </>
+      );
     case 'retry':
       return (
         <>
@@ -214,4 +223,31 @@ function TimelineEntry({ item, runId }: { item: TimelineItem; runId: string | un
         </>
       );
   }
+}
+
+/** How each decision is coloured (its words say it too). */
+const DECISION_TONE = { approve: 'ok', edit: 'info', reject: 'bad' } as const;
+
+/** A call held for approval: the call in a few words, why it was held, and what was decided, by whom. */
+function HeldCall({ item }: { item: Extract<TimelineItem, { kind: 'approval' }> }) {
+  const { approval, decision } = item;
+  const detail = callDetail(approval.tool, argumentsText(approval.arguments));
+  const tone =
+    decision === undefined ? 'info' : decision.timedOut ? 'warn' : DECISION_TONE[decision.decision];
+  return (
+    <>
+      Held for approval: <strong>{approval.tool}</strong>
+      {detail ? <code> {detail}</code> : null} <span class="muted">({approval.reason})</span>{' '}
+      <span class={`pill pill-${tone}`}>
+        {decision === undefined ? 'Waiting for a decision' : decisionText(decision)}
+      </span>
+      {decision?.message ? <p class="pre-line">Message for the model: {decision.message}</p> : null}
+      {decision?.arguments ? (
+        <details>
+          <summary>Arguments as edited</summary>
+          <pre class="args">{JSON.stringify(decision.arguments, null, 2)}</pre>
+        </details>
+      ) : null}
+    </>
+  );
 }

@@ -59,6 +59,39 @@ describe('foldEvents', () => {
     ]);
   });
 
+  it("folds a turn's held calls into one batch each, with the decision, who took it and what with", () => {
+    const timeline = foldEvents(EMPTY_TIMELINE, [
+      event('approval.requested', held('apr_1', 'write_file', { path: 'a.md', content: 'hi' })),
+      event('approval.requested', held('apr_2', 'bash', { command: 'rm -rf build' })),
+      event('approval.resolved', { requestId: 'apr_2', decision: 'reject', by: 'acme', message: 'not that' }),
+      event('approval.resolved', {
+        requestId: 'apr_1',
+        decision: 'edit',
+        by: 'acme',
+        arguments: { path: 'a.md', content: 'hello' },
+      }),
+      event('attempt.started', { attempt: 1, resumed: true, step: 1 }),
+      event('approval.requested', held('apr_3', 'write_file', { path: 'b.md', content: '' })),
+      event('approval.resolved', { requestId: 'apr_3', decision: 'reject', by: 'timeout', timedOut: true }),
+    ]);
+    const approvals = timeline.items.filter((item) => item.kind === 'approval');
+    expect(approvals).toMatchObject([
+      {
+        approval: { requestId: 'apr_1', tool: 'write_file' },
+        decision: { decision: 'edit', by: 'acme', arguments: { path: 'a.md', content: 'hello' } },
+      },
+      {
+        approval: { requestId: 'apr_2', tool: 'bash' },
+        decision: { decision: 'reject', message: 'not that' },
+      },
+      { approval: { requestId: 'apr_3' }, decision: { decision: 'reject', by: 'timeout', timedOut: true } },
+    ]);
+    // The first two were asked together; the third by a later turn.
+    const [first, second, third] = approvals as Extract<(typeof approvals)[number], { kind: 'approval' }>[];
+    expect(second?.batch).toBe(first?.batch);
+    expect(third?.batch).not.toBe(first?.batch);
+  });
+
   it('folds each event once: events at or before the last one folded are skipped', () => {
     const first = [event('run.started', { attempt: 1, workerId: 'w' }), event('usage', usage(5))];
     const once = foldEvents(EMPTY_TIMELINE, first);
@@ -121,4 +154,17 @@ describe('foldEvents', () => {
 
 function usage(total: number) {
   return { inputTokens: total, outputTokens: 0, totalTokens: total };
+}
+
+/** The data of an `approval.requested` for a call of `tool`. */
+function held(requestId: string, tool: string, args: Record<string, unknown>) {
+  return {
+    requestId,
+    callId: `call_${requestId}`,
+    tool,
+    arguments: args,
+    reason: `tools: ${tool}`,
+    expiresAt: '2026-11-30T13:00:00.000Z',
+    onTimeout: 'reject',
+  };
 }

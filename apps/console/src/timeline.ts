@@ -7,11 +7,15 @@
  * streamed assistant text (`message.delta`) is one item until the `message`
  * that ends it (after the turn's `usage`), whose content replaces what was
  * streamed; each tool call is
- * one item that collects its output chunks and its result by `callId`.
+ * one item that collects its output chunks and its result by `callId`; each
+ * call held for approval is one item that takes its decision by `requestId`.
  */
 
 import { compareEventIds } from '@tether/client';
-import type { RunEvent, TodoItem, Usage } from '@tether/protocol';
+import type { PendingApproval, RunEvent, RunEventData, TodoItem, Usage } from '@tether/protocol';
+
+/** A decision on a held call, as its `approval.resolved` says it: what, by whom, with what. */
+export type ApprovalOutcome = Omit<RunEventData<'approval.resolved'>, 'requestId'>;
 
 export type TimelineItem =
   | { kind: 'status'; key: string; at: string; text: string }
@@ -38,6 +42,16 @@ export type TimelineItem =
       requestId: string;
       question: string;
       outcome?: { answer: string } | { timedOut: true };
+    }
+  | {
+      kind: 'approval';
+      key: string;
+      at: string;
+      /** The held call, as its `approval.requested` asked. */
+      approval: PendingApproval;
+      /** The key of the first request of its turn: a turn's held calls are requested together. */
+      batch: string;
+      decision?: ApprovalOutcome;
     }
   | { kind: 'retry'; key: string; at: string; attempt: number; delayMs: number; error: string }
   | { kind: 'usage'; key: string; at: string; usage: Usage };
@@ -104,6 +118,10 @@ const isQuestion =
   (requestId: string) =>
   (item: TimelineItem): item is Extract<TimelineItem, { kind: 'question' }> =>
     item.kind === 'question' && item.requestId === requestId;
+const isApproval =
+  (requestId: string) =>
+  (item: TimelineItem): item is Extract<TimelineItem, { kind: 'approval' }> =>
+    item.kind === 'approval' && item.approval.requestId === requestId;
 
 function fold(state: { items: TimelineItem[]; attempt: number }, event: RunEvent): void {
   const { items } = state;
@@ -186,6 +204,21 @@ function fold(state: { items: TimelineItem[]; attempt: number }, event: RunEvent
         outcome: { timedOut: true },
       }));
       return;
+    case 'approval.requested':
+      // A turn's requests are appended together, so one that follows an undecided request is of
+      // the same turn; decisions and the resumed attempt come between two turns' requests.
+      items.push({
+        kind: 'approval',
+        ...base,
+        approval: event.data,
+        batch: last?.kind === 'approval' && last.decision === undefined ? last.batch : event.id,
+      });
+      return;
+    case 'approval.resolved': {
+      const { requestId, ...decision } = event.data;
+      replaceLast(items, isApproval(requestId), (item) => ({ ...item, decision }));
+      return;
+    }
     case 'run.retrying':
       stopOpenCalls(items, 'failure');
       items.push({

@@ -102,12 +102,14 @@ export function argsView(name: string, args: string): ArgsView {
 
 /** A call's arguments in a few words: the command, the path, the goal. */
 export function callDetail(name: string, args: string): string {
-  let parsed: Record<string, unknown>;
+  let json: unknown;
   try {
-    parsed = JSON.parse(args) as Record<string, unknown>;
+    json = JSON.parse(args);
   } catch {
     return args.slice(0, 200);
   }
+  if (!isRecord(json)) return '';
+  const parsed = json;
   const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
   const question = text(parsed.question);
   const first =

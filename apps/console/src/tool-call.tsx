@@ -26,20 +26,25 @@ const DIFF_LABEL: Record<DiffLineKind, string> = {
   note: '',
 };
 
-/** A tool call's arguments: a `patch` call's as a unified diff, any other's as what they are (see `argsView`). */
+/**
+ * A tool call's arguments: a `patch` call's as a unified diff, any other's as what they are (see
+ * `argsView`). A `held` call (waiting for approval) has not run: what it would write is shown open.
+ */
 export function ToolArguments({
   name,
   args,
   result,
   runId,
+  held = false,
 }: {
   name: string;
   args: string;
   result?: { ok: boolean; content: string } | undefined;
   runId?: string | undefined;
+  held?: boolean;
 }) {
   const diff = name === 'patch' ? patchDiff(args, result) : undefined;
-  if (!diff) return <ArgumentsView view={argsView(name, args)} runId={runId} />;
+  if (!diff) return <ArgumentsView view={argsView(name, args)} runId={runId} held={held} />;
   return (
     <figure class="diff">
       <figcaption>
@@ -67,7 +72,7 @@ export function ToolArguments({
   );
 }
 
-function ArgumentsView({ view, runId }: { view: ArgsView; runId: string | undefined }) {
+function ArgumentsView({ view, runId, held }: { view: ArgsView; runId: string | undefined; held: boolean }) {
   switch (view.kind) {
     case 'command':
       return (
@@ -85,8 +90,8 @@ function ArgumentsView({ view, runId }: { view: ArgsView; runId: string | undefi
             {view.note ? <span class="muted"> ({view.note})</span> : null}
           </p>
           {view.content !== undefined ? (
-            <details>
-              <summary>Content written</summary>
+            <details open={held}>
+              <summary>{held ? 'Content to write' : 'Content written'}</summary>
               <pre class="args">{view.content}</pre>
             </details>
           ) : null}

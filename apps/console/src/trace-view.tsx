@@ -217,7 +217,9 @@ function SpanRow({
   selected: boolean;
   onSelect: () => void;
 }) {
-  const detail = span.kind === 'wait' && span.detail ? `“${span.detail}”` : span.detail;
+  // A question is quoted; an approval's detail is its call's argument (a command, a path), as a call's is.
+  const quoted = span.kind === 'wait' && span.detail && span.requestId === undefined;
+  const detail = quoted ? `“${span.detail}”` : span.detail;
   return (
     <button type="button" class="span-button" aria-pressed={selected} onClick={onSelect}>
       <span class="span-name">
@@ -264,7 +266,7 @@ function ChildRow({
   );
 }
 
-/** The selected step in full: a call as the event list draws it, a turn's text, a wait's question and answer. */
+/** The selected step in full: a call as the event list draws it, a turn's text, a wait's question and answer (or held call and decision). */
 function SpanDetail({
   span,
   attempt,
@@ -327,6 +329,12 @@ function SpanDetail({
       </>
     );
   }
+  return <WaitDetail span={span} when={when} took={took} />;
+}
+
+/** A wait in full: what it waited for (a question, a held call) and what ended it (a reply, a decision). */
+function WaitDetail({ span, when, took }: { span: Span; when: string; took: string }) {
+  const approval = span.requestId !== undefined;
   return (
     <>
       <h3>
@@ -335,8 +343,14 @@ function SpanDetail({
           since {when}, {took}
         </span>
       </h3>
-      {span.detail ? <p>“{span.detail}”</p> : null}
-      {span.text ? <p>Reply: {span.text}</p> : null}
+      {span.detail && approval ? (
+        <p>
+          <code>{span.detail}</code>
+        </p>
+      ) : null}
+      {span.detail && !approval ? <p>“{span.detail}”</p> : null}
+      {approval ? <p>Decision: {span.text ?? 'none yet'}</p> : null}
+      {span.text && !approval ? <p>Reply: {span.text}</p> : null}
       {span.children ? (
         <p>The run gives up its worker slot while its children work, and resumes when they end.</p>
       ) : span.endMs === undefined ? (

@@ -92,6 +92,50 @@ describe('foldTrace', () => {
     ]);
   });
 
+  it("draws each held call's wait for a decision, ended by its decision or by the deadline", () => {
+    const asked = (requestId: string, tool: string, args: Record<string, unknown>) => ({
+      requestId,
+      callId: `call_${requestId}`,
+      tool,
+      arguments: args,
+      reason: `tools: ${tool}`,
+      expiresAt: '2026-11-30T13:00:00.000Z',
+      onTimeout: 'reject',
+    });
+    const trace = foldTrace(EMPTY_TRACE, [
+      event(0, 'attempt.started', { attempt: 1, resumed: false, step: 0 }),
+      event(10, 'approval.requested', asked('apr_1', 'bash', { command: 'npm publish\n--dry-run' })),
+      event(10, 'approval.requested', asked('apr_2', 'write_file', { path: 'NOTES.md', content: 'v2' })),
+      // The second is decided first: each wait ends with its own decision.
+      event(4_000, 'approval.resolved', { requestId: 'apr_2', decision: 'approve', by: 'acme' }),
+      event(9_000, 'approval.resolved', {
+        requestId: 'apr_1',
+        decision: 'reject',
+        by: 'timeout',
+        timedOut: true,
+      }),
+    ]);
+    expect(trace.groups[0]?.spans).toMatchObject([
+      {
+        kind: 'wait',
+        label: 'Waiting for approval of bash',
+        detail: 'npm publish',
+        requestId: 'apr_1',
+        endMs: T0 + 9_000,
+        outcome: 'error',
+        text: 'Decided at the deadline: rejected',
+      },
+      {
+        kind: 'wait',
+        label: 'Waiting for approval of write_file',
+        detail: 'NOTES.md',
+        endMs: T0 + 4_000,
+        outcome: 'ok',
+        text: 'Approved by acme',
+      },
+    ]);
+  });
+
   it('folds each event once, however often the stream repeats it', () => {
     const events = [
       event(0, 'attempt.started', { attempt: 1, resumed: false, step: 0 }),

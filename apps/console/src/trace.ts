@@ -6,7 +6,8 @@
  * Spans: the time in the queue; each model turn (from the event that let it
  * start, the attempt's start or the last tool result, to its `usage` or
  * `message`); each tool call (its `tool.call` to its `tool.result`); and each
- * wait, drawn as a wait (a question, a client tool's output, crew children).
+ * wait, drawn as a wait (a question, a client tool's output, crew children, a
+ * call held for approval: one wait per held call, ended by its decision).
  * Invariants: an event is folded at most once (ids only grow); a span without
  * an end is open and is drawn to "now"; when the run ends, or a new attempt
  * starts, nothing of before stays open: a call cut off says why (`stopped`).
@@ -14,6 +15,7 @@
 
 import { compareEventIds } from '@tether/client';
 import type { ChildResultStatus, RunEvent } from '@tether/protocol';
+import { argumentsText, decisionText } from './approval.js';
 import type { ToolStop } from './timeline.js';
 import { callDetail } from './tool-args.js';
 
@@ -48,6 +50,8 @@ export interface Span {
   text?: string;
   /** A delegation's children, in the order they started. */
   children?: ChildSpan[];
+  /** An approval's wait: the request whose decision ends it (the turn's held calls wait side by side). */
+  requestId?: string;
 }
 
 /** One attempt and its spans (a resumed attempt is a group of its own). */
@@ -222,45 +226,32 @@ function foldOne(trace: Trace, event: RunEvent): void {
       return;
     }
     case 'clarify.requested':
-      current(trace, event, at).spans.push({
-        key: event.id,
-        kind: 'wait',
-        label: 'Waiting for an answer',
-        detail: event.data.question,
-        startMs: at,
-        outcome: 'open',
-      });
+      openWait(trace, event, at, { label: 'Waiting for an answer', detail: event.data.question });
       return;
     case 'clarify.answered':
     case 'clarify.timed_out':
     case 'tool.output_received':
     case 'tool.timed_out': {
-      const answered = event.type === 'clarify.answered';
       const timedOut = event.type === 'clarify.timed_out' || event.type === 'tool.timed_out';
-      for (const group of trace.groups) {
-        updateLast(
-          group,
-          (span) => span.kind === 'wait' && span.endMs === undefined && !span.children,
-          (span) => ({
-            ...span,
-            endMs: at,
-            outcome: timedOut ? 'error' : 'ok',
-            text: answered ? event.data.answer : timedOut ? 'Timed out' : span.text,
-          }),
-        );
-      }
+      const text = event.type === 'clarify.answered' ? event.data.answer : timedOut ? 'Timed out' : undefined;
+      // A question's or a client tool's wait: the last open one that is neither children nor an approval.
+      endWait(trace, at, (span) => !span.children && span.requestId === undefined, timedOut, text);
       return;
     }
     case 'tool.requested':
-      current(trace, event, at).spans.push({
-        key: event.id,
-        kind: 'wait',
-        label: `Waiting for the client's ${event.data.name}`,
-        detail: '',
-        startMs: at,
-        outcome: 'open',
-      });
+      openWait(trace, event, at, { label: `Waiting for the client's ${event.data.name}`, detail: '' });
       return;
+    case 'approval.requested': {
+      const { tool, requestId } = event.data;
+      const detail = callDetail(tool, argumentsText(event.data.arguments));
+      openWait(trace, event, at, { label: `Waiting for approval of ${tool}`, detail, requestId });
+      return;
+    }
+    case 'approval.resolved': {
+      const { requestId, timedOut = false } = event.data;
+      endWait(trace, at, (span) => span.requestId === requestId, timedOut, decisionText(event.data));
+      return;
+    }
     case 'child.started':
       startChild(trace, event, at);
       return;
@@ -284,22 +275,47 @@ function foldOne(trace: Trace, event: RunEvent): void {
       closeAll(trace, at, 'failure');
       return;
     case 'run.completed':
-      closeAll(trace, at, 'failure');
-      trace.endMs = at;
-      closeQueue(trace, at);
-      return;
     case 'run.failed':
-      closeAll(trace, at, 'failure');
-      trace.endMs = at;
-      closeQueue(trace, at);
-      return;
     case 'run.cancelled':
-      closeAll(trace, at, 'cancel');
+      closeAll(trace, at, event.type === 'run.cancelled' ? 'cancel' : 'failure');
       trace.endMs = at;
       closeQueue(trace, at);
       return;
     default:
       return;
+  }
+}
+
+/** A wait starts: a question, a client tool's output, a held call's decision. */
+function openWait(
+  trace: Trace,
+  event: RunEvent,
+  at: number,
+  what: Pick<Span, 'label' | 'detail' | 'requestId'>,
+): void {
+  current(trace, event, at).spans.push({
+    key: event.id,
+    kind: 'wait',
+    startMs: at,
+    outcome: 'open',
+    ...what,
+  });
+}
+
+/** The last open wait that `match`es (in each group) ends: answered, or timed out; `text` is what ended it. */
+function endWait(
+  trace: Trace,
+  at: number,
+  match: (span: Span) => boolean,
+  timedOut: boolean,
+  text: string | undefined,
+): void {
+  for (const group of trace.groups) {
+    updateLast(
+      group,
+      (span) => span.kind === 'wait' && span.endMs === undefined && match(span),
+      (span) => ({ ...span, endMs: at, outcome: timedOut ? 'error' : 'ok', text: text ?? span.text }),
+    );
   }
 }
 

@@ -1649,3 +1649,192 @@ describe('sessions in the console', () => {
     await page.close();
   });
 });
+
+describe('approval of tool calls in the console', () => {
+  /** Submits a replay run whose calls `approval` holds for a decision. */
+  async function submitHeld(script: ReplayScript, approval: Record<string, unknown>): Promise<string> {
+    const { id } = await client.submit({
+      input: 'an approval test',
+      model: { provider: 'replay', script },
+      approval,
+    });
+    return id;
+  }
+  /** The request ids of the first `count` calls run `id` holds, read from its event stream. */
+  async function heldCalls(id: string, count: number): Promise<string[]> {
+    const requests: string[] = [];
+    for await (const event of client.stream(id)) {
+      if (event.type === 'approval.requested') requests.push(event.data.requestId);
+      if (requests.length === count) return requests;
+    }
+    throw new Error(`run ${id} ended holding ${requests.length} calls`);
+  }
+  /** A held call's card: a region named by its tool and its request. */
+  const card = (page: Page, tool: string, requestId: string) =>
+    page.getByRole('region', { name: `${tool} ${requestId}`, exact: true });
+  /** The timeline's row of a tool call, its output and result opened. */
+  async function callResult(page: Page, tool: string): Promise<string> {
+    const row = page
+      .getByRole('region', { name: 'Timeline events' })
+      .locator('.event-tool')
+      .filter({ hasText: `Tool ${tool}` });
+    await row.getByText(`Output of ${tool}`).click();
+    return (await row.locator('pre.result').textContent()) ?? '';
+  }
+
+  it('shows each held call in full with its reason and time left, and approves them one by one', async () => {
+    const id = await submitHeld(
+      [
+        {
+          toolCalls: [
+            call('write_file', { path: 'notes.md', content: 'v2, reviewed\n' }),
+            call('bash', { command: 'cat notes.md' }),
+          ],
+        },
+        { content: 'done' },
+      ],
+      { tools: ['write_file'], bash: { ask: ['^cat\\b'] } },
+    );
+    const [write, bash] = (await heldCalls(id, 2)) as [string, string];
+    const page = await openSignedIn(`/console/runs/${id}`);
+    await statusIs(page, 'Waiting for input');
+    const writeCard = card(page, 'write_file', write);
+    const bashCard = card(page, 'bash', bash);
+    await writeCard.getByText('tools: write_file', { exact: true }).waitFor();
+    expect(await writeCard.getByTestId('countdown').textContent()).toMatch(/^\d+:\d\d$/);
+    // The arguments in full, as what they are: the file and what would be written, the command.
+    await writeCard.getByText('notes.md', { exact: true }).waitFor();
+    expect(await writeCard.locator('pre.args').textContent()).toBe('v2, reviewed\n');
+    expect(await bashCard.locator('pre.command code').textContent()).toBe('cat notes.md');
+    await bashCard.getByText('bash.ask: ^cat\\b', { exact: true }).waitFor();
+    // The wait is in the trace and the held calls in the events.
+    await page
+      .getByRole('region', { name: 'Trace' })
+      .getByRole('button', { name: /^Waiting for approval of write_file notes\.md .*, Waiting$/ })
+      .waitFor();
+    await page.getByText('Held for approval: write_file notes.md').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'approval');
+
+    // One decided: its card says so (and who) while the run waits on the other.
+    await writeCard.getByRole('button', { name: 'Approve', exact: true }).click();
+    const approved = writeCard.getByRole('status').filter({ hasText: /^Approved by acme$/ });
+    await approved.waitFor();
+    // The button pressed is gone: the focus is on what it did.
+    await expect.poll(() => approved.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(await writeCard.getByRole('button').count()).toBe(0);
+    await statusIs(page, 'Waiting for input');
+    await bashCard.getByRole('button', { name: 'Approve', exact: true }).click();
+    await statusIs(page, 'Completed');
+    await writeCard.waitFor({ state: 'detached' });
+    expect(await callResult(page, 'bash')).toContain('v2, reviewed');
+    expect(await page.locator('.event-approval').allTextContents()).toEqual([
+      expect.stringMatching(
+        /Held for approval: write_file notes\.md \(tools: write_file\) Approved by acme$/,
+      ),
+      expect.stringMatching(
+        /Held for approval: bash cat notes\.md \(bash\.ask: \^cat\\b\) Approved by acme$/,
+      ),
+    ]);
+    await page
+      .getByRole('region', { name: 'Trace' })
+      .getByRole('button', { name: /^Waiting for approval of bash cat notes\.md .*, Done waiting$/ })
+      .waitFor();
+    await page.close();
+  });
+
+  it('edits a held call: invalid JSON is caught before sending, a field the tool refuses is said by the API, then the edit runs', async () => {
+    const id = await submitHeld(
+      [{ toolCalls: [call('write_file', { path: 'notes.md', content: 'draft\n' })] }, { content: 'done' }],
+      { tools: ['write_file'] },
+    );
+    const [write] = (await heldCalls(id, 1)) as [string];
+    const page = await openSignedIn(`/console/runs/${id}`);
+    const held = card(page, 'write_file', write);
+    await held.getByRole('button', { name: 'Edit', exact: true }).click();
+    const editor = held.getByRole('textbox', { name: 'Arguments (JSON)' });
+    await expect.poll(() => editor.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(JSON.parse(await editor.inputValue())).toEqual({ path: 'notes.md', content: 'draft\n' });
+
+    // Not JSON: said under the field as it is typed, and on Send edit, and nothing is sent.
+    await editor.fill('{"path": "notes.md",');
+    expect(await editor.getAttribute('aria-invalid')).toBe('true');
+    await held.getByText(/^Not valid JSON: /).waitFor();
+    await held.getByRole('button', { name: 'Send edit' }).click();
+    await held
+      .getByRole('alert')
+      .filter({ hasText: /^Not sent: Not valid JSON: / })
+      .waitFor();
+    expect(await editor.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect((await client.get(id)).pendingApprovals?.map((approval) => approval.requestId)).toEqual([write]);
+
+    // JSON the tool refuses (no content): the API's message names the field; the editor stays open.
+    await editor.fill('{"path": "notes.md"}');
+    expect(await editor.getAttribute('aria-invalid')).toBeNull();
+    expect(await held.getByRole('alert').count()).toBe(0);
+    await held.getByRole('button', { name: 'Send edit' }).click();
+    await held
+      .getByRole('alert')
+      .filter({ hasText: /^arguments: Invalid arguments for write_file: missing required field `content`/ })
+      .waitFor();
+    expect(await editor.inputValue()).toBe('{"path": "notes.md"}');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await editor.fill('{"path": "notes.md", "content": "reviewed\\n"}');
+    await held.getByRole('button', { name: 'Send edit' }).click();
+    await statusIs(page, 'Completed');
+    expect(await callResult(page, 'write_file')).toMatch(/^A reviewer changed the arguments/);
+    await page.locator('.event-approval').getByText('Edited by acme').waitFor();
+    expect(await (await client.file(id, 'notes.md')).text()).toBe('reviewed\n');
+    await page.close();
+  });
+
+  it('rejects a held call with a message for the model, which its result carries', async () => {
+    const id = await submitHeld(
+      [{ toolCalls: [call('bash', { command: 'rm -rf build' })] }, { content: 'done' }],
+      { bash: { ask: ['^rm\\b'] } },
+    );
+    const [rm] = (await heldCalls(id, 1)) as [string];
+    const page = await openSignedIn(`/console/runs/${id}`);
+    const held = card(page, 'bash', rm);
+    await held.getByRole('button', { name: 'Reject', exact: true }).click();
+    expect(
+      await held.getByRole('button', { name: 'Reject', exact: true }).getAttribute('aria-expanded'),
+    ).toBe('true');
+    await held.getByRole('textbox', { name: 'Message for the model' }).fill('Keep the build folder.');
+    await held.getByRole('button', { name: 'Send rejection' }).click();
+    await statusIs(page, 'Completed');
+    const result = await callResult(page, 'bash');
+    expect(result).toMatch(/^A reviewer refused this bash call/);
+    expect(result).toContain('Keep the build folder.');
+    const decided = page.locator('.event-approval');
+    await decided.getByText('Rejected by acme').waitFor();
+    await decided.getByText('Message for the model: Keep the build folder.').waitFor();
+    await page.close();
+  });
+
+  it('says when another decision came first, and reads the run again', async () => {
+    const id = await submitHeld(
+      [{ toolCalls: [call('write_file', { path: 'late.md', content: 'late\n' })] }, { content: 'done' }],
+      { tools: ['write_file'] },
+    );
+    const [write] = (await heldCalls(id, 1)) as [string];
+    const page = await openSignedIn(`/console/runs/${id}`);
+    const held = card(page, 'write_file', write);
+    await held.getByRole('button', { name: 'Approve', exact: true }).waitFor();
+    // The page's decision reaches the API just after one taken through the API: the first wins.
+    await page.route('**/v1/runs/*/approvals/*', async (route) => {
+      await client.decide(id, write, { decision: 'reject', message: 'decided elsewhere' });
+      await route.continue();
+    });
+    await held.getByRole('button', { name: 'Approve', exact: true }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: `write_file (${write}): A decision on this call was taken already` })
+      .waitFor();
+    await statusIs(page, 'Completed');
+    await held.waitFor({ state: 'detached' });
+    await page.locator('.event-approval').getByText('Rejected by acme').waitFor();
+    await page.close();
+  });
+});
