@@ -413,6 +413,42 @@ describe('the WebSocket gateway', () => {
     expect(await file.text()).toBe('reviewed');
   });
 
+  it("steers the session's live run with a steer frame: taken when the run wakes; an idle session or another tenant refused", async () => {
+    const env = await setup();
+    const [api] = await Promise.all([startApi(env, API_KEYS), startWorker(env)]);
+    const client = await socket(api.base);
+    client.send({ type: 'message', sessionId: null, content: 'Pick a colour', options: { model: ASKS } });
+    const asked = await client.waitFor<Extract<WsServerFrame, { type: 'clarify_request' }>>(
+      ofType('clarify_request'),
+    );
+    const { sessionId } = asked;
+    const beta = await socket(api.base, BETA);
+    beta.send({ type: 'steer', sessionId, content: 'not yours' });
+    await beta.roundTrip();
+    expect(beta.frames.map((frame) => (frame.type === 'error' ? frame.code : frame.type))).toEqual([
+      'ERR_SESSION_NOT_FOUND',
+      'pong',
+    ]);
+    client.send({ type: 'steer', sessionId, content: 'Prefer dark colours' });
+    const received = await client.waitFor<Extract<WsServerFrame, { type: 'event' }>>(
+      ofType('event', (frame) => frame.event.type === 'message.received'),
+    );
+    expect(received.event.data).toMatchObject({ content: 'Prefer dark colours' });
+    const { messageId } = received.event.data as { messageId: string };
+    client.send({ type: 'clarify_response', sessionId, requestId: asked.data.requestId, answer: 'blue' });
+    const delivered = await client.waitFor<Extract<WsServerFrame, { type: 'event' }>>(
+      ofType('event', (frame) => frame.event.type === 'message.delivered'),
+    );
+    expect(delivered.event.data).toEqual({ messageId });
+    await client.waitFor(ofType('done'));
+    // Nothing live any more: a steer frame is refused, and the socket stays open.
+    client.send({ type: 'steer', sessionId, content: 'too late' });
+    await client.roundTrip();
+    expect(client.ofType('error').map((frame) => frame.type === 'error' && frame.code)).toEqual([
+      'ERR_SESSION_IDLE',
+    ]);
+  });
+
   it('keeps tenants apart: another tenant, or a token of another session, gets error frames and nothing else', async () => {
     const env = await setup();
     const [api] = await Promise.all([startApi(env, API_KEYS), startWorker(env)]);

@@ -300,6 +300,7 @@ export {
   WsRunStartedFrameSchema,
   WsServerFrameSchema,
   WsSessionFrameSchema,
+  WsSteerFrameSchema,
   WsSubscribeFrameSchema,
   WsToolRequestFrameSchema,
   WsToolResponseFrameSchema,

@@ -10,6 +10,7 @@ import {
   REQUEST_ID_PATTERN,
   RunIdSchema,
   SessionIdSchema,
+  SteerMessageBodySchema,
   ToolOutputBodySchema,
   ToolRequestIdSchema,
 } from './http.js';
@@ -76,6 +77,16 @@ export const WsApprovalResponseFrameSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** `steer`: a message for the session's live run, taken at its next turn boundary (as `POST /v1/runs/:id/messages`). */
+export const WsSteerFrameSchema = Type.Object(
+  {
+    type: Type.Literal('steer'),
+    sessionId: SessionIdSchema,
+    content: SteerMessageBodySchema.properties.content,
+  },
+  { additionalProperties: false },
+);
+
 /** `subscribe`: follow the session's events after `after` (null: from its first event), then live. */
 export const WsSubscribeFrameSchema = Type.Object(
   {
@@ -107,6 +118,7 @@ export const WS_CLIENT_FRAME_SCHEMAS = {
   clarify_response: WsClarifyResponseFrameSchema,
   tool_response: WsToolResponseFrameSchema,
   approval_response: WsApprovalResponseFrameSchema,
+  steer: WsSteerFrameSchema,
   subscribe: WsSubscribeFrameSchema,
   cancel: WsCancelFrameSchema,
   ping: WsPingFrameSchema,

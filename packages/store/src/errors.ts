@@ -126,6 +126,11 @@ export const QUEUE_ERRORS = {
     description:
       'No session with this id for this tenant (or its retention has passed since its last activity).',
   },
+  ERR_SESSION_IDLE: {
+    statusCode: 409,
+    description:
+      'The session has no live run to take a message (a WebSocket `steer` frame): send it as a message of the session instead.',
+  },
   ERR_SESSION_BUSY: {
     statusCode: 409,
     description:

@@ -233,6 +233,26 @@ export class SessionService {
   }
 
   /** Cancels the session's live runs (the active one and those queued behind it); returns their ids. */
+  /**
+   * A message for the session's live run (the head of its queue), taken at its next turn boundary
+   * (see `RunService.steer`): `ERR_SESSION_IDLE` when it has none. The run's and message's ids.
+   */
+  async steer(
+    tenant: string,
+    sessionId: string,
+    content: string,
+  ): Promise<{ runId: string; messageId: string }> {
+    const session = await this.record(tenant, sessionId);
+    const runId = session.queue[0];
+    if (runId === undefined) {
+      throw new QueueError(
+        'ERR_SESSION_IDLE',
+        `Session ${sessionId} has no live run to take a message: send it as a message of the session instead.`,
+      );
+    }
+    return { runId, messageId: await this.#runs.steer(tenant, runId, content) };
+  }
+
   async cancelLive(tenant: string, sessionId: string): Promise<string[]> {
     const session = await this.record(tenant, sessionId);
     // The runs behind first, so none of them starts when the active one ends.

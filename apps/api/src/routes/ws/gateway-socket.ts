@@ -233,6 +233,10 @@ export class GatewaySocket {
         await app.sessions.decide(this.tenant, frame.sessionId, frame.requestId, decided, check);
         return;
       }
+      case 'steer':
+        this.#checkScope(frame.sessionId);
+        await app.sessions.steer(this.tenant, frame.sessionId, frame.content);
+        return;
       case 'cancel':
         this.#checkScope(frame.sessionId);
         await app.sessions.cancelLive(this.tenant, frame.sessionId);
