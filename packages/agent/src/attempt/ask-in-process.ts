@@ -1,8 +1,9 @@
 /**
- * A clarify question answered in process (design 5.3): the host's
- * `onClarifyRequest` is awaited against the question's deadline and the run's
- * abort signal, and whichever comes first decides. A late answer or rejection
- * after that is ignored (never an unhandled rejection).
+ * A host's handler awaited in process (design 5.3): a clarify question's
+ * `onClarifyRequest` (and an approval's `onApprovalRequest`) against the
+ * request's deadline and the run's abort signal, and whichever comes first
+ * decides. A late answer or rejection after that is ignored (never an
+ * unhandled rejection).
  */
 
 /** What the handler gets besides the question: a signal that fires when its answer is no longer wanted. */
@@ -35,23 +36,49 @@ export interface AskInProcessOptions {
 }
 
 /** Asks `handler`; settles with its answer, its failure, the deadline or the abort, whichever comes first. */
-export function askInProcess(
+export async function askInProcess(
   handler: ClarifyRequestHandler,
   question: string,
   choices: string[],
-  { signal, timeoutMs }: AskInProcessOptions,
+  options: AskInProcessOptions,
 ): Promise<InProcessReply> {
+  const ask = (unwanted: AbortSignal) => handler(question, choices, { signal: unwanted });
+  const reply = await inProcess(ask, options, 'The clarify question');
+  if (reply.kind !== 'settled') return reply;
+  return typeof reply.value === 'string'
+    ? { kind: 'answered', answer: reply.value }
+    : { kind: 'failed', reason: `onClarifyRequest gave ${describe(reply.value)}, not a string` };
+}
+
+/** What became of a host's handler awaited in process. */
+export type InProcessOutcome =
+  | { kind: 'settled'; value: unknown }
+  | { kind: 'timed-out' }
+  | { kind: 'failed'; reason: string }
+  | { kind: 'aborted' };
+
+/**
+ * Awaits `start(unwanted)`, a host's handler, against the deadline and the run's abort signal:
+ * whichever comes first decides, and `unwanted` aborts when the handler's answer is no longer
+ * wanted (`what` names the request in the timeout's reason). A late value or rejection after that
+ * is ignored (never an unhandled rejection).
+ */
+export function inProcess(
+  start: (unwanted: AbortSignal) => unknown,
+  { signal, timeoutMs }: AskInProcessOptions,
+  what = 'The request',
+): Promise<InProcessOutcome> {
   if (signal.aborted) return Promise.resolve({ kind: 'aborted' });
   const unwanted = new AbortController();
-  return new Promise<InProcessReply>((resolve) => {
+  return new Promise<InProcessOutcome>((resolve) => {
     let settled = false;
-    const settle = (reply: InProcessReply) => {
+    const settle = (reply: InProcessOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       if (reply.kind === 'timed-out') {
-        unwanted.abort(new DOMException('The clarify question timed out.', 'TimeoutError'));
+        unwanted.abort(new DOMException(`${what} timed out.`, 'TimeoutError'));
       } else if (reply.kind === 'aborted') {
         unwanted.abort(signal.reason);
       }
@@ -63,17 +90,12 @@ export function askInProcess(
 
     let pending: Promise<unknown>;
     try {
-      pending = Promise.resolve(handler(question, choices, { signal: unwanted.signal }));
+      pending = Promise.resolve(start(unwanted.signal));
     } catch (error) {
       pending = Promise.reject(error);
     }
     pending.then(
-      (answer) =>
-        settle(
-          typeof answer === 'string'
-            ? { kind: 'answered', answer }
-            : { kind: 'failed', reason: `onClarifyRequest gave ${describe(answer)}, not a string` },
-        ),
+      (value) => settle({ kind: 'settled', value }),
       (error: unknown) => settle({ kind: 'failed', reason: reasonOf(error) }),
     );
   });
