@@ -19,6 +19,7 @@ export {
   unansweredToolCalls,
 } from './attempt/checkpoint.js';
 export type {
+  ApprovalRequestHandler,
   AttemptLimits,
   AttemptOutcome,
   AttemptParams,

@@ -1336,3 +1336,47 @@ describe('runAttempt with messages sent to the live run', () => {
     });
   });
 });
+
+describe('runAttempt with approvals decided in process', () => {
+  it('asks the handler for each held call in order and goes on: edited, refused when it throws, onTimeout at the deadline', async () => {
+    const script: ReplayScript = [
+      {
+        toolCalls: [
+          call('write_file', { path: 'a.txt', content: 'asked' }),
+          call('write_file', { path: 'b.txt', content: 'asked' }),
+          call('write_file', { path: 'c.txt', content: 'asked' }),
+        ],
+      },
+      { content: 'finished' },
+    ];
+    const h = harness(createReplayProvider(script));
+    const asked: string[] = [];
+    const outcome = await h.attempt(h.checkpoint, {
+      approval: compileApprovalPolicy({ tools: ['write_file'], timeoutMs: 1_000, onTimeout: 'approve' }),
+      onApprovalRequest: async (request, { signal }) => {
+        const path = (request.arguments as { path: string }).path;
+        asked.push(path);
+        if (path === 'a.txt') return { decision: 'edit', arguments: { path: 'a.txt', content: 'edited' } };
+        if (path === 'b.txt') throw new Error('the reviewer is away');
+        // c.txt: nobody answers; the deadline approves it, and the handler hears it is no longer wanted.
+        return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+      },
+    });
+    expect(outcome).toEqual({ status: 'completed', output: 'finished' });
+    expect(asked).toEqual(['a.txt', 'b.txt', 'c.txt']);
+    expect(await readFile(join(workspace, 'a.txt'), 'utf8')).toBe('edited');
+    await expect(readFile(join(workspace, 'b.txt'), 'utf8')).rejects.toThrow();
+    expect(await readFile(join(workspace, 'c.txt'), 'utf8')).toBe('asked');
+    const resolved = h.events.filter((e) => e.type === 'approval.resolved').map((e) => e.data);
+    expect(resolved).toEqual([
+      expect.objectContaining({ decision: 'edit', by: 'in_process' }),
+      expect.objectContaining({
+        decision: 'reject',
+        by: 'in_process',
+        message: 'The approval handler failed: the reviewer is away.',
+      }),
+      expect.objectContaining({ decision: 'approve', by: 'timeout', timedOut: true }),
+    ]);
+    expect(h.events.filter((e) => e.type === 'approval.requested')).toHaveLength(3);
+  });
+});

@@ -17,8 +17,16 @@
  * Redis: the worker maps the outcome onto the queue.
  */
 import { Value } from '@sinclair/typebox/value';
-import type { ClientTool, Locale, PendingApproval, PendingToolCall } from '@tether/protocol';
+import type {
+  ApprovalDecision,
+  ApprovalDecisionBody,
+  ClientTool,
+  Locale,
+  PendingApproval,
+  PendingToolCall,
+} from '@tether/protocol';
 import {
+  ApprovalDecisionBodySchema,
   CLIENT_TOOL_LIMITS,
   type EmitEvent,
   newId,
@@ -47,7 +55,12 @@ import {
   toolTimeoutMessage,
 } from '../prompt/system-prompt.js';
 import type { ModelProvider, ModelTool } from '../providers/model-provider.js';
-import { askInProcess, type ClarifyRequestHandler } from './ask-in-process.js';
+import {
+  askInProcess,
+  type ClarifyRequestHandler,
+  type InProcessOutcome,
+  inProcess,
+} from './ask-in-process.js';
 import {
   type Checkpoint,
   type PendingClarifyState,
@@ -153,6 +166,14 @@ export interface AttemptParams {
    * whether the call runs, with which arguments, or is refused.
    */
   approval?: CompiledApprovalPolicy | undefined;
+  /**
+   * Decides in process on the calls `approval` holds (an embedded agent, design 5.3): awaited for
+   * each in call order against the policy's deadline (then its `onTimeout` decides); a handler that
+   * throws or answers with no decision rejects the call, saying why. `approval.requested` and
+   * `approval.resolved` are emitted as a host's would be; the wait is not active time. Without it,
+   * held calls end the attempt with an `approvals` outcome for the host to wait on.
+   */
+  onApprovalRequest?: ApprovalRequestHandler | undefined;
   /**
    * The messages sent to the live run since it last looked (steering): taken before each model
    * turn, a turn boundary where every call of the last turn has its result, and put in the
@@ -357,12 +378,36 @@ class Attempt {
       });
     }
     if (approvals.length === 0) return undefined;
+    const handler = this.#params.onApprovalRequest;
+    if (handler) return this.#decideInProcess(handler, policy, approvals);
     this.#checkpoint.waitpoint = {
       requests: approvals.map((approval) => ({ kind: 'approval', ...approval })),
     };
     await this.#save();
     // The host records the requests and appends `approval.requested` for each in one step.
     return { status: 'approvals', approvals };
+  }
+
+  /** The held calls decided in process, one after another; the attempt goes on (or is cancelled). */
+  async #decideInProcess(
+    handler: ApprovalRequestHandler,
+    policy: CompiledApprovalPolicy,
+    approvals: PendingApproval[],
+  ): Promise<AttemptOutcome | undefined> {
+    const { emit, signal } = this.#params;
+    for (const approval of approvals) {
+      emit({ type: 'approval.requested', data: approval });
+      const asked = this.#now();
+      const ask = (unwanted: AbortSignal) => handler(approval, { signal: unwanted });
+      const reply = await inProcess(ask, { signal, timeoutMs: policy.timeoutMs }, 'The approval request');
+      this.#waitedMs += this.#now() - asked;
+      if (reply.kind === 'aborted') return { status: 'cancelled' };
+      const decision = inProcessDecision(reply, policy.onTimeout);
+      this.#checkpoint.decisions = { ...this.#checkpoint.decisions, [approval.callId]: decision };
+      emit({ type: 'approval.resolved', data: { requestId: approval.requestId, ...decision } });
+    }
+    await this.#save();
+    return undefined;
   }
 
   /**
@@ -877,6 +922,25 @@ function shortenSummary(summary: string, cap: number): string {
   const tail = summary.slice(summary.length - Math.floor(keep * 0.4));
   return `${head}${note(summary.length - head.length - tail.length)}${tail}`;
 }
+
+/** A decision taken in process: the handler's when it is one, the policy's at the deadline, else a refusal saying why. */
+function inProcessDecision(
+  reply: InProcessOutcome,
+  onTimeout: 'approve' | 'reject',
+): ApprovalDecision & { timedOut?: boolean } {
+  if (reply.kind === 'timed-out') return { decision: onTimeout, by: 'timeout', timedOut: true };
+  if (reply.kind === 'settled' && Value.Check(ApprovalDecisionBodySchema, reply.value)) {
+    return { ...(reply.value as ApprovalDecisionBody), by: 'in_process' };
+  }
+  const why = reply.kind === 'failed' ? reply.reason : 'it gave no decision';
+  return { decision: 'reject', message: `The approval handler failed: ${why}.`, by: 'in_process' };
+}
+
+/** Decides in process on a tool call held for approval (see {@link AttemptParams.onApprovalRequest}). */
+export type ApprovalRequestHandler = (
+  request: PendingApproval,
+  context: { signal: AbortSignal },
+) => Promise<ApprovalDecisionBody> | ApprovalDecisionBody;
 
 /** A call's arguments as shown to a reviewer: the parsed JSON, or the text when it is not JSON. */
 function parsedArguments(text: string): unknown {
