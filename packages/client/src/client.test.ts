@@ -1,6 +1,6 @@
 /**
  * TetherClient against the fake API on a real port: submit (idempotency),
- * get, list, wait, tree, cancel, answer and decide with their error mapping,
+ * get, list, wait, tree, cancel, answer, decide and steer with their error mapping,
  * runs.runToCompletion deciding approval requests, files, tools, retries, and
  * an unreachable server.
  */
@@ -428,6 +428,97 @@ describe('decide', () => {
       .decide(fake.run.id, 'apr_0001', { decision: 'approve' })
       .catch((e: unknown) => e);
     expect(hidden).toMatchObject({ status: 404, code: 'ERR_RUN_NOT_FOUND' });
+  });
+});
+
+describe('steer', () => {
+  /** The events about messages sent to the run, as `[type, messageId, content?]`. */
+  function messageEvents(fake: FakeRun): unknown[][] {
+    return fake.events.flatMap((e) =>
+      e.type === 'message.received'
+        ? [[e.type, e.data.messageId, e.data.content]]
+        : e.type === 'message.delivered' || e.type === 'message.undelivered'
+          ? [[e.type, e.data.messageId]]
+          : [],
+    );
+  }
+
+  it('posts the message to a live run and answers its id; the run says when it takes it', async () => {
+    const fake = api.createRun({ input: 'x' }, 'tenant-a');
+    api.append(fake.run.id, 'run.started', { attempt: 1, workerId: 'w1' });
+    const first = await client.steer(fake.run.id, 'Keep the answer short.');
+    const second = await client.steer(fake.run.id, 'And in French.\nMerci.');
+    expect(first).toEqual({ messageId: 'msg_0001' });
+    expect(second).toEqual({ messageId: 'msg_0002' });
+    expect(api.requests.at(-1)).toMatchObject({
+      method: 'POST',
+      path: `/v1/runs/${fake.run.id}/messages`,
+      body: { content: 'And in French.\nMerci.' },
+    });
+    expect(api.requests.at(-1)?.headers.authorization).toBe('Bearer key-a');
+    expect(api.deliverMessages(fake.run.id)).toEqual(['msg_0001', 'msg_0002']);
+    expect(messageEvents(fake)).toEqual([
+      ['message.received', 'msg_0001', 'Keep the answer short.'],
+      ['message.received', 'msg_0002', 'And in French.\nMerci.'],
+      ['message.delivered', 'msg_0001'],
+      ['message.delivered', 'msg_0002'],
+    ]);
+    // A waiting run takes messages too (when it next wakes).
+    api.append(fake.run.id, 'clarify.requested', {
+      requestId: 'clr_1',
+      question: 'Which colour?',
+      choices: ['red', 'blue'],
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    await expect(client.steer(fake.run.id, 'Blue, please.')).resolves.toEqual({ messageId: 'msg_0003' });
+  });
+
+  it('refuses an ended run with TetherConflictError, and a message it did not take is said undelivered', async () => {
+    const fake = api.createRun({ input: 'x' }, 'tenant-a');
+    await client.steer(fake.run.id, 'Stop after the tests.');
+    await client.cancel(fake.run.id);
+    expect(messageEvents(fake)).toEqual([
+      ['message.received', 'msg_0001', 'Stop after the tests.'],
+      ['message.undelivered', 'msg_0001'],
+    ]);
+    expect(fake.events.at(-1)?.type).toBe('run.cancelled');
+    const ended = await client.steer(fake.run.id, 'Too late?').catch((e: unknown) => e);
+    expect(ended).toBeInstanceOf(TetherConflictError);
+    expect(ended).toMatchObject({
+      status: 409,
+      code: 'ERR_RUN_ENDED',
+      message: `Run ${fake.run.id} has ended; it takes no more messages.`,
+    });
+  });
+
+  it('refuses a 21st message the run has not taken, and takes more once it has', async () => {
+    const fake = api.createRun({ input: 'x' }, 'tenant-a');
+    for (let i = 1; i <= 20; i++) await client.steer(fake.run.id, `message ${i}`);
+    const full = await client.steer(fake.run.id, 'message 21').catch((e: unknown) => e);
+    expect(full).toBeInstanceOf(TetherConflictError);
+    expect(full).toMatchObject({ status: 409, code: 'ERR_RUN_MESSAGES_LIMIT' });
+    expect(fake.events.filter((e) => e.type === 'message.received')).toHaveLength(20);
+    api.deliverMessages(fake.run.id);
+    await expect(client.steer(fake.run.id, 'message 21')).resolves.toEqual({ messageId: 'msg_0021' });
+  });
+
+  it("404s an unknown run and another tenant's, and refuses empty or non-string content before sending", async () => {
+    const theirs = api.createRun({ input: 'y' }, 'tenant-b');
+    for (const id of ['run_9999', theirs.run.id]) {
+      const error = await client.steer(id, 'hello').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TetherNotFoundError);
+      expect(error).toMatchObject({ status: 404, code: 'ERR_RUN_NOT_FOUND' });
+    }
+    expect(theirs.events.map((e) => e.type)).toEqual(['run.queued']);
+    const before = api.requests.length;
+    for (const content of ['', undefined, 42]) {
+      const error = await client.steer(theirs.run.id, content as string).catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        code: 'ERR_CLIENT_INVALID_OPTION',
+        message: 'content must be a non-empty string',
+      });
+    }
+    expect(api.requests.length).toBe(before);
   });
 });
 

@@ -10,6 +10,7 @@ import type {
   RunFileList,
   RunList,
   RunStatus,
+  SteerMessageResponse,
   ToolCatalog,
 } from '@tether/protocol';
 import { APPROVAL_DECISIONS, TERMINAL_STATUSES, TetherError } from '@tether/protocol';
@@ -393,6 +394,32 @@ export class TetherClient {
       signal: options.signal,
       idempotent: false,
     });
+  }
+
+  /**
+   * `POST /v1/runs/:id/messages`: a message from the user to a live run, without stopping it. The
+   * run takes it at its next turn boundary (after the model turn under way and its tool results),
+   * as the user's: `message.received` now, `message.delivered` then, or `message.undelivered` if
+   * the run ends first. A waiting run takes it when it next wakes; the message does not wake it.
+   * An ended run throws `TetherConflictError` (`ERR_RUN_ENDED`), as does one holding 20 messages
+   * it has not taken (`ERR_RUN_MESSAGES_LIMIT`); an unknown run throws `TetherNotFoundError`. Never
+   * repeated after a lost connection: a repeat could reach the run twice.
+   */
+  async steer(id: string, content: string, options: RequestOptions = {}): Promise<SteerMessageResponse> {
+    if (typeof content !== 'string' || content === '') {
+      throw invalidOption('content must be a non-empty string');
+    }
+    const result = await this.json({
+      method: 'POST',
+      path: `${runPath(id)}/messages`,
+      body: { content },
+      signal: options.signal,
+      idempotent: false,
+    });
+    if (!isRecord(result) || typeof result.messageId !== 'string') {
+      throw new TetherProtocolError(`POST ${runPath(id)}/messages answered without a message id`);
+    }
+    return { messageId: result.messageId };
   }
 
   /** `GET /v1/runs/:id/files`: the regular files the run left in its workspace, by path. */

@@ -39,6 +39,8 @@ export type {
   Skill,
   SkillList,
   SkillSummary,
+  SteerMessageBody,
+  SteerMessageResponse,
   ToolCatalog,
   ToolInfo,
   TranscriptEntryView,

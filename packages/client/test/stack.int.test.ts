@@ -257,17 +257,21 @@ describe('the tether CLI', () => {
 });
 
 /** Runs the built CLI with output to a pipe (no terminal: ASCII marks, no colour), to its exit. */
-async function cli(args: string[]): Promise<{ code: number | null; out: string }> {
+async function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { PATH: process.env.PATH ?? '', TETHER_URL: stack.baseUrl, TETHER_API_KEY: API_KEY },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
+  let err = '';
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  return { code, out };
+  child.stderr.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, out, err };
 }
 
 describe('crew runs through the SDK and the CLI', () => {
@@ -317,5 +321,97 @@ describe('crew runs through the SDK and the CLI', () => {
         `\`- [1] ${second}  escalated  No test runner here.`,
       ].join('\n'),
     );
+  }, 60_000);
+});
+
+/** The events about messages sent to the run, as `[type, messageId, content?]`, in order. */
+function messageEvents(events: readonly RunEvent[]): unknown[][] {
+  return events.flatMap((e) =>
+    e.type === 'message.received'
+      ? [[e.type, e.data.messageId, e.data.content]]
+      : e.type === 'message.delivered' || e.type === 'message.undelivered'
+        ? [[e.type, e.data.messageId]]
+        : [],
+  );
+}
+
+/** A replay run that asks one question and, once answered, ends with `last`. */
+async function submitQuestion(client: TetherClient, last: string): Promise<{ id: string; question: string }> {
+  const { id } = await client.submit({
+    input: 'Pick a colour for the banner',
+    model: {
+      provider: 'replay',
+      script: [
+        { toolCalls: [call('clarify', { question: 'Which colour?', choices: ['red', 'blue'] })] },
+        { content: last },
+      ],
+    },
+    clarify: { timeoutMs: 60_000 },
+  });
+  const waiting = await client.wait(id, { until: 'input', intervalMs: 50 });
+  const question = waiting.pendingClarify?.requestId;
+  if (question === undefined) throw new Error(`run ${id} is ${waiting.status}, not waiting on its question`);
+  return { id, question };
+}
+
+describe('steering a live run through the SDK and the CLI', () => {
+  it('a run waiting on its question takes the messages, in order, at the turn after the answer', async () => {
+    const client = new TetherClient({ baseUrl: stack.baseUrl, apiKey: API_KEY });
+    const { id, question } = await submitQuestion(client, 'Blue, kept short.');
+    const { messageId } = await client.steer(id, 'Keep the answer short.');
+    const steered = await cli(['steer', id, 'And', 'name', 'the', 'shade.']);
+    expect(steered).toMatchObject({ code: 0, err: '' });
+    const cliMessage = /^Sent (msg_\S+) to (\S+); the run takes it at its next turn boundary\.\n$/.exec(
+      steered.out,
+    );
+    expect(cliMessage?.[2]).toBe(id);
+    // A message does not wake a waiting run: it waits on its question still.
+    expect((await client.get(id)).status).toBe('waiting_for_input');
+
+    await client.answer(id, question, 'blue');
+    expect(await client.wait(id, { intervalMs: 50 })).toMatchObject({
+      status: 'completed',
+      output: 'Blue, kept short.',
+    });
+    const events = await allEvents(client, id);
+    expect(messageEvents(events)).toEqual([
+      ['message.received', messageId, 'Keep the answer short.'],
+      ['message.received', cliMessage?.[1], 'And name the shade.'],
+      ['message.delivered', messageId],
+      ['message.delivered', cliMessage?.[1]],
+    ]);
+    // Taken after the question's answer and result, before the model's next turn.
+    const at = (found: (e: RunEvent) => boolean) => events.findIndex(found);
+    const delivered = at((e) => e.type === 'message.delivered');
+    expect(delivered).toBeGreaterThan(at((e) => e.type === 'tool.result' && e.data.name === 'clarify'));
+    expect(delivered).toBeLessThan(at((e) => e.type === 'message' && e.data.content === 'Blue, kept short.'));
+
+    const logs = await cli(['logs', id]);
+    expect(logs.code).toBe(0);
+    expect(logs.out).toContain(
+      '  -> message for the run: "Keep the answer short."\n  -> message for the run: "And name the shade."\n',
+    );
+    expect(logs.out).toContain(
+      '  + the run took your message "Keep the answer short."\n  + the run took your message "And name the shade."\n',
+    );
+    const late = await cli(['steer', id, 'Too', 'late?']);
+    expect(late.code).toBe(1);
+    expect(late.err).toContain('(ERR_RUN_ENDED, HTTP 409)');
+  }, 60_000);
+
+  it('a run cancelled before it takes a message says so before its end', async () => {
+    const client = new TetherClient({ baseUrl: stack.baseUrl, apiKey: API_KEY });
+    const { id } = await submitQuestion(client, 'never');
+    const { messageId } = await client.steer(id, 'Use the brand blue.');
+    await client.cancel(id);
+    expect(await client.wait(id, { intervalMs: 50 })).toMatchObject({ status: 'cancelled' });
+    const events = await allEvents(client, id);
+    expect(messageEvents(events)).toEqual([
+      ['message.received', messageId, 'Use the brand blue.'],
+      ['message.undelivered', messageId],
+    ]);
+    expect(events.at(-1)?.type).toBe('run.cancelled');
+    const logs = await cli(['logs', id]);
+    expect(logs.out).toContain('  x the run ended before taking your message "Use the brand blue."\n');
   }, 60_000);
 });

@@ -23,6 +23,7 @@ import type { Colors } from './io.js';
 import { pageOptions } from './paging.js';
 import { formatRunTree } from './run-tree.js';
 import { RunView } from './run-view.js';
+import { type SteerCommandOptions, steerCommand } from './steer-command.js';
 
 export interface RunsCommandOptions {
   status?: string;
@@ -382,7 +383,10 @@ export async function cancelCommand(id: string, ctx: CommandContext): Promise<Ex
   return EXIT.ok;
 }
 
-/** Adds the commands on one run: `runs`, `show`, `logs`, `answer`, `approve`, `cancel`, `retry`, `rm`. */
+/**
+ * Adds the commands on one run: `runs`, `show`, `logs`, `answer`, `approve`, `steer`, `cancel`,
+ * `retry`, `rm`.
+ */
 export const registerRunsCommands: RegisterCommand = (program, context, done) => {
   program
     .command('runs')
@@ -445,6 +449,16 @@ export const registerRunsCommands: RegisterCommand = (program, context, done) =>
     .addOption(new Option('--reject [message]', 'do not run it; the message is told to the model'))
     .action(async (id: string, request: string, options: ApproveCommandOptions) => {
       done(await approveCommand(id, request, options, context()));
+    });
+
+  program
+    .command('steer')
+    .description('send a message to a live run; it takes it at its next turn boundary, without stopping')
+    .argument('<id>', 'run id')
+    .argument('<message...>', 'the message (the words joined), or - to read it from stdin')
+    .option('--json', "print the API's answer ({ messageId }) as JSON")
+    .action(async (id: string, words: string[], options: SteerCommandOptions) => {
+      done(await steerCommand(id, words, options, context()));
     });
 
   program

@@ -8,6 +8,10 @@ const TERMINAL: ReadonlySet<RunStatus> = new Set(TERMINAL_STATUSES);
 export interface Glyphs {
   /** Marks a crew child's line in a parent's events. */
   child: string;
+  /** Mark a message sent to a live run, the run taking it, and the run ending without it. */
+  message: string;
+  delivered: string;
+  undelivered: string;
   /** A tree's branch to a child with siblings after it, to the last child, and the continuations below each. */
   branch: string;
   lastBranch: string;
@@ -15,8 +19,26 @@ export interface Glyphs {
   space: string;
 }
 
-const UNICODE: Glyphs = { child: '↳', branch: '├─ ', lastBranch: '└─ ', pipe: '│  ', space: '   ' };
-const ASCII: Glyphs = { child: '->', branch: '|- ', lastBranch: '`- ', pipe: '|  ', space: '   ' };
+const UNICODE: Glyphs = {
+  child: '↳',
+  message: '→',
+  delivered: '✓',
+  undelivered: '✗',
+  branch: '├─ ',
+  lastBranch: '└─ ',
+  pipe: '│  ',
+  space: '   ',
+};
+const ASCII: Glyphs = {
+  child: '->',
+  message: '->',
+  delivered: '+',
+  undelivered: 'x',
+  branch: '|- ',
+  lastBranch: '`- ',
+  pipe: '|  ',
+  space: '   ',
+};
 
 /**
  * Box-drawing marks where colour is on (a terminal without NO_COLOR, see

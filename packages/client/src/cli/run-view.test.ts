@@ -2,7 +2,7 @@
  * The RunView's crew lines from fixture events: each child as it starts and
  * finishes, how many children the parent waits for once its delegation's
  * children have all started, in box-drawing marks on a colour terminal and in
- * ASCII otherwise.
+ * ASCII otherwise. Retries, held tool calls, and messages sent to a live run.
  */
 import type { RunEvent, RunEventData, RunEventType } from '@tether/protocol';
 import pc from 'picocolors';
@@ -184,5 +184,57 @@ describe('RunView: a held tool call', () => {
     expect(requested('bash', { command: 'make' }, false)).toContain(
       '    10:00 left to decide (until 09:00:00 UTC); then it is rejected\n',
     );
+  });
+});
+
+describe('RunView: messages sent to a live run', () => {
+  const received = (messageId: string, content: string) => event('message.received', { messageId, content });
+
+  it('quotes a message on one line, cut to 200 characters, and quotes its start when the run takes it', () => {
+    const long = `Rewrite the summary\n\nfor managers: ${'very '.repeat(60)}short.`;
+    const lines = render([received('msg_1', long), event('message.delivered', { messageId: 'msg_1' })]).split(
+      '\n',
+    );
+    expect(lines[0]).toBe(
+      `  -> message for the run: "${`Rewrite the summary for managers: ${'very '.repeat(60)}`.slice(0, 199)}…"`,
+    );
+    expect(lines[1]).toBe(
+      '  + the run took your message "Rewrite the summary for managers: very very very very very …"',
+    );
+  });
+
+  it('names the message by its id when its arrival was not seen (a follower that joined later)', () => {
+    expect(
+      render([
+        event('message.delivered', { messageId: 'msg_7' }),
+        event('message.undelivered', { messageId: 'msg_8' }),
+      ]),
+    ).toBe('  + the run took your message (msg_7)\n  x the run ended before taking your message (msg_8)\n');
+  });
+
+  it('draws arrows and ticks on a colour terminal, and shows messages in a conversation too', () => {
+    expect(
+      render(
+        [
+          received('msg_1', 'Use metric units.'),
+          event('message.delivered', { messageId: 'msg_1' }),
+          received('msg_2', 'And a table.'),
+          event('message.undelivered', { messageId: 'msg_2' }),
+        ],
+        true,
+      ),
+    ).toBe(
+      [
+        '  → message for the run: "Use metric units."',
+        '  ✓ the run took your message "Use metric units."',
+        '  → message for the run: "And a table."',
+        '  ✗ the run ended before taking your message "And a table."',
+        '',
+      ].join('\n'),
+    );
+    const out = new RecordingOutput(false);
+    const compact = new RunView(out, pc.createColors(false), { compact: true });
+    compact.render(received('msg_3', 'Shorter, please.'));
+    expect(out.plain).toBe('  -> message for the run: "Shorter, please."\n');
   });
 });

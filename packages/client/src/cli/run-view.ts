@@ -45,7 +45,8 @@ export interface RunViewOptions {
  * The human view of a run's events, written as they arrive: a header per model
  * step, streamed text as it streams, each tool call with a short result, the
  * todo list whenever it changes, questions and answers, tool calls waiting
- * for approval and the decisions taken, a crew parent's
+ * for approval and the decisions taken, messages sent to the run and whether
+ * it took them, a crew parent's
  * children as they start and finish (and how many it waits for), and the
  * outcome with the final output. Append-only, so it reads the same in a
  * terminal, a log file or a pipe.
@@ -69,6 +70,8 @@ export class RunView {
   private delegation: Delegation | undefined;
   /** The tool of each approval request seen, so that its decision's line can name it. */
   private readonly approvalTools = new Map<string, string>();
+  /** The content of each message sent to the run seen, so that the line saying it was taken can quote it. */
+  private readonly messages = new Map<string, string>();
 
   constructor(out: Output, colors: Colors, options: RunViewOptions = {}) {
     this.out = out;
@@ -123,6 +126,11 @@ export class RunView {
       case 'approval.requested':
       case 'approval.resolved':
         this.showApproval(event, settled);
+        break;
+      case 'message.received':
+      case 'message.delivered':
+      case 'message.undelivered':
+        this.showSteering(event);
         break;
       case 'usage':
         this.usage = event.data;
@@ -357,6 +365,31 @@ export class RunView {
     }
   }
 
+  /**
+   * A message sent to the live run (`tether steer`), quoted on one line; then that the run took it
+   * at a turn boundary, or ended before it could, quoting its start when it was seen here (a
+   * follower that joined later names its id instead).
+   */
+  private showSteering(
+    event: RunEvent<'message.received' | 'message.delivered' | 'message.undelivered'>,
+  ): void {
+    const c = this.c;
+    if (event.type === 'message.received') {
+      const { messageId, content } = event.data;
+      this.messages.set(messageId, content);
+      this.line(`  ${c.cyan(this.glyphs.message)} message for the run: "${truncate(oneLine(content), 200)}"`);
+      return;
+    }
+    const { messageId } = event.data;
+    const content = this.messages.get(messageId);
+    const which = c.dim(content === undefined ? `(${messageId})` : `"${truncate(oneLine(content), 60)}"`);
+    if (event.type === 'message.delivered') {
+      this.line(`  ${c.green(this.glyphs.delivered)} the run took your message ${which}`);
+    } else {
+      this.line(`  ${c.yellow(this.glyphs.undelivered)} the run ended before taking your message ${which}`);
+    }
+  }
+
   /** How the run ended, with its output when it was not shown already. */
   private showOutcome(event: RunEvent<'run.completed' | 'run.failed' | 'run.cancelled'>): void {
     const c = this.c;
@@ -438,6 +471,11 @@ export class RunView {
     if (state && state.partial !== '') this.toolLine(state, state.partial, 'stdout');
     this.toolOutput.delete(callId);
   }
+}
+
+/** Text on one line: each run of whitespace (line breaks too) as one space. */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }
 
 /** How many children a delegating call asks for: one for `delegate_task`, its task list's length for `delegate_parallel`. */

@@ -4,15 +4,16 @@
  * (404), idempotent submit (same key and body: same run; other body: 409),
  * pagination, clarify answers (200, 404, 409), decisions on approval requests
  * (200; 400 for edited arguments a test's check refuses; 409 once decided, timed
- * out, past the deadline or the run ended; 404), cancel (202, 409), files, the
+ * out, past the deadline or the run ended; 404), messages to a live run (202 with
+ * `message.received`; 409 for an ended run and past 20 untaken; 404), cancel (202, 409), files, the
  * tool catalog, crew children (`children` on the parent, each a run with
  * `parentRunId`, `rootRunId`, `depth`), 429 with `Retry-After`, and the SSE event stream: `id:`,
  * `event:`, `data:` (the whole event), replay after `Last-Event-ID` or
  * `?after=`, then live, heartbeat comments, and the end after the terminal
  * event. `Accept: application/json` on the events route returns a page.
  *
- * Tests drive runs by hand (`append`, `setStatus`, `requestApprovals`) or through hooks
- * (`onSubmit`, `onAnswer`, `onDecision`), force failures (`dropStreamsAfter`, `stallStreamsAfter`,
+ * Tests drive runs by hand (`append`, `setStatus`, `requestApprovals`, `deliverMessages`) or through
+ * hooks (`onSubmit`, `onAnswer`, `onDecision`, `onMessage`), force failures (`dropStreamsAfter`, `stallStreamsAfter`,
  * `rateLimitNext`, `overlapReplay`), and await what the client did
  * (`waitFor`), never a sleep. Test-only: excluded from the build.
  */
@@ -40,7 +41,13 @@ import type {
   RunStatus,
   ToolInfo,
 } from '@tether/protocol';
-import { APPROVAL_LIMITS, runTitle, TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '@tether/protocol';
+import {
+  APPROVAL_LIMITS,
+  runTitle,
+  STEER_LIMITS,
+  TERMINAL_EVENT_TYPES,
+  TERMINAL_STATUSES,
+} from '@tether/protocol';
 import { FakeMemory } from './fake-memory.js';
 import { FakeWebhooks } from './fake-webhooks.js';
 
@@ -96,6 +103,8 @@ export class FakeApi extends EventEmitter {
   onAnswer: ((run: FakeRun, answer: string) => void) | undefined;
   /** Called after a decision is accepted and `approval.resolved` appended. */
   onDecision: ((run: FakeRun, requestId: string, decision: ApprovalDecisionBody) => void) | undefined;
+  /** Called after a message for a live run is accepted and `message.received` appended. */
+  onMessage: ((run: FakeRun, messageId: string, content: string) => void) | undefined;
   /**
    * Checks an edit's arguments as the API checks them against the tool's parameters: a message
    * naming the field (answered 400 `ERR_APPROVAL_ARGUMENTS_INVALID`), or undefined to take them.
@@ -119,6 +128,7 @@ export class FakeApi extends EventEmitter {
   private seq = 0;
   private runSeq = 0;
   private approvalSeq = 0;
+  private messageSeq = 0;
   private streamConnections = 0;
   baseUrl = '';
 
@@ -195,9 +205,16 @@ export class FakeApi extends EventEmitter {
     this.runs.delete(runId);
   }
 
-  /** Appends an event to the run's log, updates the run as the real system would, and delivers it live. */
+  /**
+   * Appends an event to the run's log, updates the run as the real system would, and delivers it
+   * live. Before a terminal event, each message the run has not taken gets its
+   * `message.undelivered`, as the worker's last step appends them.
+   */
   append<T extends RunEventType>(runId: string, type: T, data: RunEventData<T>): RunEvent {
     const fake = this.mustGet(runId);
+    if (TERMINAL_TYPES.has(type)) {
+      for (const messageId of untakenMessages(fake)) this.append(runId, 'message.undelivered', { messageId });
+    }
     this.seq++;
     const event = {
       id: `${BASE_MS}-${this.seq}`,
@@ -258,6 +275,16 @@ export class FakeApi extends EventEmitter {
       by: 'timeout',
       timedOut: true,
     });
+  }
+
+  /**
+   * The run reaches a turn boundary: it takes every message it has not taken yet, oldest first,
+   * each with its `message.delivered`. Returns their ids.
+   */
+  deliverMessages(runId: string): string[] {
+    const taken = untakenMessages(this.mustGet(runId));
+    for (const messageId of taken) this.append(runId, 'message.delivered', { messageId });
+    return taken;
   }
 
   /** Resolves when `predicate` holds for `count` recorded requests (counting those already seen). */
@@ -384,6 +411,9 @@ export class FakeApi extends EventEmitter {
     }
     if (parts[3] === 'approvals' && parts.length === 5 && req.method === 'POST') {
       return this.decide(res, fake, parts[4] ?? '', record.body, tenant);
+    }
+    if (parts[3] === 'messages' && parts.length === 4 && req.method === 'POST') {
+      return this.steer(res, fake, record.body);
     }
     if (parts[3] === 'events' && parts.length === 4 && req.method === 'GET') {
       const accept = req.headers.accept ?? '';
@@ -526,6 +556,37 @@ export class FakeApi extends EventEmitter {
     this.onDecision?.(fake, requestId, decision);
   }
 
+  /** As the API's route does: an ended run takes no message, a live one at most 20 untaken. */
+  private steer(res: ServerResponse, fake: FakeRun, body: unknown): void {
+    if (
+      !isObject(body) ||
+      Object.keys(body).join(',') !== 'content' ||
+      typeof body.content !== 'string' ||
+      body.content === '' ||
+      // In characters, as the API's schema counts them (a surrogate pair is one).
+      [...body.content].length > STEER_LIMITS.contentMaxLength
+    ) {
+      const bound = `1 to ${STEER_LIMITS.contentMaxLength} characters`;
+      sendError(res, 400, 'ERR_VALIDATION', `body must be { content: string of ${bound} }`);
+      return;
+    }
+    const runId = fake.run.id;
+    if (TERMINAL.has(fake.run.status)) {
+      sendError(res, 409, 'ERR_RUN_ENDED', `Run ${runId} has ended; it takes no more messages.`);
+      return;
+    }
+    if (untakenMessages(fake).length >= STEER_LIMITS.pendingMax) {
+      const message = `Run ${runId} holds ${STEER_LIMITS.pendingMax} messages it has not taken yet; send more once it has.`;
+      sendError(res, 409, 'ERR_RUN_MESSAGES_LIMIT', message);
+      return;
+    }
+    this.messageSeq++;
+    const messageId = `msg_${String(this.messageSeq).padStart(4, '0')}`;
+    this.append(runId, 'message.received', { messageId, content: body.content });
+    sendJson(res, 202, { messageId });
+    this.onMessage?.(fake, messageId, body.content);
+  }
+
   private approvalRequest(fake: FakeRun, requestId: string): PendingApproval | undefined {
     const event = fake.events.find(
       (e): e is RunEvent<'approval.requested'> =>
@@ -623,6 +684,19 @@ function submitted(id: string) {
     links: { self: `/v1/runs/${id}`, events: `/v1/runs/${id}/events` },
     token: `tok_${id}`,
   };
+}
+
+/** The messages the run was sent and has neither taken nor given up on, oldest first. */
+function untakenMessages(fake: FakeRun): string[] {
+  const untaken: string[] = [];
+  for (const event of fake.events) {
+    if (event.type === 'message.received') untaken.push(event.data.messageId);
+    else if (event.type === 'message.delivered' || event.type === 'message.undelivered') {
+      const at = untaken.indexOf(event.data.messageId);
+      if (at >= 0) untaken.splice(at, 1);
+    }
+  }
+  return untaken;
 }
 
 /** What the event log's writer would do to the run record. */
