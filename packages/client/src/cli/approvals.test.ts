@@ -7,40 +7,17 @@
  * show`, `runs` and `logs` with calls waiting; `--require-approval`.
  */
 import type { PendingApproval } from '@tether/protocol';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeApi, type FakeRun } from '../testing/fake-api.js';
-import { KeyboardInput, RecordingOutput } from '../testing/terminal.js';
-import type { CliIo } from './io.js';
+import { describe, expect, it } from 'vitest';
+import { cliTerminal, useFakeApi } from '../testing/cli-terminal.js';
+import type { FakeRun } from '../testing/fake-api.js';
+import { KeyboardInput } from '../testing/terminal.js';
 import { runCli } from './program.js';
 
 const { enter } = KeyboardInput.keys;
 /** Ctrl-U: readline clears the line left of the cursor. */
 const clearLine = '\u0015';
 
-let api: FakeApi;
-
-beforeEach(async () => {
-  api = new FakeApi();
-  api.keys.set('key-a', 'tenant-a');
-  await api.start();
-});
-
-afterEach(async () => {
-  await api.close();
-});
-
-function terminal(options: { tty?: boolean } = {}) {
-  const stdout = new RecordingOutput(options.tty ?? false);
-  const stderr = new RecordingOutput(false);
-  const stdin = new KeyboardInput(options.tty ?? false);
-  const io: CliIo = {
-    stdout,
-    stderr,
-    stdin,
-    env: { TETHER_URL: api.baseUrl, TETHER_API_KEY: 'key-a', NO_COLOR: '1' },
-  };
-  return { io, stdout, stderr, stdin };
-}
+const fakeApi = useFakeApi();
 
 const NOTES = { tool: 'write_file', arguments: { path: 'NOTES.md', content: 'v2\n' } };
 
@@ -49,27 +26,29 @@ function hold(
   run: FakeRun,
   calls: Array<Pick<PendingApproval, 'tool' | 'arguments'> & Partial<PendingApproval>>,
 ) {
-  api.append(run.run.id, 'run.started', { attempt: 1, workerId: 'w1' });
-  return api.requestApprovals(run.run.id, calls);
+  fakeApi().append(run.run.id, 'run.started', { attempt: 1, workerId: 'w1' });
+  return fakeApi().requestApprovals(run.run.id, calls);
 }
 
 /** Once every held call has its decision, the run completes. */
 function completeWhenDecided(): void {
-  api.onDecision = (run) => {
+  fakeApi().onDecision = (run) => {
     if ((run.run.pendingApprovals ?? []).length === 0)
-      api.append(run.run.id, 'run.completed', { output: 'done' });
+      fakeApi().append(run.run.id, 'run.completed', { output: 'done' });
   };
 }
 
 function decisions(runId = 'run_0001') {
-  return api.requests.filter((r) => r.method === 'POST' && r.path.startsWith(`/v1/runs/${runId}/approvals/`));
+  return fakeApi().requests.filter(
+    (r) => r.method === 'POST' && r.path.startsWith(`/v1/runs/${runId}/approvals/`),
+  );
 }
 
 describe('tether run: a held tool call at a terminal', () => {
   it('shows the tool, why it asks, its arguments and the deadline; a approves it', async () => {
-    api.onSubmit = (run) => hold(run, [NOTES]);
+    fakeApi().onSubmit = (run) => hold(run, [NOTES]);
     completeWhenDecided();
-    const { io, stdout, stdin } = terminal({ tty: true });
+    const { io, stdout, stdin } = cliTerminal(fakeApi(), { tty: true });
     const done = runCli(['run', 'note the release'], io);
     await stdout.waitFor('[a]pprove / [e]dit / [r]eject');
     expect(stdout.plain).toContain(
@@ -97,11 +76,11 @@ describe('tether run: a held tool call at a terminal', () => {
   });
 
   it('edits: invalid JSON is refused at the prompt, a 400 from the server is shown, then the fix is sent', async () => {
-    api.onSubmit = (run) => hold(run, [NOTES]);
-    api.checkEdit = (_tool, args) =>
+    fakeApi().onSubmit = (run) => hold(run, [NOTES]);
+    fakeApi().checkEdit = (_tool, args) =>
       typeof args.content === 'string' ? undefined : '/content must be string';
     completeWhenDecided();
-    const { io, stdout, stdin } = terminal({ tty: true });
+    const { io, stdout, stdin } = cliTerminal(fakeApi(), { tty: true });
     const done = runCli(['run', 'note the release'], io);
     await stdout.waitFor('[a]pprove');
     stdin.type('e');
@@ -130,10 +109,10 @@ describe('tether run: a held tool call at a terminal', () => {
   });
 
   it('rejects with a message, which the server takes', async () => {
-    api.onSubmit = (run) =>
+    fakeApi().onSubmit = (run) =>
       hold(run, [{ tool: 'bash', arguments: { command: 'git push --force' }, reason: 'bash.ask: .*' }]);
     completeWhenDecided();
-    const { io, stdout, stdin } = terminal({ tty: true });
+    const { io, stdout, stdin } = cliTerminal(fakeApi(), { tty: true });
     const done = runCli(['run', 'ship it'], io);
     await stdout.waitFor('[a]pprove');
     // A bash call shows its command.
@@ -150,13 +129,13 @@ describe('tether run: a held tool call at a terminal', () => {
   });
 
   it('asks for each call of a turn in turn', async () => {
-    api.onSubmit = (run) =>
+    fakeApi().onSubmit = (run) =>
       hold(run, [
         { tool: 'bash', arguments: { command: 'rm -rf build' } },
         { tool: 'get_weather', arguments: { city: 'Oslo', days: [1, 2] } },
       ]);
     completeWhenDecided();
-    const { io, stdout, stdin } = terminal({ tty: true });
+    const { io, stdout, stdin } = cliTerminal(fakeApi(), { tty: true });
     const done = runCli(['run', 'two calls'], io);
     await stdout.waitFor('? Run bash?');
     stdin.type('a');
@@ -176,13 +155,13 @@ describe('tether run: a held tool call at a terminal', () => {
   });
 
   it('stops asking when the call is decided elsewhere, and shows that decision', async () => {
-    api.onSubmit = (run) => hold(run, [NOTES]);
-    const { io, stdout } = terminal({ tty: true });
+    fakeApi().onSubmit = (run) => hold(run, [NOTES]);
+    const { io, stdout } = cliTerminal(fakeApi(), { tty: true });
     const done = runCli(['run', 'note the release'], io);
     await stdout.waitFor('[a]pprove');
-    const other = terminal();
+    const other = cliTerminal(fakeApi());
     expect(await runCli(['approve', 'run_0001', 'apr_0001', '--reject', 'not today'], other.io)).toBe(0);
-    api.append('run_0001', 'run.completed', { output: 'left NOTES.md alone' });
+    fakeApi().append('run_0001', 'run.completed', { output: 'left NOTES.md alone' });
     expect(await done).toBe(0);
     expect(stdout.screen).toContain('? Run write_file?\n  write_file rejected by tenant-a: not today\n');
     expect(stdout.screen).not.toContain('[a]pprove');
@@ -192,15 +171,15 @@ describe('tether run: a held tool call at a terminal', () => {
 
 describe('tether run: a held tool call without a terminal', () => {
   it('prints how to decide with tether approve, and follows on to the decision and the end', async () => {
-    api.onSubmit = (run) => hold(run, [NOTES]);
+    fakeApi().onSubmit = (run) => hold(run, [NOTES]);
     completeWhenDecided();
-    const { io, stdout } = terminal();
+    const { io, stdout } = cliTerminal(fakeApi());
     const done = runCli(['run', 'note the release'], io);
     await stdout.waitFor('decide with:');
     expect(stdout.plain).toContain(
       `    decide with: tether approve run_0001 apr_0001 [--edit '<json>' | --reject "why"]\n`,
     );
-    const other = terminal();
+    const other = cliTerminal(fakeApi());
     expect(await runCli(['approve', 'run_0001', 'apr_0001'], other.io)).toBe(0);
     expect(await done).toBe(0);
     expect(stdout.plain).toMatch(/decide with: .*\n {2}write_file approved by tenant-a\n\nCompleted\ndone\n/);
@@ -209,12 +188,12 @@ describe('tether run: a held tool call without a terminal', () => {
   });
 
   it('with --json prints the events, and decides nothing even at a terminal', async () => {
-    api.onSubmit = (run) => {
+    fakeApi().onSubmit = (run) => {
       const [held] = hold(run, [NOTES]);
-      api.timeOutApproval(run.run.id, held?.requestId ?? '');
-      api.append(run.run.id, 'run.completed', { output: 'done' });
+      fakeApi().timeOutApproval(run.run.id, held?.requestId ?? '');
+      fakeApi().append(run.run.id, 'run.completed', { output: 'done' });
     };
-    const { io, stdout } = terminal({ tty: true });
+    const { io, stdout } = cliTerminal(fakeApi(), { tty: true });
     expect(await runCli(['run', 'x', '--json'], io)).toBe(0);
     const types = stdout.plain
       .trimEnd()
@@ -233,7 +212,7 @@ describe('tether run: a held tool call without a terminal', () => {
 
 describe('tether approve', () => {
   it('approves, edits and rejects (with a message or without), each exit 0', async () => {
-    const run = api.createRun({ input: 'a' }, 'tenant-a');
+    const run = fakeApi().createRun({ input: 'a' }, 'tenant-a');
     hold(run, [NOTES, NOTES, NOTES, NOTES]);
     const cases: Array<[string[], unknown, string]> = [
       [['apr_0001'], { decision: 'approve' }, 'Approved: the call runs. (run_0001, apr_0001)'],
@@ -250,7 +229,7 @@ describe('tether approve', () => {
       [['apr_0004', '--reject'], { decision: 'reject' }, 'Rejected: the call does not run'],
     ];
     for (const [args, body, said] of cases) {
-      const { io, stdout, stderr } = terminal();
+      const { io, stdout, stderr } = cliTerminal(fakeApi());
       expect(await runCli(['approve', 'run_0001', ...args], io), args.join(' ')).toBe(0);
       expect(stdout.plain).toContain(said);
       expect(stderr.plain).toBe('');
@@ -263,10 +242,10 @@ describe('tether approve', () => {
   });
 
   it("exits 1 with the API's message and code when it refuses: decided already, timed out, unknown", async () => {
-    const run = api.createRun({ input: 'a' }, 'tenant-a');
+    const run = fakeApi().createRun({ input: 'a' }, 'tenant-a');
     hold(run, [NOTES, NOTES]);
-    api.timeOutApproval(run.run.id, 'apr_0002');
-    expect(await runCli(['approve', 'run_0001', 'apr_0001'], terminal().io)).toBe(0);
+    fakeApi().timeOutApproval(run.run.id, 'apr_0002');
+    expect(await runCli(['approve', 'run_0001', 'apr_0001'], cliTerminal(fakeApi()).io)).toBe(0);
     const refusals: Array<[string[], string]> = [
       [
         ['run_0001', 'apr_0001', '--reject'],
@@ -283,7 +262,7 @@ describe('tether approve', () => {
       [['run_9999', 'apr_0001'], 'Run run_9999 not found (ERR_RUN_NOT_FOUND, HTTP 404)'],
     ];
     for (const [args, message] of refusals) {
-      const { io, stdout, stderr } = terminal();
+      const { io, stdout, stderr } = cliTerminal(fakeApi());
       expect(await runCli(['approve', ...args], io), args.join(' ')).toBe(1);
       expect(stderr.plain).toContain(message);
       expect(stdout.plain).toBe('');
@@ -291,23 +270,23 @@ describe('tether approve', () => {
   });
 
   it('exits 1 for a call whose run has ended or whose deadline has passed', async () => {
-    const ended = api.createRun({ input: 'a' }, 'tenant-a');
+    const ended = fakeApi().createRun({ input: 'a' }, 'tenant-a');
     hold(ended, [NOTES]);
-    api.append(ended.run.id, 'run.cancelled', { reason: 'cancelled by request' });
-    const late = api.createRun({ input: 'b' }, 'tenant-a');
+    fakeApi().append(ended.run.id, 'run.cancelled', { reason: 'cancelled by request' });
+    const late = fakeApi().createRun({ input: 'b' }, 'tenant-a');
     hold(late, [{ ...NOTES, expiresAt: new Date(Date.now() - 1_000).toISOString() }]);
-    const first = terminal();
+    const first = cliTerminal(fakeApi());
     expect(await runCli(['approve', ended.run.id, 'apr_0001'], first.io)).toBe(1);
     expect(first.stderr.plain).toContain('ERR_APPROVAL_NOT_PENDING, HTTP 409');
-    const second = terminal();
+    const second = cliTerminal(fakeApi());
     expect(await runCli(['approve', late.run.id, 'apr_0002'], second.io)).toBe(1);
     expect(second.stderr.plain).toContain('ERR_APPROVAL_EXPIRED, HTTP 409');
   });
 
   it('exits 2 on usage errors, sending nothing: --edit with --reject, --edit not a JSON object, no request id', async () => {
-    const run = api.createRun({ input: 'a' }, 'tenant-a');
+    const run = fakeApi().createRun({ input: 'a' }, 'tenant-a');
     hold(run, [NOTES]);
-    const before = api.requests.length;
+    const before = fakeApi().requests.length;
     const usage: Array<[string[], string]> = [
       [['run_0001', 'apr_0001', '--edit', '{}', '--reject'], 'cannot be used with'],
       [['run_0001', 'apr_0001', '--edit', '{"path": '], '--edit must be the arguments as a JSON object'],
@@ -315,17 +294,17 @@ describe('tether approve', () => {
       [['run_0001'], "missing required argument 'request'"],
     ];
     for (const [args, message] of usage) {
-      const { io, stderr } = terminal();
+      const { io, stderr } = cliTerminal(fakeApi());
       expect(await runCli(['approve', ...args], io), args.join(' ')).toBe(2);
       expect(stderr.plain).toContain(message);
     }
-    expect(api.requests.length).toBe(before);
+    expect(fakeApi().requests.length).toBe(before);
   });
 });
 
 describe('tether show, runs and logs with held tool calls', () => {
   it('show lists each call waiting: tool, reason, arguments on one line, time left, and how to decide', async () => {
-    const run = api.createRun({ input: 'a' }, 'tenant-a');
+    const run = fakeApi().createRun({ input: 'a' }, 'tenant-a');
     hold(run, [
       NOTES,
       {
@@ -335,7 +314,7 @@ describe('tether show, runs and logs with held tool calls', () => {
         onTimeout: 'approve',
       },
     ]);
-    const { io, stdout } = terminal();
+    const { io, stdout } = cliTerminal(fakeApi());
     expect(await runCli(['show', run.run.id], io)).toBe(0);
     expect(stdout.plain).toMatch(
       new RegExp(
@@ -350,7 +329,7 @@ describe('tether show, runs and logs with held tool calls', () => {
         ].join('\n'),
       ),
     );
-    const list = terminal();
+    const list = cliTerminal(fakeApi());
     expect(await runCli(['runs'], list.io)).toBe(0);
     expect(list.stdout.plain).toMatch(
       /run_0001\s+waiting_for_input\s+.*waiting for approval: write_file, bash\n/,
@@ -358,16 +337,16 @@ describe('tether show, runs and logs with held tool calls', () => {
   });
 
   it('logs shows a call decided since without the time left, then its decision; one timed out says what happened', async () => {
-    const run = api.createRun({ input: 'a' }, 'tenant-a');
+    const run = fakeApi().createRun({ input: 'a' }, 'tenant-a');
     hold(run, [NOTES, { tool: 'bash', arguments: { command: 'make' } }]);
     expect(
       await runCli(
         ['approve', run.run.id, 'apr_0001', '--edit', '{"path":"N.md","content":"x"}'],
-        terminal().io,
+        cliTerminal(fakeApi()).io,
       ),
     ).toBe(0);
-    api.timeOutApproval(run.run.id, 'apr_0002');
-    const { io, stdout } = terminal();
+    fakeApi().timeOutApproval(run.run.id, 'apr_0002');
+    const { io, stdout } = cliTerminal(fakeApi());
     expect(await runCli(['logs', run.run.id], io)).toBe(0);
     expect(stdout.plain).toContain(
       [
@@ -388,18 +367,18 @@ describe('tether show, runs and logs with held tool calls', () => {
 
 describe('tether run --require-approval', () => {
   it('sends the tools as the approval policy, and refuses a name the API would refuse (exit 2)', async () => {
-    api.onSubmit = (run) => api.append(run.run.id, 'run.completed', { output: 'ok' });
-    const { io } = terminal();
+    fakeApi().onSubmit = (run) => fakeApi().append(run.run.id, 'run.completed', { output: 'ok' });
+    const { io } = cliTerminal(fakeApi());
     expect(
       await runCli(
         ['run', 'x', '--require-approval', 'bash', '--require-approval', 'github__*', '--json'],
         io,
       ),
     ).toBe(0);
-    expect(api.requests[0]?.body).toEqual({ input: 'x', approval: { tools: ['bash', 'github__*'] } });
-    const bad = terminal();
+    expect(fakeApi().requests[0]?.body).toEqual({ input: 'x', approval: { tools: ['bash', 'github__*'] } });
+    const bad = cliTerminal(fakeApi());
     expect(await runCli(['run', 'x', '--require-approval', 'rm -rf'], bad.io)).toBe(2);
     expect(bad.stderr.plain).toContain('--require-approval must name a tool');
-    expect(api.requests).toHaveLength(2);
+    expect(fakeApi().requests).toHaveLength(2);
   });
 });
