@@ -13,6 +13,7 @@ import { Question } from './question.js';
 import { filesHref, hrefOf, navigate, onLinkClick, type RunTab, runHref } from './router.js';
 import { RunActions } from './run-actions.js';
 import { useRunFeed } from './run-feed.js';
+import { SteerForm } from './steer-form.js';
 import type { Timeline } from './timeline.js';
 import { TimelineList } from './timeline-view.js';
 import { Todos } from './todos.js';
@@ -22,7 +23,7 @@ import { useNow } from './use-now.js';
 
 /**
  * One run: its status, a pending question, the tool calls it holds for a
- * decision, "Cancel run", its crew (a parent's children, a child's parent and
+ * decision, "Message the run" while it is live, "Cancel run", its crew (a parent's children, a child's parent and
  * root), and two tabs: its live timeline and its workspace's files (`tab`,
  * with `filePath` the file or folder shown).
  */
@@ -49,6 +50,9 @@ export function RunPage({
         <Question client={client} run={run} pending={run.pendingClarify} onAnswered={setRun} />
       ) : null}
       <Approvals client={client} run={run} timeline={timeline} onChanged={setRun} />
+      {TERMINAL_STATUSES.includes(run.status) ? null : (
+        <SteerForm key={run.id} client={client} run={run} timeline={timeline} />
+      )}
       <RunOutcome run={run} />
       {run.children && run.children.length > 0 ? (
         <CrewTree client={client} runId={run.id} version={crewVersion} />

@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { argumentsText, decisionText } from './approval.js';
+import { deliveryText } from './steer.js';
 import type { TimelineItem } from './timeline.js';
 import { Todos } from './todos.js';
 import { callDetail } from './tool-args.js';
@@ -13,6 +14,7 @@ const ESTIMATED_HEIGHT: Record<TimelineItem['kind'], number> = {
   todos: 110,
   question: 34,
   approval: 48,
+  user: 48,
   retry: 34,
   usage: 34,
 };
@@ -210,6 +212,12 @@ function TimelineEntry({ item, runId }: { item: TimelineItem; runId: string | un
           {time} <HeldCall item={item} />
         </>
       );
+    case 'user':
+      return (
+        <>
+          {time} <SentMessage item={item} />
+        </>
+      );
     case 'retry':
       return (
         <>
@@ -223,6 +231,18 @@ function TimelineEntry({ item, runId }: { item: TimelineItem; runId: string | un
         </>
       );
   }
+}
+
+/** A message sent to the live run: its text, and whether the run has taken it (at which turn) or ended first. */
+function SentMessage({ item }: { item: Extract<TimelineItem, { kind: 'user' }> }) {
+  const { delivery } = item;
+  const tone = delivery.state === 'pending' ? 'info' : delivery.state === 'delivered' ? 'ok' : 'warn';
+  return (
+    <>
+      <span class={`pill pill-${tone}`}>{deliveryText(delivery)}</span>
+      <p class="pre-line user-message">You: {item.content}</p>
+    </>
+  );
 }
 
 /** How each decision is coloured (its words say it too). */

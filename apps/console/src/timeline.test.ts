@@ -92,6 +92,51 @@ describe('foldEvents', () => {
     expect(third?.batch).not.toBe(first?.batch);
   });
 
+  it('folds a message sent to the live run: pending, then taken at the turn after those ended, or lost when the run ends', () => {
+    const answer = (content: string) => event('message', { role: 'assistant', content, toolCalls: [] });
+    const events = [
+      event('attempt.started', { attempt: 1, resumed: false, step: 0 }),
+      answer(''),
+      event('message.received', { messageId: 'msg_1', content: 'Keep it short.\nAnd blue.' }),
+      event('message.received', { messageId: 'msg_2', content: 'Also red.' }),
+      // Resumed after its question: its checkpoint says one turn has ended.
+      event('attempt.started', { attempt: 1, resumed: true, step: 1 }),
+      event('message.delivered', { messageId: 'msg_1' }),
+      event('message.delivered', { messageId: 'msg_2' }),
+      answer('Blue, short.'),
+      event('message.received', { messageId: 'msg_3', content: 'Too late' }),
+      event('message.undelivered', { messageId: 'msg_3' }),
+      event('run.completed', { output: 'Blue, short.' }),
+    ];
+    const waiting = foldEvents(EMPTY_TIMELINE, events.slice(0, 4));
+    expect(waiting.items.filter((item) => item.kind === 'user')).toMatchObject([
+      { messageId: 'msg_1', content: 'Keep it short.\nAnd blue.', delivery: { state: 'pending' } },
+      { messageId: 'msg_2', delivery: { state: 'pending' } },
+    ]);
+    // Folded in two parts or at once, each message is one item, in the order sent.
+    for (const timeline of [foldEvents(waiting, events), foldEvents(EMPTY_TIMELINE, events)]) {
+      expect(timeline.items.filter((item) => item.kind === 'user')).toMatchObject([
+        { messageId: 'msg_1', delivery: { state: 'delivered', turn: 2 } },
+        { messageId: 'msg_2', delivery: { state: 'delivered', turn: 2 } },
+        { messageId: 'msg_3', delivery: { state: 'undelivered' } },
+      ]);
+      expect(timeline.turns).toBe(2);
+    }
+  });
+
+  it("counts turns from each attempt's step: a retried attempt starts again from its checkpoint", () => {
+    const timeline = foldEvents(EMPTY_TIMELINE, [
+      event('attempt.started', { attempt: 2, resumed: false, step: 3 }),
+      event('message.received', { messageId: 'msg_1', content: 'go on' }),
+      event('message.delivered', { messageId: 'msg_1' }),
+      // A delivery for a message this timeline never saw received changes nothing.
+      event('message.delivered', { messageId: 'msg_unknown' }),
+    ]);
+    expect(timeline.items.filter((item) => item.kind === 'user')).toMatchObject([
+      { messageId: 'msg_1', delivery: { state: 'delivered', turn: 4 } },
+    ]);
+  });
+
   it('folds each event once: events at or before the last one folded are skipped', () => {
     const first = [event('run.started', { attempt: 1, workerId: 'w' }), event('usage', usage(5))];
     const once = foldEvents(EMPTY_TIMELINE, first);

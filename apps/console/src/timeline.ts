@@ -8,7 +8,10 @@
  * that ends it (after the turn's `usage`), whose content replaces what was
  * streamed; each tool call is
  * one item that collects its output chunks and its result by `callId`; each
- * call held for approval is one item that takes its decision by `requestId`.
+ * call held for approval is one item that takes its decision by `requestId`;
+ * each message sent to the live run is one item that takes its delivery (the
+ * model turn that read it, counted as the run counts its steps) or its loss
+ * by `messageId`.
  */
 
 import { compareEventIds } from '@tether/client';
@@ -53,8 +56,27 @@ export type TimelineItem =
       batch: string;
       decision?: ApprovalOutcome;
     }
+  | {
+      kind: 'user';
+      key: string;
+      at: string;
+      /** A message sent to the live run (`POST /v1/runs/:id/messages`), and what came of it. */
+      messageId: string;
+      content: string;
+      delivery: MessageDelivery;
+    }
   | { kind: 'retry'; key: string; at: string; attempt: number; delayMs: number; error: string }
   | { kind: 'usage'; key: string; at: string; usage: Usage };
+
+/**
+ * Where a message sent to a live run is: waiting for the run's next turn
+ * boundary, put in the transcript before model turn `turn` (1 for the run's
+ * first), or never read (the run ended first).
+ */
+export type MessageDelivery =
+  | { state: 'pending' }
+  | { state: 'delivered'; turn: number }
+  | { state: 'undelivered' };
 
 /** How a tool call ended without a result. */
 export type ToolStop = 'cancel' | 'failure' | 'lost';
@@ -65,20 +87,25 @@ export interface Timeline {
   lastEventId: string | undefined;
   /** The attempt the last events belong to. */
   attempt: number;
+  /** The model turns the run has ended: its checkpoint's step (each attempt says it), then one per `message`. */
+  turns: number;
 }
 
-export const EMPTY_TIMELINE: Timeline = { items: [], lastEventId: undefined, attempt: 1 };
+export const EMPTY_TIMELINE: Timeline = { items: [], lastEventId: undefined, attempt: 1, turns: 0 };
+
+/** What the fold carries from one event to the next. */
+type FoldState = { items: TimelineItem[]; attempt: number; turns: number };
 
 /** The timeline with `events` folded in (a new object; `timeline` is not changed). */
 export function foldEvents(timeline: Timeline, events: readonly RunEvent[]): Timeline {
-  const state = { items: [...timeline.items], attempt: timeline.attempt };
+  const state: FoldState = { items: [...timeline.items], attempt: timeline.attempt, turns: timeline.turns };
   let lastEventId = timeline.lastEventId;
   for (const event of events) {
     if (lastEventId !== undefined && compareEventIds(event.id, lastEventId) <= 0) continue;
     lastEventId = event.id;
     fold(state, event);
   }
-  return { items: state.items, lastEventId, attempt: state.attempt };
+  return { items: state.items, lastEventId, attempt: state.attempt, turns: state.turns };
 }
 
 /**
@@ -118,12 +145,16 @@ const isQuestion =
   (requestId: string) =>
   (item: TimelineItem): item is Extract<TimelineItem, { kind: 'question' }> =>
     item.kind === 'question' && item.requestId === requestId;
+const isMessage =
+  (messageId: string) =>
+  (item: TimelineItem): item is Extract<TimelineItem, { kind: 'user' }> =>
+    item.kind === 'user' && item.messageId === messageId;
 const isApproval =
   (requestId: string) =>
   (item: TimelineItem): item is Extract<TimelineItem, { kind: 'approval' }> =>
     item.kind === 'approval' && item.approval.requestId === requestId;
 
-function fold(state: { items: TimelineItem[]; attempt: number }, event: RunEvent): void {
+function fold(state: FoldState, event: RunEvent): void {
   const { items } = state;
   const base = { key: event.id, at: event.at };
   const last = items[items.length - 1];
@@ -137,6 +168,7 @@ function fold(state: { items: TimelineItem[]; attempt: number }, event: RunEvent
     case 'attempt.started':
       if (event.data.attempt > state.attempt) stopOpenCalls(items, 'lost', event.data.attempt);
       state.attempt = event.data.attempt;
+      state.turns = event.data.step;
       if (event.data.resumed)
         items.push({ kind: 'status', ...base, text: `Resumed at step ${event.data.step}` });
       return;
@@ -148,6 +180,7 @@ function fold(state: { items: TimelineItem[]; attempt: number }, event: RunEvent
       }
       return;
     case 'message': {
+      state.turns++;
       // The turn's usage comes between its streamed text and its message: look past it.
       let at = items.length - 1;
       while (at >= 0 && items[at]?.kind === 'usage') at--;
@@ -219,6 +252,11 @@ function fold(state: { items: TimelineItem[]; attempt: number }, event: RunEvent
       replaceLast(items, isApproval(requestId), (item) => ({ ...item, decision }));
       return;
     }
+    case 'message.received':
+    case 'message.delivered':
+    case 'message.undelivered':
+      foldSentMessage(state, event);
+      return;
     case 'run.retrying':
       stopOpenCalls(items, 'failure');
       items.push({
@@ -259,6 +297,38 @@ function fold(state: { items: TimelineItem[]; attempt: number }, event: RunEvent
     case 'run.cancelled':
       stopOpenCalls(items, 'cancel');
       items.push({ kind: 'status', ...base, text: 'Cancelled' });
+      return;
+  }
+}
+
+/** A message sent to the live run: one item, received pending, then taken before the next model turn or lost. */
+function foldSentMessage(
+  state: FoldState,
+  event: RunEvent<'message.received' | 'message.delivered' | 'message.undelivered'>,
+): void {
+  const { messageId } = event.data;
+  switch (event.type) {
+    case 'message.received':
+      state.items.push({
+        kind: 'user',
+        key: event.id,
+        at: event.at,
+        messageId,
+        content: event.data.content,
+        delivery: { state: 'pending' },
+      });
+      return;
+    case 'message.delivered': {
+      // Taken just before the model turn that follows the turns ended so far.
+      const delivery: MessageDelivery = { state: 'delivered', turn: state.turns + 1 };
+      replaceLast(state.items, isMessage(messageId), (item) => ({ ...item, delivery }));
+      return;
+    }
+    case 'message.undelivered':
+      replaceLast(state.items, isMessage(messageId), (item) => ({
+        ...item,
+        delivery: { state: 'undelivered' },
+      }));
       return;
   }
 }

@@ -274,7 +274,7 @@ describe('the console in Chromium', () => {
     const second = await openSignedIn(`/console/runs/${id}`);
     for (const page of [first, second]) await page.getByText('Name the file', { exact: true }).waitFor();
     await first.getByLabel('Your answer').fill('notes.md');
-    await first.getByRole('button', { name: 'Send' }).click();
+    await first.getByRole('button', { name: 'Send', exact: true }).click();
     for (const page of [first, second]) {
       await statusIs(page, 'Completed');
       await page.getByLabel('Your answer').waitFor({ state: 'detached' });
@@ -1835,6 +1835,78 @@ describe('approval of tool calls in the console', () => {
     await statusIs(page, 'Completed');
     await held.waitFor({ state: 'detached' });
     await page.locator('.event-approval').getByText('Rejected by acme').waitFor();
+    await page.close();
+  });
+});
+
+describe('steering a live run in the console', () => {
+  /** `POST /v1/runs/:id/messages` as any API client sends it: the status it answers. */
+  async function steerThroughApi(id: string, content: string): Promise<number> {
+    const response = await fetch(`${base}/v1/runs/${id}/messages`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ content }),
+    });
+    return response.status;
+  }
+  /** The timeline's row of the message sent with `content`. */
+  const messageRow = (page: Page, content: string) =>
+    page
+      .getByRole('region', { name: 'Timeline events' })
+      .locator('.event-user')
+      .filter({ hasText: `You: ${content}` });
+
+  it('sends a message to a run waiting on its question, shows it pending, then taken at its next turn once answered', async () => {
+    const id = await submit(CLARIFY_COLOUR, 'Pick a colour for the banner');
+    await questionOf(id);
+    const page = await openSignedIn(`/console/runs/${id}`);
+    await statusIs(page, 'Waiting for input');
+    const form = page.getByRole('form', { name: 'Message the run' });
+    const field = form.getByLabel('Message for the run');
+    await field.waitFor();
+    await form.getByText(/^The run takes it at its next turn boundary/).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await field.fill('Keep the answer short.');
+    await form.getByRole('button', { name: 'Send message' }).click();
+    const pending = form.getByRole('region', { name: 'Pending: not taken by the run yet' });
+    await pending.getByText('Keep the answer short.', { exact: true }).waitFor();
+    expect(await field.inputValue()).toBe('');
+    // The run's event reaches the timeline: the message is pending there too, once.
+    await messageRow(page, 'Keep the answer short.')
+      .getByText('Pending: the run takes it at its next turn')
+      .waitFor();
+    expect(await pending.getByRole('listitem').count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'steer');
+
+    // A run holds at most 20 messages it has not taken: the 21st is refused in words, its text kept.
+    for (let sent = 1; sent < 20; sent++) expect(await steerThroughApi(id, `Note ${sent}`)).toBe(202);
+    await field.fill('One more thing');
+    await field.press('Control+Enter');
+    await form
+      .getByRole('alert')
+      .filter({ hasText: 'The run already holds 20 messages it has not taken' })
+      .waitFor();
+    expect(await field.inputValue()).toBe('One more thing');
+    await pending.getByText('Note 19', { exact: true }).waitFor();
+
+    // Answered, the run wakes and takes the messages before its next model turn, then completes.
+    await page.getByRole('button', { name: 'blue', exact: true }).click();
+    await statusIs(page, 'Completed');
+    await form.waitFor({ state: 'detached' });
+    await messageRow(page, 'Note 19').getByText('Delivered: taken at turn 2').waitFor();
+    expect(await page.locator('pre.output').textContent()).toBe('done');
+    // The first message is at the timeline's start, out of the view that followed the run's end.
+    await page.getByRole('region', { name: 'Timeline events' }).focus();
+    await page.keyboard.press('Home');
+    await messageRow(page, 'Keep the answer short.').getByText('Delivered: taken at turn 2').waitFor();
+
+    await page.reload();
+    await statusIs(page, 'Completed');
+    await messageRow(page, 'Note 19').getByText('Delivered: taken at turn 2').waitFor();
+    expect(await messageRow(page, 'Note 19').count()).toBe(1);
+    expect(await page.getByRole('form', { name: 'Message the run' }).count()).toBe(0);
     await page.close();
   });
 });
