@@ -1,7 +1,8 @@
 // pnpm bench:clarify — the clarify round trip: from the answer call returning to the
 // resumed attempt's next event (`attempt.started`), through a real worker process; then the
-// client-tool round trip: from the output posted (the turn's only call) to the same event.
-// Two JSON lines: p50/p99 over many suspensions each. Needs `pnpm build`.
+// client-tool round trip: from the output posted (the turn's only call) to the same event; then
+// the approval round trip: from the decision posted (approve) to the held call starting
+// (`tool.call`). Three JSON lines: p50/p99 over many suspensions each. Needs `pnpm build`.
 import { createKeys } from '../packages/store/dist/redis/index.js';
 import { EventHub, RunService, RunStore } from '../packages/store/dist/runs/index.js';
 import { Redis } from '../packages/store/node_modules/ioredis/built/index.js';
@@ -41,9 +42,10 @@ const turns = WARMUP + ROUNDS;
 /**
  * One run of `turns` suspensions in a row: `ask(i)` is the turn's tool call, `requestedType` the
  * event that says the run waits, `release(event, i)` the answer. The time from `release` returning
- * to the resumed attempt's `attempt.started`, for the turns after the warm-up.
+ * to the resumed attempt's `startedType` event (`attempt.started` unless given), for the turns
+ * after the warm-up.
  */
-async function roundTrips(extra, ask, requestedType, release) {
+async function roundTrips(extra, ask, requestedType, release, startedType = 'attempt.started') {
   const script = [...Array.from({ length: turns }, (_, i) => ({ toolCalls: [ask(i)] })), { content: 'done' }];
   const { run } = await service.submit('bench', {
     input: 'round trips',
@@ -67,7 +69,7 @@ async function roundTrips(extra, ask, requestedType, release) {
   for (let i = 0; i < turns; i++) {
     const { event } = await requested;
     requested = next(requestedType);
-    const resumed = next('attempt.started');
+    const resumed = next(startedType);
     await release(run.id, event, i);
     const releasedAt = performance.now();
     const { at } = await resumed;
@@ -118,6 +120,20 @@ report(
     (runId, event, i) => service.postToolOutput('bench', runId, event.data.requestId, `v${i}`),
   ),
   { p50: 1, p99: 5 },
+);
+
+// One run whose ROUNDS + WARMUP calls are each held for approval: the decision posted → the call starts.
+report(
+  'approval-roundtrip',
+  await roundTrips(
+    { approval: { tools: ['todo'], timeoutMs: 600_000 } },
+    (i) => ({ name: 'todo', arguments: { todos: [{ id: '1', content: `step ${i}`, status: 'pending' }] } }),
+    'approval.requested',
+    (runId, event) =>
+      service.decide('bench', runId, event.data.requestId, { decision: 'approve', by: 'bench' }),
+    'tool.call',
+  ),
+  { p50: 2, p99: 10 },
 );
 
 await worker.stop();
