@@ -271,7 +271,9 @@ describe('sessions', () => {
       multitask: 'sometimes',
     });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.message).toBe('body.multitask must be one of "enqueue", "reject", "interrupt"');
+    expect(bad.body.error.message).toBe(
+      'body.multitask must be one of "enqueue", "reject", "interrupt", "steer"',
+    );
     expect((await call(api.base, 'GET', '/v1/sessions/ses_nope')).status).toBe(400);
     expect((await call(api.base, 'POST', '/v1/sessions', { defaults: { toolsets: ['nope'] } })).status).toBe(
       400,
@@ -357,6 +359,35 @@ describe('sessions', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe('ERR_SESSION_BUSY');
     expect((await call<Session>(api.base, 'GET', `/v1/sessions/${session.id}`)).body.runs).toBe(1);
+
+    // steer: the message goes into the waiting run (taken when it wakes); no run is created.
+    const steered = await call<{ id: string; status: string; messageId: string }>(
+      api.base,
+      'POST',
+      `/v1/sessions/${session.id}/runs`,
+      { input: 'prefer dark colours', multitask: 'steer' },
+    );
+    expect(steered.status).toBe(202);
+    expect(steered.body).toMatchObject({
+      id: waiting,
+      status: 'waiting_for_input',
+      sessionId: session.id,
+      messageId: expect.stringMatching(/^msg_/),
+    });
+    expect((await call<Session>(api.base, 'GET', `/v1/sessions/${session.id}`)).body.runs).toBe(1);
+    const logged = await call<{ data: { type: string; data: unknown }[] }>(
+      api.base,
+      'GET',
+      `/v1/runs/${waiting}/events`,
+      undefined,
+      { ...ACME, accept: 'application/json' },
+    );
+    expect(logged.body.data.at(-1)).toEqual(
+      expect.objectContaining({
+        type: 'message.received',
+        data: { messageId: steered.body.messageId, content: 'prefer dark colours' },
+      }),
+    );
 
     // enqueue: waits behind the question.
     const queued = await send(api.base, session.id, {

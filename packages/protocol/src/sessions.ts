@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ToolCallSchema } from './events.js';
+import { RunStatusSchema, ToolCallSchema } from './events.js';
 import {
   CreateRunBodySchema,
   CreateRunResponseSchema,
@@ -87,8 +87,11 @@ export const SessionListSchema = Type.Object({
 });
 export type SessionList = Static<typeof SessionListSchema>;
 
-/** A second message while a run is active: wait for it, refuse, or interrupt it. */
-export const MULTITASK_STRATEGIES = ['enqueue', 'reject', 'interrupt'] as const;
+/**
+ * A second message while a run is active: wait for it, refuse, interrupt it, or send the message
+ * into it (`steer`: taken at its next turn boundary, as `POST /v1/runs/:id/messages`).
+ */
+export const MULTITASK_STRATEGIES = ['enqueue', 'reject', 'interrupt', 'steer'] as const;
 export type Multitask = (typeof MULTITASK_STRATEGIES)[number];
 
 /** `POST /v1/sessions/:id/runs` body: a run's body (over the session's defaults) and `multitask`. */
@@ -103,11 +106,18 @@ export const CreateSessionRunBodySchema = Type.Composite(
 );
 export type CreateSessionRunBody = Static<typeof CreateSessionRunBodySchema>;
 
-/** `POST /v1/sessions/:id/runs` 202 answer. */
-export const CreateSessionRunResponseSchema = Type.Composite([
-  CreateRunResponseSchema,
-  Type.Object({ sessionId: Type.String() }),
-]);
+/**
+ * `POST /v1/sessions/:id/runs` 202 answer: the new run (queued); with `multitask: "steer"` and a live
+ * run, that run (its status) and `messageId`, the message sent into it.
+ */
+export const CreateSessionRunResponseSchema = Type.Object({
+  id: Type.String(),
+  status: RunStatusSchema,
+  links: CreateRunResponseSchema.properties.links,
+  token: CreateRunResponseSchema.properties.token,
+  sessionId: Type.String(),
+  messageId: Type.Optional(Type.String()),
+});
 export type CreateSessionRunResponse = Static<typeof CreateSessionRunResponseSchema>;
 
 /** One entry of a session's transcript. */

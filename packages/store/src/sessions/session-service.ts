@@ -92,8 +92,10 @@ export class SessionService {
    * Sends a message: a run of the session, whose body's fields override the
    * session's defaults. With a live run already: `enqueue` (the default) runs
    * it after; `reject` is `ERR_SESSION_BUSY`; `interrupt` stops the runs ahead
-   * (a running one at its next safe point), then it runs. `hashOf`: the body
-   * as submitted, when `body` has its secrets sealed (see `RunService.submit`).
+   * (a running one at its next safe point), then it runs; `steer` here is
+   * `enqueue` (the caller sends the input into a live run with `steer` instead,
+   * before checking the body as a new run's). `hashOf`: the body as submitted,
+   * when `body` has its secrets sealed (see `RunService.submit`).
    */
   async submit(
     tenant: string,
@@ -113,7 +115,7 @@ export class SessionService {
     const hashOf = options.hashOf === undefined ? undefined : { ...session.defaults, ...submitted };
     const result = await this.#runs.submit(tenant, spec, {
       idempotencyKey: options.idempotencyKey,
-      session: { id: sessionId, multitask },
+      session: { id: sessionId, multitask: multitask === 'steer' ? 'enqueue' : multitask },
       hashOf,
       requestId: options.requestId,
     });
@@ -242,7 +244,16 @@ export class SessionService {
     sessionId: string,
     content: string,
   ): Promise<{ runId: string; messageId: string }> {
-    const session = await this.record(tenant, sessionId);
+    return this.steerLive(await this.record(tenant, sessionId), tenant, content);
+  }
+
+  /** {@link steer}, the session's record read already. */
+  async steerLive(
+    session: SessionRecord,
+    tenant: string,
+    content: string,
+  ): Promise<{ runId: string; messageId: string }> {
+    const sessionId = session.id;
     const runId = session.queue[0];
     if (runId === undefined) {
       throw new QueueError(

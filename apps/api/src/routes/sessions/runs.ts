@@ -23,7 +23,7 @@ const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'sendSessionMessage',
         summary: 'Send a message: a run of the session',
         description:
-          "The body is a run's (its fields override the session's defaults) plus `multitask`, for when a run of the session is live: `enqueue` (the default) starts this run when that one ends; `reject` answers 409 `ERR_SESSION_BUSY`; `interrupt` cancels it at its next safe point (between tool calls, or while it waits on a question), then this run starts. The run sees the session's transcript as its history. 202 with the run, which carries `sessionId`. With a session token, `toolsets`, `memory`, `limits` and `mcpServers` are refused (403 `ERR_SESSION_TOKEN_FIELD`): they come from the session's defaults.",
+          "The body is a run's (its fields override the session's defaults) plus `multitask`, for when a run of the session is live: `enqueue` (the default) starts this run when that one ends; `reject` answers 409 `ERR_SESSION_BUSY`; `interrupt` cancels it at its next safe point (between tool calls, or while it waits on a question), then this run starts; `steer` sends `input` into it instead, taken at its next turn boundary (as `POST /v1/runs/:id/messages`): the answer is that run, with its status and `messageId`, and the body's other fields are unused (with no live run, a new run starts as with `enqueue`). The run sees the session's transcript as its history. 202 with the run, which carries `sessionId`. With a session token, `toolsets`, `memory`, `limits` and `mcpServers` are refused (403 `ERR_SESSION_TOKEN_FIELD`): they come from the session's defaults.",
         params: SessionParamsSchema,
         querystring: TokenQuerySchema,
         headers: IdempotencyHeadersSchema,
@@ -42,7 +42,18 @@ const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { id } = request.params;
       const session = await app.sessions.record(request.tenant, id);
-      const { multitask: _multitask, ...own } = request.body;
+      const { multitask, ...own } = request.body;
+      if (multitask === 'steer' && session.queue.length > 0) {
+        // Into the live run, as POST /v1/runs/:id/messages: nothing is created, so nothing else is checked.
+        const { runId, messageId } = await app.sessions.steerLive(session, request.tenant, own.input);
+        const run = await app.runs.get(request.tenant, runId);
+        const links = runLinks(runId);
+        const token = app.readTokens.issue(runId, request.tenant);
+        reply.header('location', links.self);
+        return reply
+          .code(202)
+          .send({ id: runId, status: run.status, sessionId: id, links, token, messageId });
+      }
       if (request.sessionScope !== undefined) checkSessionTokenBody(own);
       checkSubmission({ ...session.defaults, ...own }, app.config);
       const body = await sealMcpServers(request.body, request.tenant, {
@@ -54,16 +65,12 @@ const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
         hashOf: request.body,
         requestId: request.id,
       });
+      const links = runLinks(run.id);
+      const token = app.readTokens.issue(run.id, request.tenant);
+      reply.header('location', links.self);
       app.metrics.runsSubmitted.inc({ created: String(created) });
       if (!created) reply.header('idempotent-replayed', 'true');
-      reply.header('location', runLinks(run.id).self);
-      return reply.code(202).send({
-        id: run.id,
-        status: 'queued',
-        sessionId: id,
-        links: runLinks(run.id),
-        token: app.readTokens.issue(run.id, request.tenant),
-      });
+      return reply.code(202).send({ id: run.id, status: 'queued', sessionId: id, links, token });
     },
   );
 };

@@ -264,6 +264,12 @@ export class GatewaySocket {
       this.#send({ type: 'session', sessionId, token: app.sessionTokens.issue(sessionId, this.tenant) });
     } else {
       const session = await app.sessions.record(this.tenant, sessionId);
+      if (body.multitask === 'steer' && session.queue.length > 0) {
+        // Into the live run, as a `steer` frame: its event frames say when it takes the message.
+        await app.sessions.steerLive(session, this.tenant, own.input);
+        if (!this.#following.has(sessionId)) await this.#follow(sessionId, { fromRun: session.queue[0] });
+        return;
+      }
       if (this.#scope !== undefined) checkSessionTokenBody(own);
       checkSubmission({ ...session.defaults, ...own }, app.config);
     }
