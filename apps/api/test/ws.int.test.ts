@@ -534,7 +534,7 @@ describe('the WebSocket gateway', () => {
       [
         { type: 'shout' },
         'ERR_WS_FRAME',
-        /frame\.type must be one of message, clarify_response, tool_response, subscribe, cancel, ping/,
+        /frame\.type must be one of message, clarify_response, tool_response, approval_response, steer, subscribe, cancel, ping/,
       ],
       [{ sessionId }, 'ERR_WS_FRAME', /frame\.type/],
       [{ type: 'subscribe', sessionId }, 'ERR_WS_FRAME', /frame\.after is required/],
@@ -545,7 +545,7 @@ describe('the WebSocket gateway', () => {
       [
         { type: 'message', sessionId, content: 'hi', options: { multitask: 'sometimes' } },
         'ERR_VALIDATION',
-        /frame\.options\.multitask must be one of "enqueue", "reject", "interrupt"/,
+        /frame\.options\.multitask must be one of "enqueue", "reject", "interrupt", "steer"/,
       ],
       [
         { type: 'message', sessionId, content: 'hi', options: { input: 'x' } },
