@@ -110,9 +110,10 @@ export default defineConfig({
   test: {
     globals: false,
     server: shared.server,
-    // Files side by side, more of them than this machine's two cores: an integration file spends
-    // most of its time waiting on the processes it started. (Projects that run together must agree.)
-    maxWorkers: 3,
+    // Files side by side, twice this machine's two cores: an integration file spends most of its
+    // time waiting on the processes it started (the first-hour walk waits a whole minute for its
+    // answer). (Projects that run together must agree.)
+    maxWorkers: 4,
     // In CI a JSON report is written too, for .ci/run's closing "N passed, N failed" line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.ci-results/vitest.json' },
