@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { shared } from './vitest.shared.js';
 
 // Workspace packages resolve to their TypeScript sources in tests (see vitest.shared.ts), so unit
@@ -103,6 +104,43 @@ const SERIAL_FILES = [
   'apps/console/test/console.int.test.ts',
 ];
 
+/**
+ * The files that take longest, each started first in its project: on a fresh clone vitest knows no
+ * durations and starts the largest files first, so a long file that is not large (the first-hour
+ * walk waits a whole minute) started late would hold its group open after every other file ended.
+ */
+const LONG_FIRST = [
+  'apps/console/test/first-hour.int.test.ts',
+  'apps/api/test/ws.int.test.ts',
+  'apps/api/test/sessions.int.test.ts',
+  'apps/worker/test/worker.int.test.ts',
+  'apps/api/test/e2e.int.test.ts',
+  'apps/worker/test/tenant-cap.int.test.ts',
+];
+
+/** Vitest's order (groups, projects, what it knows of each file), with {@link LONG_FIRST} first in each project. */
+class LongFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification) => {
+      const index = LONG_FIRST.findIndex((path) => file.moduleId.endsWith(path));
+      return index === -1 ? LONG_FIRST.length : index;
+    };
+    const block = (file: TestSpecification) =>
+      `${file.project.config.sequence.groupOrder}:${file.project.name}`;
+    const position = new Map(sorted.map((file, index) => [file, index]));
+    const firstOfBlock = new Map<string, number>();
+    for (const [index, file] of sorted.entries())
+      if (!firstOfBlock.has(block(file))) firstOfBlock.set(block(file), index);
+    return [...sorted].sort(
+      (a, b) =>
+        (firstOfBlock.get(block(a)) ?? 0) - (firstOfBlock.get(block(b)) ?? 0) ||
+        rank(a) - rank(b) ||
+        (position.get(a) ?? 0) - (position.get(b) ?? 0),
+    );
+  }
+}
+
 export default defineConfig({
   resolve: shared.resolve,
   ssr: shared.ssr,
@@ -114,6 +152,7 @@ export default defineConfig({
     // time waiting on the processes it started (the first-hour walk waits a whole minute for its
     // answer). (Projects that run together must agree.)
     maxWorkers: 4,
+    sequence: { sequencer: LongFirstSequencer },
     // In CI a JSON report is written too, for .ci/run's closing "N passed, N failed" line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.ci-results/vitest.json' },
