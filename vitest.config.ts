@@ -102,6 +102,9 @@ const SERIAL_FILES = [
   'packages/testing/src/stack.int.test.ts',
   // Chromium driving the console.
   'apps/console/test/console.int.test.ts',
+  // The sandbox's escape corpus: a fork bomb held within 5 s, and no bash left on the host after it
+  // (counted host-wide): beside other files' commands it ran past its 5 s and counted theirs.
+  'packages/tools/src/builtin/bash-escape.test.ts',
 ];
 
 /**
@@ -168,7 +171,7 @@ export default defineConfig({
             'packages/*/test/**/*.test.ts',
             'test/**/*.test.ts',
           ],
-          exclude: ['**/*.int.test.ts', '**/node_modules/**', '**/dist/**'],
+          exclude: ['**/*.int.test.ts', '**/node_modules/**', '**/dist/**', ...SERIAL_FILES],
         },
       },
       {
