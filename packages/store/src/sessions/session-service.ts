@@ -144,16 +144,10 @@ export class SessionService {
    * first answer wins. `ERR_CLARIFY_UNKNOWN` when no run of the session asked it.
    */
   async answer(tenant: string, sessionId: string, requestId: string, answer: string): Promise<string> {
-    await this.record(tenant, sessionId);
-    const runId = await this.#runThatHas(sessionId, (pipeline, run) =>
-      pipeline.hexists(this.#store.keys.run(run).waitpoint, `s:${requestId}`),
-    );
-    if (runId === undefined) {
-      throw new QueueError(
-        'ERR_CLARIFY_UNKNOWN',
-        `Session ${sessionId} has no clarify request ${requestId}.`,
-      );
-    }
+    const runId = await this.#runOfRequest(tenant, sessionId, requestId, [
+      'ERR_CLARIFY_UNKNOWN',
+      'clarify request',
+    ]);
     await this.#runs.answer(tenant, runId, requestId, answer);
     return runId;
   }
@@ -172,16 +166,10 @@ export class SessionService {
     output: string,
     isError = false,
   ): Promise<string> {
-    await this.record(tenant, sessionId);
-    const runId = await this.#runThatHas(sessionId, (pipeline, run) =>
-      pipeline.hexists(this.#store.keys.run(run).waitpoint, `s:${requestId}`),
-    );
-    if (runId === undefined) {
-      throw new QueueError(
-        'ERR_TOOL_OUTPUT_UNKNOWN',
-        `Session ${sessionId} has no client tool call ${requestId}.`,
-      );
-    }
+    const runId = await this.#runOfRequest(tenant, sessionId, requestId, [
+      'ERR_TOOL_OUTPUT_UNKNOWN',
+      'client tool call',
+    ]);
     await this.#runs.postToolOutput(tenant, runId, requestId, output, isError);
     return runId;
   }
@@ -198,17 +186,31 @@ export class SessionService {
     decision: ApprovalDecision,
     check?: (run: RunRecord) => void,
   ): Promise<string> {
+    const runId = await this.#runOfRequest(tenant, sessionId, requestId, [
+      'ERR_APPROVAL_UNKNOWN',
+      'approval request',
+    ]);
+    await this.#runs.decide(tenant, runId, requestId, decision, check);
+    return runId;
+  }
+
+  /**
+   * The session's run whose waitpoint holds request `requestId` (the newest that does, in one round
+   * trip), else `unknown`'s error: its code, and what the request is in its message.
+   */
+  async #runOfRequest(
+    tenant: string,
+    sessionId: string,
+    requestId: string,
+    unknown: [code: 'ERR_CLARIFY_UNKNOWN' | 'ERR_TOOL_OUTPUT_UNKNOWN' | 'ERR_APPROVAL_UNKNOWN', what: string],
+  ): Promise<string> {
     await this.record(tenant, sessionId);
     const runId = await this.#runThatHas(sessionId, (pipeline, run) =>
       pipeline.hexists(this.#store.keys.run(run).waitpoint, `s:${requestId}`),
     );
     if (runId === undefined) {
-      throw new QueueError(
-        'ERR_APPROVAL_UNKNOWN',
-        `Session ${sessionId} has no approval request ${requestId}.`,
-      );
+      throw new QueueError(unknown[0], `Session ${sessionId} has no ${unknown[1]} ${requestId}.`);
     }
-    await this.#runs.decide(tenant, runId, requestId, decision, check);
     return runId;
   }
 
