@@ -6,10 +6,9 @@ import {
   ApprovalRequestIdSchema,
   ErrorResponseSchema,
   RunIdSchema,
-  TetherError,
 } from '@tether/protocol';
-import { answerTokenHash } from '@tether/store/webhooks';
 import { COMMON_ERRORS } from '../../schemas.js';
+import { withAnswerToken } from '../answer-token.js';
 import { editCheck } from './check-edit.js';
 
 /** Who decided with a webhook's answer token, in `approval.resolved`. */
@@ -50,14 +49,9 @@ const approvalRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (token !== undefined) {
         // Nothing is read before the script has checked the token (see RunService.decideWithToken).
         const decision = { ...request.body, by: ANSWER_TOKEN_DECIDER };
-        await app.runs
-          .decideWithToken(id, requestId, decision, answerTokenHash(token))
-          .catch((error: unknown) => {
-            // Not this call's token: a failed authentication, whatever exists at this URL.
-            throw error instanceof TetherError && error.code === 'ERR_ANSWER_TOKEN_INVALID'
-              ? app.authFailed(request, reply, error)
-              : error;
-          });
+        await withAnswerToken(app, request, reply, token, (hash) =>
+          app.runs.decideWithToken(id, requestId, decision, hash),
+        );
       } else {
         const body = request.body;
         const check = body.decision === 'edit' ? editCheck(requestId, body) : undefined;

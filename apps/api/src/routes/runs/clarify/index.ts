@@ -6,10 +6,9 @@ import {
   ErrorResponseSchema,
   RequestIdSchema,
   RunIdSchema,
-  TetherError,
 } from '@tether/protocol';
-import { answerTokenHash } from '@tether/store/webhooks';
 import { COMMON_ERRORS } from '../../schemas.js';
+import { withAnswerToken } from '../answer-token.js';
 
 /** `POST /v1/runs/:id/clarify/:requestId`: the first answer wins and the run resumes on any worker. */
 const clarifyRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -40,14 +39,9 @@ const clarifyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { id, requestId } = request.params;
       const token = request.answerToken;
       if (token !== undefined) {
-        await app.runs
-          .answerWithToken(id, requestId, request.body.answer, answerTokenHash(token))
-          .catch((error: unknown) => {
-            // Not this question's token: a failed authentication, whatever exists at this URL.
-            throw error instanceof TetherError && error.code === 'ERR_ANSWER_TOKEN_INVALID'
-              ? app.authFailed(request, reply, error)
-              : error;
-          });
+        await withAnswerToken(app, request, reply, token, (hash) =>
+          app.runs.answerWithToken(id, requestId, request.body.answer, hash),
+        );
       } else {
         await app.runs.answer(request.tenant, id, requestId, request.body.answer);
       }
