@@ -5,11 +5,11 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { newId, type PendingApproval, type Run, type RunEvent, type WebhookPayload } from '@tether/protocol';
+import { newId, type PendingApproval, type Run, type WebhookPayload } from '@tether/protocol';
 import { WebhookDispatcher } from '@tether/store/webhooks';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { ACME, BETA, build, expectServing, replayRun, submit } from './helper.js';
+import { ACME, BETA, build, expectServing, replayRun, runEvents, submit } from './helper.js';
 
 /** Makes run `runId` wait for decisions on a write_file call and a client tool call, as a worker would. */
 async function waitOnApprovals(app: FastifyInstance, runId: string, expiresInMs = 60_000) {
@@ -91,13 +91,7 @@ describe('POST /v1/runs/:id/approvals/:requestId', () => {
     expect(woken.status).toBe('queued');
     expect(woken.pendingApprovals).toBeUndefined();
 
-    const events = (
-      await app.inject({
-        method: 'GET',
-        url: `/v1/runs/${id}/events`,
-        headers: { ...ACME, accept: 'application/json' },
-      })
-    ).json<{ data: RunEvent[] }>().data;
+    const events = await runEvents(app, id);
     expect(events.filter((event) => event.type === 'approval.requested').map((event) => event.data)).toEqual([
       write,
       client,
@@ -262,13 +256,7 @@ describe('an approval.requested webhook delivery', () => {
     // The token of the run's delivery decides each call of it once.
     const other = await withToken(client.requestId, { decision: 'approve' });
     expect(other.statusCode, other.body).toBe(200);
-    const events = (
-      await app.inject({
-        method: 'GET',
-        url: `/v1/runs/${id}/events`,
-        headers: { ...ACME, accept: 'application/json' },
-      })
-    ).json<{ data: RunEvent[] }>().data;
+    const events = await runEvents(app, id);
     expect(events.filter((event) => event.type === 'approval.resolved').map((event) => event.data)).toEqual([
       { requestId: write.requestId, decision: 'reject', message: 'not now', by: 'answer_token' },
       { requestId: client.requestId, decision: 'approve', by: 'answer_token' },

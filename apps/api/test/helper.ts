@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CreateRunBody, ReplayScript } from '@tether/protocol';
+import type { CreateRunBody, ReplayScript, RunEvent } from '@tether/protocol';
 import { newId } from '@tether/protocol';
 import { formatViolations, settledInvariants } from '@tether/store/runs';
 import { WebhookDispatcher } from '@tether/store/webhooks';
@@ -167,4 +167,14 @@ export async function answerTokenOf(
   const token = config.secrets?.open(delivery?.token ?? '');
   if (!token) throw new Error(`no answer token was recorded for ${runId}`);
   return token;
+}
+
+/** Every event of `runId`, as tenant acme reads them through the JSON pages' first page. */
+export async function runEvents(app: FastifyInstance, runId: string): Promise<RunEvent[]> {
+  const page = await app.inject({
+    method: 'GET',
+    url: `/v1/runs/${runId}/events`,
+    headers: { ...ACME, accept: 'application/json' },
+  });
+  return page.json<{ data: RunEvent[] }>().data;
 }

@@ -3,10 +3,10 @@
  * their events, the limits, tenancy and bad input. What a worker does with them is
  * apps/worker/test/steering.int.test.ts.
  */
-import { type RunEvent, STEER_LIMITS } from '@tether/protocol';
+import { STEER_LIMITS } from '@tether/protocol';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { ACME, BETA, build, endRun, expectServing, submit } from './helper.js';
+import { ACME, BETA, build, endRun, expectServing, runEvents, submit } from './helper.js';
 
 const steer = (
   app: FastifyInstance,
@@ -23,13 +23,7 @@ describe('POST /v1/runs/:id/messages', () => {
     expect(sent.statusCode, sent.body).toBe(202);
     const { messageId } = sent.json<{ messageId: string }>();
     expect(messageId).toMatch(/^msg_[0-9a-z]{26}$/);
-    const events = (
-      await app.inject({
-        method: 'GET',
-        url: `/v1/runs/${id}/events`,
-        headers: { ...ACME, accept: 'application/json' },
-      })
-    ).json<{ data: RunEvent[] }>().data;
+    const events = await runEvents(app, id);
     expect(events.at(-1)).toMatchObject({
       type: 'message.received',
       data: { messageId, content: 'Also check the logs' },
@@ -40,13 +34,7 @@ describe('POST /v1/runs/:id/messages', () => {
     expect(late.statusCode).toBe(409);
     expect(late.json()).toMatchObject({ error: { code: 'ERR_RUN_ENDED' } });
     // The message it never took is said so, before the end.
-    const after = (
-      await app.inject({
-        method: 'GET',
-        url: `/v1/runs/${id}/events`,
-        headers: { ...ACME, accept: 'application/json' },
-      })
-    ).json<{ data: RunEvent[] }>().data;
+    const after = await runEvents(app, id);
     expect(after.slice(-2).map((event) => event.type)).toEqual(['message.undelivered', 'run.completed']);
   });
 
