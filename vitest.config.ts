@@ -54,8 +54,12 @@ const CLUSTER_FILES = [
   'apps/worker/test/tenant-cancel.int.test.ts',
   // Sessions: a session's runs keep their keys in the session's hash slot.
   'apps/api/test/sessions.int.test.ts',
-  // The WebSocket gateway: two APIs and two workers, reconnects, tenancy, limits.
+  // A session's history: runs in order, the transcript, what the model is sent of it.
+  'apps/api/test/sessions-history.int.test.ts',
+  // The WebSocket gateway: two APIs and two workers, reconnects, tenancy.
   'apps/api/test/ws.int.test.ts',
+  // The gateway's limits: bad frames, rates, floods, sockets per tenant, slow readers.
+  'apps/api/test/ws-limits.int.test.ts',
   // The crew: a tree of runs in its root's hash slot, children reporting in the step that ends them.
   'apps/api/test/crew.int.test.ts',
   // Memory: a scope's keys in one hash slot, its scripts and the copies other processes keep.
@@ -115,7 +119,9 @@ const SERIAL_FILES = [
 const LONG_FIRST = [
   'apps/console/test/first-hour.int.test.ts',
   'apps/api/test/ws.int.test.ts',
+  'apps/api/test/ws-limits.int.test.ts',
   'apps/api/test/sessions.int.test.ts',
+  'apps/api/test/sessions-history.int.test.ts',
   'apps/worker/test/worker.int.test.ts',
   'apps/api/test/e2e.int.test.ts',
   'apps/worker/test/tenant-cap.int.test.ts',
