@@ -41,6 +41,7 @@ import swaggerPlugin from './plugins/swagger.js';
 import tracingPlugin from './plugins/tracing.js';
 import validationPlugin from './plugins/validation.js';
 import { requestIdOf } from './request-id.js';
+import approvalPolicyRoutes from './routes/approval-policy/index.js';
 import consoleRoutes from './routes/console/index.js';
 import healthRoutes from './routes/health/index.js';
 import mcpServerRoutes from './routes/mcp-servers/index.js';
@@ -103,6 +104,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config, te
   await app.register(requiresRedis(memoryRoutes), { prefix: '/v1/memory' });
   await app.register(requiresRedis(mcpServerRoutes), { prefix: '/v1/mcp-servers' });
   await app.register(requiresRedis(webhookRoutes), { prefix: '/v1/webhooks' });
+  await app.register(requiresRedis(approvalPolicyRoutes), { prefix: '/v1/approval-policy' });
 };
 
 /**

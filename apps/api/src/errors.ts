@@ -40,7 +40,7 @@ export const API_ERRORS = {
   ERR_APPROVAL_POLICY_INVALID: {
     statusCode: 400,
     description:
-      "A run's approval policy (`approval`) is refused: a bash pattern that RE2 does not accept (no lookaround or backreferences); the message names the field.",
+      "An approval policy (a run's or a session's `approval`, or the tenant's default) is refused: a bash pattern that RE2 does not accept (no lookaround or backreferences), or an `approver` that is not one of the tenant's webhook endpoints; the message names the field.",
   },
   ERR_APPROVAL_ARGUMENTS_INVALID: {
     statusCode: 400,

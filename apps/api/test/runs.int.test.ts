@@ -524,6 +524,9 @@ describe('service routes', () => {
         'post /v1/webhooks/{id}/rotate-secret',
         'get /v1/webhooks/{id}/deliveries',
         'post /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver',
+        'get /v1/approval-policy',
+        'put /v1/approval-policy',
+        'delete /v1/approval-policy',
       ].sort(),
     );
     expect(Object.keys(spec.paths['/v1/runs']?.post?.responses ?? {})).toEqual(

@@ -24,6 +24,12 @@ export const APPROVAL_LIMITS = {
   messageMaxLength: 4_000,
 } as const;
 
+/**
+ * A webhook endpoint's id (`WEBHOOK_ID_PATTERN` of webhooks.ts, which cannot be imported here:
+ * webhooks.ts imports the events, which import this module).
+ */
+export const APPROVER_ID_PATTERN = '^whk_[0-9a-hjkmnp-tv-z]{26}$';
+
 /** A tool name, or a prefix of names ending in `*` (`github__*`; `*` alone: every tool). */
 export const APPROVAL_TOOL_PATTERN = '^(\\*|[a-zA-Z0-9_-]{1,128}\\*?)$';
 
@@ -61,6 +67,17 @@ export const ApprovalPolicySchema = Type.Object(
     ),
     /** The decision taken at the deadline: `reject` (the default) or `approve`. */
     onTimeout: Type.Optional(Type.Union([Type.Literal('reject'), Type.Literal('approve')])),
+    /**
+     * A webhook endpoint of the tenant (`whk_…`) asked first: each request is delivered to it
+     * (whatever events it subscribes to), and a 2xx answer whose body is a decision decides the
+     * call. Any other answer leaves the request waiting for a person.
+     */
+    approver: Type.Optional(
+      Type.String({
+        pattern: APPROVER_ID_PATTERN,
+        [EXPECTED]: 'a webhook endpoint id (whk_ and 26 letters and digits)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -79,6 +96,8 @@ export const PendingApprovalSchema = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
   /** The decision taken at the deadline. */
   onTimeout: Type.Union([Type.Literal('reject'), Type.Literal('approve')]),
+  /** The webhook endpoint asked first (the policy's `approver`), when it names one. */
+  approver: Type.Optional(Type.String()),
 });
 export type PendingApproval = Static<typeof PendingApprovalSchema>;
 
@@ -109,3 +128,14 @@ export type ApprovalDecisionBody = Static<typeof ApprovalDecisionBodySchema>;
 
 /** A decision as the run takes it: the body, with who decided (a tenant, or `timeout`). */
 export type ApprovalDecision = ApprovalDecisionBody & { by: string };
+
+/**
+ * `GET` and `PUT /v1/approval-policy`: the tenant's default policy, which a run takes at submit
+ * when neither its body nor its session's defaults name one (`policy` is null when there is none).
+ */
+export const TenantApprovalPolicySchema = Type.Object({
+  policy: Type.Union([ApprovalPolicySchema, Type.Null()]),
+  /** When it was last set; null when there is none. */
+  updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+export type TenantApprovalPolicy = Static<typeof TenantApprovalPolicySchema>;

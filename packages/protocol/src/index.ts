@@ -4,14 +4,17 @@ export type {
   ApprovalDecisionKind,
   ApprovalPolicy,
   PendingApproval,
+  TenantApprovalPolicy,
 } from './approvals.js';
 export {
   APPROVAL_DECISIONS,
   APPROVAL_LIMITS,
   APPROVAL_TOOL_PATTERN,
+  APPROVER_ID_PATTERN,
   ApprovalDecisionBodySchema,
   ApprovalPolicySchema,
   PendingApprovalSchema,
+  TenantApprovalPolicySchema,
 } from './approvals.js';
 export type { TetherErrorOptions } from './errors.js';
 export { TetherError, toErrorBody } from './errors.js';

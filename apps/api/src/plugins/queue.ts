@@ -1,4 +1,5 @@
 import { SKILL_LIMITS } from '@tether/protocol';
+import { ApprovalPolicyStore } from '@tether/store/approval-policies';
 import { McpServerStore } from '@tether/store/mcp-servers';
 import { createKeys, type TetherKeys } from '@tether/store/redis';
 import { type EndedRun, EventHub, RunService, RunStore } from '@tether/store/runs';
@@ -26,6 +27,8 @@ declare module 'fastify' {
     mcpServers: McpServerStore;
     /** The tenants' webhook endpoints and deliveries. */
     webhooks: WebhookStore;
+    /** The tenants' default approval policies, which runs with none of their own take at submit. */
+    approvalPolicies: ApprovalPolicyStore;
   }
 }
 
@@ -61,8 +64,10 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
     publicUrl: config.publicUrl,
     subscriber: app.subscriber,
   });
-  // Redis may be down at start: the subscription is made again when it is back.
+  const approvalPolicies = new ApprovalPolicyStore({ redis: app.redis, keys, subscriber: app.subscriber });
+  // Redis may be down at start: the subscriptions are made again when it is back.
   await dispatcher.listen().catch(() => {});
+  await approvalPolicies.listen().catch(() => {});
   const runs = new RunService({
     telemetry,
     redis: app.redis,
@@ -86,6 +91,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   app.decorate('sessions', new SessionService({ runs }));
   app.decorate('hub', new EventHub(app.subscriber, keys));
   app.decorate('webhooks', webhooks);
+  app.decorate('approvalPolicies', approvalPolicies);
   app.decorate(
     'skills',
     new SkillStore({
@@ -105,6 +111,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   // Registered after the Redis plugin, so this runs before its connections close.
   app.addHook('onClose', async () => {
     dispatcher.close();
+    approvalPolicies.close();
     await runs.close();
     await webhooks.close();
   });

@@ -37,6 +37,7 @@ const swaggerPlugin: FastifyPluginAsync = async (app) => {
           description: 'Conversations: runs one after another, with the transcript as history',
         },
         { name: 'clarify', description: 'Answers to the questions runs ask' },
+        { name: 'approvals', description: "The tenant's default approval policy for its runs' tool calls" },
         {
           name: 'skills',
           description: "The tenant's skills (Agent Skills format), for runs with the skill toolset",

@@ -29,3 +29,4 @@ export type {
 export { RedisBreaker } from './redis-breaker.js';
 export type { PipelineReply } from './slot-pipelines.js';
 export { keySlot, SlotPipelines } from './slot-pipelines.js';
+export { TenantCache, type TenantCacheOptions } from './tenant-cache.js';

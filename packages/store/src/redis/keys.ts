@@ -287,6 +287,13 @@ export interface TetherKeys {
    * tenant's hash tag.
    */
   mcpServers(tenant: string): string;
+  /**
+   * String: the tenant's default approval policy (JSON), which a run with no policy of its own (nor
+   * of its session's defaults) takes at submit, under the tenant's hash tag.
+   */
+  approvalPolicy(tenant: string): string;
+  /** Pub/sub channel: a tenant whose default approval policy changed (every process drops its copy). */
+  approvalPolicyChannel: string;
   /** A tenant's webhooks (`tether:wh:{w_<tenant>}:…`). */
   webhooks(tenant: string): WebhookKeys;
   /** Set: the tenants that have had an endpoint (the sweeper looks at their `dirty` runs). */
@@ -411,6 +418,8 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
       return { index: `${base}:index`, totals: `${base}:totals`, files: (name) => `${base}:files:${name}` };
     },
     mcpServers: (tenant) => `${namespace}:tenant:{${tenant}}:mcp-servers`,
+    approvalPolicy: (tenant) => `${namespace}:tenant:{${tenant}}:approval-policy`,
+    approvalPolicyChannel: `${namespace}:approval-policy-changed`,
     webhooks(tenant) {
       const base = `${namespace}:wh:{w_${tenant}}`;
       return {

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CreateRunBodySchema, CreateRunResponseSchema, ErrorResponseSchema } from '@tether/protocol';
-import { sealMcpServers } from '../../mcp-servers.js';
 import { COMMON_ERRORS } from '../schemas.js';
 import { accepted, IdempotencyHeadersSchema } from './accepted.js';
+import { runSpec } from './spec.js';
 import { checkSubmission } from './submission.js';
 
 /** `POST /v1/runs`: submit a run (idempotent with an `Idempotency-Key`). */
@@ -29,10 +29,7 @@ const createRunRoute: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       checkSubmission(request.body, app.config);
-      const spec = await sealMcpServers(request.body, request.tenant, {
-        config: app.config,
-        registered: app.mcpServers,
-      });
+      const spec = await runSpec(app, request.tenant, request.body);
       const { run, created } = await app.runs.submit(request.tenant, spec, {
         idempotencyKey: request.headers['idempotency-key'],
         hashOf: request.body,

@@ -6,6 +6,7 @@ import {
   SESSION_LIMITS,
 } from '@tether/protocol';
 import { ApiError } from '../../errors.js';
+import { checkApprover } from '../runs/spec.js';
 import { checkSubmission } from '../runs/submission.js';
 import { COMMON_ERRORS } from '../schemas.js';
 
@@ -23,7 +24,7 @@ const createSessionRoute: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'createSession',
         summary: 'Create a session',
         description:
-          "Answers 201 with the session and a session-scoped `token` for browsers: it reads the session, its messages and events and its runs, sends messages and answers their questions (as the bearer, or `?token=`), for the session's retention. The body is optional: `metadata`, `files` (written into the session's workspace before its first run) and `defaults` (model, toolsets, locale, clarify, limits, memory, tools and toolTimeoutMs of its runs).",
+          "Answers 201 with the session and a session-scoped `token` for browsers: it reads the session, its messages and events and its runs, sends messages and answers their questions (as the bearer, or `?token=`), for the session's retention. The body is optional: `metadata`, `files` (written into the session's workspace before its first run) and `defaults` (model, toolsets, locale, clarify, limits, memory, tools, toolTimeoutMs and approval of its runs).",
         body: CreateSessionBodySchema,
         response: {
           201: CreateSessionResponseSchema,
@@ -43,6 +44,8 @@ const createSessionRoute: FastifyPluginAsyncTypebox = async (app) => {
       }
       // The defaults and files are checked as a run's would be, so a bad default fails now, not at every message.
       checkSubmission({ ...body.defaults, files: body.files }, app.config, { modelRequired: false });
+      if (body.defaults?.approval)
+        await checkApprover(app, request.tenant, body.defaults.approval, 'defaults.approval');
       const session = await app.sessions.create(request.tenant, body);
       reply.header('location', `/v1/sessions/${session.id}`);
       return reply.code(201).send({ ...session, token: app.sessionTokens.issue(session.id, request.tenant) });

@@ -4,10 +4,10 @@ import {
   CreateSessionRunResponseSchema,
   ErrorResponseSchema,
 } from '@tether/protocol';
-import { sealMcpServers } from '../../mcp-servers.js';
 import { checkSessionTokenBody } from '../../session-token.js';
 import { IdempotencyHeadersSchema } from '../runs/accepted.js';
 import { runLinks } from '../runs/run-view.js';
+import { runSpec } from '../runs/spec.js';
 import { checkSubmission } from '../runs/submission.js';
 import { COMMON_ERRORS } from '../schemas.js';
 import { SessionParamsSchema, TokenQuerySchema } from './params.js';
@@ -56,10 +56,7 @@ const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
       }
       if (request.sessionScope !== undefined) checkSessionTokenBody(own);
       checkSubmission({ ...session.defaults, ...own }, app.config);
-      const body = await sealMcpServers(request.body, request.tenant, {
-        config: app.config,
-        registered: app.mcpServers,
-      });
+      const body = await runSpec(app, request.tenant, request.body, session.defaults);
       const { run, created } = await app.sessions.submit(request.tenant, id, body, {
         idempotencyKey: request.headers['idempotency-key'],
         hashOf: request.body,

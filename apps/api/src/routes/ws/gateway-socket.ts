@@ -1,5 +1,6 @@
 import {
   runSessionTag,
+  type SessionDefaults,
   sessionTag,
   TERMINAL_EVENT_TYPES,
   WS_CLOSE_CODES,
@@ -10,12 +11,12 @@ import { parseSessionCursor, type SessionEvent, SessionFollower } from '@tether/
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { ApiError } from '../../errors.js';
-import { sealMcpServers } from '../../mcp-servers.js';
 import { classify } from '../../plugins/errors.js';
 import { rateLimitedMessage } from '../../plugins/rate-limit.js';
 import { checkSessionTokenBody } from '../../session-token.js';
 import { editCheck } from '../runs/approvals/check-edit.js';
 import type { StreamEnd } from '../runs/events/sse-response.js';
+import { runSpec } from '../runs/spec.js';
 import { checkSubmission } from '../runs/submission.js';
 import type { EventFrames } from './event-frames.js';
 import { messageRunBody, parseClientFrame } from './frames.js';
@@ -257,6 +258,7 @@ export class GatewaySocket {
     const body = messageRunBody(frame);
     const { multitask: _multitask, ...own } = body;
     let sessionId = frame.sessionId;
+    let defaults: SessionDefaults | undefined;
     if (sessionId === null) {
       // Checked before the session exists, so a bad message leaves nothing behind.
       checkSubmission(own, app.config);
@@ -272,11 +274,9 @@ export class GatewaySocket {
       }
       if (this.#scope !== undefined) checkSessionTokenBody(own);
       checkSubmission({ ...session.defaults, ...own }, app.config);
+      defaults = session.defaults;
     }
-    const sealed = await sealMcpServers(body, this.tenant, {
-      config: app.config,
-      registered: app.mcpServers,
-    });
+    const sealed = await runSpec(app, this.tenant, body, defaults);
     // The socket's upgrade request names every run its messages start, in the workers' log lines.
     const { run, created } = await app.sessions.submit(this.tenant, sessionId, sealed, {
       requestId: this.#request.id,

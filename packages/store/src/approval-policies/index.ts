@@ -1,0 +1,5 @@
+export {
+  ApprovalPolicyStore,
+  type ApprovalPolicyStoreOptions,
+  type StoredApprovalPolicy,
+} from './approval-policy-store.js';
