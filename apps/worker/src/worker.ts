@@ -45,6 +45,11 @@ export interface StartWorkerOptions {
    * `main.ts` passes none): each hook is awaited at the moment it names. None by default.
    */
   hooks?: WorkerHooks | undefined;
+  /**
+   * How long one webhook attempt may take (ms), for the test stack alone (as `hooks`): a test of an
+   * endpoint that never answers waits this instead of `WEBHOOK_DEFAULTS.timeoutMs`.
+   */
+  webhookTimeoutMs?: number | undefined;
 }
 
 /**
@@ -57,7 +62,7 @@ export function startWorker(
   logger: Logger,
   options: StartWorkerOptions = {},
 ): TetherWorker {
-  const { telemetry, hooks } = options;
+  const { telemetry, hooks, webhookTimeoutMs } = options;
   mkdirSync(config.workspaceRoot, { recursive: true });
   const tokenizerLoadMs = loadTokenizer();
   const keys = createKeys(config.queuePrefix, config.queueShards);
@@ -113,6 +118,7 @@ export function startWorker(
     metrics,
     logger,
     shuttingDown: isShuttingDown,
+    timeoutMs: webhookTimeoutMs,
   });
   const report = startReport({
     config,

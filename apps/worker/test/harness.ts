@@ -60,6 +60,8 @@ export interface TestHooks {
   holdBeforeToolRequest?: boolean;
   /** An attempt over its tenant's cap waits this long (ms), its run in line, before its job is delayed. */
   holdCappedMs?: number;
+  /** A webhook attempt ends as timed out after this long (ms) instead of `WEBHOOK_DEFAULTS.timeoutMs`. */
+  webhookTimeoutMs?: number;
 }
 
 /** The test-only worker entry: the built worker, with hooks from its arguments. */
@@ -71,6 +73,7 @@ function workerEntry(hooks: TestHooks | undefined): WorkerEntry {
   const args: string[] = [];
   if (hooks.holdBeforeToolRequest) args.push('--hold-before-tool-request');
   if (hooks.holdCappedMs) args.push('--hold-capped-ms', String(hooks.holdCappedMs));
+  if (hooks.webhookTimeoutMs) args.push('--webhook-timeout-ms', String(hooks.webhookTimeoutMs));
   return { main: WORKER_WITH_HOOKS, args };
 }
 

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { createOutboundRequest } from '@tether/outbound';
 import { newId, type WebhookSettings } from '@tether/protocol';
 import { createKeys, createRedisConnection, WEBHOOK_QUEUE_NAME } from '@tether/store/redis';
-import { RunStore } from '@tether/store/runs';
+import { RunService, RunStore } from '@tether/store/runs';
 import { type PumpJobData, WebhookDispatcher, WebhookStore } from '@tether/store/webhooks';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { Worker } from 'bullmq';
@@ -82,11 +82,13 @@ async function pumping(
   const store = new RunStore({ redis, keys });
   const webhooks = new WebhookStore({ redis, queueConnection: bullmq, keys, settings });
   const dispatcher = new WebhookDispatcher({ store, webhooks, secrets, publicUrl: 'http://api.test' });
+  const runs = new RunService({ redis, queueConnection: bullmq, keys, store, webhooks: dispatcher });
   const pump = createPump({
     store: webhooks,
     secrets,
     send: createOutboundRequest(policy, { timeoutMs: 2_000, ...requestOptions }),
     perEndpoint: 4,
+    decisions: runs,
     log: pino({ level: 'silent' }),
   });
   const worker = new Worker<PumpJobData>(WEBHOOK_QUEUE_NAME, pump.process, {
@@ -96,6 +98,7 @@ async function pumping(
   });
   cleanups.push(
     () => webhooks.close(),
+    () => runs.close(),
     () => worker.close(),
   );
   const tenant = `t-${newId('run').slice(-8)}`;

@@ -1,14 +1,15 @@
 /**
  * Test only: a worker process whose attempts hold a window of their timing open, for a test to act
- * in (kill -9 the worker, cancel the run). It starts the built worker (`dist/`) as `main.ts` does,
- * configured by the same environment, and passes `startWorker` hooks made from its own arguments;
- * a deployment runs `dist/main.js`, which passes none. The tests start it through the harness
- * (`startWorker(env, hooks)`).
+ * in (kill -9 the worker, cancel the run), or whose webhook attempts time out sooner. It starts the
+ * built worker (`dist/`) as `main.ts` does, configured by the same environment, and passes
+ * `startWorker` hooks and options made from its own arguments; a deployment runs `dist/main.js`,
+ * which passes none. The tests start it through the harness (`startWorker(env, hooks)`).
  *
  *   --hold-before-tool-request  an attempt that asks the client for tool outputs stops for good
  *                               after saving its checkpoint, before the requests are recorded
  *   --hold-capped-ms <ms>       an attempt over its tenant's cap waits this long, its run in line
  *                               and its job still taken, before its job is delayed
+ *   --webhook-timeout-ms <ms>   a webhook attempt ends as timed out after this long (not 10 s)
  *
  * Each hold logs a `test hold: …` line when it starts, for the test to wait for.
  */
@@ -21,12 +22,18 @@ const { values } = parseArgs({
   options: {
     'hold-before-tool-request': { type: 'boolean', default: false },
     'hold-capped-ms': { type: 'string', default: '0' },
+    'webhook-timeout-ms': { type: 'string', default: '0' },
   },
 });
-const holdCappedMs = Number(values['hold-capped-ms']);
-if (!Number.isInteger(holdCappedMs) || holdCappedMs < 0) {
-  throw new Error(`--hold-capped-ms must be a whole number of ms, got ${values['hold-capped-ms']}`);
+/** A whole number of ms from the option `name` (0 when not given). */
+function msOf(name) {
+  const ms = Number(values[name]);
+  if (!Number.isInteger(ms) || ms < 0)
+    throw new Error(`--${name} must be a whole number of ms, got ${values[name]}`);
+  return ms;
 }
+const holdCappedMs = msOf('hold-capped-ms');
+const webhookTimeoutMs = msOf('webhook-timeout-ms');
 
 /** @type {import('../dist/index.js').WorkerHooks} */
 const hooks = {};
@@ -50,7 +57,10 @@ const logger = pino({
   level: config.logLevel,
   base: { workerId: config.workerId, pid: process.pid, hostname: hostname() },
 });
-const worker = startWorker(config, logger, { hooks });
+const worker = startWorker(config, logger, {
+  hooks,
+  ...(webhookTimeoutMs > 0 ? { webhookTimeoutMs } : {}),
+});
 for (const signal of ['SIGTERM', 'SIGINT']) {
   process.on(signal, () => {
     worker.close().then(

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { newId, type PendingClarify } from '@tether/protocol';
+import { newId, type PendingApproval, type PendingClarify } from '@tether/protocol';
 import { testRedisTarget, uniquePrefix } from '@tether/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKeys, createRedisConnection, keySlot } from '../src/redis/index.js';
@@ -12,7 +12,8 @@ import { answerTokenHash, WebhookDispatcher, WebhookStore } from '../src/webhook
  * recorded once per event and endpoint however often a run is dispatched, a
  * run's chain to an endpoint (one due at a time, in event order), the pump's
  * take, settle and sleep, disabling, redelivery, the log's pages, the dirty
- * runs a sweep dispatches, and the answer token's hash kept with its question.
+ * runs a sweep dispatches, the answer token's hash kept with its question, and
+ * an approval request sent to its policy's approver endpoint.
  */
 const redis = createRedisConnection({ ...testRedisTarget(), name: 'webhooks', onError: () => {} });
 const keys = createKeys(uniquePrefix('webhooks'));
@@ -58,6 +59,29 @@ async function run(t: string, metadata?: Record<string, unknown>): Promise<strin
 
 const take = (t: string, endpointId: string, recover = false) =>
   webhooks.take(t, endpointId, 10, 60_000, recover);
+
+/** A run of `t` that waits on one approval request, naming `approver` when given. */
+async function awaitingApproval(t: string, approver?: string) {
+  const runId = await run(t);
+  const owner = 'w:1';
+  await store.claim(runId, owner, 1, 'w');
+  const pending: PendingApproval = {
+    requestId: newId('apr'),
+    callId: 'call_0_0',
+    tool: 'write_file',
+    arguments: { path: 'a.txt', content: 'x' },
+    reason: 'tools: write_file',
+    expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    onTimeout: 'reject',
+    ...(approver ? { approver } : {}),
+  };
+  await store.requestApprovals(runId, owner, [pending]);
+  return { runId, pending };
+}
+
+/** The types of the deliveries an endpoint's pump would take now. */
+const takenTypes = async (t: string, endpointId: string) =>
+  ((await take(t, endpointId))?.deliveries ?? []).map((d) => d.type);
 
 describe('webhook store', () => {
   it('keeps a tenant’s webhook keys in one hash slot, apart from another tenant’s', () => {
@@ -248,6 +272,62 @@ describe('dispatch', () => {
     const waitpoint = await redis.hgetall(keys.run(runId).waitpoint);
     expect(Object.keys(waitpoint).filter((field) => field.startsWith('t:'))).toEqual([]);
     expect(await dispatcher.dispatch(newId('run'))).toBe(0);
+  });
+});
+
+describe('an approval policy’s approver', () => {
+  it('gets the request whatever it subscribes to, with a token that decides it; an endpoint that neither subscribes nor approves gets nothing', async () => {
+    const t = tenant();
+    const approver = await endpoint(t, ['run.completed']);
+    const bystander = await endpoint(t, ['run.failed']);
+    const { runId, pending } = await awaitingApproval(t, approver.id);
+    expect(await dispatcher.dispatch(runId, t)).toBe(1);
+    expect(await dispatcher.dispatch(runId, t)).toBe(0);
+    expect(await takenTypes(t, bystander.id)).toEqual([]);
+    const got = await take(t, approver.id);
+    expect(got?.deliveries.map((d) => d.type)).toEqual(['approval.requested']);
+    const [delivery] = got?.deliveries ?? [];
+    const payload = JSON.parse(delivery?.payload ?? '{}');
+    expect(payload.data).toEqual(pending);
+    expect(payload.answer).toEqual({
+      url: `https://tether.example/v1/runs/${runId}/approvals/${pending.requestId}`,
+      expiresAt: pending.expiresAt,
+    });
+    const token = secrets.open(delivery?.token ?? '');
+    const decision = { decision: 'approve' as const, by: `approver:${approver.id}` };
+    await expect(store.decide(runId, pending.requestId, decision, answerTokenHash(token))).resolves.toBe(
+      'last',
+    );
+  });
+
+  it('gets one delivery of a request when it subscribes to approval.requested too; a run without an approver goes to subscribers only', async () => {
+    const t = tenant();
+    const approver = await endpoint(t, ['approval.requested']);
+    const other = await endpoint(t, ['run.completed']);
+    const named = await awaitingApproval(t, approver.id);
+    expect(await dispatcher.dispatch(named.runId, t)).toBe(1);
+    expect(await takenTypes(t, approver.id)).toEqual(['approval.requested']);
+    const unnamed = await awaitingApproval(t);
+    expect(await dispatcher.dispatch(unnamed.runId, t)).toBe(1);
+    expect((await take(t, approver.id))?.deliveries.map((d) => d.runId)).toEqual([unnamed.runId]);
+    expect(await takenTypes(t, other.id)).toEqual([]);
+  });
+
+  it('gets nothing while disabled, nor does an endpoint of another tenant named as the approver', async () => {
+    const t = tenant();
+    const off = await endpoint(t, ['run.completed']);
+    await webhooks.update(t, off.id, { enabled: false });
+    const on = await endpoint(t, ['run.completed']);
+    const t2 = tenant();
+    const elsewhere = await endpoint(t2, ['*']);
+    for (const approver of [off.id, elsewhere.id]) {
+      const { runId } = await awaitingApproval(t, approver);
+      expect(await dispatcher.dispatch(runId, t)).toBe(0);
+    }
+    // Enabled again, it gets nothing of the requests dispatched while it was disabled.
+    await webhooks.update(t, off.id, { enabled: true });
+    for (const endpointId of [off.id, on.id]) expect(await takenTypes(t, endpointId)).toEqual([]);
+    expect(await takenTypes(t2, elsewhere.id)).toEqual([]);
   });
 });
 

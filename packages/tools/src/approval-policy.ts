@@ -40,6 +40,8 @@ export interface CompiledApprovalPolicy {
   timeoutMs: number;
   /** The decision taken at the deadline: the policy's, or `reject`. */
   onTimeout: 'reject' | 'approve';
+  /** The webhook endpoint asked first, if the policy names one. */
+  approver?: string | undefined;
 }
 
 /** Tools that never ask: a question or an escalation is already addressed to a person. */
@@ -80,6 +82,7 @@ export function compileApprovalPolicy(policy: ApprovalPolicy): CompiledApprovalP
     reasonFor: (call) => reasonFor(rules, call),
     timeoutMs: policy.timeoutMs ?? APPROVAL_LIMITS.timeoutDefaultMs,
     onTimeout: policy.onTimeout ?? 'reject',
+    approver: policy.approver,
   };
 }
 

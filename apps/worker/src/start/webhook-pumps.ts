@@ -25,6 +25,8 @@ export function startWebhookPumps(options: {
   metrics: WorkerMetrics | undefined;
   logger: Logger;
   shuttingDown: () => boolean;
+  /** How long one attempt may take (ms): `WEBHOOK_DEFAULTS.timeoutMs` unless the test stack gives one. */
+  timeoutMs?: number | undefined;
 }): WebhookPumps {
   const { config, keys, connections, stores, metrics, logger } = options;
   const pumps =
@@ -36,9 +38,11 @@ export function startWebhookPumps(options: {
             secrets: config.secrets,
             send: createOutboundRequest(
               { allowHttp: config.webhook.allowHttp, allowPrivate: config.webhook.allowPrivate },
-              { timeoutMs: WEBHOOK_DEFAULTS.timeoutMs },
+              { timeoutMs: options.timeoutMs ?? WEBHOOK_DEFAULTS.timeoutMs },
             ),
             perEndpoint: config.webhookPerEndpoint,
+            // An approver's decision wakes its run and is dispatched to the other endpoints: no API needed.
+            decisions: stores.runs,
             log: logger.child({ component: 'webhooks' }),
             shuttingDown: options.shuttingDown,
             waitForDue: (tenant, endpointId, ms) => stores.dueSignals.wait(tenant, endpointId, ms),

@@ -1,4 +1,5 @@
 import type { OutboundRequest } from '@tether/outbound';
+import type { ApprovalDecisionBody } from '@tether/protocol';
 import { promoteJob } from '@tether/store/runs';
 import type {
   AttemptOutcome,
@@ -10,6 +11,13 @@ import type {
 } from '@tether/store/webhooks';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
+import {
+  type ApproverDecisions,
+  type AskedDecision,
+  askedToDecide,
+  decisionIn,
+  takeDecision,
+} from './approver.js';
 import { webhookHeaders, withAnswerToken } from './sign.js';
 
 /**
@@ -24,7 +32,9 @@ import { webhookHeaders, withAnswerToken } from './sign.js';
  *    recorded): `delivered` on a 2xx, else `retrying` after the backoff
  *    (`backoffMs` doubled per attempt, at most `backoffMaxMs`), or `failed`
  *    once that would pass `maxAgeMs`; `disabled` (not sent) while the
- *    endpoint is disabled;
+ *    endpoint is disabled; the 2xx answer of an approver (an approval request
+ *    naming the endpoint as its policy's approver) is read, and a decision in
+ *    it taken (webhooks/approver.ts) before the attempt ends;
  * 3. take again as attempts end; with nothing due and nothing in flight,
  *    linger for `lingerMs` (woken by this process's dispatches at once, and
  *    looking every `pollMs` for other processes'), then sleep: the job is
@@ -45,6 +55,8 @@ export interface PumpOptions {
   send: OutboundRequest;
   /** Attempts in flight at once to one endpoint. */
   perEndpoint: number;
+  /** Takes the decisions approvers answer with (`RunService`, which dispatches the run's new events too). */
+  decisions: ApproverDecisions;
   log: Logger;
   /** True once the worker stops: an activation ends its attempts in flight and hands the job back. */
   shuttingDown?: (() => boolean) | undefined;
@@ -169,19 +181,23 @@ function deliveryAttempt(options: PumpOptions): Attempt {
   return async (data, take, delivery) => {
     if (!take.enabled) return endAttempt(options, data, delivery, 'disabled');
     let result: ReturnType<typeof failure> | { outcome: 'delivered'; detail: { httpStatus: number } };
+    let asked: AskedDecision | undefined;
+    let decision: ApprovalDecisionBody | undefined;
     try {
       const secret = openSecret(take.secret);
-      const body = delivery.token
-        ? withAnswerToken(delivery.payload, openSecret(delivery.token))
-        : delivery.payload;
+      const token = delivery.token ? openSecret(delivery.token) : undefined;
+      const body = token ? withAnswerToken(delivery.payload, token) : delivery.payload;
       const response = await options.send(take.url, {
         method: 'POST',
         headers: webhookHeaders(secret, delivery.messageId, body),
         body,
       });
       if (response.status >= 200 && response.status < 300) {
-        // The body is ignored (at most 64 KB of it is read, to keep the connection).
-        await response.discard();
+        asked = token === undefined ? undefined : askedToDecide(data.endpointId, delivery, token);
+        // An approver's body may be its decision; any other is ignored (at most 64 KB of it is read,
+        // to keep the connection).
+        if (asked) decision = await decisionIn(response);
+        else await response.discard();
         result = { outcome: 'delivered', detail: { httpStatus: response.status } };
       } else {
         const text = await response.text(ERROR_BODY_CHARS).catch(() => '');
@@ -191,6 +207,9 @@ function deliveryAttempt(options: PumpOptions): Attempt {
     } catch (error) {
       result = failure(delivery, undefined, describe(error));
     }
+    // Taken before the attempt is recorded: a worker that dies in between sends it again, and the
+    // token, used, refuses the second decision.
+    if (asked) await takeDecision(options.decisions, options.log, data.endpointId, asked, decision);
     await endAttempt(options, data, delivery, result.outcome, result.detail);
   };
 }

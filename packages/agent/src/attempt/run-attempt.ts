@@ -375,6 +375,7 @@ class Attempt {
         reason,
         expiresAt,
         onTimeout: policy.onTimeout,
+        ...(policy.approver ? { approver: policy.approver } : {}),
       });
     }
     if (approvals.length === 0) return undefined;

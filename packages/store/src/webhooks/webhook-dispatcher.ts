@@ -12,13 +12,18 @@ import { type Sealer, WAKE_LEASE_MS, type WebhookStore } from './webhook-store.j
  * job), the API after an answer or a cancel. A dispatch is two scripts:
  *
  * 1. `webhookCollect`, on the run's slot: its tenant, status, session and
- *    metadata, and the events of the types the tenant subscribes to after the
+ *    metadata, and the events of the types the tenant collects after the
  *    run's hint (an answer token's hash recorded in a `clarify.requested`
- *    question);
+ *    question or an `approval.requested` call);
  * 2. `webhookDispatch`, on the tenant's slot: a delivery per event and
  *    endpoint after the run's cursor, at the end of the run's chain to that
  *    endpoint, and the cursor moved in the same step, so an event's deliveries
  *    are recorded once however often it is dispatched.
+ *
+ * An `approval.requested` whose policy names an `approver` (one of the
+ * tenant's endpoints) goes to that endpoint too, whatever it subscribes to:
+ * its pump takes a decision in the answer (apps/worker's webhooks/approver.ts).
+ * So a tenant with any enabled endpoint collects `approval.requested`.
  *
  * At least once: a worker that dies between its step and the dispatch leaves
  * its job active; the job comes back (stall recovery), and a job that comes
@@ -27,8 +32,8 @@ import { type Sealer, WAKE_LEASE_MS, type WebhookStore } from './webhook-store.j
  * runs marked long ago, should the API process have died before it could.
  *
  * A tenant with no endpoint costs nothing: each process keeps, per tenant,
- * the types its enabled endpoints subscribe to, for `cacheMs` or until a
- * change is published on `keys.webhooksChannel`.
+ * the types it collects, for `cacheMs` or until a change is published on
+ * `keys.webhooksChannel`.
  */
 
 /** The answer token of a dispatch: the token (sealed, to be sent) and its hash (recorded). */
@@ -77,6 +82,22 @@ const ANSWER_ROUTES: Partial<Record<string, string>> = {
   'approval.requested': 'approvals',
 };
 
+const APPROVAL_REQUESTED = 'approval.requested';
+
+/** What the dispatch reads of the data of an event of {@link ANSWER_ROUTES}. */
+interface AnswerableData {
+  requestId: string;
+  expiresAt: string;
+  /** An approval request's approver endpoint (its policy's `approver`). */
+  approver?: unknown;
+}
+
+/** The endpoint an event is sent to whatever it subscribes to: an approval request's approver, or ''. */
+function approverOf(type: string, data: AnswerableData | undefined): string {
+  if (type !== APPROVAL_REQUESTED || !data) return '';
+  return typeof data.approver === 'string' ? data.approver : '';
+}
+
 export class WebhookDispatcher {
   readonly #store: RunStore;
   readonly #webhooks: WebhookStore;
@@ -117,7 +138,11 @@ export class WebhookDispatcher {
     await this.#subscriber?.subscribe(this.#store.keys.webhooksChannel);
   }
 
-  /** The event types the tenant's enabled endpoints subscribe to (empty: no endpoint wants anything). */
+  /**
+   * The event types collected for the tenant: those its enabled endpoints subscribe to, and
+   * `approval.requested` when it has any (a policy may name one as its approver). Empty: no
+   * enabled endpoint.
+   */
   async types(tenant: string): Promise<ReadonlySet<string>> {
     const cached = this.#types.get(tenant);
     if (cached && cached.until > Date.now()) return cached.types;
@@ -133,6 +158,7 @@ export class WebhookDispatcher {
     const types = new Set<string>();
     for (const endpoint of await this.#webhooks.list(tenant)) {
       if (!endpoint.enabled) continue;
+      types.add(APPROVAL_REQUESTED);
       for (const type of endpoint.events) {
         if (type === WEBHOOK_ALL_EVENTS) for (const each of WEBHOOK_EVENT_TYPES) types.add(each);
         else types.add(type);
@@ -183,15 +209,15 @@ export class WebhookDispatcher {
         rest += `,"data":${data},"run":{"status":${JSON.stringify(status)}${metadata ? `,"metadata":${metadata}` : ''}}`;
         let token = '';
         const route = ANSWER_ROUTES[type];
-        if (route && answer && this.#secrets) {
-          const question = JSON.parse(data) as { requestId: string; expiresAt: string };
+        const question = route ? (JSON.parse(data) as AnswerableData) : undefined;
+        if (question && answer && this.#secrets) {
           const url = `${this.#publicUrl}/v1/runs/${runId}/${route}/${question.requestId}`;
           // Last in the payload: the pump puts the token in front of `url` when it sends it.
           rest += `,"answer":{"url":${JSON.stringify(url)},"expiresAt":${JSON.stringify(question.expiresAt)}}`;
           sealed ??= this.#secrets.seal(answer.token);
           token = sealed;
         }
-        events.push(id, type, `${rest}}`, token);
+        events.push(id, type, `${rest}}`, token, approverOf(type, question));
       }
       if (events.length > 0) total += await this.#record(owner, runId, events);
       if (lastRead && Number(scanned) >= HINT_AFTER) {

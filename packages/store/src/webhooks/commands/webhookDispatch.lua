@@ -1,14 +1,16 @@
 --[[
   Records a run's deliveries: for each event after the run's cursor, one delivery to each enabled
-  endpoint of the tenant that subscribes to its type and existed at the event's time, at the end
-  of the run's chain for that endpoint (a chain's head is the delivery tried; the others wait for
-  it to end, so a run's events reach an endpoint in their order). The cursor then names the last
-  event, in the same step: an event's deliveries are recorded once, whoever dispatches it and how
-  often. A delivery's id is derived from the run, the event and the endpoint; its payload is the
-  event's (the message id first). The reply names the endpoints that got a delivery due: those
-  whose pump sleeps (its lease has run out) to be woken, their lease set to `wakeMs` from now so
-  that one caller wakes them, and the others, whose pump may be waiting in the caller's process.
-  An endpoint's log is trimmed to `logMax` deliveries and `logAgeMs` once it holds 64 more.
+  endpoint of the tenant that subscribes to its type or that the event names as its approver (an
+  `approval.requested` whose policy names one: sent whatever the endpoint subscribes to, and once
+  when it subscribes too), and that existed at the event's time, at the end of the run's chain for
+  that endpoint (a chain's head is the delivery tried; the others wait for it to end, so a run's
+  events reach an endpoint in their order). The cursor then names the last event, in the same step:
+  an event's deliveries are recorded once, whoever dispatches it and how often. A delivery's id is
+  derived from the run, the event and the endpoint; its payload is the event's (the message id
+  first). The reply names the endpoints that got a delivery due: those whose pump sleeps (its lease
+  has run out) to be woken, their lease set to `wakeMs` from now so that one caller wakes them, and
+  the others, whose pump may be waiting in the caller's process. An endpoint's log is trimmed to
+  `logMax` deliveries and `logAgeMs` once it holds 64 more.
 
   Input:
     KEYS[1] endpoints       the tenant's endpoint ids (sorted set)
@@ -25,7 +27,8 @@
     ARGV[9] logMax          deliveries an endpoint's log keeps
     ARGV[10] logAgeMs       how long an endpoint's log keeps a delivery (ms)
     ARGV[11] wakeMs         the lease given to a pump being woken (ms)
-    ARGV[12...] events      (event id, type, payload after the id, sealed answer token or '') per event, in order
+    ARGV[12...] events      (event id, type, payload after the id, sealed answer token or '', approver
+                            endpoint id or '') per event, in order
 
   Output:
     { deliveries recorded, then per endpoint with a delivery due now 'w:<id>' (wake its pump) or
@@ -47,12 +50,13 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
 end
 local recorded = 0
 local wake = {}
-for i = 1, #events, 4 do
-  local eventId, etype, rest, token = events[i], events[i + 1], events[i + 2], events[i + 3]
+for i = 1, #events, 5 do
+  local eventId, etype, rest, token, approver = events[i], events[i + 1], events[i + 2], events[i + 3], events[i + 4]
   if streamIdAfter(eventId, cursor) then
     local at = tonumber(string.match(eventId, '^(%d+)'))
     for _, ep in ipairs(endpoints) do
-      local wanted = string.find(ep.events, ' ' .. etype .. ' ', 1, true) or string.find(ep.events, ' * ', 1, true)
+      local wanted = ep.id == approver or string.find(ep.events, ' ' .. etype .. ' ', 1, true)
+        or string.find(ep.events, ' * ', 1, true)
       if wanted and ep.createdAt <= at then
         local id = 'whd_' .. string.sub(redis.sha1hex(ARGV[1] .. ':' .. eventId .. ':' .. ep.id), 1, 26)
         local key = ARGV[5] .. id
