@@ -9,7 +9,7 @@
  * readers, failed upgrades) are in ws-limits.int.test.ts; what both share is
  * in ws-harness.ts.
  */
-import type { Run, RunEvent, WsServerFrame } from '@tether/protocol';
+import { newId, type Run, type RunEvent, type WsServerFrame } from '@tether/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ACME, API_KEYS, BETA, endRun } from './helper.js';
 import { call, startApi, startWorker, stopAll } from './processes.js';
@@ -376,12 +376,15 @@ describe('the WebSocket gateway', () => {
     ]);
     expect((await call<Run>(api.base, 'GET', `/v1/runs/${runId}`)).body.status).toBe('waiting_for_input');
 
-    client.send(edit('reviewed'));
+    // A run named that is not of this session (a crew child's would carry its tag) decides nothing.
+    client.send({ ...edit('reviewed'), runId: newId('run') });
+    client.send({ ...edit('reviewed'), runId });
     client.send({ type: 'approval_response', sessionId, requestId, decision: { decision: 'reject' } });
     const done = await client.waitFor<Extract<WsServerFrame, { type: 'done' }>>(ofType('done'));
     expect(done).toMatchObject({ runId, status: 'completed', output: 'written' });
     expect(client.ofType('error').map((frame) => frame.type === 'error' && frame.code)).toEqual([
       'ERR_APPROVAL_ARGUMENTS_INVALID',
+      'ERR_APPROVAL_UNKNOWN',
       'ERR_APPROVAL_ALREADY_DECIDED',
     ]);
     const result = (await runEvents(api.base, runId)).find((event) => event.type === 'tool.result');

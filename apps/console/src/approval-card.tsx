@@ -1,8 +1,10 @@
-import type { ApprovalDecisionBody, ApprovalDecisionKind, PendingApproval } from '@tether/protocol';
+import type { ApprovalDecisionBody, ApprovalDecisionKind } from '@tether/protocol';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { argumentsText, decisionText } from './approval.js';
 import { EditArguments, RejectMessage } from './approval-forms.js';
 import { countdown } from './format.js';
+import { onLinkClick, runHref } from './router.js';
+import type { HeldCall } from './timeline.js';
 import { ToolArguments } from './tool-call.js';
 
 /** A decision as a card shows it: the event's (who, with what), or the one this page just sent. */
@@ -32,7 +34,7 @@ export function ApprovalCard({
   now,
   onDecide,
 }: {
-  approval: PendingApproval;
+  approval: HeldCall;
   decision: CardDecision | undefined;
   now: number;
   onDecide: Decide;
@@ -111,7 +113,7 @@ function HeldFacts({
   requestId,
   now,
 }: {
-  approval: PendingApproval;
+  approval: HeldCall;
   requestId: string;
   now: number | undefined;
 }) {
@@ -123,6 +125,14 @@ function HeldFacts({
       <span>
         Request <code id={requestId}>{approval.requestId}</code>
       </span>
+      {approval.childRunId ? (
+        <span>
+          Asked by crew child{' '}
+          <a href={runHref(approval.childRunId)} onClick={onLinkClick}>
+            {approval.childRunId}
+          </a>
+        </span>
+      ) : null}
       {now === undefined ? null : (
         <span>
           Time left: <span data-testid="countdown">{countdown(approval.expiresAt, now)}</span>, then{' '}

@@ -56,6 +56,30 @@ describe('approvalCards', () => {
   });
 });
 
+describe("approvalCards of a crew root's children", () => {
+  const [one, two] = ['run_child_1', 'run_child_2'];
+  const timeline = foldEvents(EMPTY_TIMELINE, [
+    event('child.started', { childRunId: one, index: 0, goal: 'write' }),
+    event('child.started', { childRunId: two, index: 1, goal: 'push' }),
+    event('approval.requested', { childRunId: one, ...held('apr_1') }),
+    event('approval.requested', { childRunId: one, ...held('apr_2', 'bash') }),
+    event('approval.resolved', { childRunId: one, requestId: 'apr_1', decision: 'approve', by: 'acme' }),
+    event('approval.requested', { childRunId: two, ...held('apr_3') }),
+    event('child.finished', { childRunId: two, index: 1, status: 'cancelled', summary: 'cancelled' }),
+  ]);
+
+  it('shows the held calls of children still running, each naming its child, while the root waits for them', () => {
+    const cards = approvalCards({ status: 'waiting_for_children' }, timeline.items);
+    expect(cards).toMatchObject([
+      { approval: { requestId: 'apr_1', childRunId: one }, decision: { decision: 'approve', by: 'acme' } },
+      { approval: { requestId: 'apr_2', childRunId: one } },
+    ]);
+    expect(cards[1]?.decision).toBeUndefined();
+    // A finished child's undecided call will never be decided: no card. Nor any once the root moves on.
+    expect(approvalCards({ status: 'running' }, timeline.items)).toEqual([]);
+  });
+});
+
 describe('the words of a decision', () => {
   it('names the decision and who took it, or says the deadline took it', () => {
     expect(decisionText({ decision: 'approve', by: 'acme' })).toBe('Approved by acme');

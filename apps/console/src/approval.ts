@@ -8,12 +8,12 @@
  * still waits on another card of its turn, and all of them go when it moves on.
  */
 
-import type { ApprovalDecisionKind, PendingApproval, Run } from '@tether/protocol';
-import type { ApprovalOutcome, TimelineItem } from './timeline.js';
+import type { ApprovalDecisionKind, Run } from '@tether/protocol';
+import type { ApprovalOutcome, HeldCall, TimelineItem } from './timeline.js';
 
-/** One card: a held call and, once taken, its decision. */
+/** One card: a held call (a crew child's names the child, the run to decide it on) and, once taken, its decision. */
 export interface ApprovalCardModel {
-  approval: PendingApproval;
+  approval: HeldCall;
   decision?: ApprovalOutcome | undefined;
 }
 
@@ -29,6 +29,7 @@ export function approvalCards(
   run: Pick<Run, 'status' | 'pendingApprovals'>,
   items: readonly TimelineItem[],
 ): ApprovalCardModel[] {
+  if (run.status === 'waiting_for_children') return childCards(items);
   const pending = run.status === 'waiting_for_input' ? (run.pendingApprovals ?? []) : [];
   const first = pending[0];
   if (first === undefined) return [];
@@ -42,6 +43,21 @@ export function approvalCards(
     if (!cards.some((card) => card.approval.requestId === approval.requestId)) cards.push({ approval });
   }
   return cards;
+}
+
+/**
+ * A crew root's cards while it waits for its children: the calls its children hold, told on the
+ * root's events. Each batch (a child's turn) that still has an undecided call of a child still
+ * running keeps all its cards, decided ones too, as a run's own turn does.
+ */
+function childCards(items: readonly TimelineItem[]): ApprovalCardModel[] {
+  const asked = items.filter(
+    (item): item is ApprovalItem => item.kind === 'approval' && item.approval.childRunId !== undefined,
+  );
+  const open = new Set(asked.filter((item) => !item.decision && !item.childEnded).map((item) => item.batch));
+  return asked
+    .filter((item) => open.has(item.batch))
+    .map((item) => ({ approval: item.approval, decision: item.decision }));
 }
 
 const DECIDED: Record<ApprovalDecisionKind, string> = {

@@ -1,10 +1,10 @@
 import type { Run, TetherClient } from '@tether/client';
-import type { ApprovalDecisionBody, ApprovalDecisionKind, PendingApproval } from '@tether/protocol';
+import type { ApprovalDecisionBody, ApprovalDecisionKind } from '@tether/protocol';
 import { useState } from 'preact/hooks';
 import { approvalCards, refusalText } from './approval.js';
 import { ApprovalCard } from './approval-card.js';
 import './approvals.css';
-import type { Timeline } from './timeline.js';
+import type { HeldCall, Timeline } from './timeline.js';
 import { useNow } from './use-now.js';
 
 /**
@@ -31,13 +31,11 @@ export function Approvals({
   const cards = approvalCards(run, timeline.items);
   const now = useNow(cards.some((card) => card.decision === undefined));
 
-  const decide = async (
-    approval: PendingApproval,
-    body: ApprovalDecisionBody,
-  ): Promise<string | undefined> => {
+  const decide = async (approval: HeldCall, body: ApprovalDecisionBody): Promise<string | undefined> => {
     setNotice(undefined);
     try {
-      await client.decide(run.id, approval.requestId, body);
+      // A crew child's call is decided on the child.
+      await client.decide(approval.childRunId ?? run.id, approval.requestId, body);
       setSent((current) => new Map(current).set(approval.requestId, body.decision));
     } catch (failure) {
       const refusal = refusalText(failure);

@@ -15,7 +15,10 @@
  */
 
 import { compareEventIds } from '@tether/client';
-import type { PendingApproval, RunEvent, RunEventData, TodoItem, Usage } from '@tether/protocol';
+import type { RunEvent, RunEventData, TodoItem, Usage } from '@tether/protocol';
+
+/** A held call, as its `approval.requested` says it: on a crew tree's root, a child's names the child. */
+export type HeldCall = RunEventData<'approval.requested'>;
 
 /** A decision on a held call, as its `approval.resolved` says it: what, by whom, with what. */
 export type ApprovalOutcome = Omit<RunEventData<'approval.resolved'>, 'requestId'>;
@@ -50,11 +53,13 @@ export type TimelineItem =
       kind: 'approval';
       key: string;
       at: string;
-      /** The held call, as its `approval.requested` asked. */
-      approval: PendingApproval;
+      /** The held call, as its `approval.requested` asked (a crew child's, on its root, names the child). */
+      approval: HeldCall;
       /** The key of the first request of its turn: a turn's held calls are requested together. */
       batch: string;
       decision?: ApprovalOutcome;
+      /** A crew child's call whose child ended before it was decided: it will never be. */
+      childEnded?: boolean;
     }
   | {
       kind: 'user';
@@ -238,13 +243,19 @@ function fold(state: FoldState, event: RunEvent): void {
       }));
       return;
     case 'approval.requested':
-      // A turn's requests are appended together, so one that follows an undecided request is of
-      // the same turn; decisions and the resumed attempt come between two turns' requests.
+      // A turn's requests are appended together, so one that follows an undecided request (of the
+      // same run: a crew root is told its children's) is of the same turn; decisions and the
+      // resumed attempt come between two turns' requests.
       items.push({
         kind: 'approval',
         ...base,
         approval: event.data,
-        batch: last?.kind === 'approval' && last.decision === undefined ? last.batch : event.id,
+        batch:
+          last?.kind === 'approval' &&
+          last.decision === undefined &&
+          last.approval.childRunId === event.data.childRunId
+            ? last.batch
+            : event.id,
       });
       return;
     case 'approval.resolved': {
@@ -277,9 +288,17 @@ function fold(state: FoldState, event: RunEvent): void {
         text: `Started child ${event.data.childRunId}: ${event.data.goal}`,
       });
       return;
-    case 'child.finished':
-      items.push({ kind: 'status', ...base, text: `Child ${event.data.childRunId} ${event.data.status}` });
+    case 'child.finished': {
+      const { childRunId } = event.data;
+      items.push({ kind: 'status', ...base, text: `Child ${childRunId} ${event.data.status}` });
+      // What the child held undecided will never be decided now.
+      for (const [index, item] of items.entries()) {
+        if (item.kind === 'approval' && item.approval.childRunId === childRunId && !item.decision) {
+          items[index] = { ...item, childEnded: true };
+        }
+      }
       return;
+    }
     case 'tool.requested':
       items.push({ kind: 'status', ...base, text: `Waiting for the client's ${event.data.name} tool` });
       return;

@@ -128,6 +128,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const claimed = await claimAttempt(ctx);
     if (isSettlement(claimed)) return settleOutcome(ctx, claimed, [], [], await sessionOf(runId, claimed));
     ctx.tenant = claimed.tenant;
+    ctx.rootRunId = claimed.spec.crew?.rootRunId;
     if (ctx.observer) ctx.observer.tenant = claimed.tenant;
     const prepared = await prepareAttempt(ctx, claimed);
     if (isSettlement(prepared)) return settleOutcome(ctx, prepared, [], [], claimed.sessionId);

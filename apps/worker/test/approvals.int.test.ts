@@ -6,7 +6,7 @@
  */
 import type { ApprovalPolicy, PendingApproval, RunEvent } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
-import { call, TENANT, useDeployments } from './harness.js';
+import { call, type Deployment, TENANT, useDeployments } from './harness.js';
 
 const deploy = useDeployments();
 
@@ -26,6 +26,29 @@ const policy: ApprovalPolicy = {
   tools: ['write_file'],
   bash: { allow: ['^ls\\b'], ask: ['^git push\\b'] },
 };
+
+/** A crew root (its policy inherited by its child) that delegates one task: the child writes a file. */
+async function submitCrew(d: Deployment, approval: ApprovalPolicy): Promise<string> {
+  const { run } = await d.service.submit(TENANT, {
+    input: 'lead the crew',
+    toolsets: ['base', 'crew'],
+    approval,
+    model: {
+      provider: 'replay',
+      script: [{ toolCalls: [call('delegate_task', { goal: 'write the notes' })] }, { content: 'root done' }],
+      children: [
+        {
+          match: 'notes',
+          script: [
+            { toolCalls: [call('write_file', { path: 'notes.txt', content: 'from the child\n' })] },
+            { content: 'child done' },
+          ],
+        },
+      ],
+    } as never,
+  });
+  return run.id;
+}
 
 const approvalsOf = (events: RunEvent[]) =>
   events.filter((e) => e.type === 'approval.requested').map((e) => e.data as PendingApproval);
@@ -170,6 +193,51 @@ describe('approval of tool calls', () => {
     const events = await d.store.readEvents(runId);
     expect(events.filter((e) => e.type === 'approval.resolved')).toHaveLength(1);
     expect(resultsOf(events)).toHaveLength(1);
+  });
+
+  it("a crew child's held call is told on its root, decided on the child, and the decision told there too", async () => {
+    const d = await deploy('approval-crew');
+    await d.startWorker();
+    const rootId = await submitCrew(d, { tools: ['write_file'] });
+    const asked = await d.waitForEvent(rootId, 'approval.requested');
+    const { childRunId, ...request } = asked.data as PendingApproval & { childRunId: string };
+    expect(childRunId).toMatch(/^run_[0-9a-z]{26}_[0-9a-z]{26}$/);
+    expect(request).toMatchObject({ tool: 'write_file', reason: 'tools: write_file' });
+    // The child's own request, the same one: the root only tells it.
+    expect(approvalsOf(await d.store.readEvents(childRunId))).toEqual([request]);
+    await expect(
+      d.service.decide(TENANT, rootId, request.requestId, { decision: 'approve', by: TENANT }),
+    ).rejects.toMatchObject({ code: 'ERR_APPROVAL_UNKNOWN' });
+    await d.service.decide(TENANT, childRunId, request.requestId, { decision: 'approve', by: TENANT });
+    await d.waitForEvent(rootId, 'run.completed', 60_000);
+    const root = await d.store.readEvents(rootId);
+    expect(root.filter((e) => e.type === 'approval.resolved').map((e) => e.data)).toEqual([
+      { childRunId, requestId: request.requestId, decision: 'approve', by: TENANT },
+    ]);
+    // Told after the child asked, before the child finished.
+    const order = root
+      .map((e) => e.type)
+      .filter((type) => type.startsWith('approval.') || type === 'child.finished');
+    expect(order).toEqual(['approval.requested', 'approval.resolved', 'child.finished']);
+    expect(resultsOf(await d.store.readEvents(childRunId))).toMatchObject([{ name: 'write_file', ok: true }]);
+  });
+
+  it("a crew child's deadline decides by onTimeout, and its root is told so", async () => {
+    const d = await deploy('approval-crew-timeout');
+    await d.startWorker();
+    const rootId = await submitCrew(d, { tools: ['write_file'], timeoutMs: 1_000, onTimeout: 'approve' });
+    await d.waitForEvent(rootId, 'run.completed', 60_000);
+    const root = await d.store.readEvents(rootId);
+    const [asked] = approvalsOf(root) as (PendingApproval & { childRunId: string })[];
+    expect(root.filter((e) => e.type === 'approval.resolved').map((e) => e.data)).toEqual([
+      {
+        childRunId: asked?.childRunId,
+        requestId: asked?.requestId,
+        decision: 'approve',
+        by: 'timeout',
+        timedOut: true,
+      },
+    ]);
   });
 
   it('a worker killed with -9 while the run waits: the decision resumes it on another, the call run once', async () => {

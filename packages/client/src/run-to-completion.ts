@@ -141,7 +141,9 @@ export async function runToCompletion(
         deciding.set(event.data.requestId, settled);
         const requestSignal =
           signal === undefined ? settled.signal : AbortSignal.any([signal, settled.signal]);
-        track(decideOn(driver, id, event.data, onApprovalRequest, requestSignal, signal));
+        // A crew child's call, told on its root, is decided on the child.
+        const { childRunId, ...approval } = event.data;
+        track(decideOn(driver, childRunId ?? id, approval, onApprovalRequest, requestSignal, signal));
       } else if (event.type === 'approval.resolved') {
         deciding.get(event.data.requestId)?.abort();
       } else if (TERMINAL_TYPES.has(event.type)) {

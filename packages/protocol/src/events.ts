@@ -83,6 +83,9 @@ export const ToolCallSchema = Type.Object({
 export type ToolCall = Static<typeof ToolCallSchema>;
 
 /** The `data` of each event type. */
+/** On a crew tree's root run, the child an event mirrored from it belongs to. */
+const CrewChildRunId = Type.Optional(Type.String());
+
 export const EventDataSchemas = {
   'run.queued': Type.Object({}),
   'run.started': Type.Object({ attempt: Type.Integer(), workerId: Type.String() }),
@@ -131,9 +134,10 @@ export const EventDataSchemas = {
   }),
   /**
    * A tool call waits for a decision before it runs (the run's approval policy asked for one):
-   * posted to `POST /v1/runs/:id/approvals/:requestId`.
+   * posted to `POST /v1/runs/:id/approvals/:requestId`. A crew child's request is also told on
+   * its tree's root run, with `childRunId`: the run to decide it on.
    */
-  'approval.requested': PendingApprovalSchema,
+  'approval.requested': Type.Composite([PendingApprovalSchema, Type.Object({ childRunId: CrewChildRunId })]),
   /**
    * A decision was taken (the first one wins): by a tenant, an answer token, or `timeout` (the
    * policy's `onTimeout`, with `timedOut`). An edit carries the arguments the call runs with, a
@@ -146,6 +150,8 @@ export const EventDataSchemas = {
     arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     message: Type.Optional(Type.String()),
     timedOut: Type.Optional(Type.Boolean()),
+    /** On a crew tree's root: the child whose call was decided. */
+    childRunId: CrewChildRunId,
   }),
   /** A message for a live run (`POST /v1/runs/:id/messages`): the run takes it at its next turn boundary. */
   'message.received': Type.Object({ messageId: Type.String(), content: Type.String() }),

@@ -71,6 +71,11 @@ export const WsApprovalResponseFrameSchema = Type.Object(
     type: Type.Literal('approval_response'),
     sessionId: SessionIdSchema,
     requestId: ApprovalRequestIdSchema,
+    /**
+     * The run the `approval_request` named: needed for a crew child's call (the session's own runs
+     * are searched without it).
+     */
+    runId: Type.Optional(RunIdSchema),
     /** The decision, as the route's body takes it. */
     decision: ApprovalDecisionBodySchema,
   },

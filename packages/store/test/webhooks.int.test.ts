@@ -331,6 +331,33 @@ describe('an approval policy’s approver', () => {
   });
 });
 
+describe('a crew root’s copies of its children’s approval events', () => {
+  it('are not delivered (the child’s own are, with the answer URL that decides them)', async () => {
+    const t = tenant();
+    const all = await endpoint(t, ['*']);
+    const rootId = await run(t);
+    const childRunId = `${newId('run')}_${rootId.slice(4)}`;
+    const request: PendingApproval = {
+      requestId: newId('apr'),
+      callId: 'call_0_0',
+      tool: 'write_file',
+      arguments: { path: 'a.txt', content: 'x' },
+      reason: 'tools: write_file',
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      onTimeout: 'reject',
+    };
+    const { requestId } = request;
+    // As the store tells them on the root: the child's id first.
+    await store.appendEvents(rootId, [
+      { type: 'approval.requested', data: { childRunId, ...request } },
+      { type: 'approval.resolved', data: { childRunId, requestId, decision: 'approve', by: t } },
+      { type: 'run.completed', data: { output: 'done' } },
+    ]);
+    expect(await dispatcher.dispatch(rootId, t)).toBe(1);
+    expect(await takenTypes(t, all.id)).toEqual(['run.completed']);
+  });
+});
+
 describe('the pump’s steps', () => {
   it('recovers what a dead activation left in flight, and drops deliveries of a deleted endpoint', async () => {
     const t = tenant();

@@ -38,6 +38,8 @@ export interface AttemptContext {
   wakeSession: (sessionId: string) => Promise<void>;
   /** A crew child's parent, as its job names it. */
   parentRunId: string | undefined;
+  /** A crew child's tree's root, once claimed (its spec names it): told of the child's decisions on tool calls. */
+  rootRunId?: string | undefined;
   /** The crew's steps that touch the queue (the worker's RunService). */
   crew: CrewQueue;
   /** Whether the run has the delegate tools (known once prepared; undefined before). */

@@ -227,7 +227,7 @@ async function resolveWaitpoint(
   const [id] = ids;
   if (id === undefined) return undefined;
   const on = question ? 'question' : approvals.length > 0 ? 'approval' : 'tool_output';
-  const state = await store.expireWaitpoint(runId, id, ids, fence);
+  const state = await store.expireWaitpoint(runId, id, ids, fence, spec.crew?.rootRunId);
   switch (state.state) {
     case 'not_owner':
       return { kind: 'lost', why: 'another worker owns the run', handBack: true };

@@ -46,7 +46,8 @@ interface RequestedData {
 /**
  * The request `delivery` asks `endpointId` to decide: an `approval.requested` that names it as
  * the approver, sent with an answer token. Undefined for any other delivery (its payload is
- * parsed only when it is an approval request with a token).
+ * parsed only when it is an approval request with a token). A crew root's copy of a child's
+ * request is never delivered (the dispatch leaves it out): the child's own delivery asks.
  */
 export function askedToDecide(
   endpointId: string,

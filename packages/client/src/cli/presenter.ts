@@ -161,7 +161,14 @@ export class EventPresenter {
     // taken, the decision's own `approval.resolved` follows.
     await askApproval(
       event,
-      (decision) => this.#options.client.decide(event.runId, event.data.requestId, decision, posting),
+      // A crew child's call, told on its root, is decided on the child.
+      (decision) =>
+        this.#options.client.decide(
+          event.data.childRunId ?? event.runId,
+          event.data.requestId,
+          decision,
+          posting,
+        ),
       signal,
     );
   }

@@ -42,6 +42,8 @@ export interface EngineAttempt {
   fence: string;
   /** A crew child's parent, reported to in the step that ends the child. */
   parentRunId?: string | undefined;
+  /** A crew child's tree's root, told of the child's decisions on tool calls too. */
+  rootRunId?: string | undefined;
 }
 
 /**
@@ -194,7 +196,7 @@ export class RunEngine {
           untilMs = Math.min(...open.calls.map((call) => Date.parse(call.expiresAt)));
           break;
         case 'approval':
-          await store.requestApprovals(runId, fence, open.approvals, events);
+          await store.requestApprovals(runId, fence, open.approvals, events, a.rootRunId);
           untilMs = Math.min(...open.approvals.map((approval) => Date.parse(approval.expiresAt)));
           break;
         case 'children':
@@ -322,7 +324,9 @@ export class RunEngine {
     decision: ApprovalDecision,
     from: { run?: RunRecord; tokenHash?: string },
   ): Promise<DecisionResult> {
-    const result = await this.store.decide(runId, requestId, decision, from.tokenHash);
+    // A crew child's decision is told on its tree's root too, in the same step.
+    const root = from.run ? from.run.rootRunId : await this.store.rootOf(runId);
+    const result = await this.store.decide(runId, requestId, decision, from.tokenHash, root);
     if (result !== 'ok' && result !== 'last') return result;
     const run = from.run ?? (await this.store.getRecord(runId));
     if (!run) return result;

@@ -12,7 +12,7 @@ import type {
   TodoItem,
   Usage,
 } from '@tether/protocol';
-import { STEER_LIMITS, TERMINAL_STATUSES } from '@tether/protocol';
+import { runSessionTag, runTreeTag, STEER_LIMITS, TERMINAL_STATUSES } from '@tether/protocol';
 import { QueueError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { TetherKeys } from '../redis/keys.js';
@@ -121,6 +121,15 @@ export class RunStore implements StoreContext {
   async getRecord(runId: string): Promise<RunRecord | undefined> {
     const [record] = await records.readRecords(this, [runId], false, false);
     return record;
+  }
+
+  /**
+   * A crew child's tree's root, from its record; undefined for any other run (a top-level run, whose
+   * id says so, costs no round trip).
+   */
+  async rootOf(runId: string): Promise<string | undefined> {
+    if (runTreeTag(runId) === undefined && runSessionTag(runId) === undefined) return undefined;
+    return (await this.redis.hget(this.keys.run(runId).record, 'root')) ?? undefined;
   }
 
   /** The run with its spec (the submitted body, while the run is live). */
@@ -252,8 +261,9 @@ export class RunStore implements StoreContext {
     token: string,
     approvals: readonly PendingApproval[],
     events: readonly RunEventInput[] = [],
+    root?: string,
   ): Promise<'recorded' | 'again'> {
-    return waitpoints.requestApprovals(this, runId, token, approvals, events);
+    return waitpoints.requestApprovals(this, runId, token, approvals, events, root);
   }
 
   /** The first decision wins; the last one queues a run asleep on them (see {@link waitpoints.decide}). */
@@ -262,8 +272,9 @@ export class RunStore implements StoreContext {
     requestId: string,
     decision: ApprovalDecision,
     tokenHash = '',
+    root?: string,
   ): Promise<DecisionResult> {
-    return waitpoints.decide(this, runId, requestId, decision, tokenHash);
+    return waitpoints.decide(this, runId, requestId, decision, tokenHash, root);
   }
 
   /** See {@link waitpoints.expireWaitpoint}. */
@@ -272,8 +283,9 @@ export class RunStore implements StoreContext {
     id: string,
     requestIds: readonly string[],
     token: string,
+    root?: string,
   ): Promise<WaitpointState> {
-    return waitpoints.expireWaitpoint(this, runId, id, requestIds, token);
+    return waitpoints.expireWaitpoint(this, runId, id, requestIds, token, root);
   }
 
   /** See {@link waitpoints.wakeReason}. */

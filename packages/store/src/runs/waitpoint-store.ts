@@ -8,6 +8,7 @@ import type {
   RunEventType,
 } from '@tether/protocol';
 import { QueueError } from '../errors.js';
+import type { RunKeys } from '../redis/keys.js';
 import { luaJson } from '../redis/lua-script.js';
 import { readWake, type StoreContext } from '../redis/store-context.js';
 import * as scripts from './commands/scripts.js';
@@ -38,6 +39,16 @@ export interface NewWaitpoint {
 
 export type { RequestKind, StoredRequest, Waitpoint } from './replies.js';
 
+/**
+ * The keys and arguments that tell a crew child's decisions on tool calls on its tree's root run
+ * too (`root`: the root's id; undefined for a run that is no crew child, whose unused key stands in).
+ */
+function rootArgs(ctx: StoreContext, keys: RunKeys, root: string | undefined) {
+  if (root === undefined) return { rootEvents: keys.unused, rootChannel: '', rootRunId: '' };
+  const rootKeys = ctx.keys.run(root);
+  return { rootEvents: rootKeys.events, rootChannel: rootKeys.eventsChannel, rootRunId: root };
+}
+
 /** What resolving one request came to (see the `resolveRequest` script). */
 export type ResolveResult = scripts.Replies['resolveRequest'];
 
@@ -67,13 +78,16 @@ export async function openWaitpoint(
   token: string,
   waitpoint: NewWaitpoint,
   events: readonly RunEventInput[] = [],
+  root?: string,
 ): Promise<'recorded' | 'again'> {
   if (waitpoint.requests.length === 0) throw new RangeError('a waitpoint needs at least one request');
   const keys = ctx.keys.run(runId);
+  const { rootEvents, ...mirror } = rootArgs(ctx, keys, root);
   const result = await scripts.openWaitpoint.run(ctx.redis, {
-    keys,
+    keys: { ...keys, rootEvents },
     args: {
       ...eventArgs(ctx, keys, runId),
+      ...mirror,
       token,
       id: waitpoint.id,
       deadline: waitpoint.deadlineMs,
@@ -115,13 +129,17 @@ export function resolveRequest(
     /** The waitpoint the request must be of ('' or absent: the current one). */
     waitpointId?: string;
     tokenHash?: string;
+    /** A crew child's root run, told of a decision too. */
+    root?: string | undefined;
   },
 ): Promise<ResolveResult> {
   const keys = ctx.keys.run(runId);
+  const { rootEvents, ...mirror } = rootArgs(ctx, keys, request.root);
   return scripts.resolveRequest.run(ctx.redis, {
-    keys,
+    keys: { ...keys, rootEvents },
     args: {
       ...eventArgs(ctx, keys, runId),
+      ...mirror,
       waitpointId: request.waitpointId ?? '',
       requestId: request.requestId,
       kind: request.kind,
@@ -140,11 +158,13 @@ export async function expireWaitpoint(
   id: string,
   requestIds: readonly string[],
   token: string,
+  root?: string,
 ): Promise<WaitpointState> {
   const keys = ctx.keys.run(runId);
+  const { rootEvents, ...mirror } = rootArgs(ctx, keys, root);
   const reply = await scripts.expireWaitpoint.run(ctx.redis, {
-    keys,
-    args: { ...eventArgs(ctx, keys, runId), token, id, requestIds },
+    keys: { ...keys, rootEvents },
+    args: { ...eventArgs(ctx, keys, runId), token, id, ...mirror, requestIds },
   });
   switch (reply[0]) {
     case 'pending':
@@ -324,6 +344,7 @@ export function requestApprovals(
   token: string,
   approvals: readonly PendingApproval[],
   events: readonly RunEventInput[] = [],
+  root?: string,
 ): Promise<'recorded' | 'again'> {
   const first = approvals[0];
   if (!first) throw new RangeError('requestApprovals needs at least one call');
@@ -334,7 +355,14 @@ export function requestApprovals(
     request: JSON.stringify(approval),
   }));
   const { onTimeout } = first;
-  return openWaitpoint(ctx, runId, token, { id: first.requestId, deadlineMs, onTimeout, requests }, events);
+  return openWaitpoint(
+    ctx,
+    runId,
+    token,
+    { id: first.requestId, deadlineMs, onTimeout, requests },
+    events,
+    root,
+  );
 }
 
 /**
@@ -347,6 +375,7 @@ export async function decide(
   requestId: string,
   decision: ApprovalDecision,
   tokenHash = '',
+  root?: string,
 ): Promise<DecisionResult> {
   const result = await resolveRequest(ctx, runId, {
     requestId,
@@ -354,6 +383,7 @@ export async function decide(
     result: JSON.stringify(decision),
     event: { type: 'approval.resolved', data: JSON.stringify({ requestId, ...decision }) },
     tokenHash,
+    root,
   });
   if (result === 'answered' || result === 'received' || result === 'reported') return 'no_request';
   return result;

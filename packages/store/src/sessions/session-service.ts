@@ -3,7 +3,9 @@ import {
   type CreateSessionBody,
   type CreateSessionRunBody,
   newId,
+  runSessionTag,
   type Session,
+  sessionTag,
   TERMINAL_STATUSES,
   type TranscriptEntryView,
 } from '@tether/protocol';
@@ -175,9 +177,10 @@ export class SessionService {
   }
 
   /**
-   * A decision on a call a run of the session holds (its approval request): found among the
-   * session's runs, then decided as `POST /v1/runs/:id/approvals/:requestId` does (`check`, as
-   * `RunService.decide`'s). The run's id.
+   * A decision on a call a run of the session holds (its approval request): on `runId` when given
+   * (a crew child of one of the session's runs, whose id carries the session's tag), else found
+   * among the session's runs; then decided as `POST /v1/runs/:id/approvals/:requestId` does
+   * (`check`, as `RunService.decide`'s). The run's id.
    */
   async decide(
     tenant: string,
@@ -185,8 +188,17 @@ export class SessionService {
     requestId: string,
     decision: ApprovalDecision,
     check?: (run: RunRecord) => void,
+    runId?: string,
   ): Promise<string> {
-    const runId = await this.#runOfRequest(tenant, sessionId, requestId, [
+    if (runId !== undefined) {
+      await this.record(tenant, sessionId);
+      if (runSessionTag(runId) !== sessionTag(sessionId)) {
+        throw new QueueError('ERR_APPROVAL_UNKNOWN', `Session ${sessionId} has no run ${runId}.`);
+      }
+      await this.#runs.decide(tenant, runId, requestId, decision, check);
+      return runId;
+    }
+    runId = await this.#runOfRequest(tenant, sessionId, requestId, [
       'ERR_APPROVAL_UNKNOWN',
       'approval request',
     ]);

@@ -84,6 +84,9 @@ const ANSWER_ROUTES: Partial<Record<string, string>> = {
 
 const APPROVAL_REQUESTED = 'approval.requested';
 
+/** How the data of an event told on a crew root for its child starts (the store's `mirrorToRoot` puts it first). */
+const MIRRORED = '{"childRunId":';
+
 /** What the dispatch reads of the data of an event of {@link ANSWER_ROUTES}. */
 interface AnswerableData {
   requestId: string;
@@ -204,6 +207,8 @@ export class WebhookDispatcher {
       for (let i = 0; i < flat.length; i += 3) {
         const [id, type, data] = flat.slice(i, i + 3) as [string, string, string];
         if (!types.has(type)) continue;
+        // A crew root's copy of a child's approval event: the child's own is delivered (and answered).
+        if (data.startsWith(MIRRORED)) continue;
         let rest = `"type":${JSON.stringify(type)},"at":${JSON.stringify(eventTime(id))},"runId":${JSON.stringify(runId)}`;
         if (session) rest += `,"sessionId":${JSON.stringify(session)}`;
         rest += `,"data":${data},"run":{"status":${JSON.stringify(status)}${metadata ? `,"metadata":${metadata}` : ''}}`;

@@ -231,7 +231,7 @@ export class GatewaySocket {
         const { decision } = frame;
         const check = decision.decision === 'edit' ? editCheck(frame.requestId, decision) : undefined;
         const decided = { ...decision, by: this.tenant };
-        await app.sessions.decide(this.tenant, frame.sessionId, frame.requestId, decided, check);
+        await app.sessions.decide(this.tenant, frame.sessionId, frame.requestId, decided, check, frame.runId);
         return;
       }
       case 'steer':
@@ -393,7 +393,9 @@ export class GatewaySocket {
       this.#send({ type: 'tool_request', sessionId, runId: event.runId, data: event.data });
     }
     if (event.type === 'approval.requested') {
-      this.#send({ type: 'approval_request', sessionId, runId: event.runId, data: event.data });
+      // A crew child's call, told on its root: the frame names the child, the run it is decided on.
+      const { childRunId, ...data } = event.data;
+      this.#send({ type: 'approval_request', sessionId, runId: childRunId ?? event.runId, data });
     }
     for (const [requestId, outcome] of this.#track(following, event)) {
       this.#send({ type: 'clarify_resolved', sessionId, requestId, outcome });

@@ -4,20 +4,24 @@
   tool call or approval still pending timed out (`clarify.timed_out`, `tool.timed_out`, or
   `approval.resolved` with the waitpoint's `onTimeout` decision, in order); children are not timed
   out here (their worker ends each one, which reports it). Then each request's fate
-  comes back.
+  comes back. A crew child's decisions taken so are also told on its tree's root run
+  (`approval.resolved` with `childRunId`).
 
   Input:
     KEYS[1] record          the run record (hash)
     KEYS[2] events          the run's event log (stream)
     KEYS[3] waitpoint       the waitpoint (hash)
     KEYS[4] waitpointResults  its requests' results (hash)
+    KEYS[5] rootEvents      a crew child's root run's event log (stream; unused for any other run)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
     ARGV[3] runId
     ARGV[4] token           the caller's fencing token
     ARGV[5] id              the waitpoint the caller's checkpoint waits on
-    ARGV[6...] requestIds   its requests, in order
+    ARGV[6] rootChannel     the root run's events channel ('' for a run that is no crew child)
+    ARGV[7] rootRunId       the root run's id ('' for a run that is no crew child)
+    ARGV[8...] requestIds   its requests, in order
 
   Output:
     { 'ready', requestId, state, result, ... } (state 'answered', 'received', 'reported' or 'decided' with
@@ -29,9 +33,10 @@
 --- @include "includes/lifecycle"
 --- @include "includes/nowMs"
 --- @include "includes/append"
+--- @include "includes/mirrorToRoot"
 
 local TIMED_OUT = { question = 'clarify.timed_out', tool_output = 'tool.timed_out', approval = 'approval.resolved' }
-local requestIds = { unpack(ARGV, 6) }
+local requestIds = { unpack(ARGV, 8) }
 local meta = redis.call('HMGET', KEYS[3], 'id', 'deadline', 'pending', 'kind', 'onTimeout')
 if meta[1] ~= ARGV[5] then return { 'missing' } end
 for _, requestId in ipairs(requestIds) do
@@ -54,7 +59,9 @@ if pending > 0 then
       if meta[4] == 'approval' then
         data = { requestId = requestId, decision = meta[5] or 'reject', by = 'timeout', timedOut = true }
       end
-      append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], timedOut, cjson.encode(data))
+      local encoded = cjson.encode(data)
+      append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], timedOut, encoded)
+      if meta[4] == 'approval' then mirrorToRoot(KEYS[5], ARGV[6], ARGV[2], ARGV[7], ARGV[3], timedOut, encoded) end
     end
   end
   if pending > 0 then return { 'pending', meta[2] } end

@@ -8,7 +8,10 @@
   run's life count of children grows). What is left of the earlier waitpoint is each request's
   state and the answer tokens, so a late answer is told its request's fate. Done again for the
   same waitpoint (a worker that took the run over after a crash redoes the step), only the events
-  given are appended, no request is recorded twice: the run waits again.
+  given are appended, no request is recorded twice: the run waits again. A crew child's decisions
+  on tool calls are also told on its tree's root run (in the root's hash slot): each
+  `approval.requested` there carries `childRunId`, so the one person watching the root, or its
+  session, sees them.
 
   Input:
     KEYS[1] record          the run record (hash)
@@ -16,6 +19,7 @@
     KEYS[3] waitpoint       the waitpoint (hash)
     KEYS[4] waitpointResults  its requests' results (hash)
     KEYS[5] children        the run's crew children (list)
+    KEYS[6] rootEvents      a crew child's root run's event log (stream; unused for any other run)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -25,8 +29,10 @@
     ARGV[6] deadline        when its requests time out (epoch ms)
     ARGV[7] maxChildren     how many children the run may start over its life ('' unless children)
     ARGV[8] onTimeout       approvals: the decision taken at the deadline ('approve' or 'reject'; '' else)
-    ARGV[9] count           how many requests follow
-    ARGV[10...] rest         count (requestId, kind, request JSON) triples, all of one kind
+    ARGV[9] rootChannel     the root run's events channel ('' for a run that is no crew child)
+    ARGV[10] rootRunId      the root run's id ('' for a run that is no crew child)
+    ARGV[11] count          how many requests follow
+    ARGV[12...] rest        count (requestId, kind, request JSON) triples, all of one kind
                             ('question', 'tool_output', 'child' or 'approval'), then (type, data
                             JSON) pairs of events
 
@@ -40,15 +46,16 @@
 --- @include "includes/append"
 --- @include "includes/compact"
 --- @include "includes/dropRequests"
+--- @include "includes/mirrorToRoot"
 
 local EVENT = {
   question = 'clarify.requested', tool_output = 'tool.requested', child = 'child.started',
   approval = 'approval.requested',
 }
-local count = tonumber(ARGV[9])
-local requestsEnd = 9 + 3 * count
+local count = tonumber(ARGV[11])
+local requestsEnd = 11 + 3 * count
 -- (requestId, kind, request JSON) triples.
-local requests = { unpack(ARGV, 10, requestsEnd) }
+local requests = { unpack(ARGV, 12, requestsEnd) }
 local kind = requests[2]
 if not EVENT[kind] then error('not a kind of request: ' .. tostring(kind)) end
 for i = 2, #requests, 3 do
@@ -82,6 +89,7 @@ for i = 1, #requests, 3 do
   if children and not redis.call('LPOS', KEYS[5], id) then redis.call('RPUSH', KEYS[5], id) end
   local eventId = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], EVENT[kind], request)
   redis.call('HSET', KEYS[3], 's:' .. id, 'pending', 'e:' .. id, eventId)
+  if kind == 'approval' then mirrorToRoot(KEYS[6], ARGV[9], ARGV[2], ARGV[10], ARGV[3], EVENT[kind], request) end
 end
 redis.call('HSET', KEYS[1], 'status', status)
 if children then redis.call('HSET', KEYS[1], 'childCount', total) end

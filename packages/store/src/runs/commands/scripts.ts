@@ -111,14 +111,26 @@ export const saveCheckpoint = script('saveCheckpoint', {
 
 /** openWaitpoint.lua: the run waits on a new waitpoint (a question, client tool calls or its children). */
 export const openWaitpoint = script('openWaitpoint', {
-  keys: ['record', 'events', 'waitpoint', 'waitpointResults', 'children'],
-  args: ['channel', 'maxlen', 'runId', 'token', 'id', 'deadline', 'maxChildren', 'onTimeout', 'count'],
+  keys: ['record', 'events', 'waitpoint', 'waitpointResults', 'children', 'rootEvents'],
+  args: [
+    'channel',
+    'maxlen',
+    'runId',
+    'token',
+    'id',
+    'deadline',
+    'maxChildren',
+    'onTimeout',
+    'rootChannel',
+    'rootRunId',
+    'count',
+  ],
   rest: 'rest',
 });
 
 /** resolveRequest.lua: one request of the waitpoint resolved, the first time only. */
 export const resolveRequest = script('resolveRequest', {
-  keys: ['record', 'events', 'waitpoint', 'waitpointResults'],
+  keys: ['record', 'events', 'waitpoint', 'waitpointResults', 'rootEvents'],
   args: [
     'channel',
     'maxlen',
@@ -130,13 +142,15 @@ export const resolveRequest = script('resolveRequest', {
     'eventType',
     'eventData',
     'tokenHash',
+    'rootChannel',
+    'rootRunId',
   ],
 });
 
 /** expireWaitpoint.lua: what a resuming worker learns of its waitpoint, timing it out past the deadline. */
 export const expireWaitpoint = script('expireWaitpoint', {
-  keys: ['record', 'events', 'waitpoint', 'waitpointResults'],
-  args: ['channel', 'maxlen', 'runId', 'token', 'id'],
+  keys: ['record', 'events', 'waitpoint', 'waitpointResults', 'rootEvents'],
+  args: ['channel', 'maxlen', 'runId', 'token', 'id', 'rootChannel', 'rootRunId'],
   rest: 'requestIds',
 });
 
