@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { WEBHOOK_ALL_EVENTS, WEBHOOK_EVENT_TYPES } from '@tether/protocol';
 import type { RedisClient } from '../redis/connection.js';
+import { TenantCache } from '../redis/tenant-cache.js';
 import type { RunStore } from '../runs/run-store.js';
 import * as scripts from './commands/scripts.js';
 import { type Sealer, WAKE_LEASE_MS, type WebhookStore } from './webhook-store.js';
@@ -33,7 +34,7 @@ import { type Sealer, WAKE_LEASE_MS, type WebhookStore } from './webhook-store.j
  *
  * A tenant with no endpoint costs nothing: each process keeps, per tenant,
  * the types it collects, for `cacheMs` or until a change is published on
- * `keys.webhooksChannel`.
+ * `keys.webhooksChannel` (a {@link TenantCache}).
  */
 
 /** The answer token of a dispatch: the token (sealed, to be sent) and its hash (recorded). */
@@ -106,39 +107,28 @@ export class WebhookDispatcher {
   readonly #webhooks: WebhookStore;
   readonly #secrets: Sealer | undefined;
   readonly #publicUrl: string;
-  readonly #cacheMs: number;
   readonly #scan: number;
-  readonly #subscriber: RedisClient | undefined;
   readonly #onDue: ((tenant: string, endpointId: string) => void) | undefined;
-  readonly #types = new Map<string, { types: ReadonlySet<string>; until: number }>();
-  readonly #loading = new Map<string, Promise<ReadonlySet<string>>>();
-  readonly #onMessage = (channel: string, tenant: string) => {
-    if (channel === this.#store.keys.webhooksChannel) this.#types.delete(tenant);
-  };
-  readonly #onReady = () => {
-    // Changes published while the connection was down were missed.
-    this.#types.clear();
-    this.#subscriber?.subscribe(this.#store.keys.webhooksChannel).catch(() => {});
-  };
+  readonly #types: TenantCache<ReadonlySet<string>>;
 
   constructor(options: WebhookDispatcherOptions) {
     this.#store = options.store;
     this.#webhooks = options.webhooks;
     this.#secrets = options.secrets;
     this.#publicUrl = options.publicUrl.replace(/\/+$/, '');
-    this.#cacheMs = options.cacheMs ?? 10_000;
     this.#scan = options.scan ?? 500;
-    this.#subscriber = options.subscriber;
     this.#onDue = options.onDue;
-    if (this.#subscriber) {
-      this.#subscriber.on('message', this.#onMessage);
-      this.#subscriber.on('ready', this.#onReady);
-    }
+    this.#types = new TenantCache({
+      load: (tenant) => this.#load(tenant),
+      ttlMs: options.cacheMs ?? 10_000,
+      channel: options.store.keys.webhooksChannel,
+      subscriber: options.subscriber,
+    });
   }
 
   /** Resolves once changes to endpoints are heard (the subscription is confirmed). */
-  async listen(): Promise<void> {
-    await this.#subscriber?.subscribe(this.#store.keys.webhooksChannel);
+  listen(): Promise<void> {
+    return this.#types.listen();
   }
 
   /**
@@ -146,15 +136,8 @@ export class WebhookDispatcher {
    * `approval.requested` when it has any (a policy may name one as its approver). Empty: no
    * enabled endpoint.
    */
-  async types(tenant: string): Promise<ReadonlySet<string>> {
-    const cached = this.#types.get(tenant);
-    if (cached && cached.until > Date.now()) return cached.types;
-    let loading = this.#loading.get(tenant);
-    if (!loading) {
-      loading = this.#load(tenant).finally(() => this.#loading.delete(tenant));
-      this.#loading.set(tenant, loading);
-    }
-    return loading;
+  types(tenant: string): Promise<ReadonlySet<string>> {
+    return this.#types.get(tenant);
   }
 
   async #load(tenant: string): Promise<ReadonlySet<string>> {
@@ -167,7 +150,6 @@ export class WebhookDispatcher {
         else types.add(type);
       }
     }
-    this.#types.set(tenant, { types, until: Date.now() + this.#cacheMs });
     return types;
   }
 
@@ -328,8 +310,7 @@ export class WebhookDispatcher {
 
   /** Stops listening for changes. */
   close(): void {
-    this.#subscriber?.off('message', this.#onMessage);
-    this.#subscriber?.off('ready', this.#onReady);
+    this.#types.close();
   }
 }
 
