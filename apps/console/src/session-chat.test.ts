@@ -64,6 +64,31 @@ describe('foldSessionEvents', () => {
   });
 });
 
+describe('chatBlocks of held calls and steered messages', () => {
+  it('draws each call held for approval, and each message sent into the live run, where it came', () => {
+    const held = {
+      requestId: 'apr_1',
+      callId: 'c1',
+      tool: 'write_file',
+      arguments: { path: 'a.md', content: 'x' },
+      reason: 'tools: write_file',
+      expiresAt: '2026-11-30T13:00:00.000Z',
+      onTimeout: 'reject',
+    };
+    const chat = foldSessionEvents(EMPTY_CHAT, [
+      event('run_h', 'message', { role: 'assistant', content: 'writing', toolCalls: [] }),
+      event('run_h', 'approval.requested', held),
+      event('run_h', 'message.received', { messageId: 'msg_1', content: 'use b.md' }),
+      event('run_h', 'approval.resolved', { requestId: 'apr_1', decision: 'approve', by: 'acme' }),
+    ]);
+    expect(chatBlocks(chat.runs[0] as never)).toMatchObject([
+      { kind: 'text', item: { text: 'writing' } },
+      { kind: 'approval', item: { approval: { requestId: 'apr_1' }, decision: { decision: 'approve' } } },
+      { kind: 'user', item: { messageId: 'msg_1', content: 'use b.md', delivery: { state: 'pending' } } },
+    ]);
+  });
+});
+
 describe('returnedQuestion', () => {
   it('is the question of a run that ended on a clarify call (return mode), with its choices', () => {
     const chat = foldSessionEvents(EMPTY_CHAT, ask('run_f', { question: 'Which one?', choices: ['a', 'b'] }));

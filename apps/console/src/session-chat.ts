@@ -98,13 +98,16 @@ type Item<K extends TimelineItem['kind']> = Extract<TimelineItem, { kind: K }>;
 export type ChatBlock =
   | { kind: 'text'; key: string; item: Item<'text'> }
   | { kind: 'tools'; key: string; items: Item<'tool'>[] }
-  | { kind: 'question'; key: string; item: Item<'question'> };
+  | { kind: 'question'; key: string; item: Item<'question'> }
+  | { kind: 'approval'; key: string; item: Item<'approval'> }
+  | { kind: 'user'; key: string; item: Item<'user'> };
 
 /**
- * A run's turn as the chat draws it, in order: assistant text, questions, and
- * each stretch of tool calls between them as one (collapsed) block (`clarify`
- * calls left out: their questions are cards). Status,
- * todo and usage rows are left to the run's page.
+ * A run's turn as the chat draws it, in order: assistant text, questions,
+ * calls held for approval (a crew child's too), messages sent into the live
+ * run, and each stretch of tool calls between them as one (collapsed) block
+ * (`clarify` calls left out: their questions are cards). Status, todo and
+ * usage rows are left to the run's page.
  */
 export function chatBlocks(run: ChatRun): ChatBlock[] {
   const blocks: ChatBlock[] = [];
@@ -112,6 +115,8 @@ export function chatBlocks(run: ChatRun): ChatBlock[] {
     const last = blocks[blocks.length - 1];
     if (item.kind === 'text') blocks.push({ kind: 'text', key: item.key, item });
     else if (item.kind === 'question') blocks.push({ kind: 'question', key: item.key, item });
+    else if (item.kind === 'approval') blocks.push({ kind: 'approval', key: item.key, item });
+    else if (item.kind === 'user') blocks.push({ kind: 'user', key: item.key, item });
     // A clarify call is drawn as its question's card, not as a tool call.
     else if (item.kind === 'tool' && item.name !== 'clarify') {
       if (last?.kind === 'tools') last.items.push(item);

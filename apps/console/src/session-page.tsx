@@ -5,9 +5,11 @@ import { useFollowTail } from './follow-tail.js';
 import { prettyArgs } from './format.js';
 import { QuestionCard } from './question.js';
 import { hrefOf, navigate, onLinkClick } from './router.js';
+import { HeldCall } from './session-approval.js';
 import { type Chat, type ChatBlock, type ChatRun, chatBlocks, returnedQuestion } from './session-chat.js';
 import { useDrafts, useSessionFeed } from './session-feed.js';
 import { SessionBadge } from './sessions-page.js';
+import { deliveryText } from './steer.js';
 
 /** A question the last run returned with (the API's REST fallback): the next message answers it. */
 type Returned = { question: string; choices: string[] };
@@ -35,9 +37,10 @@ export function SessionPage({ client, id }: { client: TetherClient; id: string }
       : undefined;
   const suspended = session.pendingClarify;
 
-  const sendMessage = async (text: string) => {
-    const run = await client.sessions.send(id, { input: text });
-    setDrafts((current) => new Map(current).set(run.id, text));
+  const sendMessage = async (text: string, steer = false) => {
+    const run = await client.sessions.send(id, { input: text, ...(steer ? { multitask: 'steer' } : {}) });
+    // Sent into the live run, the message is its event's (message.received), not a new run's input.
+    if (run.messageId === undefined) setDrafts((current) => new Map(current).set(run.id, text));
     await refresh();
   };
   const answerSuspended = async (text: string) => {
@@ -51,6 +54,7 @@ export function SessionPage({ client, id }: { client: TetherClient; id: string }
       <SessionHead session={session} />
       {error ? <p role="alert">{error}</p> : null}
       <Conversation
+        client={client}
         chat={chat}
         inputOf={inputOf}
         suspended={suspended}
@@ -60,6 +64,7 @@ export function SessionPage({ client, id }: { client: TetherClient; id: string }
       />
       <Composer
         mode={suspended ? 'answer' : returned ? 'reply' : 'message'}
+        live={session.status !== 'idle'}
         onSend={suspended ? answerSuspended : sendMessage}
       />
       <SessionActions client={client} session={session} onChanged={refresh} />
@@ -106,6 +111,7 @@ function SessionHead({ session }: { session: Session }) {
 
 /** The chat's turns, one per run, oldest first; `returned` is the last run's. */
 function Conversation({
+  client,
   chat,
   inputOf,
   suspended,
@@ -113,6 +119,7 @@ function Conversation({
   returned,
   sendMessage,
 }: {
+  client: TetherClient;
   chat: Chat;
   inputOf: (runId: string) => string | undefined;
   suspended: Session['pendingClarify'];
@@ -130,6 +137,7 @@ function Conversation({
         {chat.runs.map((run, index) => (
           <Turn
             key={run.runId}
+            client={client}
             run={run}
             input={inputOf(run.runId)}
             suspended={suspended?.runId === run.runId ? suspended : undefined}
@@ -224,6 +232,7 @@ function nextInput(
 }
 
 function Turn({
+  client,
   run,
   input,
   suspended,
@@ -232,6 +241,7 @@ function Turn({
   sendMessage,
   answeredBy,
 }: {
+  client: TetherClient;
   run: ChatRun;
   input: string | undefined;
   suspended: Session['pendingClarify'];
@@ -251,6 +261,8 @@ function Turn({
       {blocks.map((block) => (
         <Block
           key={block.key}
+          client={client}
+          runId={run.runId}
           block={block}
           ended={run.status !== 'live'}
           suspended={suspended}
@@ -283,11 +295,15 @@ function Turn({
 }
 
 function Block({
+  client,
+  runId,
   block,
   ended,
   suspended,
   answerSuspended,
 }: {
+  client: TetherClient;
+  runId: string;
   block: ChatBlock;
   /** Whether the block's run has ended: a question it left without an outcome will have none. */
   ended: boolean;
@@ -300,6 +316,20 @@ function Block({
       <div class="bubble bubble-assistant" aria-busy={item.streaming}>
         <span class="who">Assistant</span>
         <p class="said">{item.text}</p>
+      </div>
+    );
+  }
+  if (block.kind === 'approval') {
+    return <HeldCall client={client} runId={runId} item={block.item} ended={ended} />;
+  }
+  if (block.kind === 'user') {
+    // A message sent into the live run (steered): taken at its next turn boundary, or never.
+    const { item } = block;
+    return (
+      <div class="bubble bubble-user">
+        <span class="who">You, to the running message</span>
+        <p class="said">{item.content}</p>
+        <p class="hint">{deliveryText(item.delivery)}</p>
       </div>
     );
   }
@@ -362,19 +392,36 @@ const HINTS = {
     'A question is waiting: your message is sent as its answer. Enter sends, Shift+Enter starts a new line.',
   reply:
     'A question is waiting: your next message is its answer. Enter sends, Shift+Enter starts a new line.',
+  steer:
+    'Sent into the running message, without stopping it: taken at its next turn (a run waiting on a decision takes it when it wakes). Enter sends.',
 } as const;
 
-function Composer({ mode, onSend }: { mode: keyof typeof HINTS; onSend: (text: string) => Promise<void> }) {
+/**
+ * The message field. While a message runs (`live`), a new one waits its turn, unless "Send into
+ * the running message" is ticked: then it is steered into the live run, taken at its next turn
+ * boundary without stopping it (`multitask: "steer"`).
+ */
+function Composer({
+  mode,
+  live,
+  onSend,
+}: {
+  mode: keyof typeof HINTS;
+  live: boolean;
+  onSend: (text: string, steer?: boolean) => Promise<void>;
+}) {
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
+  const [steer, setSteer] = useState(false);
+  const steering = live && mode === 'message' && steer;
   const submit = async () => {
     const message = text.trim();
     if (message === '' || busy) return;
     setBusy(true);
     setError(undefined);
     try {
-      await onSend(message);
+      await onSend(message, steering);
       setText('');
     } catch (failure) {
       setError(`The message was not sent: ${String(failure)}`);
@@ -406,8 +453,18 @@ function Composer({ mode, onSend }: { mode: keyof typeof HINTS; onSend: (text: s
         }}
       />
       <p id="message-hint" class="hint">
-        {HINTS[mode]}
+        {steering ? HINTS.steer : HINTS[mode]}
       </p>
+      {live && mode === 'message' ? (
+        <label>
+          <input
+            type="checkbox"
+            checked={steer}
+            onChange={(event) => setSteer(event.currentTarget.checked)}
+          />{' '}
+          Send into the running message
+        </label>
+      ) : null}
       <button type="submit" disabled={busy || text.trim() === ''}>
         Send
       </button>

@@ -1520,6 +1520,47 @@ describe('sessions in the console', () => {
     await page.close();
   });
 
+  it('shows a held call as a card in the chat, sends a message into the running one, and approves the call', async () => {
+    const { id } = await client.sessions.create();
+    const page = await openSignedIn(`/console/sessions/${id}`);
+    await page.getByRole('heading', { name: `Session ${id}` }).waitFor();
+    await scriptMessages(page, [
+      {
+        ...replay(
+          { toolCalls: [call('write_file', { path: 'notes.md', content: 'v2\n' })] },
+          { content: 'Noted, briefly.' },
+        ),
+        approval: { tools: ['write_file'] },
+      },
+      // The message steered into the live run goes to the same route (its other fields unused).
+      {},
+    ]);
+    await message(page).fill('Note the release');
+    await message(page).press('Enter');
+    const held = page.getByRole('region', { name: /^write_file apr_/ });
+    await held.getByRole('button', { name: 'Approve', exact: true }).waitFor();
+    await held.getByText('Held by the policy’s tools: write_file').waitFor();
+
+    // The message field offers to send into the running message instead of queueing behind it.
+    await page.getByRole('checkbox', { name: 'Send into the running message' }).check();
+    expect(await page.locator('#message-hint').textContent()).toContain('without stopping it');
+    await message(page).fill('Keep it brief');
+    await message(page).press('Enter');
+    const steered = page.locator('.bubble-user').filter({ hasText: 'Keep it brief' });
+    await steered.getByText('Pending: the run takes it at its next turn').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await held.getByRole('button', { name: 'Approve', exact: true }).click();
+    await held
+      .getByRole('status')
+      .filter({ hasText: /^Approved by acme$/ })
+      .waitFor();
+    await assistantSaid(page, 'Noted, briefly.').waitFor();
+    await steered.getByText('Delivered: taken at turn 2').waitFor();
+    // One run: the steered message started none.
+    expect((await client.sessions.get(id)).runs).toBe(1);
+  });
+
   it("answers a suspended question typed in the Message field, shows one answered through the API and one timed out as decided, and another tenant's or a deleted session as not found", async () => {
     const { id } = await client.sessions.create();
     const page = await openSignedIn(`/console/sessions/${id}`);
