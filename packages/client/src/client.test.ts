@@ -580,6 +580,41 @@ describe('runs.runToCompletion: approval requests', () => {
     });
   });
 
+  it("decides a crew child's call, told on the root it follows, on the child", async () => {
+    const asked: ApprovalRequest[] = [];
+    api.onSubmit = (root) => {
+      api.append(root.run.id, 'run.started', { attempt: 1, workerId: 'w1' });
+      const child = api.createChild(root.run.id, 0);
+      api.requestApprovals(child.run.id, [
+        { tool: 'write_file', arguments: { path: 'a.txt', content: 'a' } },
+      ]);
+    };
+    api.onDecision = (child) => {
+      api.append(child.run.id, 'run.completed', { output: 'child done' });
+      if (child.run.rootRunId) api.append(child.run.rootRunId, 'run.completed', { output: 'root done' });
+    };
+    const run = await client.runs.runToCompletion(
+      { input: 'lead the crew' },
+      {
+        onApprovalRequest: (request) => {
+          asked.push(request);
+          return { decision: 'approve' };
+        },
+      },
+    );
+    expect(run).toMatchObject({ status: 'completed', output: 'root done' });
+    const [request] = asked;
+    expect(request?.runId).not.toBe(run.id);
+    expect(request).toMatchObject({ requestId: 'apr_0001', tool: 'write_file' });
+    expect(request).not.toHaveProperty('childRunId');
+    expect(resolvedOf(request?.runId ?? '')).toEqual([
+      { requestId: 'apr_0001', decision: 'approve', by: 'tenant-a' },
+    ]);
+    expect(api.requests.filter((r) => r.path.includes('/approvals/')).map((r) => r.path)).toEqual([
+      `/v1/runs/${request?.runId}/approvals/apr_0001`,
+    ]);
+  });
+
   it("rejects a call whose handler throws, telling the model the error's message", async () => {
     holdOnSubmit([{ tool: 'bash', arguments: { command: 'deploy' } }]);
     const run = await client.runs.runToCompletion(

@@ -244,7 +244,8 @@ export class FakeApi extends EventEmitter {
    * Makes the run wait on decisions, as a model turn the approval policy holds does: one
    * `approval.requested` each, in order. Each call names its tool and arguments; the rest defaults
    * to a fresh request id (`apr_0001`, …), the policy entry `tools: <tool>`, ten minutes from now
-   * and `reject` at the deadline.
+   * and `reject` at the deadline. A crew child's requests are told on its root too, with
+   * `childRunId`, as the engine tells them.
    */
   requestApprovals(
     runId: string,
@@ -261,8 +262,19 @@ export class FakeApi extends EventEmitter {
         ...call,
       };
       this.append(runId, 'approval.requested', approval);
+      this.toRoot(runId, 'approval.requested', approval);
       return approval;
     });
+  }
+
+  /** A crew child's approval event, told on its tree's root with the child's id first. */
+  private toRoot<T extends 'approval.requested' | 'approval.resolved'>(
+    runId: string,
+    type: T,
+    data: RunEventData<T>,
+  ): void {
+    const root = this.mustGet(runId).run.rootRunId;
+    if (root !== undefined) this.append(root, type, { childRunId: runId, ...data });
   }
 
   /** The deadline of a request passes: its policy's `onTimeout` decides it, as the worker would. */
@@ -552,6 +564,7 @@ export class FakeApi extends EventEmitter {
       return;
     }
     this.append(runId, 'approval.resolved', { requestId, by: tenant, ...decision });
+    this.toRoot(runId, 'approval.resolved', { requestId, by: tenant, ...decision });
     sendJson(res, 200, { ok: true });
     this.onDecision?.(fake, requestId, decision);
   }
