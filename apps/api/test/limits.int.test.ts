@@ -25,6 +25,12 @@ interface LimitCase {
 }
 
 const above = (value: number) => value + 1;
+
+/** A model profile with prices, which `limits.maxCostUsd` needs. */
+const PRICED = 'priced';
+const PROFILES = JSON.stringify([
+  { name: PRICED, provider: 'openai', model: 'm', apiKey: 'sk-x', prices: { input: 1, output: 2 } },
+]);
 const n = (value: number) => value.toLocaleString('en-US');
 
 /** A relative path of exactly `length` characters whose names fit the file system (at most 100 each). */
@@ -73,6 +79,31 @@ const CASES: Record<Limit, LimitCase> = {
     body: (value) => replayRun(undefined, { limits: { maxSteps: value } }),
     past: above,
     documented: (value) => `\`limits.maxSteps\` 1 to ${n(value)}`,
+  },
+  maxTotalTokensMax: {
+    field: 'body.limits.maxTotalTokens',
+    body: (value) => replayRun(undefined, { limits: { maxTotalTokens: value } }),
+    past: above,
+    documented: (value) => `\`limits.maxTotalTokens\` 1 to ${n(value)}`,
+  },
+  maxCostUsdMax: {
+    field: 'body.limits.maxCostUsd',
+    // A cost needs prices: the profile of these tests has them.
+    body: (value) => ({ input: 'x', model: { profile: PRICED }, limits: { maxCostUsd: value } }),
+    past: above,
+    documented: (value) => `\`limits.maxCostUsd\` up to $${n(value)}`,
+  },
+  wallClockMinMs: {
+    field: 'body.limits.wallClockMs',
+    body: (value) => replayRun(undefined, { limits: { wallClockMs: value } }),
+    past: (value) => value - 1,
+    documented: (value) => `\`limits.wallClockMs\` ${value / 1_000} s to`,
+  },
+  wallClockMaxMs: {
+    field: 'body.limits.wallClockMs',
+    body: (value) => replayRun(undefined, { limits: { wallClockMs: value } }),
+    past: above,
+    documented: (value) => `to ${value / 3_600_000} hours`,
   },
   replayMaxTurns: {
     field: 'body.model.script',
@@ -147,10 +178,33 @@ describe('RUN_LIMITS', () => {
     for (const [name, value] of limits) expect(text, name).toContain(CASES[name].documented(value));
   });
 
+  it('refuses a budget in money for a model without prices, naming the field', async () => {
+    const { app } = await build({ env: { TETHER_MODEL_PROFILES: PROFILES } });
+    const unpriced = JSON.stringify([{ name: 'plain', provider: 'openai', model: 'm', apiKey: 'sk-x' }]);
+    const { app: other } = await build({ env: { TETHER_MODEL_PROFILES: unpriced } });
+    for (const [server, model] of [
+      [app, replayRun().model],
+      [other, { profile: 'plain' }],
+    ] as const) {
+      const response = await server.inject({
+        method: 'POST',
+        url: '/v1/runs',
+        headers: ACME,
+        payload: { input: 'x', model, limits: { maxCostUsd: 1 } },
+      });
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.json()).toMatchObject({ error: { code: 'ERR_VALIDATION' } });
+      expect(response.json<{ error: { message: string } }>().error.message).toMatch(
+        /^body\.limits\.maxCostUsd needs a model whose profile has prices/,
+      );
+      await expectServing(server);
+    }
+  });
+
   it.each(limits)(
     '%s (%i): accepted at the limit, 400 naming the field just past it',
     async (name, value) => {
-      const { app } = await build();
+      const { app } = await build({ env: { TETHER_MODEL_PROFILES: PROFILES } });
       const submit = (body: object) =>
         app.inject({ method: 'POST', url: '/v1/runs', headers: ACME, payload: body });
       const { field, body, past, code } = CASES[name];

@@ -106,6 +106,12 @@ export const AGENT_ERRORS = {
     statusCode: undefined,
     description: 'The run spent its budget of model output tokens without a final answer.',
   },
+  ERR_BUDGET_EXCEEDED: {
+    retryable: false,
+    statusCode: undefined,
+    description:
+      "The run reached a budget of its `limits` (`maxTotalTokens`, or `maxCostUsd` by its profile's `prices`) at a turn boundary, without a final answer; the message names which. What it did stays in its files and events.",
+  },
   ERR_AGENT_WALL_CLOCK: {
     retryable: false,
     statusCode: undefined,

@@ -32,6 +32,7 @@ export {
   DEFAULT_ATTEMPT_LIMITS,
   runAttempt,
   truncateMiddle,
+  turnCost,
 } from './attempt/run-attempt.js';
 export type {
   ApprovalRequest,
@@ -78,6 +79,7 @@ export {
 } from './providers/anthropic-provider.js';
 export type {
   EnvModelProfiles,
+  ModelPrices,
   ModelProfile,
   ModelProfileInput,
   ModelProviderKind,
@@ -90,6 +92,7 @@ export {
   ENV_PROFILE_NAME,
   MODEL_PROVIDERS,
   MODEL_SETUP_HINT,
+  ModelPricesSchema,
   ModelProfileSchema,
   parseModelProfiles,
   profilesFromEnv,

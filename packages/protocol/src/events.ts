@@ -54,6 +54,8 @@ export const UsageSchema = Type.Object({
   cacheReadTokens: Type.Optional(Type.Integer({ minimum: 0 })),
   /** Of `inputTokens`, those written to the prompt cache (Anthropic's cache writes). */
   cacheWriteTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** What the tokens cost in US dollars, by the profile's `prices` (absent when it has none). */
+  costUsd: Type.Optional(Type.Number({ minimum: 0 })),
 });
 export type Usage = Static<typeof UsageSchema>;
 

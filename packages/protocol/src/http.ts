@@ -26,6 +26,11 @@ export const RUN_LIMITS = {
   clarifyTimeoutMinMs: 1_000,
   clarifyTimeoutMaxMs: 7 * 24 * 3600 * 1000,
   maxStepsMax: 1_000,
+  /** Per-run budgets (`limits`): tokens (input and output together), US dollars, active time. */
+  maxTotalTokensMax: 1_000_000_000,
+  maxCostUsdMax: 1_000_000,
+  wallClockMinMs: 1_000,
+  wallClockMaxMs: 24 * 3600 * 1000,
   replayMaxTurns: 1_000,
   metadataMaxKeys: 64,
   metadataKeyMaxLength: 128,
@@ -247,7 +252,17 @@ export const CreateRunBodySchema = Type.Object(
     ),
     limits: Type.Optional(
       Type.Object(
-        { maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: RUN_LIMITS.maxStepsMax })) },
+        {
+          maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: RUN_LIMITS.maxStepsMax })),
+          /** Tokens the run may use, input and output together: past it, `ERR_BUDGET_EXCEEDED`. */
+          maxTotalTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: RUN_LIMITS.maxTotalTokensMax })),
+          /** US dollars the run may spend, by its profile's `prices`: past it, `ERR_BUDGET_EXCEEDED`. */
+          maxCostUsd: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: RUN_LIMITS.maxCostUsdMax })),
+          /** Active time (ms; waiting on people not counted): the server's `TETHER_WALL_CLOCK_MS` by default. */
+          wallClockMs: Type.Optional(
+            Type.Integer({ minimum: RUN_LIMITS.wallClockMinMs, maximum: RUN_LIMITS.wallClockMaxMs }),
+          ),
+        },
         { additionalProperties: false },
       ),
     ),

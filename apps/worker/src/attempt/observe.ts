@@ -54,6 +54,7 @@ export class AttemptObserver {
     return {
       name: provider.name,
       model: provider.model,
+      prices: provider.prices,
       complete: async (request) => {
         const started = performance.now();
         const span = this.#child(`chat ${model}`, SpanKind.CLIENT, {

@@ -216,7 +216,9 @@ function attemptParams(
     },
     limits: {
       maxSteps: spec.limits?.maxSteps ?? config.maxSteps,
-      wallClockMs: config.wallClockMs,
+      wallClockMs: spec.limits?.wallClockMs ?? config.wallClockMs,
+      maxTotalTokens: spec.limits?.maxTotalTokens,
+      maxCostUsd: spec.limits?.maxCostUsd,
     },
     interaction: spec.clarify?.mode ?? 'suspend',
     clarifyTimeoutMs: spec.clarify?.timeoutMs ?? config.clarifyTimeoutMs,

@@ -2,13 +2,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ReplayScript, RunEventInput } from '@tether/protocol';
-import { startFakeOpenAI, streamText } from '@tether/testing';
+import { startFakeOpenAI, streamText, streamToolCalls } from '@tether/testing';
 import { compileApprovalPolicy, createTools, jsonSchemaArguments, type Tool } from '@tether/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { clarifyFailedMessage, clarifyTimeoutMessage, escalatedToolResult } from '../prompt/system-prompt.js';
 import type { ChatMessage, ModelProvider } from '../providers/model-provider.js';
 import { createOpenAIProvider } from '../providers/openai-provider.js';
 import { createReplayProvider } from '../providers/replay-provider.js';
+import { resolveProvider } from '../providers/resolve-provider.js';
 import { type Checkpoint, initialCheckpoint, parseCheckpoint } from './checkpoint.js';
 import {
   type AttemptOutcome,
@@ -16,6 +17,7 @@ import {
   type CrewOptions,
   crewResultContent,
   runAttempt,
+  turnCost,
 } from './run-attempt.js';
 import { approvalsOf, type CrewResultEntry, questionOf, toolOutputsOf } from './waitpoint.js';
 
@@ -1378,5 +1380,75 @@ describe('runAttempt with approvals decided in process', () => {
       expect.objectContaining({ decision: 'approve', by: 'timeout', timedOut: true }),
     ]);
     expect(h.events.filter((e) => e.type === 'approval.requested')).toHaveLength(3);
+  });
+});
+
+describe('runAttempt budgets', () => {
+  /** Turns that each call `todo`, reported as 1,000 tokens in (400 of them cached) and 100 out. */
+  async function pricedServer(turns: number) {
+    const server = await startFakeOpenAI();
+    for (let i = 0; i < turns; i++) {
+      const turn = streamToolCalls([
+        {
+          name: 'todo',
+          arguments: JSON.stringify({ todos: [{ id: '1', content: `step ${i}`, status: 'pending' }] }),
+        },
+      ]);
+      if (turn.kind === 'stream') {
+        turn.usage = {
+          prompt_tokens: 1_000,
+          completion_tokens: 100,
+          prompt_tokens_details: { cached_tokens: 400 },
+        };
+      }
+      server.enqueue(turn);
+    }
+    // A profile's prices reach the provider through the one path the worker takes.
+    const provider = resolveProvider(
+      { profile: 'priced' },
+      {
+        allowReplay: false,
+        profiles: [
+          {
+            name: 'priced',
+            provider: 'openai',
+            baseURL: server.baseURL,
+            model: 'm',
+            prices: { input: 2, output: 10, cachedInput: 1 },
+            timeoutMs: 5_000,
+            maxRetries: 0,
+          },
+        ],
+      },
+    );
+    return { server, provider };
+  }
+
+  it('prices each turn: input, cached input and output per million tokens', () => {
+    const usage = { inputTokens: 1_000, outputTokens: 100, totalTokens: 1_100, cacheReadTokens: 400 };
+    expect(turnCost(usage, { input: 2, output: 10, cachedInput: 1 })).toBeCloseTo(0.0026, 10);
+    expect(turnCost(usage, { input: 2, output: 10 })).toBeCloseTo(0.003, 10);
+  });
+
+  it.each([
+    ['maxCostUsd', { maxCostUsd: 0.005 }],
+    ['maxTotalTokens', { maxTotalTokens: 2_000 }],
+  ] as const)('stops at the turn boundary past limits.%s, the tool pair kept whole', async (name, limits) => {
+    const { server, provider } = await pricedServer(5);
+    try {
+      const h = harness(provider);
+      const outcome = await h.attempt(h.checkpoint, { limits });
+      expect(outcome).toMatchObject({ status: 'failed', error: { code: 'ERR_BUDGET_EXCEEDED' } });
+      expect(outcome.status === 'failed' && outcome.error.message).toContain(`limits.${name}`);
+      // Two turns, each with its result: the third was never asked for.
+      expect(server.requests).toHaveLength(2);
+      expect(h.checkpoint.messages.at(-1)?.role).toBe('tool');
+      expect(h.checkpoint.usage).toMatchObject({ inputTokens: 2_000, outputTokens: 200, totalTokens: 2_200 });
+      expect(h.checkpoint.usage.costUsd).toBeCloseTo(0.0052, 10);
+      const usage = h.events.filter((e) => e.type === 'usage').at(-1);
+      expect((usage?.data as { costUsd?: number } | undefined)?.costUsd).toBeCloseTo(0.0052, 10);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -54,6 +54,7 @@ import {
   escalatedToolResult,
   toolTimeoutMessage,
 } from '../prompt/system-prompt.js';
+import type { ModelPrices } from '../providers/model-profiles.js';
 import type { ModelProvider, ModelTool } from '../providers/model-provider.js';
 import {
   askInProcess,
@@ -78,6 +79,10 @@ export interface AttemptLimits {
   wallClockMs: number;
   /** Characters of one tool result kept in the transcript; longer ones keep head and tail. Default 30,000. */
   maxToolResultChars: number;
+  /** Tokens per run, input and output together (`limits.maxTotalTokens`); none by default. */
+  maxTotalTokens?: number | undefined;
+  /** US dollars per run, by the provider's prices (`limits.maxCostUsd`); none by default. */
+  maxCostUsd?: number | undefined;
 }
 
 export const DEFAULT_ATTEMPT_LIMITS: AttemptLimits = {
@@ -603,6 +608,19 @@ class Attempt {
         `The run used ${checkpoint.usage.outputTokens} output tokens (limit ${limits.maxOutputTokens}) without a final answer.`,
       );
     }
+    if (limits.maxTotalTokens !== undefined && checkpoint.usage.totalTokens >= limits.maxTotalTokens) {
+      return budgetExceeded(
+        'limits.maxTotalTokens',
+        `The run used ${checkpoint.usage.totalTokens} tokens (limit ${limits.maxTotalTokens}) without a final answer.`,
+      );
+    }
+    const cost = checkpoint.usage.costUsd;
+    if (limits.maxCostUsd !== undefined && cost !== undefined && cost >= limits.maxCostUsd) {
+      return budgetExceeded(
+        'limits.maxCostUsd',
+        `The run spent $${cost.toFixed(4)} (limit $${limits.maxCostUsd}) without a final answer.`,
+      );
+    }
     if (checkpoint.activeMs >= limits.wallClockMs) {
       return failure(
         'ERR_AGENT_WALL_CLOCK',
@@ -648,7 +666,7 @@ class Attempt {
       );
     }
     checkpoint.step++;
-    addUsage(checkpoint.usage, turn.usage);
+    addUsage(checkpoint.usage, turn.usage, provider.prices);
     // The decisions were the last turn's calls'.
     checkpoint.decisions = undefined;
     checkpoint.model = { profile: provider.name, name: turn.model ?? provider.model ?? provider.name };
@@ -965,7 +983,10 @@ function clarifyQuestion(tool: Tool, call: ToolCall): { question: string; choice
   return { question, choices: choices ?? [] };
 }
 
-function addUsage(total: Usage, turn: Usage) {
+function addUsage(total: Usage, turn: Usage, prices: ModelPrices | undefined) {
+  // What the turn cost, once the provider's prices are known (a run's earlier turns on a
+  // provider without them counted nothing).
+  if (prices) total.costUsd = (total.costUsd ?? 0) + turnCost(turn, prices);
   total.inputTokens += turn.inputTokens;
   total.outputTokens += turn.outputTokens;
   total.totalTokens += turn.totalTokens;
@@ -974,6 +995,25 @@ function addUsage(total: Usage, turn: Usage) {
     const tokens = turn[key];
     if (tokens !== undefined) total[key] = (total[key] ?? 0) + tokens;
   }
+}
+
+/**
+ * What a turn's tokens cost, in US dollars: input read from the prompt cache at `cachedInput`
+ * (else `input`), the rest of the input at `input` (cache writes included), output at `output`,
+ * each per million tokens.
+ */
+export function turnCost(usage: Usage, prices: ModelPrices): number {
+  const cached = Math.min(usage.cacheReadTokens ?? 0, usage.inputTokens);
+  const perMillion =
+    (usage.inputTokens - cached) * prices.input +
+    cached * (prices.cachedInput ?? prices.input) +
+    usage.outputTokens * prices.output;
+  return perMillion / 1_000_000;
+}
+
+/** A budget of `limits` reached: the run fails, naming it. */
+function budgetExceeded(limit: string, message: string): AttemptOutcome {
+  return { status: 'failed', error: new AgentError('ERR_BUDGET_EXCEEDED', `${message} (${limit})`) };
 }
 
 /** Runs a model turn that is aborted when the run's remaining active time runs out. */

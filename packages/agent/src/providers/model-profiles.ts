@@ -48,6 +48,14 @@ export function defaultModel(provider: ModelProviderKind, baseURL: string): stri
   return DEFAULT_MODELS.byHost[host];
 }
 
+/** US dollars per million tokens. */
+const price = Type.Number({ minimum: 0, maximum: 100_000 });
+export const ModelPricesSchema = Type.Object(
+  { input: price, output: price, cachedInput: Type.Optional(price) },
+  { additionalProperties: false },
+);
+export type ModelPrices = Static<typeof ModelPricesSchema>;
+
 export const ModelProfileSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }),
@@ -64,6 +72,11 @@ export const ModelProfileSchema = Type.Object(
     maxTokensField: Type.Optional(
       Type.Union([Type.Literal('max_tokens'), Type.Literal('max_completion_tokens')]),
     ),
+    /**
+     * What the model's tokens cost, in US dollars per million (`cachedInput`: input read from the
+     * prompt cache; `input` when absent): a run's `usage.costUsd`, and its `limits.maxCostUsd`.
+     */
+    prices: Type.Optional(ModelPricesSchema),
     timeoutMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 120_000 }),
     maxRetries: Type.Integer({ minimum: 0, maximum: 20, default: 4 }),
   },

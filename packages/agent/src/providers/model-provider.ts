@@ -1,5 +1,6 @@
 import type { ToolCall, Usage } from '@tether/protocol';
 import type { AgentError } from '../errors.js';
+import type { ModelPrices } from './model-profiles.js';
 
 /** One message of a conversation, in the loop's own form (not any vendor's). */
 export type ChatMessage =
@@ -79,6 +80,8 @@ export interface ModelProvider {
   readonly name: string;
   /** The model the server is asked for (the profile's `model`; `replay` for a replay script). */
   readonly model?: string | undefined;
+  /** What its tokens cost (the profile's `prices`), when known. */
+  readonly prices?: ModelPrices | undefined;
   /**
    * Runs one model turn. Rejects with an `AgentError` only: `retryable` tells
    * the job system whether the attempt may succeed later.

@@ -32,6 +32,11 @@ export function resolveProvider(spec: ModelSpec | undefined, options: ResolvePro
   const choice = checkModelSpec(spec, options);
   if (choice.kind === 'replay') return playReplayScript(choice.script, options.replay);
   const { profile } = choice;
+  const provider = providerOf(profile, options);
+  return profile.prices ? Object.assign(provider, { prices: profile.prices }) : provider;
+}
+
+function providerOf(profile: ModelProfile, options: ResolveProviderOptions): ModelProvider {
   const common = {
     ...options.retry,
     name: profile.name,

@@ -33,12 +33,21 @@ export function checkSubmission(
     }
   }
   // A session's defaults may leave the model to each message.
-  if (body.model !== undefined || options.modelRequired !== false)
-    checkModelSpec(body.model, {
+  if (body.model !== undefined || options.modelRequired !== false) {
+    const choice = checkModelSpec(body.model, {
       profiles: config.profiles,
       defaultProfile: config.defaultProfile,
       allowReplay: config.allowReplay,
     });
+    // A budget in money needs prices to count it by: never a cap that silently caps nothing.
+    if (body.limits?.maxCostUsd !== undefined && (choice.kind !== 'profile' || !choice.profile.prices)) {
+      const model = choice.kind === 'profile' ? `profile ${choice.profile.name}` : 'a replay script';
+      throw new ApiError(
+        'ERR_VALIDATION',
+        `body.limits.maxCostUsd needs a model whose profile has prices; ${model} has none (set \`prices\` on the profile).`,
+      );
+    }
+  }
   if (body.tools) {
     const problem = checkClientTools(body.tools, builtinToolNames(body.toolsets));
     if (problem) throw new ApiError('ERR_CLIENT_TOOLS_INVALID', problem);
