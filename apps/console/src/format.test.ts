@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duration, runDuration, tokens } from './format.js';
+import { duration, runDuration, tokens, usd } from './format.js';
 
 describe('the console formats', () => {
   it('says a duration in the unit a person reads it in', () => {
@@ -26,5 +26,13 @@ describe('the console formats', () => {
     expect(tokens(1_234)).toBe('1.23k');
     expect(tokens(12_345)).toBe('12.3k');
     expect(tokens(1_250_000)).toBe('1.25M');
+  });
+
+  it('writes costs in US dollars: cents from a dollar up, two significant digits below', () => {
+    expect(usd(0)).toBe('$0');
+    expect(usd(0.0052)).toBe('$0.0052');
+    expect(usd(0.031)).toBe('$0.031');
+    expect(usd(0.5)).toBe('$0.5');
+    expect(usd(12.3456)).toBe('$12.35');
   });
 });

@@ -58,6 +58,13 @@ export function runDuration(
 }
 
 /** A token count, short: "980", "12.3k", "1.25M". */
+/** US dollars as people read them: cents from a dollar up, more digits below (`$0.0031`), `$0` for none. */
+export function usd(amount: number): string {
+  if (amount === 0) return '$0';
+  if (amount >= 1) return `$${amount.toFixed(2)}`;
+  return `$${amount.toPrecision(2).replace(/0+$/, '').replace(/\.$/, '')}`;
+}
+
 export function tokens(count: number): string {
   if (count < 1_000) return String(count);
   if (count < 1_000_000) return `${(count / 1_000).toFixed(count < 10_000 ? 2 : 1)}k`;

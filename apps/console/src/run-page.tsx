@@ -7,7 +7,7 @@ import { StatusBadge } from './badge.js';
 import { CopyId } from './copy-id.js';
 import { CrewTree } from './crew-tree.js';
 import { FilesTab } from './files-tab.js';
-import { duration, runDuration, tokens } from './format.js';
+import { duration, runDuration, tokens, usd } from './format.js';
 import { ModelName } from './model-name.js';
 import { Question } from './question.js';
 import { filesHref, hrefOf, navigate, onLinkClick, type RunTab, runHref } from './router.js';
@@ -124,6 +124,7 @@ function RunHead({
         <Fact term="Tokens">
           {run.usage ? `${tokens(run.usage.inputTokens)} in, ${tokens(run.usage.outputTokens)} out` : '–'}
         </Fact>
+        {run.usage?.costUsd === undefined ? null : <Fact term="Cost">{usd(run.usage.costUsd)}</Fact>}
         <Fact term="Created">
           <time dateTime={run.createdAt}>{new Date(run.createdAt).toLocaleString()}</time>
         </Fact>

@@ -3,7 +3,7 @@ import { RUN_STATUSES } from '@tether/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { StatusBadge } from './badge.js';
 import { CopyId } from './copy-id.js';
-import { age, duration, runDuration, STATUS_TEXT, tokens } from './format.js';
+import { age, duration, runDuration, STATUS_TEXT, tokens, usd } from './format.js';
 import { type Column, ListTable } from './list-table.js';
 import { ModelName } from './model-name.js';
 import { usePolling } from './reading.js';
@@ -247,6 +247,12 @@ function runColumns(now: number): Column<Run>[] {
     {
       label: 'Tokens',
       cell: (run) => (run.usage ? tokens(run.usage.inputTokens + run.usage.outputTokens) : '–'),
+      class: 'nowrap num',
+    },
+    {
+      label: 'Cost',
+      // By the profile's prices; a model without them has no cost to show.
+      cell: (run) => (run.usage?.costUsd === undefined ? '–' : usd(run.usage.costUsd)),
       class: 'nowrap num',
     },
     {

@@ -198,8 +198,10 @@ describe('the console in Chromium', () => {
     expect(await cells.nth(3).textContent()).toMatch(/^\d+(\.\d)? (ms|s)$/);
     expect(await cells.nth(4).textContent()).toBe('replay');
     expect(await cells.nth(5).textContent()).toMatch(/^\d+(\.\d+k)?$/);
-    expect(await cells.nth(6).textContent()).toMatch(/^\d+ s ago$/);
-    expect(await cells.nth(7).textContent()).toBe('1');
+    // A replay script has no prices: no cost.
+    expect(await cells.nth(6).textContent()).toBe('–');
+    expect(await cells.nth(7).textContent()).toMatch(/^\d+ s ago$/);
+    expect(await cells.nth(8).textContent()).toBe('1');
     // The id is whole in the DOM (cut only on screen), with a button that copies it.
     expect(await cells.nth(0).getByRole('link').textContent()).toBe(done);
     await cells
@@ -815,6 +817,7 @@ describe('the trace, the layout and every page', () => {
       '"Duration"',
       '"Model"',
       '"Tokens"',
+      '"Cost"',
       '"Created"',
       '"Attempts"',
     ]);
