@@ -20,7 +20,7 @@ describe('WorkerMetrics', () => {
       metrics.modelRequested('default', 'ok', 'acme');
       metrics.modelAnswered(
         'default',
-        { seconds: 1, firstTokenSeconds: 0.3, inputTokens: 5, outputTokens: 2 },
+        { seconds: 1, firstTokenSeconds: 0.3, inputTokens: 5, outputTokens: 2, costUsd: 0.25 },
         'acme',
       );
       metrics.clarifyWaited(12, 'acme');
@@ -38,6 +38,7 @@ describe('WorkerMetrics', () => {
       'tether_model_latency_seconds_count{profile="default",tenant="acme"} 1',
       'tether_model_time_to_first_token_seconds_count{profile="default",tenant="acme"} 1',
       'tether_tokens_total{profile="default",kind="output",tenant="acme"} 2',
+      'tether_cost_usd_total{profile="default",tenant="acme"} 0.25',
       'tether_clarify_wait_seconds_count{tenant="acme"} 1',
       'tether_webhook_deliveries_total{outcome="delivered",tenant="acme"} 1',
     ]) {

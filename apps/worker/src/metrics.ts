@@ -28,6 +28,7 @@ export class WorkerMetrics {
   readonly #modelSeconds: Histogram<string>;
   readonly #firstTokenSeconds: Histogram<string>;
   readonly #tokens: Counter<string>;
+  readonly #cost: Counter<string>;
   readonly #clarifyWait: Histogram<string>;
   readonly #webhookDeliveries: Counter<string>;
   readonly #sandboxMode: Gauge<string>;
@@ -81,6 +82,12 @@ export class WorkerMetrics {
       name: 'tether_tokens_total',
       help: 'Tokens the model reported, by profile and kind: input, output.',
       labelNames: labels('profile', 'kind'),
+      registers,
+    });
+    this.#cost = new Counter({
+      name: 'tether_cost_usd_total',
+      help: "What the model's tokens cost in US dollars, by profile (profiles with `prices` only).",
+      labelNames: labels('profile'),
       registers,
     });
     this.#clarifyWait = new Histogram({
@@ -138,6 +145,8 @@ export class WorkerMetrics {
       firstTokenSeconds?: number | undefined;
       inputTokens: number;
       outputTokens: number;
+      /** What the turn cost, when the profile has prices. */
+      costUsd?: number | undefined;
     },
     tenant?: string | undefined,
   ): void {
@@ -149,6 +158,7 @@ export class WorkerMetrics {
       this.#tokens.inc(this.#with({ profile, kind: 'input' }, tenant), answer.inputTokens);
     if (answer.outputTokens > 0)
       this.#tokens.inc(this.#with({ profile, kind: 'output' }, tenant), answer.outputTokens);
+    if (answer.costUsd !== undefined && answer.costUsd > 0) this.#cost.inc(labels, answer.costUsd);
   }
 
   /** A run resumed from a question asked `seconds` ago (answered or timed out). */

@@ -1,10 +1,12 @@
 /**
- * A run's budgets (`limits`) with a real worker process: the token budget and the active time a
- * run's body gives reach its attempt, which stops at a turn boundary with the limit named.
+ * A run's budgets (`limits`) with a real worker process: the token budget, the cost by its
+ * profile's prices (a fake OpenAI-compatible server reporting usage) and the active time a run's
+ * body gives reach its attempt, which stops at a turn boundary with the limit named.
  */
 import type { RunEvent } from '@tether/protocol';
+import { startFakeOpenAI, streamToolCalls } from '@tether/testing';
 import { describe, expect, it } from 'vitest';
-import { call, useDeployments } from './harness.js';
+import { call, TENANT, useDeployments } from './harness.js';
 
 const deploy = useDeployments();
 
@@ -41,5 +43,42 @@ describe('a run’s budgets', () => {
     const failed = (await d.waitForEvent(runId, 'run.failed')) as RunEvent<'run.failed'>;
     expect(failed.data.error).toMatchObject({ code: 'ERR_AGENT_WALL_CLOCK' });
     expect(failed.data.error.message).toContain('limit 1 s');
+  });
+
+  it('counts a priced profile’s cost into usage.costUsd and stops the run past limits.maxCostUsd', async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      for (let i = 0; i < 5; i++) {
+        const turn = streamToolCalls([{ name: 'todo', arguments: JSON.stringify({ todos: [] }) }]);
+        if (turn.kind === 'stream') turn.usage = { prompt_tokens: 1_000, completion_tokens: 100 };
+        fake.enqueue(turn);
+      }
+      const d = await deploy('budget-cost');
+      const profiles = [
+        {
+          name: 'priced',
+          provider: 'openai',
+          baseURL: fake.baseURL,
+          model: 'm',
+          apiKey: 'sk-fake',
+          prices: { input: 2, output: 10 },
+        },
+      ];
+      await d.startWorker({ TETHER_MODEL_PROFILES: JSON.stringify(profiles) });
+      const { run } = await d.service.submit(TENANT, {
+        input: 'spend',
+        model: { profile: 'priced' },
+        toolsets: ['planning'],
+        limits: { maxCostUsd: 0.005 },
+      });
+      const failed = (await d.waitForEvent(run.id, 'run.failed')) as RunEvent<'run.failed'>;
+      expect(failed.data.error).toMatchObject({ code: 'ERR_BUDGET_EXCEEDED' });
+      expect(failed.data.error.message).toContain('limits.maxCostUsd');
+      // Two turns of $0.003 each: the third was never asked for.
+      expect(fake.requests).toHaveLength(2);
+      expect((await d.store.get(run.id))?.usage?.costUsd).toBeCloseTo(0.006, 10);
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { isAgentError, type ModelProvider, type ModelRetryEvent } from '@tether/agent';
+import { isAgentError, type ModelProvider, type ModelRetryEvent, turnCost } from '@tether/agent';
 import { idTime } from '@tether/protocol';
 import { type Span, SpanKind, type Telemetry } from 'bullmq';
 import type { WorkerMetrics } from '../metrics.js';
@@ -79,6 +79,7 @@ export class AttemptObserver {
                 response.firstTokenMs === undefined ? undefined : response.firstTokenMs / 1000,
               inputTokens,
               outputTokens,
+              costUsd: provider.prices ? turnCost(response.usage, provider.prices) : undefined,
             },
             this.tenant,
           );
