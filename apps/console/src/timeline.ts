@@ -281,6 +281,13 @@ function fold(state: FoldState, event: RunEvent): void {
     case 'usage':
       items.push({ kind: 'usage', ...base, usage: event.data });
       return;
+    case 'model.fallback':
+      items.push({
+        kind: 'status',
+        ...base,
+        text: `Model fallback: ${event.data.from} → ${event.data.to} (${event.data.reason})`,
+      });
+      return;
     case 'child.started':
       items.push({
         kind: 'status',

@@ -166,6 +166,8 @@ export const EventDataSchemas = {
   /** No output came before the deadline: the model is told so. */
   'tool.timed_out': Type.Object({ requestId: Type.String() }),
   usage: UsageSchema,
+  /** A model turn went to another profile (the run's profile's `fallbacks`): why, the failure or an open breaker. */
+  'model.fallback': Type.Object({ from: Type.String(), to: Type.String(), reason: Type.String() }),
   /** A session run's history was windowed to its token budget: what was left out of what the model sees. */
   'session.truncated': Type.Object({
     droppedTurns: Type.Integer({ minimum: 0 }),

@@ -654,6 +654,7 @@ class Attempt {
           maxOutputTokens: undefined,
           signal: turnSignal,
           onDelta: (text) => emit({ type: 'message.delta', data: { text } }),
+          onFallback: (moved) => emit({ type: 'model.fallback', data: moved }),
         }),
       signal,
       this.#limits.wallClockMs - checkpoint.activeMs,
@@ -666,10 +667,12 @@ class Attempt {
       );
     }
     checkpoint.step++;
-    addUsage(checkpoint.usage, turn.usage, provider.prices);
+    // A fallback's answer is priced, and recorded, as its own profile's.
+    const answered = turn.profile ?? provider.name;
+    addUsage(checkpoint.usage, turn.usage, turn.profile === undefined ? provider.prices : turn.prices);
     // The decisions were the last turn's calls'.
     checkpoint.decisions = undefined;
-    checkpoint.model = { profile: provider.name, name: turn.model ?? provider.model ?? provider.name };
+    checkpoint.model = { profile: answered, name: turn.model ?? provider.model ?? answered };
     checkpoint.messages.push({
       role: 'assistant',
       content: turn.content,

@@ -77,6 +77,13 @@ export const ModelProfileSchema = Type.Object(
      * prompt cache; `input` when absent): a run's `usage.costUsd`, and its `limits.maxCostUsd`.
      */
     prices: Type.Optional(ModelPricesSchema),
+    /**
+     * Other profiles a turn goes to, in order, when this one fails in a way its retries did not
+     * fix (rate limited, unavailable, unreachable, timed out): across providers too.
+     */
+    fallbacks: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8, uniqueItems: true }),
+    ),
     timeoutMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 120_000 }),
     maxRetries: Type.Integer({ minimum: 0, maximum: 20, default: 4 }),
   },
@@ -136,6 +143,12 @@ export function parseModelProfiles(input: unknown, source = 'model profiles'): r
     const model = valid.model ?? defaultModel(valid.provider, baseURL);
     return Object.freeze({ ...valid, baseURL, ...(model === undefined ? {} : { model }) });
   });
+  for (const profile of profiles) {
+    for (const name of profile.fallbacks ?? []) {
+      if (name === profile.name) fail(`profile "${profile.name}": fallbacks names the profile itself`);
+      if (!seen.has(name)) fail(`profile "${profile.name}": fallbacks names no profile "${name}"`);
+    }
+  }
   return Object.freeze(profiles);
 }
 

@@ -47,6 +47,15 @@ export interface ModelRequest {
   onDelta?: ((text: string) => void) | undefined;
   /** Called before each retry of a failed try. */
   onRetry?: ((event: ModelRetryEvent) => void) | undefined;
+  /** Called when the turn goes to another profile (see `createFallbackProvider`). */
+  onFallback?: ((event: ModelFallbackEvent) => void) | undefined;
+}
+
+/** A turn taken from one profile to the next: `reason`, the failure (or the open breaker) that moved it. */
+export interface ModelFallbackEvent {
+  from: string;
+  to: string;
+  reason: string;
 }
 
 export interface ModelResponse {
@@ -66,6 +75,9 @@ export interface ModelResponse {
    * a tool call's fragment). Undefined from a provider that does not stream.
    */
   firstTokenMs?: number | undefined;
+  /** The profile that answered, when it may differ from the provider's (a fallback's); its prices with it. */
+  profile?: string | undefined;
+  prices?: ModelPrices | undefined;
   /**
    * The model that answered, as the server was asked for it: the profile's, or
    * the first the server listed when the profile names none. Undefined: the

@@ -6,6 +6,7 @@
 
 import type { ModelSpec } from '@tether/protocol';
 import { createAnthropicProvider } from './anthropic-provider.js';
+import { createFallbackProvider, type ProfileBreaker } from './fallback-provider.js';
 import type { ModelProfile } from './model-profiles.js';
 import type { ModelProvider, ProviderLogger } from './model-provider.js';
 import { checkModelSpec } from './model-spec.js';
@@ -25,6 +26,8 @@ export interface ResolveProviderOptions {
     | Pick<StreamingProviderOptions, 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'maxRetryWaitMs'>
     | undefined;
   replay?: ReplayProviderOptions | undefined;
+  /** The breaker of profiles with fallbacks: the process's own unless given (tests give theirs). */
+  breaker?: ProfileBreaker | undefined;
 }
 
 /** The provider for a run; throws as {@link checkModelSpec} does. */
@@ -32,8 +35,17 @@ export function resolveProvider(spec: ModelSpec | undefined, options: ResolvePro
   const choice = checkModelSpec(spec, options);
   if (choice.kind === 'replay') return playReplayScript(choice.script, options.replay);
   const { profile } = choice;
-  const provider = providerOf(profile, options);
-  return profile.prices ? Object.assign(provider, { prices: profile.prices }) : provider;
+  const chain = [
+    profile,
+    ...(profile.fallbacks ?? []).flatMap((name) => options.profiles.filter((p) => p.name === name)),
+  ];
+  const providers = chain.map((each) => {
+    const provider = providerOf(each, options);
+    return each.prices ? Object.assign(provider, { prices: each.prices }) : provider;
+  });
+  return providers.length > 1
+    ? createFallbackProvider(providers, options.breaker)
+    : (providers[0] as ModelProvider);
 }
 
 function providerOf(profile: ModelProfile, options: ResolveProviderOptions): ModelProvider {
