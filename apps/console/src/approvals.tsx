@@ -33,15 +33,10 @@ export function Approvals({
 
   const decide = async (approval: HeldCall, body: ApprovalDecisionBody): Promise<string | undefined> => {
     setNotice(undefined);
-    try {
-      // A crew child's call is decided on the child.
-      await client.decide(approval.childRunId ?? run.id, approval.requestId, body);
-      setSent((current) => new Map(current).set(approval.requestId, body.decision));
-    } catch (failure) {
-      const refusal = refusalText(failure);
-      if (!refusal.conflict) return refusal.text;
-      setNotice(`${approval.tool} (${approval.requestId}): ${refusal.text}`);
-    }
+    const outcome = await sendDecision(client, run.id, approval, body);
+    if (outcome.refused !== undefined) return outcome.refused;
+    if (outcome.late !== undefined) setNotice(outcome.late);
+    else setSent((current) => new Map(current).set(approval.requestId, body.decision));
     try {
       onChanged(await client.get(run.id));
     } catch {
@@ -78,4 +73,26 @@ export function Approvals({
       ) : null}
     </>
   );
+}
+
+/**
+ * Sends a decision on a held call (a crew child's is decided on the child): `{}` once taken;
+ * `refused`, what the card says (a 400 naming the field an edit got wrong); `late`, the notice
+ * above the cards for a decision that came too late (decided already, past the deadline, the run
+ * ended).
+ */
+export async function sendDecision(
+  client: TetherClient,
+  runId: string,
+  approval: HeldCall,
+  body: ApprovalDecisionBody,
+): Promise<{ refused?: string; late?: string }> {
+  try {
+    await client.decide(approval.childRunId ?? runId, approval.requestId, body);
+    return {};
+  } catch (failure) {
+    const refusal = refusalText(failure);
+    if (!refusal.conflict) return { refused: refusal.text };
+    return { late: `${approval.tool} (${approval.requestId}): ${refusal.text}` };
+  }
 }

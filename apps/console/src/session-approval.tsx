@@ -1,9 +1,8 @@
 import type { TetherClient } from '@tether/client';
 import type { ApprovalDecisionBody, ApprovalDecisionKind } from '@tether/protocol';
 import { useState } from 'preact/hooks';
-import { refusalText } from './approval.js';
 import { ApprovalCard } from './approval-card.js';
-import './approvals.css';
+import { sendDecision } from './approvals.js';
 import type { TimelineItem } from './timeline.js';
 import { useNow } from './use-now.js';
 
@@ -41,14 +40,10 @@ export function HeldCall({
   }
   const decide = async (body: ApprovalDecisionBody): Promise<string | undefined> => {
     setNotice(undefined);
-    try {
-      await client.decide(item.approval.childRunId ?? runId, item.approval.requestId, body);
-      setSent(body.decision);
-    } catch (failure) {
-      const refusal = refusalText(failure);
-      if (!refusal.conflict) return refusal.text;
-      setNotice(`${item.approval.tool} (${item.approval.requestId}): ${refusal.text}`);
-    }
+    const outcome = await sendDecision(client, runId, item.approval, body);
+    if (outcome.refused !== undefined) return outcome.refused;
+    if (outcome.late !== undefined) setNotice(outcome.late);
+    else setSent(body.decision);
     return undefined;
   };
   return (

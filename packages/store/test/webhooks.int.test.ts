@@ -60,21 +60,24 @@ async function run(t: string, metadata?: Record<string, unknown>): Promise<strin
 const take = (t: string, endpointId: string, recover = false) =>
   webhooks.take(t, endpointId, 10, 60_000, recover);
 
+/** A write_file call held for a decision, naming `approver` when given. */
+const heldCall = (approver?: string): PendingApproval => ({
+  requestId: newId('apr'),
+  callId: 'call_0_0',
+  tool: 'write_file',
+  arguments: { path: 'a.txt', content: 'x' },
+  reason: 'tools: write_file',
+  expiresAt: new Date(Date.now() + 60_000).toISOString(),
+  onTimeout: 'reject',
+  ...(approver ? { approver } : {}),
+});
+
 /** A run of `t` that waits on one approval request, naming `approver` when given. */
 async function awaitingApproval(t: string, approver?: string) {
   const runId = await run(t);
   const owner = 'w:1';
   await store.claim(runId, owner, 1, 'w');
-  const pending: PendingApproval = {
-    requestId: newId('apr'),
-    callId: 'call_0_0',
-    tool: 'write_file',
-    arguments: { path: 'a.txt', content: 'x' },
-    reason: 'tools: write_file',
-    expiresAt: new Date(Date.now() + 60_000).toISOString(),
-    onTimeout: 'reject',
-    ...(approver ? { approver } : {}),
-  };
+  const pending = heldCall(approver);
   await store.requestApprovals(runId, owner, [pending]);
   return { runId, pending };
 }
@@ -337,15 +340,7 @@ describe('a crew root’s copies of its children’s approval events', () => {
     const all = await endpoint(t, ['*']);
     const rootId = await run(t);
     const childRunId = `${newId('run')}_${rootId.slice(4)}`;
-    const request: PendingApproval = {
-      requestId: newId('apr'),
-      callId: 'call_0_0',
-      tool: 'write_file',
-      arguments: { path: 'a.txt', content: 'x' },
-      reason: 'tools: write_file',
-      expiresAt: new Date(Date.now() + 60_000).toISOString(),
-      onTimeout: 'reject',
-    };
+    const request = heldCall();
     const { requestId } = request;
     // As the store tells them on the root: the child's id first.
     await store.appendEvents(rootId, [
