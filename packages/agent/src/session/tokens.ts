@@ -66,3 +66,20 @@ export function messageTokens(message: CountableMessage): number {
   }
   return tokens;
 }
+
+// Counted once per message object: the loop's messages are never changed in place (compaction puts
+// new objects in), so a count stays true for as long as its object lives.
+const counted = new WeakMap<CountableMessage, number>();
+
+/**
+ * {@link messageTokens}, counted once per message object: counting a run's whole request before
+ * every model turn then costs only the messages added since the last count.
+ */
+export function cachedMessageTokens(message: CountableMessage): number {
+  let tokens = counted.get(message);
+  if (tokens === undefined) {
+    tokens = messageTokens(message);
+    counted.set(message, tokens);
+  }
+  return tokens;
+}

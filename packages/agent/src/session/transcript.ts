@@ -9,7 +9,7 @@
 import type { ToolCall } from '@tether/protocol';
 import { truncateMiddle } from '../attempt/run-attempt.js';
 import type { ChatMessage } from '../providers/model-provider.js';
-import { messageTokens } from './tokens.js';
+import { cachedMessageTokens, messageTokens } from './tokens.js';
 
 /** One transcript entry, as stored (JSON, one Redis list element each) and as served by GET /v1/sessions/:id/messages. */
 export interface TranscriptEntry {
@@ -66,14 +66,14 @@ interface Counts {
   shortenedTokens?: number;
 }
 
-// Counted once per message object: a run's messages are counted after every
-// checkpoint save, and only the new ones cost anything.
+// Shortened counts, once per message object (see `cachedMessageTokens`): a run's messages are
+// counted after every checkpoint save, and only the new ones cost anything.
 const counted = new WeakMap<ChatMessage, Counts>();
 
 function countsOf(message: ChatMessage): Counts {
   let counts = counted.get(message);
   if (counts === undefined) {
-    counts = { tokens: messageTokens(message) };
+    counts = { tokens: cachedMessageTokens(message) };
     if (message.role === 'tool' && message.content.length > SHORTENED_TOOL_RESULT_CHARS) {
       counts.shortenedTokens = messageTokens({ ...message, content: shortenToolResult(message.content) });
     }
