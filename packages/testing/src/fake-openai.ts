@@ -86,23 +86,43 @@ export interface FakeOpenAIOptions {
   model?: string;
   /** What `GET /v1/models` lists (default: `model`); `null`: the route answers 404, as on a server without it. */
   models?: readonly string[] | null;
+  /**
+   * A model with a context window of `tokens`, as `count` counts a request's body: a request past
+   * it is refused as OpenAI refuses one (400 `context_length_exceeded`, before any behaviour is
+   * taken); `GET /v1/models` lists the window as `context_length` (OpenRouter's field); an answer
+   * with no usage of its own reports the request's count as its prompt tokens.
+   */
+  context?: { tokens: number; count: (body: Record<string, unknown>) => number };
+  /** Chooses each request's behaviour from its body, before the queue (undefined: the queue's next). */
+  answer?: (body: Record<string, unknown>) => FakeBehavior | undefined;
 }
 
 /** The fake server. `start()` it, `enqueue` behaviours, point a client at `baseURL`, `close()` it. */
 export class FakeOpenAIServer extends FakeModelServer<FakeBehavior> {
   private readonly model: string;
   private readonly models: readonly string[] | null;
+  private readonly context: FakeOpenAIOptions['context'];
+  private readonly answer: FakeOpenAIOptions['answer'];
 
   constructor(options: FakeOpenAIOptions = {}) {
     super('/v1');
     this.model = options.model ?? 'fake-model';
     this.models = options.models === undefined ? [this.model] : options.models;
+    this.context = options.context;
+    this.answer = options.answer;
   }
 
   protected async respond(request: RecordedRequest, res: ServerResponse): Promise<void> {
     if (request.method === 'GET' && request.path.split('?')[0] === '/v1/models' && this.models) {
       const created = Math.floor(Date.now() / 1000);
-      const data = this.models.map((id) => ({ id, object: 'model', created, owned_by: 'fake-openai' }));
+      const window = this.context ? { context_length: this.context.tokens } : {};
+      const data = this.models.map((id) => ({
+        id,
+        object: 'model',
+        created,
+        owned_by: 'fake-openai',
+        ...window,
+      }));
       sendJson(res, 200, { object: 'list', data });
       return;
     }
@@ -110,7 +130,20 @@ export class FakeOpenAIServer extends FakeModelServer<FakeBehavior> {
       sendJson(res, 404, errorBody(`fake-openai: no route ${request.method} ${request.path}`, 'not_found'));
       return;
     }
-    const behavior = this.next();
+    const body = isRecord(request.body) ? request.body : {};
+    const counted = this.context?.count(body);
+    if (this.context && counted !== undefined && counted > this.context.tokens) {
+      const message = `This model's maximum context length is ${this.context.tokens} tokens. However, your messages resulted in ${counted} tokens. Please reduce the length of the messages.`;
+      sendJson(res, 400, {
+        error: { message, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' },
+      });
+      return;
+    }
+    const chosen = this.answer?.(body) ?? this.next();
+    const behavior =
+      chosen?.kind === 'stream' && chosen.usage === undefined && counted !== undefined
+        ? { ...chosen, usage: { prompt_tokens: counted, completion_tokens: 7, total_tokens: counted + 7 } }
+        : chosen;
     if (!behavior) {
       sendJson(
         res,
@@ -119,7 +152,6 @@ export class FakeOpenAIServer extends FakeModelServer<FakeBehavior> {
       );
       return;
     }
-    const body = isRecord(request.body) ? request.body : {};
     const model = typeof body.model === 'string' ? body.model : this.model;
     const stream = body.stream === true;
     const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
