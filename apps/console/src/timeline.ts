@@ -281,6 +281,19 @@ function fold(state: FoldState, event: RunEvent): void {
     case 'usage':
       items.push({ kind: 'usage', ...base, usage: event.data });
       return;
+    case 'context.compacted': {
+      const { beforeTokens, afterTokens, strategy, turnsSummarised } = event.data;
+      const how =
+        strategy === 'summarise'
+          ? `${turnsSummarised} earlier turn${turnsSummarised === 1 ? '' : 's'} summarised`
+          : 'old tool results pruned';
+      items.push({
+        kind: 'status',
+        ...base,
+        text: `Context compacted: ${how} (${beforeTokens} → ${afterTokens} tokens)`,
+      });
+      return;
+    }
     case 'model.fallback':
       items.push({
         kind: 'status',

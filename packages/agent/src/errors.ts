@@ -112,6 +112,12 @@ export const AGENT_ERRORS = {
     description:
       "The run reached a budget of its `limits` (`maxTotalTokens`, or `maxCostUsd` by its profile's `prices`) at a turn boundary, without a final answer; the message names which. What it did stays in its files and events.",
   },
+  ERR_CONTEXT_EXHAUSTED: {
+    retryable: false,
+    statusCode: undefined,
+    description:
+      "The run's next model request does not fit the model's context window: with compaction off (`compaction: false`), or even after compaction (the system prompt, the input and the last turns are never compacted). The message gives the request's size. What the run did stays in its files and events.",
+  },
   ERR_AGENT_WALL_CLOCK: {
     retryable: false,
     statusCode: undefined,

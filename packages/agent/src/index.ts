@@ -18,12 +18,24 @@ export {
   storedCheckpoint,
   unansweredToolCalls,
 } from './attempt/checkpoint.js';
+export type { ArchiveToolResult, CompactionReport } from './attempt/compaction.js';
+export {
+  COMPACT_TARGET,
+  CONTEXT_WINDOWS,
+  compactTranscript,
+  DEFAULT_COMPACT_AT,
+  familyContextWindow,
+  KEEP_RECENT_TURNS,
+  RequestCounter,
+  SUMMARY_PROMPT,
+} from './attempt/compaction.js';
 export type {
   ApprovalRequestHandler,
   AttemptLimits,
   AttemptOutcome,
   AttemptParams,
   ClarifyResolution,
+  ContextOptions,
   CrewOptions,
   ToolCallResolution,
 } from './attempt/run-attempt.js';

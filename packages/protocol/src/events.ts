@@ -168,6 +168,18 @@ export const EventDataSchemas = {
   usage: UsageSchema,
   /** A model turn went to another profile (the run's profile's `fallbacks`): why, the failure or an open breaker. */
   'model.fallback': Type.Object({ from: Type.String(), to: Type.String(), reason: Type.String() }),
+  /**
+   * The run's transcript was compacted to fit the model's context window before a turn: old tool
+   * results pruned (`prune`), or the middle of the transcript summarised too (`summarise`).
+   */
+  'context.compacted': Type.Object({
+    beforeTokens: Type.Integer({ minimum: 0 }),
+    afterTokens: Type.Integer({ minimum: 0 }),
+    strategy: Type.Union([Type.Literal('prune'), Type.Literal('summarise')]),
+    turnsSummarised: Type.Integer({ minimum: 0 }),
+    prunedToolResults: Type.Integer({ minimum: 0 }),
+    window: Type.Integer({ minimum: 1 }),
+  }),
   /** A session run's history was windowed to its token budget: what was left out of what the model sees. */
   'session.truncated': Type.Object({
     droppedTurns: Type.Integer({ minimum: 0 }),

@@ -266,6 +266,11 @@ export const CreateRunBodySchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /**
+     * Whether the transcript is compacted when it nears the model's context window (default
+     * true). `false`: a request past the window fails the run with `ERR_CONTEXT_EXHAUSTED`.
+     */
+    compaction: Type.Optional(Type.Boolean()),
     files: Type.Optional(
       Type.Record(Type.String(), Type.String(), {
         maxProperties: RUN_LIMITS.maxFiles,

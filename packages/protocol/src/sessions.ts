@@ -26,6 +26,7 @@ export const SessionDefaultsSchema = Type.Object(
     locale: CreateRunBodySchema.properties.locale,
     clarify: CreateRunBodySchema.properties.clarify,
     limits: CreateRunBodySchema.properties.limits,
+    compaction: CreateRunBodySchema.properties.compaction,
     memory: CreateRunBodySchema.properties.memory,
     /** Client-executed tools the session's runs offer (a run's own `tools` replace them as a whole). */
     tools: CreateRunBodySchema.properties.tools,

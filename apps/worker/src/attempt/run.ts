@@ -13,7 +13,15 @@ import {
 import type { McpToolset } from '@tether/mcp';
 import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
 import type { NewRun } from '@tether/store/runs';
-import { compileApprovalPolicy, createTools, type RunContext, type Tool } from '@tether/tools';
+import {
+  compileApprovalPolicy,
+  createTools,
+  type RunContext,
+  sandboxUserFor,
+  type Tool,
+  Workspace,
+} from '@tether/tools';
+import type { WorkerConfig } from '../config.js';
 import { EventSink } from '../event-sink.js';
 import { skillsAccess } from '../skills.js';
 import type { AttemptContext, Settlement } from './context.js';
@@ -183,6 +191,12 @@ function attemptParams(
   return {
     checkpoint,
     provider: ctx.observer ? ctx.observer.observe(resolved) : resolved,
+    context: {
+      compaction: spec.compaction !== false,
+      window: resolved.contextWindow,
+      compactAt: resolved.compactAt,
+      archive: archiveIn(prepared.workspace, config.sandboxUser),
+    },
     tools,
     signal: active.controller.signal,
     emit: sink.emit,
@@ -231,6 +245,20 @@ function attemptParams(
     // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
     interrupted: () => active.reason === 'shutdown' || active.reason === 'lost',
     onToolCall: ctx.observer?.onToolCall,
+  };
+}
+
+/**
+ * Where compaction saves a tool result before it prunes it: `.tether/context/<call id>.txt` in the
+ * run's workspace, which `read_file` reads back.
+ */
+function archiveIn(workspace: string, sandboxUser: WorkerConfig['sandboxUser']) {
+  return async (callId: string, content: string): Promise<string> => {
+    const owner = sandboxUserFor(sandboxUser);
+    const files = new Workspace(workspace, owner ? { owner } : {});
+    const path = `.tether/context/${callId.replace(/[^A-Za-z0-9_-]/g, '_')}.txt`;
+    await files.writeFileAtomic(await files.resolve(path), Buffer.from(content, 'utf8'));
+    return path;
   };
 }
 

@@ -55,7 +55,7 @@ import {
   toolTimeoutMessage,
 } from '../prompt/system-prompt.js';
 import type { ModelPrices } from '../providers/model-profiles.js';
-import type { ModelProvider, ModelTool } from '../providers/model-provider.js';
+import type { ModelProvider, ModelResponse, ModelTool } from '../providers/model-provider.js';
 import {
   askInProcess,
   type ClarifyRequestHandler,
@@ -68,6 +68,14 @@ import {
   type PendingDelegation,
   unansweredToolCalls,
 } from './checkpoint.js';
+import {
+  type ArchiveToolResult,
+  COMPACT_TARGET,
+  compactTranscript,
+  DEFAULT_COMPACT_AT,
+  isContextOverflow,
+  RequestCounter,
+} from './compaction.js';
 import type { CrewResultEntry, Waitpoint, WaitRequest, WaitResolution } from './waitpoint.js';
 
 export interface AttemptLimits {
@@ -207,8 +215,32 @@ export interface AttemptParams {
         server: string | undefined,
       ) => (result: { ok: boolean; code?: string | undefined }) => void)
     | undefined;
+  /**
+   * Keeping the transcript within the model's context window (see compaction.ts). Unset: the
+   * request is never counted, and a provider's refusal of it as too long is a bare
+   * `ERR_MODEL_BAD_REQUEST`.
+   */
+  context?: ContextOptions | undefined;
   /** Clock, for tests. */
   now?: () => number;
+}
+
+/** How an attempt keeps its transcript within the model's context window. */
+export interface ContextOptions {
+  /**
+   * Whether the transcript is compacted (the run's `compaction`, default true). Off, a request
+   * past the window fails the run with `ERR_CONTEXT_EXHAUSTED`.
+   */
+  compaction: boolean;
+  /**
+   * Tokens the model's context holds (the profile's `contextWindow`, else its model family's).
+   * Unknown: learnt from the first refusal of a request as too long.
+   */
+  window?: number | undefined;
+  /** Share of the window past which the transcript is compacted. Default 0.8. */
+  compactAt?: number | undefined;
+  /** Saves a tool result before it is pruned, where the run can read it back (its path). */
+  archive?: ArchiveToolResult | undefined;
 }
 
 export type AttemptOutcome =
@@ -274,6 +306,10 @@ class Attempt {
   #waitedMs = 0;
   /** The note before each result of a call that runs with a reviewer's arguments, by call id. */
   readonly #edited = new Map<string, string>();
+  /** Counts each request's tokens, for compaction. */
+  readonly #counter = new RequestCounter();
+  /** The model's context window, as far as it is known (see {@link ContextOptions.window}). */
+  #window: number | undefined;
 
   constructor(params: AttemptParams) {
     this.#params = params;
@@ -289,6 +325,7 @@ class Attempt {
       description: tool.schema.description,
       parameters: tool.schema.parameters,
     }));
+    this.#window = params.context?.window;
   }
 
   get #checkpoint(): Checkpoint {
@@ -641,21 +678,119 @@ class Attempt {
     await this.#save();
   }
 
+  /** The tokens past which the request is compacted, when the window is known. */
+  #threshold(): number | undefined {
+    if (this.#window === undefined) return undefined;
+    return Math.floor(this.#window * (this.#params.context?.compactAt ?? DEFAULT_COMPACT_AT));
+  }
+
+  /**
+   * The request brought within the model's context before a turn: compacted past the threshold
+   * (saved, and told in `context.compacted`), or the run failed when it cannot fit.
+   */
+  async #fitContext(): Promise<void> {
+    const context = this.#params.context;
+    const threshold = this.#threshold();
+    if (!context || threshold === undefined) return;
+    const tokens = this.#counter.count(this.#checkpoint.messages, this.#modelTools);
+    if (tokens <= threshold) return;
+    if (context.compaction) await this.#compact(threshold);
+    const after = this.#counter.count(this.#checkpoint.messages, this.#modelTools);
+    const window = this.#window as number;
+    if (after > window) throw contextExhausted(after, window, context.compaction);
+  }
+
+  /** The transcript compacted under `threshold` tokens (see compaction.ts), saved, and told. */
+  async #compact(threshold: number): Promise<void> {
+    const { provider, signal, emit } = this.#params;
+    const checkpoint = this.#checkpoint;
+    const inputIndex = 1 + (checkpoint.history ?? 0);
+    const compacted = await compactTranscript({
+      messages: checkpoint.messages,
+      inputIndex,
+      tools: this.#modelTools,
+      counter: this.#counter,
+      threshold,
+      target: Math.floor(threshold * COMPACT_TARGET),
+      provider,
+      signal,
+      todos: checkpoint.todos,
+      archive: this.#params.context?.archive,
+      onAnswer: (turn) => {
+        addUsage(checkpoint.usage, turn.usage, turn.profile === undefined ? provider.prices : turn.prices);
+        emit({ type: 'usage', data: { ...checkpoint.usage } });
+      },
+    });
+    if (!compacted) return;
+    // A session's earlier turns that changed are stored with the run from now on, no longer
+    // built again from the session's transcript.
+    const before = checkpoint.messages;
+    if (compacted.inputIndex !== inputIndex) {
+      checkpoint.history = undefined;
+      checkpoint.historyRef = undefined;
+    } else if (before.slice(1, inputIndex).some((message, i) => compacted.messages[i + 1] !== message)) {
+      checkpoint.historyRef = undefined;
+    }
+    checkpoint.messages = compacted.messages;
+    const { pruned, ...report } = compacted.report;
+    emit({
+      type: 'context.compacted',
+      data: { ...report, prunedToolResults: pruned, window: this.#window as number },
+    });
+    await this.#save();
+  }
+
+  /**
+   * The model's answer to the transcript. A refusal of the request as too long (a window not
+   * known, or larger than the model's) teaches the window: compacted once more and asked again
+   * when compaction is on; else the run fails with `ERR_CONTEXT_EXHAUSTED`.
+   */
+  async #complete(signal: AbortSignal): Promise<ModelResponse> {
+    const { emit, provider } = this.#params;
+    const ask = () =>
+      provider.complete({
+        messages: this.#checkpoint.messages,
+        tools: this.#modelTools,
+        maxOutputTokens: undefined,
+        signal,
+        onDelta: (text) => emit({ type: 'message.delta', data: { text } }),
+        onFallback: (moved) => emit({ type: 'model.fallback', data: moved }),
+      });
+    const context = this.#params.context;
+    const counted = this.#counter.raw(this.#checkpoint.messages, this.#modelTools);
+    let turn: ModelResponse;
+    try {
+      turn = await ask();
+    } catch (error) {
+      if (!context || !isContextOverflow(error)) throw error;
+      const tokens = this.#counter.count(this.#checkpoint.messages, this.#modelTools);
+      const learnt = Math.floor(tokens * 0.9);
+      this.#window = this.#window === undefined ? learnt : Math.min(this.#window, learnt);
+      if (!context.compaction) throw contextExhausted(tokens, undefined, false, error);
+      await this.#compact(this.#threshold() as number);
+      try {
+        turn = await ask();
+      } catch (again) {
+        if (!isContextOverflow(again)) throw again;
+        const after = this.#counter.count(this.#checkpoint.messages, this.#modelTools);
+        throw contextExhausted(after, undefined, true, again);
+      }
+      return turn;
+    }
+    this.#counter.calibrate(counted, turn.usage.inputTokens);
+    // A server that lists the model's window says it with the first answer.
+    if (this.#window === undefined && turn.contextWindow !== undefined) this.#window = turn.contextWindow;
+    return turn;
+  }
+
   /** One model turn: its answer appended; the outcome when it is the final answer (or the wall clock ran out). */
   async modelTurn(): Promise<AttemptOutcome | undefined> {
     await this.#takeMessages();
     const { emit, signal, provider } = this.#params;
     const checkpoint = this.#checkpoint;
+    await this.#fitContext();
     const turn = await withWallClock(
-      (turnSignal) =>
-        provider.complete({
-          messages: checkpoint.messages,
-          tools: this.#modelTools,
-          maxOutputTokens: undefined,
-          signal: turnSignal,
-          onDelta: (text) => emit({ type: 'message.delta', data: { text } }),
-          onFallback: (moved) => emit({ type: 'model.fallback', data: moved }),
-        }),
+      (turnSignal) => this.#complete(turnSignal),
       signal,
       this.#limits.wallClockMs - checkpoint.activeMs,
     );
@@ -1012,6 +1147,25 @@ export function turnCost(usage: Usage, prices: ModelPrices): number {
     cached * (prices.cachedInput ?? prices.input) +
     usage.outputTokens * prices.output;
   return perMillion / 1_000_000;
+}
+
+/** The request cannot be brought within the model's context: the run fails, saying so. */
+function contextExhausted(
+  tokens: number,
+  window: number | undefined,
+  compaction: boolean,
+  cause?: unknown,
+): AgentError {
+  const size =
+    window === undefined ? "the model's context window" : `the model's context window (${window} tokens)`;
+  const why = compaction
+    ? 'even after compaction (the system prompt, the input and the last turns are never compacted)'
+    : 'and the run has compaction off';
+  return new AgentError(
+    'ERR_CONTEXT_EXHAUSTED',
+    `The run's next request takes about ${tokens} tokens, more than ${size}, ${why}.`,
+    cause === undefined ? {} : { cause },
+  );
 }
 
 /** A budget of `limits` reached: the run fails, naming it. */

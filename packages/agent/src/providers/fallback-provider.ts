@@ -52,10 +52,16 @@ export function createFallbackProvider(
 ): ModelProvider {
   const [first] = chain;
   if (!first) throw new RangeError('a fallback chain needs at least one provider');
+  // A turn may go to any profile of the chain: the smallest window known is the one to fit.
+  const windows = chain.flatMap((provider) =>
+    provider.contextWindow === undefined ? [] : [provider.contextWindow],
+  );
   return {
     name: first.name,
     model: first.model,
     prices: first.prices,
+    ...(windows.length > 0 ? { contextWindow: Math.min(...windows) } : {}),
+    ...(first.compactAt === undefined ? {} : { compactAt: first.compactAt }),
     async complete(request): Promise<ModelResponse> {
       // Profiles whose breaker is open are skipped, unless every one is: then all are tried.
       const healthy = chain.filter((provider) => !breaker.isOpen(provider.name));

@@ -90,6 +90,16 @@ describe('parseModelProfiles', () => {
     expect(profiles[4]).not.toHaveProperty('model');
   });
 
+  it('refuses a context window or compaction threshold out of bounds, naming the field', () => {
+    const parse = (extra: Record<string, unknown>) => () =>
+      parseModelProfiles([{ name: 'p', provider: 'openai', model: 'm', ...extra }]);
+    expect(parse({ contextWindow: 500 })).toThrow(/profile 0 \("p"\): contextWindow: .*1000/);
+    expect(parse({ compactAt: 1 })).toThrow(/compactAt: .*0.95/);
+    expect(parse({ contextWindow: 8_000, compactAt: 0.5 })()).toMatchObject([
+      { contextWindow: 8_000, compactAt: 0.5 },
+    ]);
+  });
+
   it('never echoes an API key', () => {
     const error = failure(() => parseModelProfiles([{ ...local, apiKey: 12345678 }]));
     expect(error.message).toMatch(/apiKey/);

@@ -84,6 +84,14 @@ export const ModelProfileSchema = Type.Object(
     fallbacks: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 8, uniqueItems: true }),
     ),
+    /**
+     * Tokens the model's context holds: runs compact their transcript past `compactAt` of it.
+     * Default: the model family's (`CONTEXT_WINDOWS`), else what the server lists, else learnt
+     * from its first refusal of a request as too long.
+     */
+    contextWindow: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 100_000_000 })),
+    /** Share of the context window past which a run's transcript is compacted. Default 0.8. */
+    compactAt: Type.Optional(Type.Number({ minimum: 0.2, maximum: 0.95 })),
     timeoutMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 120_000 }),
     maxRetries: Type.Integer({ minimum: 0, maximum: 20, default: 4 }),
   },

@@ -78,6 +78,8 @@ export interface ModelResponse {
   /** The profile that answered, when it may differ from the provider's (a fallback's); its prices with it. */
   profile?: string | undefined;
   prices?: ModelPrices | undefined;
+  /** The model's context window, when the server said it (`GET /models` of a profile that names no model). */
+  contextWindow?: number | undefined;
   /**
    * The model that answered, as the server was asked for it: the profile's, or
    * the first the server listed when the profile names none. Undefined: the
@@ -94,6 +96,10 @@ export interface ModelProvider {
   readonly model?: string | undefined;
   /** What its tokens cost (the profile's `prices`), when known. */
   readonly prices?: ModelPrices | undefined;
+  /** Tokens the model's context holds, when known before a turn (the profile's, or its family's). */
+  readonly contextWindow?: number | undefined;
+  /** Share of the window past which a run compacts (the profile's `compactAt`). */
+  readonly compactAt?: number | undefined;
   /**
    * Runs one model turn. Rejects with an `AgentError` only: `retryable` tells
    * the job system whether the attempt may succeed later.

@@ -95,9 +95,9 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
   );
 
   // The model, once known: the profile's, or the first the server lists.
-  let model: Promise<string> | undefined =
-    config.model === undefined ? undefined : Promise.resolve(config.model);
-  const modelFor = (sdk: Loaded, signal: AbortSignal): Promise<string> => {
+  let model: Promise<ServedModel> | undefined =
+    config.model === undefined ? undefined : Promise.resolve({ id: config.model });
+  const modelFor = (sdk: Loaded, signal: AbortSignal): Promise<ServedModel> => {
     if (model === undefined) {
       const lookup = firstListedModel(sdk, config, signal);
       // A failed look-up is made again by the next try.
@@ -137,17 +137,37 @@ function newClient(loaded: OpenAISdk, config: ResolvedOptions): OpenAI {
   });
 }
 
+/** The model a turn asks for, and its context window when the server listed it with one. */
+interface ServedModel {
+  id: string;
+  contextWindow?: number | undefined;
+}
+
+/**
+ * The context window a `GET /models` entry gives, by the field each server uses: OpenRouter's
+ * `context_length`, vLLM's `max_model_len`, LM Studio's `max_context_length`, `context_window`.
+ */
+function listedContextWindow(entry: object): number | undefined {
+  const fields = entry as Record<string, unknown>;
+  for (const field of ['context_length', 'max_model_len', 'max_context_length', 'context_window']) {
+    const value = fields[field];
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
+  }
+  return undefined;
+}
+
 /** The first model `GET /models` lists; a server that cannot list any is a profile to fix. */
 async function firstListedModel(
   { client, errors }: Loaded,
   config: ResolvedOptions,
   signal: AbortSignal,
-): Promise<string> {
+): Promise<ServedModel> {
   const fix = 'name one in the profile (TETHER_MODEL for the default profile)';
-  let listed: string | undefined;
+  let listed: { id: string; contextWindow?: number | undefined } | undefined;
   try {
     const page = await client.models.list({ signal, maxRetries: 0, timeout: config.timeoutMs });
-    listed = page.data.find((entry) => typeof entry.id === 'string' && entry.id !== '')?.id;
+    const entry = page.data.find((each) => typeof each.id === 'string' && each.id !== '');
+    if (entry) listed = { id: entry.id, contextWindow: listedContextWindow(entry) };
   } catch (error) {
     // A server without the route (404, 405, 501) will never list one; anything else may pass.
     if (error instanceof errors.APIError && [404, 405, 501].includes(error.status ?? 0)) {
@@ -176,14 +196,14 @@ function tryOnce(
   loaded: Loaded,
   config: ResolvedOptions,
   request: ModelRequest,
-  modelFor: (loaded: Loaded, signal: AbortSignal) => Promise<string>,
+  modelFor: (loaded: Loaded, signal: AbortSignal) => Promise<ServedModel>,
 ): Promise<TryOutcome> {
   const turn = new StreamedTurn();
-  let asked: string | undefined;
+  let asked: ServedModel | undefined;
   const open = async (signal: AbortSignal) => {
     asked = await modelFor(loaded, signal);
     turn.startedAt = performance.now();
-    return loaded.client.chat.completions.create(buildBody(config, asked, request), {
+    return loaded.client.chat.completions.create(buildBody(config, asked.id, request), {
       signal,
       maxRetries: 0,
       timeout: config.timeoutMs,
@@ -193,9 +213,18 @@ function tryOnce(
     classifyFailure(loaded.errors, ...failure),
   );
   // The model the server was asked for: a profile that names none learns it from the server's list.
-  return outcome.then((done) =>
-    done.ok ? { ok: true, response: { ...done.response, model: asked } } : done,
-  );
+  return outcome.then((done) => {
+    if (!done.ok) return done;
+    const window = asked?.contextWindow;
+    return {
+      ok: true,
+      response: {
+        ...done.response,
+        model: asked?.id,
+        ...(window === undefined ? {} : { contextWindow: window }),
+      },
+    };
+  });
 }
 
 /** The SDK's error classes, as the streamed request's failure classification takes them. */

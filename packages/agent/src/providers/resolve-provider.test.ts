@@ -21,6 +21,37 @@ function failure(spec: unknown, options: Partial<Parameters<typeof resolveProvid
 }
 
 describe('resolveProvider', () => {
+  it("gives the provider its profile's context window, its model family's, or the smallest of a fallback chain", () => {
+    const own = parseModelProfiles([
+      { name: 'set', provider: 'openai', model: 'local-7b', contextWindow: 32_000, compactAt: 0.6 },
+      { name: 'family', provider: 'anthropic', model: 'claude-sonnet-5-5' },
+      { name: 'unknown', provider: 'openai', baseURL: 'http://127.0.0.1:1/v1', model: 'local-7b' },
+      { name: 'chain', provider: 'anthropic', model: 'claude-sonnet-5-5', fallbacks: ['set'] },
+    ]);
+    const of = (profile: string) => resolveProvider({ profile }, { profiles: own, allowReplay: false });
+    expect(of('set')).toMatchObject({ contextWindow: 32_000, compactAt: 0.6 });
+    expect(of('family').contextWindow).toBe(200_000);
+    expect(of('unknown').contextWindow).toBeUndefined();
+    expect(of('chain').contextWindow).toBe(32_000);
+  });
+
+  it('learns the window a server lists for the model it asks for', async () => {
+    const server = await startFakeOpenAI({ context: { tokens: 16_384, count: () => 10 } });
+    try {
+      server.enqueue(streamText('hi'));
+      const own = parseModelProfiles([{ name: 'listed', provider: 'openai', baseURL: server.baseURL }]);
+      const provider = resolveProvider({ profile: 'listed' }, { profiles: own, allowReplay: false });
+      const response = await provider.complete({
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [],
+        signal: new AbortController().signal,
+      });
+      expect(response).toMatchObject({ model: 'fake-model', contextWindow: 16_384 });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('makes the named profile, or the default one, as an OpenAI provider named after it', () => {
     expect(resolveProvider({ profile: 'cloud' }, { profiles, allowReplay: false }).name).toBe('cloud');
     expect(resolveProvider({}, { profiles, defaultProfile: 'local', allowReplay: false }).name).toBe('local');

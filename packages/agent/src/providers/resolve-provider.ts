@@ -5,6 +5,7 @@
  */
 
 import type { ModelSpec } from '@tether/protocol';
+import { familyContextWindow } from '../attempt/compaction.js';
 import { createAnthropicProvider } from './anthropic-provider.js';
 import { createFallbackProvider, type ProfileBreaker } from './fallback-provider.js';
 import type { ModelProfile } from './model-profiles.js';
@@ -40,8 +41,12 @@ export function resolveProvider(spec: ModelSpec | undefined, options: ResolvePro
     ...(profile.fallbacks ?? []).flatMap((name) => options.profiles.filter((p) => p.name === name)),
   ];
   const providers = chain.map((each) => {
-    const provider = providerOf(each, options);
-    return each.prices ? Object.assign(provider, { prices: each.prices }) : provider;
+    const window = each.contextWindow ?? familyContextWindow(each.model);
+    return Object.assign(providerOf(each, options), {
+      ...(each.prices ? { prices: each.prices } : {}),
+      ...(window === undefined ? {} : { contextWindow: window }),
+      ...(each.compactAt === undefined ? {} : { compactAt: each.compactAt }),
+    });
   });
   return providers.length > 1
     ? createFallbackProvider(providers, options.breaker)
