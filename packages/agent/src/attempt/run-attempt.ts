@@ -757,7 +757,10 @@ class Attempt {
         onFallback: (moved) => emit({ type: 'model.fallback', data: moved }),
       });
     const context = this.#params.context;
-    const counted = this.#counter.raw(this.#checkpoint.messages, this.#modelTools);
+    // Counted for the scale of the next counts only while the window is known: a run with none
+    // (a replay script, an unknown model) never tokenizes its transcript until a refusal says to.
+    const counted =
+      this.#window === undefined ? 0 : this.#counter.raw(this.#checkpoint.messages, this.#modelTools);
     let turn: ModelResponse;
     try {
       turn = await ask();
