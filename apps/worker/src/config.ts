@@ -37,6 +37,8 @@ export interface WorkerConfig extends SharedConfig {
   shutdownGraceMs: number;
   maxSteps: number;
   wallClockMs: number;
+  /** How long a model profile that failed over to its fallbacks is skipped (`TETHER_MODEL_BREAKER_MS`). */
+  modelBreakerMs: number;
   /** Tokens of a session's transcript a run of it sees as history (older turns are left out). */
   sessionHistoryTokens: number;
   /** The crew: tasks one delegation may hold (`TETHER_CREW_MAX_PARALLEL`). */
@@ -105,6 +107,7 @@ export function loadWorkerConfig(env: Env = process.env): Readonly<WorkerConfig>
     shutdownGraceMs: reader.integer('TETHER_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     maxSteps: reader.integer('TETHER_MAX_STEPS', 50, 1, 1_000),
     wallClockMs: reader.integer('TETHER_WALL_CLOCK_MS', 30 * 60_000, 1_000, 7 * 24 * 3600 * 1000),
+    modelBreakerMs: reader.integer('TETHER_MODEL_BREAKER_MS', 30_000, 0, 3_600_000),
     sessionHistoryTokens: reader.integer(
       'TETHER_SESSION_HISTORY_TOKENS',
       DEFAULT_SESSION_HISTORY_TOKENS,

@@ -32,8 +32,14 @@ export class WorkerMetrics {
   readonly #clarifyWait: Histogram<string>;
   readonly #webhookDeliveries: Counter<string>;
   readonly #sandboxMode: Gauge<string>;
+  readonly #fallbacks: Counter<string>;
 
-  constructor(options: { tenantLabel: boolean; queueCounts?: ElectedQueueCounts | undefined }) {
+  constructor(options: {
+    tenantLabel: boolean;
+    queueCounts?: ElectedQueueCounts | undefined;
+    /** The profiles whose breaker `tether_model_breaker_open` shows, and the breaker. */
+    breaker?: { profiles: readonly string[]; isOpen: (profile: string) => boolean } | undefined;
+  }) {
     const registers = [this.registry];
     this.#tenantLabel = options.tenantLabel;
     const labels = (...names: string[]) => (options.tenantLabel ? [...names, 'tenant'] : names);
@@ -109,7 +115,30 @@ export class WorkerMetrics {
       labelNames: ['mode'],
       registers,
     });
+    this.#fallbacks = new Counter({
+      name: 'tether_model_fallbacks_total',
+      help: 'Model turns moved from a profile to the next of its `fallbacks` (a failure its retries did not fix, or its breaker open), by profile.',
+      labelNames: labels('from', 'to'),
+      registers,
+    });
+    const breaker = options.breaker;
+    if (breaker) {
+      new Gauge({
+        name: 'tether_model_breaker_open',
+        help: "1 while a model profile's breaker is open (it failed over to its fallbacks in the last TETHER_MODEL_BREAKER_MS and is skipped), else 0.",
+        labelNames: ['profile'],
+        registers,
+        collect() {
+          for (const profile of breaker.profiles) this.set({ profile }, breaker.isOpen(profile) ? 1 : 0);
+        },
+      });
+    }
     if (options.queueCounts) queueJobsGauge(this.registry, options.queueCounts);
+  }
+
+  /** A model turn went from profile `from` to `to` (see `model.fallback`). */
+  modelFellBack(from: string, to: string, tenant?: string | undefined): void {
+    this.#fallbacks.inc(this.#with({ from, to }, tenant));
   }
 
   /** The start's sandbox check found `mode` (see the sandbox report's `effective`). */

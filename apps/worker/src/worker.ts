@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { countTokens } from '@tether/agent';
+import { countTokens, PROCESS_BREAKER } from '@tether/agent';
 import { createKeys, type TetherKeys } from '@tether/store/redis';
 import { TenantSlots } from '@tether/store/tenant-slots';
 import { JOB_STATES, type MetricsServer } from '@tether/telemetry';
@@ -65,6 +65,8 @@ export function startWorker(
   const { telemetry, hooks, webhookTimeoutMs } = options;
   mkdirSync(config.workspaceRoot, { recursive: true });
   const tokenizerLoadMs = loadTokenizer();
+  // The process's breaker of model profiles (fallbacks): how long one that failed is skipped.
+  PROCESS_BREAKER.openMs = config.modelBreakerMs;
   const keys = createKeys(config.queuePrefix, config.queueShards);
   const connections = openConnections(config, logger);
   let shuttingDown = false;

@@ -4,11 +4,39 @@
  * the worker's breaker then sends the next run's turns straight to the fallback.
  */
 import type { RunEvent } from '@tether/protocol';
-import { anthropicText, startFakeAnthropic, startFakeOpenAI } from '@tether/testing';
+import {
+  anthropicText,
+  anthropicToolUse,
+  freePort,
+  startFakeAnthropic,
+  startFakeOpenAI,
+} from '@tether/testing';
 import { describe, expect, it } from 'vitest';
 import { TENANT, useDeployments } from './harness.js';
 
 const deploy = useDeployments();
+
+/** The worker's metrics, as Prometheus scrapes them. */
+async function scrape(port: number): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+}
+
+/** The primary profile (OpenAI-compatible, no retries of its own) falling back to an Anthropic one. */
+function chain(openaiURL: string, anthropicURL: string) {
+  return [
+    {
+      name: 'primary',
+      provider: 'openai',
+      baseURL: openaiURL,
+      model: 'gpt-x',
+      apiKey: 'sk-a',
+      maxRetries: 0,
+      timeoutMs: 1_000,
+      fallbacks: ['backup'],
+    },
+    { name: 'backup', provider: 'anthropic', baseURL: anthropicURL, model: 'claude-x', apiKey: 'sk-b' },
+  ];
+}
 
 describe('model fallback', () => {
   it('completes a run on the fallback profile after a 500, and skips the failed profile on the next run', async () => {
@@ -19,25 +47,11 @@ describe('model fallback', () => {
       anthropic.enqueue(anthropicText('answered by the backup'));
       anthropic.enqueue(anthropicText('the backup again'));
       const d = await deploy('fallback');
-      const profiles = [
-        {
-          name: 'primary',
-          provider: 'openai',
-          baseURL: openai.baseURL,
-          model: 'gpt-x',
-          apiKey: 'sk-a',
-          maxRetries: 0,
-          fallbacks: ['backup'],
-        },
-        {
-          name: 'backup',
-          provider: 'anthropic',
-          baseURL: anthropic.baseURL,
-          model: 'claude-x',
-          apiKey: 'sk-b',
-        },
-      ];
-      await d.startWorker({ TETHER_MODEL_PROFILES: JSON.stringify(profiles) });
+      const port = await freePort();
+      await d.startWorker({
+        TETHER_MODEL_PROFILES: JSON.stringify(chain(openai.baseURL, anthropic.baseURL)),
+        TETHER_METRICS_PORT: String(port),
+      });
       const submit = async (input: string) =>
         (await d.service.submit(TENANT, { input, model: { profile: 'primary' }, toolsets: ['planning'] })).run
           .id;
@@ -61,6 +75,53 @@ describe('model fallback', () => {
         to: 'backup',
         reason: expect.stringMatching(/failed recently/),
       });
+      // Both moves counted; the breaker is open (30 s by default).
+      const metrics = await scrape(port);
+      expect(metrics).toContain('tether_model_fallbacks_total{from="primary",to="backup"} 2');
+      expect(metrics).toContain('tether_model_breaker_open{profile="primary"} 1');
+    } finally {
+      await Promise.all([openai.close(), anthropic.close()]);
+    }
+  });
+
+  it('moves each turn on a 500, a 429 and a hang; with TETHER_MODEL_BREAKER_MS=0 each turn asks the first profile first', async () => {
+    const openai = await startFakeOpenAI();
+    const anthropic = await startFakeAnthropic();
+    try {
+      openai.enqueue(
+        { kind: 'status', status: 500 },
+        { kind: 'status', status: 429, headers: { 'retry-after': '0' } },
+        { kind: 'hang' },
+      );
+      const todo = { name: 'todo', input: JSON.stringify({ todos: [] }) };
+      anthropic.enqueue(
+        anthropicToolUse([{ ...todo, id: 'toolu_1' }]),
+        anthropicToolUse([{ ...todo, id: 'toolu_2' }]),
+        anthropicText('done on the backup'),
+      );
+      const d = await deploy('fallback-each');
+      const port = await freePort();
+      // The breaker holds 0 ms: every turn asks the primary first.
+      await d.startWorker({
+        TETHER_MODEL_PROFILES: JSON.stringify(chain(openai.baseURL, anthropic.baseURL)),
+        TETHER_MODEL_BREAKER_MS: '0',
+        TETHER_METRICS_PORT: String(port),
+      });
+      const { run } = await d.service.submit(TENANT, {
+        input: 'three turns',
+        model: { profile: 'primary' },
+        toolsets: ['planning'],
+      });
+      const done = (await d.waitForEvent(run.id, 'run.completed')) as RunEvent<'run.completed'>;
+      expect(done.data.output).toBe('done on the backup');
+      const reasons = (await d.store.readEvents(run.id))
+        .filter((e) => e.type === 'model.fallback')
+        .map((e) => (e as RunEvent<'model.fallback'>).data.reason.split(':')[0]);
+      expect(reasons).toEqual(['ERR_MODEL_UNAVAILABLE', 'ERR_MODEL_RATE_LIMITED', 'ERR_MODEL_TIMEOUT']);
+      expect(openai.requests.filter((r) => r.method === 'POST')).toHaveLength(3);
+      const metrics = await scrape(port);
+      expect(metrics).toContain('tether_model_fallbacks_total{from="primary",to="backup"} 3');
+      expect(metrics).toContain('tether_model_breaker_open{profile="primary"} 0');
     } finally {
       await Promise.all([openai.close(), anthropic.close()]);
     }

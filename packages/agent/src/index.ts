@@ -89,6 +89,7 @@ export {
   ANTHROPIC_DEFAULT_MAX_OUTPUT_TOKENS,
   createAnthropicProvider,
 } from './providers/anthropic-provider.js';
+export { PROCESS_BREAKER, ProfileBreaker } from './providers/fallback-provider.js';
 export type {
   EnvModelProfiles,
   ModelPrices,
@@ -112,6 +113,7 @@ export {
 } from './providers/model-profiles.js';
 export type {
   ChatMessage,
+  ModelFallbackEvent,
   ModelProvider,
   ModelRequest,
   ModelResponse,

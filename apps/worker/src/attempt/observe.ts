@@ -1,4 +1,10 @@
-import { isAgentError, type ModelProvider, type ModelRetryEvent, turnCost } from '@tether/agent';
+import {
+  isAgentError,
+  type ModelFallbackEvent,
+  type ModelProvider,
+  type ModelRetryEvent,
+  turnCost,
+} from '@tether/agent';
 import { idTime } from '@tether/protocol';
 import { type Span, SpanKind, type Telemetry } from 'bullmq';
 import type { WorkerMetrics } from '../metrics.js';
@@ -55,6 +61,8 @@ export class AttemptObserver {
       name: provider.name,
       model: provider.model,
       prices: provider.prices,
+      contextWindow: provider.contextWindow,
+      compactAt: provider.compactAt,
       complete: async (request) => {
         const started = performance.now();
         const span = this.#child(`chat ${model}`, SpanKind.CLIENT, {
@@ -67,8 +75,13 @@ export class AttemptObserver {
           span?.addEvent('retry', { 'tether.try': event.attempt, 'error.type': event.error.code });
           request.onRetry?.(event);
         };
+        const onFallback = (event: ModelFallbackEvent) => {
+          this.#metrics?.modelFellBack(event.from, event.to, this.tenant);
+          span?.addEvent('fallback', { 'tether.fallback.to': event.to });
+          request.onFallback?.(event);
+        };
         try {
-          const response = await provider.complete({ ...request, onRetry });
+          const response = await provider.complete({ ...request, onRetry, onFallback });
           const { inputTokens, outputTokens } = response.usage;
           this.#metrics?.modelRequested(profile, 'ok', this.tenant);
           this.#metrics?.modelAnswered(

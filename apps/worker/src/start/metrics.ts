@@ -1,3 +1,4 @@
+import { PROCESS_BREAKER } from '@tether/agent';
 import { Lease } from '@tether/store/leases';
 import type { RedisBreaker, RedisClient, TetherKeys } from '@tether/store/redis';
 import {
@@ -45,6 +46,10 @@ export function workerMetrics(options: {
     queueLease &&
     new WorkerMetrics({
       tenantLabel: config.metricsTenantLabel,
+      breaker: {
+        profiles: config.profiles.filter((profile) => profile.fallbacks?.length).map((p) => p.name),
+        isOpen: (profile) => PROCESS_BREAKER.isOpen(profile),
+      },
       queueCounts: new ElectedQueueCounts({
         lease: queueLease,
         read: () => options.jobCounts(),

@@ -23,7 +23,11 @@ const FALLBACK_CODES = new Set([
 /** The profiles that failed recently, until when (epoch ms). */
 export class ProfileBreaker {
   readonly #openUntil = new Map<string, number>();
-  constructor(readonly openMs = 30_000) {}
+  /** How long a profile that failed is skipped (ms): a worker sets it from `TETHER_MODEL_BREAKER_MS`. */
+  openMs: number;
+  constructor(openMs = 30_000) {
+    this.openMs = openMs;
+  }
 
   isOpen(profile: string, now = Date.now()): boolean {
     return (this.#openUntil.get(profile) ?? 0) > now;
