@@ -161,6 +161,12 @@ const CASES: Record<Limit, LimitCase> = {
     past: above,
     documented: (value) => `to ${value / 86_400_000} days (default 10 minutes)`,
   },
+  outputMaxAttemptsMax: {
+    field: 'body.output.maxAttempts',
+    body: (value) => replayRun(undefined, { output: { schema: { type: 'object' }, maxAttempts: value } }),
+    past: above,
+    documented: (value) => `\`output.maxAttempts\` 1 to ${n(value)} (default 3)`,
+  },
 };
 
 const limits = Object.entries(RUN_LIMITS) as [Limit, number][];

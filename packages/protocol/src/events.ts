@@ -203,7 +203,8 @@ export const EventDataSchemas = {
     summary: Type.String(),
   }),
   'run.retrying': Type.Object({ attempt: Type.Integer(), delayMs: Type.Integer(), error: ErrorBodySchema }),
-  'run.completed': Type.Object({ output: Type.String() }),
+  /** `result`: a run with `output`, the arguments of its accepted `submit_result` call. */
+  'run.completed': Type.Object({ output: Type.String(), result: Type.Optional(Type.Unknown()) }),
   'run.failed': Type.Object({ error: ErrorBodySchema }),
   'run.cancelled': Type.Object({ reason: Type.Optional(Type.String()) }),
 } satisfies Record<string, TSchema>;

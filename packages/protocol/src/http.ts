@@ -40,6 +40,8 @@ export const RUN_LIMITS = {
   /** How long a client has to post a tool's output (`toolTimeoutMs`): 1 s to 7 days. */
   toolTimeoutMinMs: 1_000,
   toolTimeoutMaxMs: 7 * 24 * 3600 * 1000,
+  /** A structured result (`output`): invalid attempts before the run fails, 1 to 10. */
+  outputMaxAttemptsMax: 10,
 } as const;
 
 /** The other bounds of client-executed tools (see {@link ClientToolSchema}). */
@@ -50,6 +52,14 @@ export const CLIENT_TOOL_LIMITS = {
   timeoutDefaultMs: 10 * 60_000,
   /** Characters of one tool output a client may post. */
   outputMaxLength: 100_000,
+} as const;
+
+/** The other bounds and defaults of a structured result (see {@link OutputSpecSchema}). */
+export const OUTPUT_LIMITS = {
+  /** `output.schema` as JSON (checked at submit): the bound of a run's client tool schemas. */
+  schemaMaxBytes: CLIENT_TOOL_LIMITS.schemasMaxBytes,
+  /** `output.maxAttempts` when a run gives none. */
+  maxAttemptsDefault: 3,
 } as const;
 
 /**
@@ -116,6 +126,33 @@ export const ClientToolSchema = Type.Object(
   { additionalProperties: false },
 );
 export type ClientTool = Static<typeof ClientToolSchema>;
+
+/**
+ * A structured result: the run ends only through a valid call of its `submit_result` tool, whose
+ * parameters are `schema`, and the run's `result` is that call's arguments. `schema` is a JSON
+ * Schema of an object (checked at submit: it must compile, its `type` be `"object"`, and its JSON
+ * fit {@link OUTPUT_LIMITS.schemaMaxBytes}). An invalid call, or a final answer in plain text, is a
+ * failed attempt: the model is told why and tries again, and after `maxAttempts` of them the run
+ * fails with `ERR_OUTPUT_INVALID`.
+ */
+export const OutputSpecSchema = Type.Object(
+  {
+    /** A JSON Schema whose type is "object": the result's shape. */
+    schema: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'A JSON Schema whose type is "object": what submit_result takes, and the run\'s result',
+    }),
+    /** Failed attempts (invalid calls, plain-text answers) before the run fails; default 3. */
+    maxAttempts: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: RUN_LIMITS.outputMaxAttemptsMax,
+        description: 'Failed attempts before the run fails with ERR_OUTPUT_INVALID (default 3)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type OutputSpec = Static<typeof OutputSpecSchema>;
 
 export const ReplayToolCallSchema = Type.Object(
   {
@@ -295,6 +332,8 @@ export const CreateRunBodySchema = Type.Object(
     mcpServers: Type.Optional(Type.Array(McpServerRefSchema, { maxItems: MCP_LIMITS.serversPerRun })),
     /** Which tool calls wait for a person's decision before they run (see {@link ApprovalPolicySchema}). */
     approval: Type.Optional(ApprovalPolicySchema),
+    /** A structured result: the run ends through `submit_result`, its arguments the run's `result` (see {@link OutputSpecSchema}). */
+    output: Type.Optional(OutputSpecSchema),
   },
   { additionalProperties: false },
 );
@@ -377,6 +416,8 @@ export const RunSchema = Type.Object({
   pendingApprovals: Type.Optional(Type.Array(PendingApprovalSchema)),
   todos: Type.Array(TodoItemSchema),
   output: Type.Optional(Type.String()),
+  /** A run with `output`, once completed: the arguments of its accepted `submit_result` call (JSON). */
+  result: Type.Optional(Type.Unknown()),
   error: Type.Optional(ErrorBodySchema),
   usage: Type.Optional(UsageSchema),
   /** The model that answered the latest turn (absent before the first turn has answered). */

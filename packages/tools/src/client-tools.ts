@@ -82,14 +82,24 @@ export function checkClientTools(
     if (tool.parameters.type !== 'object') {
       return `tools: the parameters of ${name} must be a JSON Schema with "type": "object".`;
     }
-    try {
-      ajv.compile(tool.parameters);
-    } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
-      return `tools: the parameters of ${name} are not a valid JSON Schema: ${why}`;
-    }
+    const why = schemaProblem(tool.parameters, ajv);
+    if (why !== undefined) return `tools: the parameters of ${name} are not a valid JSON Schema: ${why}`;
   }
   return undefined;
+}
+
+/**
+ * Why a tenant's JSON Schema does not compile as the model's arguments will be checked against it
+ * (Ajv, formats, RE2 patterns), or undefined when it compiles: for every schema a run brings (its
+ * client tools' parameters, its `output.schema`).
+ */
+export function schemaProblem(schema: Record<string, unknown>, ajv: Ajv = newAjv()): string | undefined {
+  try {
+    ajv.compile(schema);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }
 
 /** A client tool ready for an attempt: what the model is offered, and its arguments' check. */

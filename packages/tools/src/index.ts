@@ -63,6 +63,7 @@ export type { GuardKind, GuardPattern, GuardResult, GuardTarget } from './guard.
 export { GUARD_PATTERNS, guardContent, INSTRUCTION_PATTERNS, SECRET_PATTERNS } from './guard.js';
 export type { ToolLimits } from './limits.js';
 export { DEFAULT_TOOL_LIMITS } from './limits.js';
+export { checkOutputSpec, createSubmitResultTool, SUBMIT_RESULT_TOOL } from './result-tool.js';
 export { killRunLeftovers, SandboxedProcess } from './run-command.js';
 export type { BwrapProbe, SandboxUser } from './sandbox.js';
 export {
