@@ -124,6 +124,12 @@ export const AGENT_ERRORS = {
     description:
       'The run was active for longer than its wall-clock limit (time waiting for a human not counted).',
   },
+  ERR_OUTPUT_INVALID: {
+    retryable: false,
+    statusCode: undefined,
+    description:
+      "A run with `output` gave no valid result in `output.maxAttempts` attempts: each `submit_result` call's arguments failed its schema, or the model answered in plain text instead; the message names the last attempt's validation errors.",
+  },
   ERR_AGENT_CHECKPOINT_INVALID: {
     retryable: false,
     statusCode: undefined,

@@ -51,6 +51,11 @@ export interface Checkpoint {
    */
   decisions?: Record<string, ApprovalDecision & { timedOut?: boolean }> | undefined;
   /**
+   * A run with `output`: its failed attempts at a result so far (`submit_result` calls with invalid
+   * arguments, final answers in plain text), kept across attempts so a resumed run goes on counting.
+   */
+  outputAttempts?: number | undefined;
+  /**
    * A session run's history: how many messages after the system prompt are
    * the session's earlier turns (the run's own start with its input after them).
    */

@@ -41,6 +41,7 @@ import {
   compileClientTools,
   executeTool,
   parseToolArguments,
+  SUBMIT_RESULT_TOOL,
   type Tool,
   type ToolResult,
 } from '@tether/tools';
@@ -52,6 +53,9 @@ import {
   clarifyFailedMessage,
   clarifyTimeoutMessage,
   escalatedToolResult,
+  resultAcceptedMessage,
+  resultNotRunMessage,
+  resultRequiredMessage,
   toolTimeoutMessage,
 } from '../prompt/system-prompt.js';
 import type { ModelPrices } from '../providers/model-profiles.js';
@@ -221,6 +225,16 @@ export interface AttemptParams {
    * `ERR_MODEL_BAD_REQUEST`.
    */
   context?: ContextOptions | undefined;
+  /**
+   * A structured result (the run's `output`): the run ends only through a valid call of
+   * `submit_result`, which must be one of `tools` (`createSubmitResultTool` of the run's schema).
+   * A valid call completes the run with its arguments as `result`, and the turn's calls still
+   * without a result get one saying they did not run. An invalid call (its validation errors are
+   * its result) and a final answer in plain text (the model is then reminded, as the user, to call
+   * it) are failed attempts, counted in `checkpoint.outputAttempts`; the `maxAttempts`-th fails the
+   * run with `ERR_OUTPUT_INVALID`.
+   */
+  output?: { maxAttempts: number } | undefined;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -244,8 +258,11 @@ export interface ContextOptions {
 }
 
 export type AttemptOutcome =
-  /** `escalated`: a crew child ended with `escalate`, its reason as the output. */
-  | { status: 'completed'; output: string; escalated?: true }
+  /**
+   * `escalated`: a crew child ended with `escalate`, its reason as the output. `result`: a run with
+   * `output`, the arguments of its accepted `submit_result` call.
+   */
+  | { status: 'completed'; output: string; escalated?: true; result?: unknown }
   | { status: 'suspended'; clarify: PendingClarifyState }
   /** The turn's client tool calls, saved in `checkpoint.pendingToolCalls`: the host waits for their outputs. */
   | { status: 'tool_calls'; calls: PendingToolCall[] }
@@ -493,6 +510,8 @@ class Attempt {
       await this.#save();
       return undefined;
     }
+    if (tool && this.#params.output && call.name === SUBMIT_RESULT_TOOL)
+      return this.#submitResult(this.#params.output, tool, call);
     if (tool && this.#params.crew && DELEGATES.has(call.name))
       return this.#delegate(this.#params.crew, tool, call);
     if (tool && call.name === ESCALATE) {
@@ -531,6 +550,80 @@ class Attempt {
     this.#record(call, { ok: true, content: escalatedToolResult(this.#locale) });
     await this.#save();
     return { status: 'completed', output: (parsed.args as { reason: string }).reason, escalated: true };
+  }
+
+  /**
+   * A `submit_result` call (the run has `output`). Valid: the run completes with its arguments as
+   * the result, and its output is the text the model wrote in that turn (else the result's JSON).
+   * Invalid: its validation errors are its result, and it is a failed attempt (see `#failedAttempt`).
+   */
+  async #submitResult(
+    output: { maxAttempts: number },
+    tool: Tool,
+    call: ToolCall,
+  ): Promise<AttemptOutcome | undefined> {
+    this.#announce(call);
+    const parsed = tool.parseArguments?.(call.arguments) ?? parseToolArguments(tool.schema, call.arguments);
+    if (!parsed.ok) {
+      const failed = this.#failedAttempt(output, parsed.result.content);
+      if (failed) this.#leaveTurn(call, parsed.result);
+      else this.#record(call, parsed.result);
+      await this.#save();
+      return failed;
+    }
+    this.#leaveTurn(call, { ok: true, content: resultAcceptedMessage(this.#locale) });
+    await this.#save();
+    const text = this.#checkpoint.messages.findLast((message) => message.role === 'assistant')?.content ?? '';
+    const result = parsed.args;
+    return { status: 'completed', output: text.trim() === '' ? JSON.stringify(result) : text, result };
+  }
+
+  /**
+   * The run ends at `last`, a call of this turn: it gets its result, and each other call of the turn
+   * still without one gets a result saying it did not run (a client call the turn set aside
+   * included), in call order, so every call keeps exactly one result.
+   */
+  #leaveTurn(last: ToolCall, result: { ok: boolean; content: string }): void {
+    for (const call of unansweredToolCalls(this.#checkpoint)) {
+      if (call.id === last.id) {
+        this.#record(call, result);
+        continue;
+      }
+      this.#announce(call);
+      this.#record(call, { ok: false, content: resultNotRunMessage(this.#locale, call.name) });
+    }
+  }
+
+  /**
+   * Counts a failed attempt at the result (kept in the checkpoint, so a resumed run goes on
+   * counting): the `maxAttempts`-th fails the run with `ERR_OUTPUT_INVALID`, naming `why`.
+   */
+  #failedAttempt(output: { maxAttempts: number }, why: string): AttemptOutcome | undefined {
+    const attempts = (this.#checkpoint.outputAttempts ?? 0) + 1;
+    this.#checkpoint.outputAttempts = attempts;
+    if (attempts < output.maxAttempts) return undefined;
+    const error = new AgentError(
+      'ERR_OUTPUT_INVALID',
+      `The run gave no valid result in ${attempts} attempt${attempts === 1 ? '' : 's'} (output.maxAttempts). The last: ${why}`,
+    );
+    return { status: 'failed', error };
+  }
+
+  /**
+   * A final answer in plain text in a run with `output`: a failed attempt. The model is told, as
+   * the user, that the run ends only through `submit_result`, and the loop goes on.
+   */
+  async #answeredInText(output: { maxAttempts: number }): Promise<AttemptOutcome | undefined> {
+    const failed = this.#failedAttempt(
+      output,
+      `the model answered in plain text without calling ${SUBMIT_RESULT_TOOL}.`,
+    );
+    if (!failed) {
+      const content = resultRequiredMessage(this.#locale, SUBMIT_RESULT_TOOL);
+      this.#checkpoint.messages.push({ role: 'user', content, reminder: true });
+    }
+    await this.#save();
+    return failed;
   }
 
   /** A valid clarify call: answered in process, suspended on, or (`return`) its own result ending the run. */
@@ -819,6 +912,8 @@ class Attempt {
     emit({ type: 'usage', data: { ...checkpoint.usage } });
     emit({ type: 'message', data: { role: 'assistant', content: turn.content, toolCalls: turn.toolCalls } });
     if (turn.toolCalls.length === 0) {
+      // A run with `output` ends only through submit_result: text alone is a failed attempt.
+      if (this.#params.output) return this.#answeredInText(this.#params.output);
       // The final answer is not saved here: the caller stores the checkpoint with the
       // outcome, in the step that ends the run.
       this.#tick();

@@ -331,6 +331,21 @@ export function escalatedToolResult(locale: Locale): string {
   return PROMPT_PACKS[locale].escalated;
 }
 
+/** The tool result of an accepted `submit_result` call: the run ends there. */
+export function resultAcceptedMessage(locale: Locale): string {
+  return PROMPT_PACKS[locale].result.accepted;
+}
+
+/** The result of a call of the turn left unrun: the run ended at `submit_result` before it. */
+export function resultNotRunMessage(locale: Locale, name: string): string {
+  return PROMPT_PACKS[locale].result.notRun(name);
+}
+
+/** What the model is told, as the user, after a final answer in plain text in a run with `output`. */
+export function resultRequiredMessage(locale: Locale, tool: string): string {
+  return PROMPT_PACKS[locale].result.required(tool);
+}
+
 function bullets(lines: readonly string[]): string {
   return lines.map((line) => `- ${line}`).join('\n');
 }

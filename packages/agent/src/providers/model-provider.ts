@@ -5,8 +5,11 @@ import type { ModelPrices } from './model-profiles.js';
 /** One message of a conversation, in the loop's own form (not any vendor's). */
 export type ChatMessage =
   | { role: 'system'; content: string }
-  /** `steered`: a message sent to the live run (`POST /v1/runs/:id/messages`), not its input. */
-  | { role: 'user'; content: string; steered?: true }
+  /**
+   * `steered`: a message sent to the live run (`POST /v1/runs/:id/messages`), not its input.
+   * `reminder`: told by the attempt loop (a run with `output` answered in plain text), not its input.
+   */
+  | { role: 'user'; content: string; steered?: true; reminder?: true }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 

@@ -78,8 +78,10 @@ export function playReplayScript(script: ReplayScript, options: ReplayProviderOp
       const startedAt = performance.now();
       let firstTokenAt: number | undefined;
       // The run's own turns: those after its input, the last user message not sent to it while it ran
-      // (a session's earlier turns come before it).
-      const input = request.messages.findLastIndex((message) => message.role === 'user' && !message.steered);
+      // nor a reminder of the loop's (a session's earlier turns come before it).
+      const input = request.messages.findLastIndex(
+        (message) => message.role === 'user' && !message.steered && !message.reminder,
+      );
       const index = request.messages
         .slice(input + 1)
         .filter((message) => message.role === 'assistant').length;

@@ -115,6 +115,15 @@ export interface PromptPack {
   };
   /** The tool result escalate gets: the run ends, its reason handed to the run that delegated it. */
   escalated: string;
+  /** A run with a structured result (`output`): what the model reads about `submit_result`. */
+  result: {
+    /** The tool result of an accepted `submit_result` call: the run ends here. */
+    accepted: string;
+    /** The result of a call of the same turn that did not run: the run ended at `submit_result` before it. */
+    notRun: (name: string) => string;
+    /** Told as the user after a final answer in plain text: the run ends only through `tool`. */
+    required: (tool: string) => string;
+  };
   /** The memory block: the scope's most recent entries, fenced as data (see `buildSystemPrompt`'s `memory`). */
   memory: {
     heading: string;
