@@ -37,6 +37,11 @@ export const API_ERRORS = {
     description:
       "A run's client tools (`tools`) are refused: a name taken by a built-in tool of the run's toolsets or given twice, a `parameters` schema that is not an object schema or does not compile, more than 64 tools or 64 KB of schemas; the message names the tool and the rule.",
   },
+  ERR_OUTPUT_SCHEMA_INVALID: {
+    statusCode: 400,
+    description:
+      "A run's structured result (`output`) is refused: an `output.schema` that is not an object schema, does not compile (Ajv, RE2 patterns), or takes more than 64 KB of JSON; the message names the field and the rule.",
+  },
   ERR_APPROVAL_POLICY_INVALID: {
     statusCode: 400,
     description:

@@ -62,6 +62,13 @@ describe('toSettlement', () => {
       output: 'ok',
       checkpoint,
     });
+    const result = { verdict: 'pass' };
+    expect(toSettlement({ status: 'completed', output: 'ok', result }, checkpoint, undefined)).toEqual({
+      kind: 'completed',
+      output: 'ok',
+      checkpoint,
+      result,
+    });
     expect(toSettlement({ status: 'cancelled' }, checkpoint, undefined)).toEqual({ kind: 'cancelled' });
     expect(toSettlement({ status: 'cancelled' }, checkpoint, 'shutdown')).toEqual({
       kind: 'released',

@@ -90,7 +90,14 @@ export interface CrewQueue {
  * in `settleOutcome` (see docs/architecture.md, "The lifecycle").
  */
 export type Settlement =
-  | { kind: 'completed'; output: string; checkpoint: Checkpoint; escalated?: boolean | undefined }
+  | {
+      kind: 'completed';
+      output: string;
+      checkpoint: Checkpoint;
+      escalated?: boolean | undefined;
+      /** A run with `output`: the arguments of its accepted `submit_result` call. */
+      result?: unknown;
+    }
   | {
       kind: 'failed';
       error: ErrorBody;

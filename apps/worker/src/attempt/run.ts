@@ -11,10 +11,11 @@ import {
   turnEntries,
 } from '@tether/agent';
 import type { McpToolset } from '@tether/mcp';
-import { type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
+import { OUTPUT_LIMITS, type RunEventInput, TetherError, toErrorBody } from '@tether/protocol';
 import type { NewRun } from '@tether/store/runs';
 import {
   compileApprovalPolicy,
+  createSubmitResultTool,
   createTools,
   type RunContext,
   sandboxUserFor,
@@ -82,6 +83,8 @@ export async function runPrepared(
   try {
     const context = runContext(ctx, prepared, sink, hooks.active.controller.signal);
     tools = createTools(context, prepared.toolNames);
+    // A run with `output` ends through submit_result, whose parameters are its schema.
+    if (prepared.spec.output) tools.push(createSubmitResultTool(prepared.spec.output.schema));
     // The run's MCP servers, listed now; their tools are offered beside the others.
     mcp = await openMcpToolset(ctx, prepared.tenant, prepared.spec, {
       context,
@@ -240,6 +243,9 @@ function attemptParams(
     clientTools: spec.tools,
     toolTimeoutMs: spec.toolTimeoutMs,
     approval: spec.approval ? compileApprovalPolicy(spec.approval) : undefined,
+    output: spec.output
+      ? { maxAttempts: spec.output.maxAttempts ?? OUTPUT_LIMITS.maxAttemptsDefault }
+      : undefined,
     resolutions: prepared.resolutions,
     locale: prepared.locale,
     // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
@@ -324,7 +330,13 @@ export function toSettlement(
 ): Settlement {
   switch (outcome.status) {
     case 'completed':
-      return { kind: 'completed', output: outcome.output, checkpoint, escalated: outcome.escalated };
+      return {
+        kind: 'completed',
+        output: outcome.output,
+        checkpoint,
+        escalated: outcome.escalated,
+        result: outcome.result,
+      };
     case 'delegating':
       return {
         kind: 'waiting',

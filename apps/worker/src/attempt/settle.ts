@@ -178,6 +178,7 @@ async function complete(
     // The final turn was not saved on its own: it is stored with the end.
     checkpoint: { json: storedCheckpoint(checkpoint), todos: checkpoint.todos, step: checkpoint.step },
     escalated: settlement.escalated,
+    result: settlement.result,
   };
   if (!(await ctx.engine.end(ctx, end, events, turn))) {
     ctx.log.warn('the run had ended, or another worker owns it: this answer was not recorded');

@@ -100,6 +100,7 @@ export function parseRecord(
     if (approvals.length > 0) record.pendingApprovals = approvals;
   }
   if (hash.output !== undefined) record.output = hash.output;
+  if (hash.result !== undefined) record.result = JSON.parse(hash.result) as unknown;
   const error = json<ErrorBody>(hash.error);
   if (error) record.error = error;
   const usage = json<Usage>(hash.usage);

@@ -497,6 +497,8 @@ export class RunStore implements StoreContext {
           checkpoint?: { json: string; todos: TodoItem[]; step: number } | undefined;
           /** A crew child that ended with `escalate`: its output is the reason. */
           escalated?: boolean | undefined;
+          /** A run with `output`: its result (JSON-safe), kept on the record and in `run.completed`. */
+          result?: unknown;
         }
       | { status: 'failed'; error: ErrorBody; usage?: Usage | undefined; model?: RunModel | undefined }
       | { status: 'cancelled'; reason?: string | undefined },
@@ -511,8 +513,9 @@ export class RunStore implements StoreContext {
     let data: unknown;
     if (end.status === 'completed') {
       type = 'run.completed';
-      data = { output: end.output };
+      data = end.result === undefined ? { output: end.output } : { output: end.output, result: end.result };
       fields.push('output', end.output);
+      if (end.result !== undefined) fields.push('result', JSON.stringify(end.result));
       if (end.escalated) fields.push('escalated', '1');
     } else if (end.status === 'failed') {
       type = 'run.failed';

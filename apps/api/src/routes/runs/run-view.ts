@@ -23,6 +23,7 @@ export function toRun(record: RunRecord): Run {
   if (record.pendingToolCalls !== undefined) run.pendingToolCalls = record.pendingToolCalls;
   if (record.pendingApprovals !== undefined) run.pendingApprovals = record.pendingApprovals;
   if (record.output !== undefined) run.output = record.output;
+  if (record.result !== undefined) run.result = record.result;
   if (record.error !== undefined) run.error = record.error;
   if (record.usage !== undefined) run.usage = record.usage;
   if (record.model !== undefined) run.model = record.model;

@@ -1,6 +1,12 @@
 import { checkModelSpec } from '@tether/agent/spec';
 import type { CreateRunBody } from '@tether/protocol';
-import { checkApprovalPolicy, checkClientTools, confinePath } from '@tether/tools';
+import {
+  checkApprovalPolicy,
+  checkClientTools,
+  checkOutputSpec,
+  confinePath,
+  SUBMIT_RESULT_TOOL,
+} from '@tether/tools';
 import { availableToolsets, builtinToolNames } from '../../catalog.js';
 import type { ApiConfig } from '../../config.js';
 import { ApiError } from '../../errors.js';
@@ -13,6 +19,7 @@ import { checkMcpServerRefs } from '../../mcp-servers.js';
  * replay, when the server allows it), and the files stay inside the workspace
  * with names the file system can hold, and the client tools are well formed
  * (names free of the run's built-in tools, schemas that compile, the limits),
+ * and a structured result's `output.schema` is an object schema that compiles, within its limit,
  * and the MCP servers' entries (see `checkMcpServerRefs`; their URLs, names
  * and headers are checked and sealed by `sealMcpServers`).
  * Model errors are `@tether/agent`'s own (`ERR_MODEL_*`, status 400).
@@ -48,8 +55,14 @@ export function checkSubmission(
       );
     }
   }
+  if (body.output) {
+    const problem = checkOutputSpec(body.output);
+    if (problem) throw new ApiError('ERR_OUTPUT_SCHEMA_INVALID', problem);
+  }
   if (body.tools) {
-    const problem = checkClientTools(body.tools, builtinToolNames(body.toolsets));
+    // A run with `output` has submit_result beside its toolsets' tools.
+    const builtins = [...builtinToolNames(body.toolsets), ...(body.output ? [SUBMIT_RESULT_TOOL] : [])];
+    const problem = checkClientTools(body.tools, builtins);
     if (problem) throw new ApiError('ERR_CLIENT_TOOLS_INVALID', problem);
   }
   if (body.mcpServers) checkMcpServerRefs(body.mcpServers, body.tools);
