@@ -27,7 +27,13 @@ import {
 import { TetherMcpServers } from './mcp-servers.js';
 import { TetherMemory } from './memory.js';
 import type { RequestOptions, RequestSpec, SubmitOptions } from './request.js';
-import { type RunToCompletionOptions, runToCompletion } from './run-to-completion.js';
+import {
+  type ResultType,
+  type RunBodyWithOutput,
+  type RunToCompletionOptions,
+  type RunWithResult,
+  runToCompletion,
+} from './run-to-completion.js';
 import { TetherSessions } from './sessions.js';
 import { TetherSkills } from './skills.js';
 import { sleep } from './sleep.js';
@@ -130,9 +136,13 @@ export class TetherClient {
      * (`tool.requested` → `POST /v1/runs/:id/tool-outputs/:requestId`),
      * decides each approval request through `onApprovalRequest`
      * (`approval.requested` → `POST /v1/runs/:id/approvals/:requestId`), and
-     * resolves with the run once it has ended.
+     * resolves with the run once it has ended. With `output`, its `result` is typed: `Static<S>`
+     * of a TypeBox `output.schema`, else the type parameter `R` (default `unknown`).
      */
-    runToCompletion(body: CreateRunBody, options?: RunToCompletionOptions): Promise<Run>;
+    runToCompletion<R = never, S extends Record<string, unknown> = Record<string, unknown>>(
+      body: RunBodyWithOutput<S>,
+      options?: RunToCompletionOptions,
+    ): Promise<RunWithResult<ResultType<R, S>>>;
   };
   /** Memory: what runs saved for later runs, per scope (`/v1/memory`). */
   readonly memory: TetherMemory;
@@ -171,7 +181,12 @@ export class TetherClient {
       idempotencyKey: (given) =>
         given ?? (this.retryPolicy.limit > 0 ? globalThis.crypto.randomUUID() : undefined),
     });
-    this.runs = { runToCompletion: (body, options) => runToCompletion(this, body, options) };
+    this.runs = {
+      runToCompletion: <R = never, S extends Record<string, unknown> = Record<string, unknown>>(
+        body: RunBodyWithOutput<S>,
+        options?: RunToCompletionOptions,
+      ) => runToCompletion<R, S>(this, body, options),
+    };
     this.memory = new TetherMemory({ json: (spec) => this.json(spec) });
     this.skills = new TetherSkills({ json: (spec) => this.json(spec) });
     this.mcpServers = new TetherMcpServers({ json: (spec) => this.json(spec) });

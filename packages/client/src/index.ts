@@ -21,6 +21,7 @@ export type {
   ModelCatalog,
   ModelProfileInfo,
   Multitask,
+  OutputSpec,
   PendingApproval,
   PendingClarify,
   PendingToolCall,
@@ -83,7 +84,11 @@ export type { RequestOptions, SubmitOptions } from './request.js';
 export type {
   ApprovalHandler,
   ApprovalRequest,
+  ResultOf,
+  ResultType,
+  RunBodyWithOutput,
   RunToCompletionOptions,
+  RunWithResult,
   ToolCallHandler,
   ToolCallRequest,
 } from './run-to-completion.js';

@@ -1,3 +1,4 @@
+import type { Static, TSchema } from '@sinclair/typebox';
 import type {
   ApprovalDecisionBody,
   CreateRunBody,
@@ -9,6 +10,26 @@ import type {
 } from '@tether/protocol';
 import { APPROVAL_LIMITS, TERMINAL_EVENT_TYPES } from '@tether/protocol';
 import { invalidOption, TetherConflictError } from './errors.js';
+
+/**
+ * The type of a run's `result` for its `output.schema` `S`: `Static<S>` for a TypeBox schema,
+ * `unknown` for a plain JSON Schema (give `runToCompletion` the type as its type parameter then).
+ */
+export type ResultOf<S> = S extends TSchema ? Static<S> : unknown;
+
+/** `R` when given (not `never`), else the type `S` gives (see {@link ResultOf}). */
+export type ResultType<R, S> = [R] extends [never] ? ResultOf<S> : R;
+
+/** A run whose `result` (there once it completed with one) has the type `R`. */
+export type RunWithResult<R> = Omit<Run, 'result'> & { result?: R };
+
+/**
+ * A run's body whose `output.schema` is `S`: a TypeBox schema (sent as the JSON Schema it is) or a
+ * plain JSON Schema object.
+ */
+export type RunBodyWithOutput<S extends Record<string, unknown>> = Omit<CreateRunBody, 'output'> & {
+  output?: { schema: S; maxAttempts?: number };
+};
 
 /** A client tool call as the handler of `runs.runToCompletion` gets it. */
 export interface ToolCallRequest extends PendingToolCall {
@@ -92,12 +113,16 @@ const TERMINAL_TYPES: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
  * to post one (refused as invalid, the API unreachable after the client's
  * retries) stops following the run and is thrown; the run keeps waiting for
  * it until its deadline.
+ *
+ * A body with `output` gets the run's `result` typed: `Static<S>` of a TypeBox schema, else `R`,
+ * the type parameter (default `unknown`). The type is the caller's word: the server checked the
+ * result against the schema, the client does not check it again.
  */
-export async function runToCompletion(
+export async function runToCompletion<R = never, S extends Record<string, unknown> = Record<string, unknown>>(
   driver: RunDriver,
-  body: CreateRunBody,
+  body: RunBodyWithOutput<S>,
   options: RunToCompletionOptions = {},
-): Promise<Run> {
+): Promise<RunWithResult<ResultType<R, S>>> {
   const { onToolCall, onApprovalRequest, signal } = options;
   if ((body.tools?.length ?? 0) > 0 && typeof onToolCall !== 'function') {
     throw invalidOption('runToCompletion needs an onToolCall handler for a body that declares tools');
@@ -155,7 +180,7 @@ export async function runToCompletion(
   }
   await Promise.all(answering);
   if (failure !== undefined) throw failure.error;
-  return driver.get(id, signal === undefined ? {} : { signal });
+  return (await driver.get(id, signal === undefined ? {} : { signal })) as RunWithResult<ResultType<R, S>>;
 }
 
 async function answer(

@@ -21,6 +21,8 @@ export interface RunCommandOptions {
   mcp?: string[];
   /** `--require-approval`, repeated: tools whose calls wait for a decision (names, or prefixes ending in `*`). */
   requireApproval?: string[];
+  /** A JSON file holding a JSON Schema: the run's structured result (`output.schema`). */
+  schema?: string;
   json?: boolean;
 }
 
@@ -38,6 +40,7 @@ export async function buildRunBody(
     skipped = collected.skipped;
   }
   if (options.mcp !== undefined && options.mcp.length > 0) body.mcpServers = parseMcpFlags(options.mcp);
+  if (options.schema !== undefined) body.output = { schema: await readSchema(options.schema) };
   return { body, skipped };
 }
 
@@ -88,6 +91,26 @@ function approvalTools(given: readonly string[]): string[] {
   return tools;
 }
 
+/** Reads `--schema`: a JSON object (the server checks it is a JSON Schema of an object). */
+async function readSchema(path: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    throw new UsageError(`--schema ${path}: cannot read the file`);
+  }
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--schema ${path}: not valid JSON`);
+  }
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    throw new UsageError(`--schema ${path}: must be a JSON object (a JSON Schema with "type": "object")`);
+  }
+  return schema as Record<string, unknown>;
+}
+
 /** Reads a replay script: a JSON array of turns (`{ toolCalls: [...] }` or `{ content }`). */
 async function readReplay(path: string): Promise<ReplayScript> {
   let text: string;
@@ -114,7 +137,8 @@ async function readReplay(path: string): Promise<ReplayScript> {
 /**
  * `tether run`: submits, follows the stream (asking questions and for
  * decisions on held tool calls when interactive), then prints the files the
- * run left. Exit 0 when the run
+ * run left. With `--schema`, the run's result is printed as JSON in place of
+ * its output. Exit 0 when the run
  * completed, 1 when it failed or was cancelled.
  */
 export async function runCommand(
@@ -198,6 +222,10 @@ export const registerRunCommand: RegisterCommand = (program, context, done) => {
       '--mcp <server>',
       "an MCP server whose tools the run gets: a registered one's name (tether mcp ls), or name=url (repeatable)",
       repeatable,
+    )
+    .option(
+      '--schema <file>',
+      'a JSON Schema (an object schema) the run must give its result in: printed as JSON when it completes',
     )
     .option('--json', 'print events as JSON lines, and never prompt')
     .action(async (task: string, options: RunCommandOptions) => {

@@ -397,17 +397,20 @@ export class RunView {
       case 'run.completed': {
         // The output is the last message as a rule, shown already as it streamed: only a
         // different one (a question returned, an output of its own) is shown.
+        // A run with a structured result shows it, as indented JSON, in place of its output.
+        const { result } = event.data;
         const output = event.data.output.replace(/\n+$/, '');
         const shown = output === '' || output === this.lastMessage?.replace(/\n+$/, '');
         this.lastMessage = undefined;
+        const end = result === undefined ? (shown ? undefined : output) : JSON.stringify(result, null, 2);
         if (this.options.compact) {
-          if (!shown) this.line(output);
+          if (end !== undefined) this.line(end);
           this.endLine();
           break;
         }
         this.line('');
         this.line(c.green(c.bold('Completed')));
-        if (!shown) this.line(output);
+        if (end !== undefined) this.line(end);
         break;
       }
       case 'run.failed':

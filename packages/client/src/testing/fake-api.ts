@@ -768,6 +768,7 @@ function applyToRun(run: Run, event: RunEvent): void {
     case 'run.completed':
       run.status = 'completed';
       run.output = event.data.output;
+      if (event.data.result !== undefined) run.result = event.data.result;
       run.finishedAt = event.at;
       break;
     case 'run.failed':
