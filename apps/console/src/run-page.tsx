@@ -171,7 +171,7 @@ function RunLinkFact({ term, id }: { term: string; id: string }) {
   );
 }
 
-/** What the run has come to so far: its output, its error, its todos. */
+/** What the run has come to so far: its output, its structured result, its error, its todos. */
 function RunOutcome({ run }: { run: Run }) {
   return (
     <>
@@ -179,6 +179,12 @@ function RunOutcome({ run }: { run: Run }) {
         <section aria-labelledby="output-heading">
           <h2 id="output-heading">Output</h2>
           <pre class="output">{run.output}</pre>
+        </section>
+      ) : null}
+      {run.result !== undefined ? (
+        <section aria-labelledby="result-heading">
+          <h2 id="result-heading">Result</h2>
+          <pre class="result">{JSON.stringify(run.result, null, 2)}</pre>
         </section>
       ) : null}
       {run.error ? (
