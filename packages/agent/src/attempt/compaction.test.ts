@@ -348,7 +348,7 @@ describe('compactTranscript', () => {
     expect(result?.messages.slice(0, 3)).toEqual([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'task' },
-      { role: 'user', content: `${SUMMARY_HEADER}\n\n${summary}` },
+      { role: 'user', content: `${SUMMARY_HEADER}\n\n${summary}`, reminder: true },
     ]);
     expect(result?.messages.length).toBe(3 + 2 * KEEP_RECENT_TURNS);
     expectPaired(result?.messages ?? []);

@@ -232,7 +232,7 @@ async function summariseMiddle(
     messages: [
       system,
       input,
-      { role: 'user', content: `${SUMMARY_HEADER}\n\n${summary}` },
+      { role: 'user', content: `${SUMMARY_HEADER}\n\n${summary}`, reminder: true },
       ...messages.slice(recent),
     ],
     inputIndex: 1,

@@ -7,7 +7,8 @@ export type ChatMessage =
   | { role: 'system'; content: string }
   /**
    * `steered`: a message sent to the live run (`POST /v1/runs/:id/messages`), not its input.
-   * `reminder`: told by the attempt loop (a run with `output` answered in plain text), not its input.
+   * `reminder`: told by the attempt loop (a run with `output` answered in plain text, or the summary
+   * compaction put in place of earlier turns), not its input.
    */
   | { role: 'user'; content: string; steered?: true; reminder?: true }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
