@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ReplayScript, RunEventInput } from '@tether/protocol';
+import { TetherError } from '@tether/protocol';
 import { startFakeOpenAI, streamText, streamToolCalls } from '@tether/testing';
 import { compileApprovalPolicy, createTools, jsonSchemaArguments, type Tool } from '@tether/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -1447,6 +1448,29 @@ describe('runAttempt budgets', () => {
       expect(h.checkpoint.usage.costUsd).toBeCloseTo(0.0052, 10);
       const usage = h.events.filter((e) => e.type === 'usage').at(-1);
       expect((usage?.data as { costUsd?: number } | undefined)?.costUsd).toBeCloseTo(0.0052, 10);
+    } finally {
+      await server.close();
+    }
+  });
+  it("fails at the turn boundary with beforeTurn's error, each turn's usage told before it", async () => {
+    const { server, provider } = await pricedServer(5);
+    try {
+      const h = harness(provider);
+      const asked: number[] = [];
+      const outcome = await h.attempt(h.checkpoint, {
+        beforeTurn: async () => {
+          // What the usage events said so far, when the hook is asked.
+          const seen = h.events.filter((e) => e.type === 'usage').length;
+          asked.push(seen);
+          return seen >= 2 ? new TetherError('ERR_TENANT_BUDGET_EXCEEDED', 'over') : undefined;
+        },
+      });
+      expect(outcome).toMatchObject({ status: 'failed', error: { code: 'ERR_TENANT_BUDGET_EXCEEDED' } });
+      expect(asked).toEqual([0, 1, 2]);
+      expect(server.requests).toHaveLength(2);
+      // The second turn's call has its result: the run stopped between pairs, never inside one.
+      expect(h.checkpoint.messages.at(-1)?.role).toBe('tool');
+      expect(h.checkpoint.usage.totalTokens).toBe(2_200);
     } finally {
       await server.close();
     }

@@ -235,6 +235,12 @@ export interface AttemptParams {
    * run with `ERR_OUTPUT_INVALID`.
    */
   output?: { maxAttempts: number } | undefined;
+  /**
+   * Asked at each turn boundary, after the run's own limits and before the model turn (every call
+   * of the last turn has its result): an error fails the attempt with it, what the run did kept
+   * (the host's limits beyond the run's own, such as its tenant's budgets).
+   */
+  beforeTurn?: (() => Promise<TetherError | undefined>) | undefined;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -285,8 +291,12 @@ export async function runAttempt(params: AttemptParams): Promise<AttemptOutcome>
     await attempt.resume();
     for (;;) {
       if (params.signal.aborted) return { status: 'cancelled' };
-      const ended = (await attempt.runTurnCalls()) ?? attempt.limitReached() ?? (await attempt.modelTurn());
+      const ended = (await attempt.runTurnCalls()) ?? attempt.limitReached();
       if (ended) return ended;
+      const refused = await params.beforeTurn?.();
+      if (refused) return { status: 'failed', error: refused };
+      const answered = await attempt.modelTurn();
+      if (answered) return answered;
     }
   } catch (error) {
     if (params.signal.aborted && (!(error instanceof AgentError) || error.code === 'ERR_MODEL_ABORTED')) {
