@@ -34,6 +34,8 @@ const CLUSTER_FILES = [
   'packages/store/test/skill-store.int.test.ts',
   // Webhooks: a tenant's endpoints and deliveries in one hash slot, a run's cursor beside them.
   'packages/store/test/webhooks.int.test.ts',
+  // The usage ledger and budgets: a tenant's days, months and warnings under the tenant's tag.
+  'packages/store/test/usage-ledger.int.test.ts',
   'apps/api/test/skills.int.test.ts',
   // Skills end to end: the index in the prompt, a script under bubblewrap, a skill written by a run.
   'apps/api/test/skills-run.int.test.ts',

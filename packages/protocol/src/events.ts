@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { PendingApprovalSchema } from './approvals.js';
+import { BudgetWarningSchema } from './budgets.js';
 
 /** Run statuses, in lifecycle order. */
 export const RUN_STATUSES = [
@@ -166,6 +167,11 @@ export const EventDataSchemas = {
   /** No output came before the deadline: the model is told so. */
   'tool.timed_out': Type.Object({ requestId: Type.String() }),
   usage: UsageSchema,
+  /**
+   * This run's turn brought its tenant's use to 80% or more of one of its budgets (`/v1/budgets`),
+   * the first time in the period: sent once per tenant, period and budget, on the run that crossed.
+   */
+  'budget.warning': BudgetWarningSchema,
   /** A model turn went to another profile (the run's profile's `fallbacks`): why, the failure or an open breaker. */
   'model.fallback': Type.Object({ from: Type.String(), to: Type.String(), reason: Type.String() }),
   /**

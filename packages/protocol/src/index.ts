@@ -16,6 +16,35 @@ export {
   PendingApprovalSchema,
   TenantApprovalPolicySchema,
 } from './approvals.js';
+export type {
+  BudgetLimits,
+  BudgetPeriod,
+  BudgetUnit,
+  BudgetWarning,
+  PeriodUse,
+  TenantBudgets,
+  TenantBudgetsView,
+  UsageQuery,
+  UsageReport,
+  UsageRow,
+  UsageTotals,
+} from './budgets.js';
+export {
+  BUDGET_LIMITS,
+  BUDGET_PERIODS,
+  BUDGET_UNITS,
+  BudgetLimitsSchema,
+  BudgetWarningSchema,
+  PeriodUseSchema,
+  TenantBudgetsSchema,
+  TenantBudgetsViewSchema,
+  USAGE_DATE_PATTERN,
+  USAGE_GROUP_BY_PATTERN,
+  UsageQuerySchema,
+  UsageReportSchema,
+  UsageRowSchema,
+  UsageTotalsSchema,
+} from './budgets.js';
 export type { TetherErrorOptions } from './errors.js';
 export { TetherError, toErrorBody } from './errors.js';
 export type {

@@ -22,6 +22,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'child.started',
   'child.finished',
   'session.truncated',
+  'budget.warning',
 ] as const satisfies readonly RunEventType[];
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -121,6 +121,11 @@ export const QUEUE_ERRORS = {
     description:
       "A crew child's records were removed (retention, a deletion) before it ended: its parent got it as `failed`.",
   },
+  ERR_TENANT_BUDGET_EXCEEDED: {
+    statusCode: 402,
+    description:
+      "The tenant has used one of its budgets (`/v1/budgets` or the operator's `TETHER_TENANT_BUDGETS`: tokens or US dollars per UTC day or month): a submission is refused, and a running run fails at its next turn boundary, what it did kept. The message names the budget (`day.tokens`, `month.usd`…) and when it resets.",
+  },
   ERR_SESSION_NOT_FOUND: {
     statusCode: 404,
     description:

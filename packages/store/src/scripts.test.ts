@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import * as budgets from './budgets/commands/scripts.js';
 import * as leases from './leases/commands/scripts.js';
 import * as mcpServers from './mcp-servers/commands/scripts.js';
 import * as memory from './memory/commands/scripts.js';
@@ -11,7 +12,7 @@ import * as tenantSlots from './tenant-slots/commands/scripts.js';
 import * as webhooks from './webhooks/commands/scripts.js';
 
 /** Every domain's scripts module: its `commands/` folder and the wrappers it makes of the files there. */
-const DOMAINS = { leases, mcpServers, memory, runs, sessions, skills, tenantSlots, webhooks };
+const DOMAINS = { budgets, leases, mcpServers, memory, runs, sessions, skills, tenantSlots, webhooks };
 /** Where the includes every domain shares are. */
 const SHARED_INCLUDES = new URL('./redis/lua/includes/', import.meta.url);
 

@@ -16,6 +16,7 @@ export type {
   RunKeys,
   SessionKeys,
   TenantSlotKeys,
+  TenantUsageKeys,
   TetherKeys,
   WebhookKeys,
 } from './keys.js';

@@ -142,6 +142,26 @@ export interface TenantSlotKeys {
 }
 
 /**
+ * The keys of a tenant's usage ledger and budgets, all under the tenant's hash tag, so the step
+ * that records a turn's usage and the read of a tenant's totals each touch one slot.
+ */
+export interface TenantUsageKeys {
+  /**
+   * Hash per UTC day (`YYYY-MM-DD`): the tenant's totals (`in`, `out`, `tot`, `usd` in
+   * micro-dollars, `runs`) and the same per profile, model and metadata value (`p:<profile>:<total>`,
+   * `m:<model>:<total>`, `k:<JSON [key, value]>:<total>`). Expires `BUDGET_LIMITS.ledgerTtlDays`
+   * after its last write.
+   */
+  day(day: string): string;
+  /** Hash per UTC month (`YYYY-MM`): the tenant's totals only, for its monthly budgets. */
+  month(month: string): string;
+  /** String (expiring with its period): set once the tenant was warned of `budget` (`day:tokens`…) in `period`. */
+  warned(period: string, budget: string): string;
+  /** String: the tenant's budgets set with `PUT /v1/budgets` (JSON). */
+  budgets: string;
+}
+
+/**
  * The keys of one memory scope of a tenant, all under the scope's hash tag
  * (`{m_<tenant>:<scope>}`), so every script on a scope touches one slot.
  */
@@ -294,6 +314,10 @@ export interface TetherKeys {
   approvalPolicy(tenant: string): string;
   /** Pub/sub channel: a tenant whose default approval policy changed (every process drops its copy). */
   approvalPolicyChannel: string;
+  /** A tenant's usage ledger and budgets (`tether:tenant:{<tenant>}:usage:…`). */
+  tenantUsage(tenant: string): TenantUsageKeys;
+  /** Pub/sub channel: a tenant whose budgets changed (every process drops its copy). */
+  tenantBudgetsChannel: string;
   /** A tenant's webhooks (`tether:wh:{w_<tenant>}:…`). */
   webhooks(tenant: string): WebhookKeys;
   /** Set: the tenants that have had an endpoint (the sweeper looks at their `dirty` runs). */
@@ -420,6 +444,16 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     mcpServers: (tenant) => `${namespace}:tenant:{${tenant}}:mcp-servers`,
     approvalPolicy: (tenant) => `${namespace}:tenant:{${tenant}}:approval-policy`,
     approvalPolicyChannel: `${namespace}:approval-policy-changed`,
+    tenantUsage(tenant) {
+      const base = `${namespace}:tenant:{${tenant}}`;
+      return {
+        day: (day) => `${base}:usage:d:${day}`,
+        month: (month) => `${base}:usage:m:${month}`,
+        warned: (period, budget) => `${base}:budget-warned:${period}:${budget}`,
+        budgets: `${base}:budgets`,
+      };
+    },
+    tenantBudgetsChannel: `${namespace}:tenant-budgets-changed`,
     webhooks(tenant) {
       const base = `${namespace}:wh:{w_${tenant}}`;
       return {
