@@ -42,6 +42,7 @@ import tracingPlugin from './plugins/tracing.js';
 import validationPlugin from './plugins/validation.js';
 import { requestIdOf } from './request-id.js';
 import approvalPolicyRoutes from './routes/approval-policy/index.js';
+import budgetRoutes from './routes/budgets/index.js';
 import consoleRoutes from './routes/console/index.js';
 import healthRoutes from './routes/health/index.js';
 import mcpServerRoutes from './routes/mcp-servers/index.js';
@@ -51,6 +52,7 @@ import runRoutes from './routes/runs/index.js';
 import sessionRoutes from './routes/sessions/index.js';
 import skillRoutes from './routes/skills/index.js';
 import toolRoutes from './routes/tools/index.js';
+import usageRoutes from './routes/usage/index.js';
 import webhookRoutes from './routes/webhooks/index.js';
 import wsRoutes from './routes/ws/index.js';
 
@@ -105,6 +107,8 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config, te
   await app.register(requiresRedis(mcpServerRoutes), { prefix: '/v1/mcp-servers' });
   await app.register(requiresRedis(webhookRoutes), { prefix: '/v1/webhooks' });
   await app.register(requiresRedis(approvalPolicyRoutes), { prefix: '/v1/approval-policy' });
+  await app.register(requiresRedis(budgetRoutes), { prefix: '/v1/budgets' });
+  await app.register(requiresRedis(usageRoutes), { prefix: '/v1/usage' });
 };
 
 /**

@@ -527,10 +527,14 @@ describe('service routes', () => {
         'get /v1/approval-policy',
         'put /v1/approval-policy',
         'delete /v1/approval-policy',
+        'get /v1/budgets',
+        'put /v1/budgets',
+        'delete /v1/budgets',
+        'get /v1/usage',
       ].sort(),
     );
     expect(Object.keys(spec.paths['/v1/runs']?.post?.responses ?? {})).toEqual(
-      expect.arrayContaining(['202', '400', '401', '409', '413', '415', '429']),
+      expect.arrayContaining(['202', '400', '401', '402', '409', '413', '415', '429']),
     );
     const docs = await app.inject({ method: 'GET', url: '/docs/' });
     expect(docs.statusCode).toBe(200);

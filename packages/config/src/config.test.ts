@@ -166,6 +166,7 @@ describe('readSharedConfig', () => {
       logLevel: 'info',
       metricsTenantLabel: false,
       publicUrl: 'http://127.0.0.1:3000',
+      tenantBudgets: {},
       webhook: {
         maxEndpoints: 20,
         backoffMs: 1_000,
@@ -227,6 +228,53 @@ function sharedOf(env: Record<string, string>) {
   const config = readSharedConfig(reader, '/srv');
   return { config, problems: reader.problems };
 }
+
+describe('TETHER_TENANT_BUDGETS', () => {
+  it("reads each tenant's budgets", () => {
+    const reader = new EnvReader({
+      TETHER_TENANT_BUDGETS: JSON.stringify({ acme: { day: { tokens: 1_000 }, month: { usd: 2.5 } } }),
+    });
+    const config = readSharedConfig(reader);
+    reader.done();
+    expect(config.tenantBudgets).toEqual({ acme: { day: { tokens: 1_000 }, month: { usd: 2.5 } } });
+  });
+
+  it.each([
+    ['{', 'TETHER_TENANT_BUDGETS is not JSON'],
+    ['[]', 'TETHER_TENANT_BUDGETS must be a JSON object of budgets by tenant'],
+    ['{"a b": {"day": {"tokens": 1}}}', 'TETHER_TENANT_BUDGETS.a b: a tenant is 1 to 64'],
+    ['{"acme": {}}', 'TETHER_TENANT_BUDGETS.acme must be an object with "day" and/or "month"'],
+    [
+      '{"acme": {"week": {"tokens": 1}}}',
+      'TETHER_TENANT_BUDGETS.acme.week: unknown period (known: day, month)',
+    ],
+    ['{"acme": {"day": {}}}', 'TETHER_TENANT_BUDGETS.acme.day must be an object with "tokens" and/or "usd"'],
+    ['{"acme": {"day": {"tokens": 0}}}', 'TETHER_TENANT_BUDGETS.acme.day.tokens: must be an integer from 1'],
+    [
+      '{"acme": {"day": {"tokens": 1.5}}}',
+      'TETHER_TENANT_BUDGETS.acme.day.tokens: must be an integer from 1',
+    ],
+    [
+      '{"acme": {"month": {"usd": -1}}}',
+      'TETHER_TENANT_BUDGETS.acme.month.usd: must be a number of US dollars',
+    ],
+    [
+      '{"acme": {"month": {"usd": "5"}}}',
+      'TETHER_TENANT_BUDGETS.acme.month.usd: must be a number of US dollars',
+    ],
+    [
+      '{"acme": {"month": {"eur": 5}}}',
+      'TETHER_TENANT_BUDGETS.acme.month.eur: unknown limit (known: tokens, usd)',
+    ],
+  ])('refuses %s at start, naming the tenant and the field', (raw, message) => {
+    const error = failure(() => {
+      const reader = new EnvReader({ TETHER_TENANT_BUDGETS: raw });
+      readSharedConfig(reader);
+      reader.done();
+    });
+    expect(error.message).toContain(message);
+  });
+});
 
 describe('REDIS_CLUSTER_NODES and REDIS_PASSWORD', () => {
   it('one server by default: REDIS_URL, no cluster, no password', () => {

@@ -3,11 +3,13 @@ import {
   MCP_LIMITS,
   SKILL_DEFAULTS,
   type StdioServerConfig,
+  type TenantBudgets,
   WEBHOOK_DEFAULTS,
   type WebhookSettings,
 } from '@tether/protocol';
 import { ConfigError } from './errors.js';
 import { readMcpServersFile } from './mcp-servers.js';
+import { parseTenantBudgets } from './tenant-budgets.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -212,6 +214,11 @@ export interface SharedConfig {
   publicUrl: string;
   /** Webhooks (`TETHER_WEBHOOK_*`). */
   webhook: WebhookConfig;
+  /**
+   * The operator's budgets per tenant (`TETHER_TENANT_BUDGETS`, JSON): in force for a tenant that
+   * set none of its own with `PUT /v1/budgets` (its own replace them as a whole).
+   */
+  tenantBudgets: Readonly<Record<string, TenantBudgets>>;
 }
 
 /** The webhook settings the API and the workers share (docs/operations.md), and what URLs an endpoint may have. */
@@ -274,6 +281,9 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     metricsTenantLabel: reader.boolean('TETHER_METRICS_TENANT_LABEL', false),
     otlpEndpoint: readOtlpEndpoint(reader),
     publicUrl: readPublicUrl(reader),
+    tenantBudgets: parseTenantBudgets(reader.optional('TETHER_TENANT_BUDGETS'), (problem) =>
+      reader.problem(problem),
+    ),
     webhook: {
       maxEndpoints: reader.integer('TETHER_WEBHOOK_MAX_ENDPOINTS', WEBHOOK_DEFAULTS.maxEndpoints, 1, 1_000),
       backoffMs: reader.integer('TETHER_WEBHOOK_BACKOFF_MS', WEBHOOK_DEFAULTS.backoffMs, 1, 3_600_000),

@@ -7,3 +7,4 @@ export { readMcpServersFile } from './mcp-servers.js';
 export { readSecrets, SECRETS_KEY_ENV, SecretBox } from './secret-box.js';
 export type { ShutdownLog, ShutdownOptions } from './shutdown-handler.js';
 export { EXIT_SECOND_SIGNAL, shutdownHandler } from './shutdown-handler.js';
+export { parseTenantBudgets } from './tenant-budgets.js';

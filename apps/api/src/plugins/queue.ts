@@ -1,5 +1,6 @@
 import { SKILL_LIMITS } from '@tether/protocol';
 import { ApprovalPolicyStore } from '@tether/store/approval-policies';
+import { TenantBudgetStore, UsageLedger } from '@tether/store/budgets';
 import { McpServerStore } from '@tether/store/mcp-servers';
 import { createKeys, type TetherKeys } from '@tether/store/redis';
 import { type EndedRun, EventHub, RunService, RunStore } from '@tether/store/runs';
@@ -29,6 +30,10 @@ declare module 'fastify' {
     webhooks: WebhookStore;
     /** The tenants' default approval policies, which runs with none of their own take at submit. */
     approvalPolicies: ApprovalPolicyStore;
+    /** The tenants' budgets (their own, else the operator's `TETHER_TENANT_BUDGETS`), checked at submit. */
+    budgets: TenantBudgetStore;
+    /** The tenants' usage ledger, which the workers add each model turn to. */
+    usage: UsageLedger;
   }
 }
 
@@ -65,9 +70,16 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
     subscriber: app.subscriber,
   });
   const approvalPolicies = new ApprovalPolicyStore({ redis: app.redis, keys, subscriber: app.subscriber });
+  const budgets = new TenantBudgetStore({
+    redis: app.redis,
+    keys,
+    defaults: config.tenantBudgets,
+    subscriber: app.subscriber,
+  });
   // Redis may be down at start: the subscriptions are made again when it is back.
   await dispatcher.listen().catch(() => {});
   await approvalPolicies.listen().catch(() => {});
+  await budgets.listen().catch(() => {});
   const runs = new RunService({
     telemetry,
     redis: app.redis,
@@ -92,6 +104,8 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   app.decorate('hub', new EventHub(app.subscriber, keys));
   app.decorate('webhooks', webhooks);
   app.decorate('approvalPolicies', approvalPolicies);
+  app.decorate('budgets', budgets);
+  app.decorate('usage', new UsageLedger({ redis: app.redis, keys }));
   app.decorate(
     'skills',
     new SkillStore({
@@ -112,6 +126,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   app.addHook('onClose', async () => {
     dispatcher.close();
     approvalPolicies.close();
+    budgets.close();
     await runs.close();
     await webhooks.close();
   });

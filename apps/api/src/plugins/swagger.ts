@@ -38,6 +38,7 @@ const swaggerPlugin: FastifyPluginAsync = async (app) => {
         },
         { name: 'clarify', description: 'Answers to the questions runs ask' },
         { name: 'approvals', description: "The tenant's default approval policy for its runs' tool calls" },
+        { name: 'budgets', description: "The tenant's budgets per day and month, and its usage ledger" },
         {
           name: 'skills',
           description: "The tenant's skills (Agent Skills format), for runs with the skill toolset",

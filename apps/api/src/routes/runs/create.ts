@@ -20,6 +20,7 @@ const createRunRoute: FastifyPluginAsyncTypebox = async (app) => {
         body: CreateRunBodySchema,
         response: {
           202: CreateRunResponseSchema,
+          402: ErrorResponseSchema,
           409: ErrorResponseSchema,
           413: ErrorResponseSchema,
           415: ErrorResponseSchema,

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CreateRunResponseSchema, ErrorResponseSchema } from '@tether/protocol';
 import { COMMON_ERRORS, RunParamsSchema } from '../schemas.js';
 import { accepted, IdempotencyHeadersSchema } from './accepted.js';
+import { checkTenantBudget } from './spec.js';
 
 /** `POST /v1/runs/:id/retry`: start a failed or cancelled run again, as a new run. */
 const retryRunRoute: FastifyPluginAsyncTypebox = async (app) => {
@@ -18,6 +19,7 @@ const retryRunRoute: FastifyPluginAsyncTypebox = async (app) => {
         headers: IdempotencyHeadersSchema,
         response: {
           202: CreateRunResponseSchema,
+          402: ErrorResponseSchema,
           404: ErrorResponseSchema,
           409: ErrorResponseSchema,
           ...COMMON_ERRORS,
@@ -25,6 +27,7 @@ const retryRunRoute: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
+      await checkTenantBudget(app, request.tenant);
       const { run, created } = await app.runs.retry(request.tenant, request.params.id, {
         idempotencyKey: request.headers['idempotency-key'],
         requestId: request.id,

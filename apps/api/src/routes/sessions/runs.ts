@@ -30,6 +30,7 @@ const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
         body: CreateSessionRunBodySchema,
         response: {
           202: CreateSessionRunResponseSchema,
+          402: ErrorResponseSchema,
           403: ErrorResponseSchema,
           404: ErrorResponseSchema,
           409: ErrorResponseSchema,
