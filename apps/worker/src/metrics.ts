@@ -29,6 +29,8 @@ export class WorkerMetrics {
   readonly #firstTokenSeconds: Histogram<string>;
   readonly #tokens: Counter<string>;
   readonly #cost: Counter<string>;
+  readonly #budgetStops: Counter<string>;
+  readonly #budgetWarnings: Counter<string>;
   readonly #clarifyWait: Histogram<string>;
   readonly #webhookDeliveries: Counter<string>;
   readonly #sandboxMode: Gauge<string>;
@@ -103,6 +105,18 @@ export class WorkerMetrics {
       buckets: WAIT_SECONDS,
       registers,
     });
+    this.#budgetStops = new Counter({
+      name: 'tether_tenant_budget_stops_total',
+      help: "Runs stopped at a turn boundary because their tenant used up a budget (ERR_TENANT_BUDGET_EXCEEDED), by the budget's period and unit.",
+      labelNames: labels('period', 'unit'),
+      registers,
+    });
+    this.#budgetWarnings = new Counter({
+      name: 'tether_budget_warnings_total',
+      help: "budget.warning events: a tenant's use reached 80% of a budget, once per period, by the budget's period and unit.",
+      labelNames: labels('period', 'unit'),
+      registers,
+    });
     this.#webhookDeliveries = new Counter({
       name: 'tether_webhook_deliveries_total',
       help: 'Webhook delivery attempts by outcome.',
@@ -153,6 +167,16 @@ export class WorkerMetrics {
   /** An attempt ended as `outcome` (a settlement's kind, or `retried`). */
   attemptEnded(outcome: string, tenant?: string | undefined): void {
     this.#attempts.inc(this.#with({ outcome }, tenant));
+  }
+
+  /** A run of `tenant` was stopped: it used up its `period` budget of `unit`. */
+  tenantBudgetStopped(period: string, unit: string, tenant?: string | undefined): void {
+    this.#budgetStops.inc(this.#with({ period, unit }, tenant));
+  }
+
+  /** `tenant` was warned at 80% of its `period` budget of `unit`. */
+  budgetWarned(period: string, unit: string, tenant?: string | undefined): void {
+    this.#budgetWarnings.inc(this.#with({ period, unit }, tenant));
   }
 
   /** A built-in tool call ended. */

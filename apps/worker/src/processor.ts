@@ -18,6 +18,7 @@ import { AttemptObserver, type Observability } from './attempt/observe.js';
 import { prepareAttempt } from './attempt/prepare.js';
 import { runPrepared } from './attempt/run.js';
 import { dispatchEvents, settleOutcome } from './attempt/settle.js';
+import type { WorkerBudgets } from './attempt/tenant-budget.js';
 import type { TenantSlotKeeper } from './attempt/tenant-slot.js';
 import type { WorkerConfig } from './config.js';
 import type { WorkerSkills } from './skills.js';
@@ -40,6 +41,8 @@ export interface ProcessorDeps {
   jobs: RunJobs;
   /** The tenants' cap on running runs (`TETHER_TENANT_MAX_RUNNING`); undefined when there is none. */
   tenantSlots?: TenantSlotKeeper | undefined;
+  /** The tenants' budgets and usage ledger: each turn counted, and checked before the next. */
+  budgets?: WorkerBudgets | undefined;
   /** Memory scopes, for runs with the memory toolset. */
   memory?: MemoryStore | undefined;
   /** The tenants' skills. */
@@ -183,6 +186,7 @@ function attemptContext(
     parentRunId: job.data.parentRunId,
     crew: deps.crew,
     tenantSlots: deps.tenantSlots,
+    budgets: deps.budgets,
     memory: deps.memory,
     skills: deps.skills,
     mcpServers: deps.mcpServers,

@@ -94,6 +94,7 @@ export function startWorker(
     crew: crewQueue(stores.runs, keys),
     jobs: stores.runs,
     tenantSlots,
+    budgets: stores.budgets,
     memory: stores.memory,
     skills: stores.skills,
     mcpServers: stores.mcpServers,

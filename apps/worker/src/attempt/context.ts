@@ -17,6 +17,7 @@ import type { WorkerSkills } from '../skills.js';
 import type { ResolvedHooks } from '../worker-hooks.js';
 import type { McpListings } from './mcp-listings.js';
 import type { AttemptObserver } from './observe.js';
+import type { WorkerBudgets } from './tenant-budget.js';
 import type { Capped, TenantSlotKeeper } from './tenant-slot.js';
 
 /** What every step of one attempt works with. */
@@ -46,6 +47,8 @@ export interface AttemptContext {
   delegates?: boolean | undefined;
   /** The tenants' cap on running runs (`TETHER_TENANT_MAX_RUNNING`); undefined when there is none. */
   tenantSlots?: TenantSlotKeeper | undefined;
+  /** The tenants' budgets and usage ledger; without it, turns are neither counted nor checked. */
+  budgets?: WorkerBudgets | undefined;
   /** Memory scopes (toolset `memory`); without it a run's memory tools answer that there is none. */
   memory?: MemoryStore | undefined;
   /** The tenants' skills (the store, and their folders on this host); without it, runs get no skills. */

@@ -30,6 +30,7 @@ import { planChildren } from './crew.js';
 import { openMcpToolset } from './mcp.js';
 import { memoryAccess } from './memory-access.js';
 import type { Prepared } from './prepare.js';
+import { TenantBudgetGuard } from './tenant-budget.js';
 
 /**
  * Why an active attempt was stopped from outside: the user's cancel, the
@@ -75,6 +76,7 @@ export async function runPrepared(
 ): Promise<{ settlement: Settlement; events: RunEventInput[]; turn: string[] }> {
   const { log } = ctx;
   const sink = eventSink(ctx, hooks);
+  const budget = ctx.budgets ? new TenantBudgetGuard(ctx, prepared, sink, ctx.budgets) : undefined;
   // What the preparation found (a session's history windowed) goes out with the attempt's first write.
   for (const event of prepared.events) sink.emit(event);
   let outcome: AttemptOutcome;
@@ -91,7 +93,7 @@ export async function runPrepared(
       taken: [...tools.map((tool) => tool.name), ...(prepared.spec.tools ?? []).map((tool) => tool.name)],
     });
     if (mcp) tools = [...tools, ...mcp.tools];
-    outcome = await runAttempt(attemptParams(ctx, prepared, { tools, sink, hooks }));
+    outcome = await runAttempt(attemptParams(ctx, prepared, { tools, sink, hooks, budget }));
   } catch (error) {
     // Errors before the loop (a bad model spec, a tool context refused) are the run's, not the worker's.
     outcome = {
@@ -108,6 +110,8 @@ export async function runPrepared(
     if (closed.status === 'rejected')
       log.warn({ err: closed.reason }, 'a tool could not release what it held');
   }
+  // The turns' usage is in the ledger (and their warnings among the events) before the run ends.
+  await budget?.settled();
   // Events not yet written go out with the step that ends the attempt.
   const events = await sink.take().catch((error: unknown) => {
     log.warn({ err: error }, 'events of this attempt could not all be written');
@@ -177,11 +181,11 @@ function runContext(
 function attemptParams(
   ctx: AttemptContext,
   prepared: Prepared,
-  parts: { tools: Tool[]; sink: EventSink; hooks: RunHooks },
+  parts: { tools: Tool[]; sink: EventSink; hooks: RunHooks; budget: TenantBudgetGuard | undefined },
 ): AttemptParams {
   const { config, store, runId, fence, log } = ctx;
   const { spec, checkpoint } = prepared;
-  const { tools, sink, hooks } = parts;
+  const { tools, sink, hooks, budget } = parts;
   const { active } = hooks;
   // How many messages wait in the run's inbox, and how many the next save takes out of it.
   const inbox = { waiting: prepared.inbox, taken: 0 };
@@ -202,7 +206,13 @@ function attemptParams(
     },
     tools,
     signal: active.controller.signal,
-    emit: sink.emit,
+    // Each turn's usage goes to the tenant's ledger too.
+    emit: budget
+      ? (event) => {
+          sink.emit(event);
+          budget.observe(event);
+        }
+      : sink.emit,
     saveCheckpoint: async (cp) => {
       if (active.reason === 'lost') throw new StopAtCheckpoint();
       const events = await sink.take();
@@ -251,6 +261,8 @@ function attemptParams(
     // Stopped by this host (shutdown, lost lock): the call in flight is run again by the next owner.
     interrupted: () => active.reason === 'shutdown' || active.reason === 'lost',
     onToolCall: ctx.observer?.onToolCall,
+    // A tenant over one of its budgets: the run stops before its next model turn.
+    beforeTurn: budget?.beforeTurn,
   };
 }
 

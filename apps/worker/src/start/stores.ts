@@ -1,4 +1,5 @@
 import { SKILL_LIMITS } from '@tether/protocol';
+import { TenantBudgetStore, UsageLedger } from '@tether/store/budgets';
 import { McpServerStore } from '@tether/store/mcp-servers';
 import { MemoryStore } from '@tether/store/memory';
 import type { TetherKeys } from '@tether/store/redis';
@@ -8,6 +9,7 @@ import { WebhookDispatcher, WebhookStore } from '@tether/store/webhooks';
 import type { Telemetry } from 'bullmq';
 import type { Logger } from 'pino';
 import { McpListings } from '../attempt/mcp-listings.js';
+import type { WorkerBudgets } from '../attempt/tenant-budget.js';
 import type { WorkerConfig } from '../config.js';
 import type { WorkerMetrics } from '../metrics.js';
 import { SkillFolders, SkillIndexes } from '../skills.js';
@@ -23,6 +25,8 @@ export interface WorkerStores {
    */
   runs: RunService;
   memory: MemoryStore;
+  /** The tenants' budgets (a copy per tenant, dropped when one changes) and usage ledger. */
+  budgets: WorkerBudgets;
   mcpServers: McpServerStore;
   mcpListings: McpListings;
   skills: { store: SkillStore; indexes: SkillIndexes; folders: SkillFolders };
@@ -68,6 +72,9 @@ export function openStores(options: {
     retainMs: Math.max(2 * 3600_000, config.wallClockMs),
   });
   const webhookStore = new WebhookStore({ redis, keys, settings: config.webhook });
+  const budgets = new TenantBudgetStore({ redis, keys, defaults: config.tenantBudgets, subscriber });
+  // Redis may be down at start: the subscription is made again when it is back.
+  budgets.listen().catch(() => {});
   const dueSignals = new DueSignals();
   const dispatcher = new WebhookDispatcher({
     store,
@@ -97,6 +104,7 @@ export function openStores(options: {
       maxEntries: config.memoryMaxEntries,
       maxBytes: config.memoryMaxBytes,
     }),
+    budgets: { budgets, ledger: new UsageLedger({ redis, keys }), metrics },
     mcpServers: new McpServerStore({ redis, keys, maxServers: config.mcpMaxServers }),
     mcpListings: new McpListings(config.mcpListTtlMs),
     skills: { store: skillStore, indexes: new SkillIndexes(skillStore), folders: skillFolders },
@@ -105,6 +113,7 @@ export function openStores(options: {
     dueSignals,
     async close() {
       dispatcher.close();
+      budgets.close();
       await webhookStore.close().catch(() => undefined);
       await runs.close().catch(() => undefined);
       await skillFolders.close().catch(() => undefined);

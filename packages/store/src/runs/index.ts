@@ -37,7 +37,7 @@ export {
   retryDelayMs,
 } from './jobs.js';
 export type { ListOptions } from './records.js';
-export { LIST_SCAN_MAX, METADATA_INDEX_VALUE_MAX } from './records.js';
+export { indexedMetadata, LIST_SCAN_MAX, METADATA_INDEX_VALUE_MAX } from './records.js';
 export { parsePublishedEvent } from './replies.js';
 export type { RunServiceOptions, SessionLink } from './run-service.js';
 export { createRunQueue, hashBody, RunService } from './run-service.js';
