@@ -11,7 +11,9 @@ import type {
   RunList,
   RunStatus,
   SteerMessageResponse,
+  TenantBudgetsView,
   ToolCatalog,
+  UsageReport,
 } from '@tether/protocol';
 import { APPROVAL_DECISIONS, TERMINAL_STATUSES, TetherError } from '@tether/protocol';
 import {
@@ -463,6 +465,38 @@ export class TetherClient {
       },
       (response) => response.blob(),
     );
+  }
+
+  /**
+   * `GET /v1/usage`: the tenant's tokens, US dollars and runs from `from` to `to` (UTC days,
+   * `YYYY-MM-DD`, inclusive; default the last 30 days), in total and by `groupBy` (`day`, `model`,
+   * `profile` or `metadata.<key>`).
+   */
+  async usage(
+    query: { from?: string | undefined; to?: string | undefined; groupBy?: string | undefined } = {},
+    options: RequestOptions = {},
+  ): Promise<UsageReport> {
+    const result = await this.json({
+      method: 'GET',
+      path: '/v1/usage',
+      query: { from: query.from, to: query.to, groupBy: query.groupBy },
+      signal: options.signal,
+      idempotent: true,
+    });
+    if (isRecord(result) && Array.isArray(result.rows)) return result as unknown as UsageReport;
+    throw new TetherProtocolError('GET /v1/usage answered without rows');
+  }
+
+  /** `GET /v1/budgets`: the tenant's budgets in force, where they come from, and what it used of them. */
+  async budgets(options: RequestOptions = {}): Promise<TenantBudgetsView> {
+    const result = await this.json({
+      method: 'GET',
+      path: '/v1/budgets',
+      signal: options.signal,
+      idempotent: true,
+    });
+    if (isRecord(result) && isRecord(result.used)) return result as unknown as TenantBudgetsView;
+    throw new TetherProtocolError('GET /v1/budgets answered without used');
   }
 
   /** `GET /v1/tools`: the tool catalog. */

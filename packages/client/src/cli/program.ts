@@ -21,6 +21,7 @@ import { modelFlagsOf, modelRequiredHint } from './model-check.js';
 import { registerRunCommand } from './run-command.js';
 import { registerSessionCommands } from './session-commands.js';
 import { registerSkillCommands } from './skill-commands.js';
+import { registerUsageCommand } from './usage-command.js';
 import { registerWebhookCommands } from './webhook-commands.js';
 
 export { DEFAULT_URL };
@@ -39,6 +40,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerSkillCommands,
   registerMcpCommands,
   registerWebhookCommands,
+  registerUsageCommand,
   registerRunsCommands,
   registerEvalCommand,
 ];

@@ -97,6 +97,8 @@ export class FakeApi extends EventEmitter {
   readonly memory = new FakeMemory();
   /** The webhook routes' endpoints and deliveries. */
   readonly webhooks = new FakeWebhooks();
+  /** What `GET /v1/usage` and `GET /v1/budgets` answer, per tenant (set by the test). */
+  readonly usage = new Map<string, { report: unknown; budgets: unknown }>();
   /** Called after a run is created (append events, set status). */
   onSubmit: ((run: FakeRun) => void) | undefined;
   /** Called after an answer is accepted and `clarify.answered` appended. */
@@ -398,6 +400,15 @@ export class FakeApi extends EventEmitter {
       this.webhooks.handle(req.method ?? 'GET', parts.slice(2), url, record.body, tenant, res)
     ) {
       return;
+    }
+    const usage = this.usage.get(tenant);
+    if (
+      (parts[1] === 'usage' || parts[1] === 'budgets') &&
+      parts.length === 2 &&
+      req.method === 'GET' &&
+      usage
+    ) {
+      return sendJson(res, 200, parts[1] === 'usage' ? usage.report : usage.budgets);
     }
     if (parts[1] !== 'runs') return sendError(res, 404, 'ERR_NOT_FOUND', `No route ${url.pathname}`);
 
