@@ -11,6 +11,7 @@ import { SessionPage } from './session-page.js';
 import { SessionsPage } from './sessions-page.js';
 import { SettingsPage } from './settings-page.js';
 import { SkillsPage } from './skills-page.js';
+import { UsagePage } from './usage-page.js';
 import { WebhooksPage } from './webhooks-page.js';
 
 type Auth =
@@ -82,6 +83,8 @@ function Page({
       return <SessionsPage client={client} />;
     case 'webhooks':
       return <WebhooksPage client={client} />;
+    case 'usage':
+      return <UsagePage client={client} />;
     case 'skills':
       return <SkillsPage client={client} />;
     case 'memory':
@@ -109,6 +112,7 @@ const SECTIONS: readonly { label: string; route: Route; owns: readonly Route['pa
   { label: 'Runs', route: { page: 'runs' }, owns: ['runs', 'run', 'new-run'] },
   { label: 'Sessions', route: { page: 'sessions' }, owns: ['sessions', 'session'] },
   { label: 'Webhooks', route: { page: 'webhooks' }, owns: ['webhooks'] },
+  { label: 'Usage', route: { page: 'usage' }, owns: ['usage'] },
   { label: 'Skills', route: { page: 'skills' }, owns: ['skills'] },
   { label: 'Memory', route: { page: 'memory' }, owns: ['memory'] },
   { label: 'Settings', route: { page: 'settings' }, owns: ['settings'] },
@@ -158,6 +162,8 @@ function titleOf(route: Route): string {
       return `Session ${route.id}`;
     case 'webhooks':
       return 'Webhooks';
+    case 'usage':
+      return 'Usage';
     case 'skills':
       return 'Skills';
     case 'memory':

@@ -15,13 +15,14 @@ export type Route =
   | { page: 'sessions' }
   | { page: 'session'; id: string }
   | { page: 'webhooks' }
+  | { page: 'usage' }
   | { page: 'skills' }
   | { page: 'memory' }
   | { page: 'settings' }
   | { page: 'missing'; path: string };
 
 /** The pages of the left navigation that are a list of their own, each at `/console/<page>`. */
-const SECTIONS = ['webhooks', 'skills', 'memory', 'settings'] as const;
+const SECTIONS = ['webhooks', 'usage', 'skills', 'memory', 'settings'] as const;
 
 const BASE = '/console';
 
@@ -62,6 +63,7 @@ export function hrefOf(route: Route): string {
     case 'session':
       return `${BASE}/sessions/${encodeURIComponent(route.id)}`;
     case 'webhooks':
+    case 'usage':
     case 'skills':
     case 'memory':
     case 'settings':

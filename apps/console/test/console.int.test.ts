@@ -854,6 +854,7 @@ describe('the trace, the layout and every page', () => {
     const sections: [string, string, RegExp][] = [
       ['Sessions', 'sessions', /New session/],
       ['Webhooks', 'webhooks', /tether webhooks add|No webhook endpoints yet/],
+      ['Usage', 'usage', /Tokens per day/],
       ['Skills', 'skills', /skills,/],
       ['Memory', 'memory', /Nothing saved in default|notes in default/],
       ['Settings', 'settings', /Appearance/],
