@@ -86,6 +86,7 @@ const OPTIONAL = new Set([
   'REDIS_CLUSTER_NODES', // one Redis server (REDIS_URL) when unset
   'REDIS_PASSWORD', // compose gives it in REDIS_URL; unset means none beyond the URL's
   'TETHER_MCP_SERVERS', // the operator's stdio MCP servers: none when unset
+  'TETHER_TENANT_BUDGETS', // the operator's budgets per tenant: none when unset
 ]);
 
 describe('docker-compose.yml', () => {
