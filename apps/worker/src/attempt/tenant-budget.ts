@@ -17,6 +17,9 @@ import type { WorkerMetrics } from '../metrics.js';
 import type { AttemptContext } from './context.js';
 import type { Prepared } from './prepare.js';
 
+/** The profile name a replay script's turns are recorded under (`checkpoint.model.profile`). */
+const REPLAY_PROFILE = 'replay';
+
 /** What the worker holds of the tenants' budgets and usage ledger. */
 export interface WorkerBudgets {
   budgets: TenantBudgetStore;
@@ -68,6 +71,9 @@ export class TenantBudgetGuard {
     const before = this.#last;
     this.#last = { ...total };
     const { checkpoint } = this.#prepared;
+    // A replay script's turns cost nothing and are billed by no one (its usage is an estimate):
+    // they are not the tenant's spending, and not worth a Redis write each.
+    if (checkpoint.model?.profile === REPLAY_PROFILE) return;
     const turn = {
       inputTokens: total.inputTokens - before.inputTokens,
       outputTokens: total.outputTokens - before.outputTokens,
