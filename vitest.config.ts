@@ -106,12 +106,17 @@ const SERIAL_FILES = [
   'packages/testing/src/redis.int.test.ts',
   // The whole local stack's processes, started and stopped.
   'packages/testing/src/stack.int.test.ts',
-  // Chromium driving the console.
-  'apps/console/test/console.int.test.ts',
   // The sandbox's escape corpus: a fork bomb held within 5 s, and no bash left on the host after it
   // (counted host-wide): beside other files' commands it ran past its 5 s and counted theirs.
   'packages/tools/src/builtin/bash-escape.test.ts',
 ];
+
+/**
+ * Chromium driving the console (the `browser` project): beside the cluster's files, each with a
+ * Redis of its own. Its waits are for what the page shows, with no deadline tighter than 10 s, so
+ * it does not time the machine; alone at the end it made the suite a minute longer.
+ */
+const BROWSER_FILES = ['apps/console/test/console.int.test.ts'];
 
 /**
  * The files that take longest, each started first in its project: on a fresh clone vitest knows no
@@ -120,6 +125,7 @@ const SERIAL_FILES = [
  */
 const LONG_FIRST = [
   'apps/console/test/first-hour.int.test.ts',
+  'apps/console/test/console.int.test.ts',
   'apps/api/test/ws.int.test.ts',
   'apps/api/test/ws-limits.int.test.ts',
   'apps/api/test/sessions.int.test.ts',
@@ -193,7 +199,7 @@ export default defineConfig({
             'packages/*/test/**/*.int.test.ts',
             'test/**/*.int.test.ts',
           ],
-          exclude: ['**/node_modules/**', '**/dist/**', ...CLUSTER_ONLY, ...SERIAL_FILES],
+          exclude: ['**/node_modules/**', '**/dist/**', ...CLUSTER_ONLY, ...SERIAL_FILES, ...BROWSER_FILES],
           // Each file its own Redis, files side by side (see maxWorkers above).
           setupFiles: ['packages/testing/src/file-redis.ts'],
           testTimeout: 60_000,
@@ -225,6 +231,19 @@ export default defineConfig({
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['packages/testing/src/cluster-global-setup.ts'],
           // A group of its own (after the unit and integration files), as two cores run them all.
+          sequence: { groupOrder: 1 },
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          include: BROWSER_FILES,
+          exclude: ['**/node_modules/**', '**/dist/**'],
+          setupFiles: ['packages/testing/src/file-redis.ts'],
+          // With the cluster's files: the unit and integration files keep the two cores busy before.
           sequence: { groupOrder: 1 },
           testTimeout: 60_000,
           hookTimeout: 60_000,
