@@ -1320,7 +1320,8 @@ describe('sessions in the console', () => {
     await message(page).press('Enter');
     await assistantSaid(page, 'Hello! This is the first answer.').waitFor();
     await youSaid(page, 'Hi there\nsecond line').waitFor();
-    expect(await message(page).inputValue()).toBe('');
+    // The field empties once the POST answers, which the run's events over SSE may beat.
+    await expect.poll(() => message(page).inputValue()).toBe('');
 
     await message(page).fill('And a second question?');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
