@@ -21,6 +21,7 @@ describe('the built-in task set', () => {
       'package.json',
       'src/config.json',
       'src/inventory.js',
+      'src/logs.js',
       'src/report.js',
     ]);
   });
