@@ -6,6 +6,7 @@ import { TetherApiError } from '../errors.js';
 import type { CommandContext } from './command-context.js';
 import {
   compareMetrics,
+  EVAL_KINDS,
   type EvalMetrics,
   type EvalTask,
   type FigureDelta,
@@ -60,7 +61,7 @@ export interface RunEvalOptions {
   client: TetherClient;
   tasks: readonly EvalTask[];
   files: Record<string, string>;
-  /** The run body's model, locale and limits. */
+  /** The run body's model, locale and limits (a task's `maxSteps` wins over `limits.maxSteps`). */
   settings: Pick<CreateRunBody, 'model' | 'locale' | 'limits'>;
   concurrency: number;
   signal?: AbortSignal | undefined;
@@ -70,7 +71,7 @@ export interface RunEvalOptions {
 
 /**
  * Runs each task through the API (`concurrency` at a time), each with the
- * fixture's files, answering every clarify question with
+ * fixture's files (and the task's `output` and `maxSteps`), answering every clarify question with
  * {@link EVAL_CLARIFY_ANSWER}, and folds each run's events into its outcome,
  * in the tasks' order. A submit the API refuses stops the eval (every task
  * would be refused alike); a stream that breaks gives that task status
@@ -93,6 +94,9 @@ export async function runEval(options: RunEvalOptions): Promise<TaskOutcome[]> {
     const body: CreateRunBody = {
       input: task.input,
       ...settings,
+      // A task that needs many turns (kind long) sets its own limit.
+      ...(task.maxSteps === undefined ? {} : { limits: { ...settings.limits, maxSteps: task.maxSteps } }),
+      ...(task.output === undefined ? {} : { output: task.output }),
       toolsets: [...EVAL_TOOLSETS],
       files,
       metadata: { evalTask: task.id },
@@ -236,11 +240,11 @@ export function registerEvalCommand(
     .option('--model <profile>', 'a model profile configured on the server (default: its default)')
     .option(
       '--tasks <filter>',
-      'only these tasks: ids, kinds (single, multi, ambiguous, edit), prefix*, comma-separated',
+      `only these tasks: ids, kinds (${EVAL_KINDS.join(', ')}), prefix*, comma-separated`,
     )
     .option('--task-set <file>', 'a task set of your own instead of the built-in one (format: docs/eval.md)')
     .option('--concurrency <n>', 'runs at a time, 1 to 16 (default 2)')
-    .option('--max-steps <n>', "each run's model turn limit, 1 to 100 (default 20)")
+    .option('--max-steps <n>', "each run's model turn limit, 1 to 100 (default 20), if its task sets none")
     .option('--locale <locale>', 'language of the runs: zh or en')
     .option('--json', 'print the result as JSON (the file --compare reads)')
     .option('--out <file>', 'also save the result as JSON to this file')
@@ -335,7 +339,7 @@ export function outcomeLine(outcome: TaskOutcome, c: Colors): string {
     outcome.promiseWithoutAction ? 'promised, no tool call' : '',
   ].filter((part) => part !== '');
   const error = outcome.error ? c.dim(` ${outcome.error}`) : '';
-  return `${outcome.id.padEnd(28)} ${outcome.kind.padEnd(9)} ${status} ${did.join(', ')}${error}`;
+  return `${outcome.id.padEnd(28)} ${outcome.kind.padEnd(10)} ${status} ${did.join(', ')}${error}`;
 }
 
 /** `83%`, or `–` when there is nothing to divide. */

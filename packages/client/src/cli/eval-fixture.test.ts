@@ -1,7 +1,8 @@
 /**
- * The logs of a task that needs compaction: the fixture's generator (`eval/fixture/src/logs.js`),
- * run as `node src/logs.js` in a workspace, writes the same files every time, each log whole in one
- * `read_file` result, and all of them together more tokens than a model's context window holds.
+ * The long task's logs: the fixture's generator (`eval/fixture/src/logs.js`), run as the task tells
+ * the model to run it, writes the same files every time, and they are what the task says and what
+ * it needs: each log whole in one `read_file` result, and all of them together more tokens than a
+ * model's context window holds.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -103,5 +104,16 @@ describe('the long task fixture (src/logs.js)', () => {
       tokens += countTokens(shown);
     }
     expect(tokens).toBeGreaterThan(LARGEST_WINDOW * 1.2);
+  });
+
+  it('is what the long task tells the model to run and read', async () => {
+    const { tasks } = await loadTaskSet();
+    const long = tasks.find((task) => task.kind === 'long');
+    expect(long?.input).toContain('`node src/logs.js`');
+    expect(long?.input).toContain('logs/');
+    expect(long?.input).toContain('exactly one line at level FATAL');
+    expect(long?.input).toContain('id=FTL-');
+    // One read_file call a reply, and the generator and the report: within the task's own turn limit.
+    expect(long?.maxSteps).toBeGreaterThanOrEqual(first.size + 10);
   });
 });

@@ -17,16 +17,24 @@
  *   whose `path` argument (relative, `./` and `/` at its start ignored) names
  *   a fixture file, or a file an earlier `write_file` call of the run created.
  */
-import type { RunEvent } from '@tether/protocol';
+import type { OutputSpec, RunEvent } from '@tether/protocol';
 
-export const EVAL_KINDS = ['single', 'multi', 'ambiguous', 'edit'] as const;
-/** single: one action; multi: several steps or files; ambiguous: needs a question; edit: one change to an existing file. */
+export const EVAL_KINDS = ['single', 'multi', 'ambiguous', 'edit', 'long', 'structured'] as const;
+/**
+ * single: one action; multi: several steps or files; ambiguous: needs a question; edit: one change
+ * to an existing file; long: reads more than a model's context window holds, so it needs
+ * compaction to finish; structured: ends through `submit_result` with a result of a schema.
+ */
 export type EvalKind = (typeof EVAL_KINDS)[number];
 
 export interface EvalTask {
   id: string;
   kind: EvalKind;
   input: string;
+  /** The run body's `output` (kind `structured` only). */
+  output?: OutputSpec;
+  /** The run's `limits.maxSteps`, in place of `--max-steps` (a task that needs many turns). */
+  maxSteps?: number;
 }
 
 /** How a task's run ended: its terminal event, or `error` when it was never submitted or never ended. */

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type OutputSpec, RUN_LIMITS } from '@tether/protocol';
 import { collectFiles } from './collect-files.js';
 import { EVAL_KINDS, type EvalKind, type EvalTask } from './eval-metrics.js';
 import { UsageError } from './exit-codes.js';
@@ -17,8 +18,8 @@ export interface TaskSet {
 
 /**
  * Reads a task set file: `{ "version": 1, "fixture": "<dir, relative to the
- * file>", "tasks": [{ "id", "kind", "input" }] }`, with its fixture's files.
- * Throws a `UsageError` naming what is wrong.
+ * file>", "tasks": [{ "id", "kind", "input", "output"?, "maxSteps"? }] }`, with
+ * its fixture's files. Throws a `UsageError` naming what is wrong.
  */
 export async function loadTaskSet(path: string = BUILT_IN_TASKS): Promise<TaskSet> {
   let parsed: unknown;
@@ -36,7 +37,13 @@ export async function loadTaskSet(path: string = BUILT_IN_TASKS): Promise<TaskSe
   return { tasks, files };
 }
 
-/** Checks a parsed task set, naming the field that is wrong. */
+/**
+ * Checks a parsed task set, naming the field that is wrong. `output` (the run
+ * body's, `{ schema, maxAttempts? }`) belongs to kind `structured` and is
+ * required there: a structured task without it measures nothing, and another
+ * kind with it would be a structured task in disguise. `maxSteps` may go with
+ * any kind.
+ */
 export function parseTasks(value: unknown, source: string): EvalTask[] {
   const fail = (what: string) => new UsageError(`task set ${source}: ${what}`);
   if (!isRecord(value)) throw fail('must be a JSON object');
@@ -47,7 +54,7 @@ export function parseTasks(value: unknown, source: string): EvalTask[] {
   return value.tasks.map((task: unknown, index: number): EvalTask => {
     const at = `tasks[${index}]`;
     if (!isRecord(task)) throw fail(`${at} must be an object`);
-    const { id, kind, input } = task;
+    const { id, kind, input, output, maxSteps } = task;
     if (typeof id !== 'string' || !/^[a-z0-9-]{1,64}$/.test(id)) {
       throw fail(`${at}.id must be 1 to 64 of a-z, 0-9 and -`);
     }
@@ -58,15 +65,54 @@ export function parseTasks(value: unknown, source: string): EvalTask[] {
     }
     if (typeof input !== 'string' || input.trim() === '')
       throw fail(`${at}.input must be a non-empty string`);
-    const extra = Object.keys(task).filter((key) => !['id', 'kind', 'input'].includes(key));
+    const extra = Object.keys(task).filter((key) => !TASK_FIELDS.includes(key));
     if (extra.length > 0) throw fail(`${at}.${extra[0]} is not a known field`);
-    return { id, kind: kind as EvalKind, input };
+    if (output === undefined && kind === 'structured')
+      throw fail(`${at}.output is required for kind structured`);
+    if (output !== undefined && kind !== 'structured') {
+      throw fail(`${at}.output is only for kind structured (this task's kind is ${kind})`);
+    }
+    if (maxSteps !== undefined && !integerIn(maxSteps, 1, RUN_LIMITS.maxStepsMax)) {
+      throw fail(`${at}.maxSteps must be an integer from 1 to ${RUN_LIMITS.maxStepsMax}`);
+    }
+    return {
+      id,
+      kind: kind as EvalKind,
+      input,
+      ...(output === undefined ? {} : { output: parseOutput(output, `${at}.output`, fail) }),
+      ...(maxSteps === undefined ? {} : { maxSteps }),
+    };
   });
+}
+
+const TASK_FIELDS = ['id', 'kind', 'input', 'output', 'maxSteps'];
+
+/**
+ * A task's `output`: an object with an object `schema` whose `type` is
+ * "object" (the API checks the rest at submit) and an optional `maxAttempts`.
+ */
+function parseOutput(value: unknown, at: string, fail: (what: string) => UsageError): OutputSpec {
+  if (!isRecord(value)) throw fail(`${at} must be an object: { schema, maxAttempts? }`);
+  const extra = Object.keys(value).find((key) => key !== 'schema' && key !== 'maxAttempts');
+  if (extra !== undefined) throw fail(`${at}.${extra} is not a known field`);
+  const { schema, maxAttempts } = value;
+  if (!isRecord(schema) || schema.type !== 'object') {
+    throw fail(`${at}.schema must be a JSON Schema object whose type is "object"`);
+  }
+  if (maxAttempts === undefined) return { schema };
+  if (!integerIn(maxAttempts, 1, RUN_LIMITS.outputMaxAttemptsMax)) {
+    throw fail(`${at}.maxAttempts must be an integer from 1 to ${RUN_LIMITS.outputMaxAttemptsMax}`);
+  }
+  return { schema, maxAttempts };
+}
+
+function integerIn(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
 }
 
 /**
  * The tasks `--tasks` picks: a comma-separated list of task ids, kinds
- * (`single`, `multi`, `ambiguous`, `edit`) and id prefixes ending in `*`.
+ * ({@link EVAL_KINDS}) and id prefixes ending in `*`.
  * Throws a `UsageError` for an entry that picks nothing.
  */
 export function filterTasks(tasks: readonly EvalTask[], filter: string | undefined): EvalTask[] {
