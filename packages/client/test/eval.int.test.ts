@@ -174,6 +174,8 @@ describe('tether eval through a real stack', () => {
       clarify: { ambiguous: ratio(1, 1), clear: ratio(0, 3) },
       patchShare: ratio(5, 5),
       promiseWithoutAction: ratio(0, 4),
+      long: { completed: ratio(0, 0), compacted: ratio(0, 0) },
+      structured: { valid: ratio(0, 0) },
     });
     expect(wellResult.tasks.find((t) => t.id === 'multi-currency')).toMatchObject({
       turns: 4,
@@ -201,6 +203,8 @@ describe('tether eval through a real stack', () => {
       clarify: { ambiguous: ratio(0, 1), clear: ratio(1, 3) },
       patchShare: ratio(0, 3),
       promiseWithoutAction: ratio(2, 4),
+      long: { completed: ratio(0, 0), compacted: ratio(0, 0) },
+      structured: { valid: ratio(0, 0) },
     });
     expect(badResult.tasks.filter((t) => t.promiseWithoutAction).map((t) => t.id)).toEqual([
       'multi-currency',
@@ -213,6 +217,9 @@ describe('tether eval through a real stack', () => {
       ['clarify.clear', 1 / 3, false],
       ['patchShare', -1, false],
       ['promiseWithoutAction', 0.5, false],
+      ['long.completed', null, null],
+      ['long.compacted', null, null],
+      ['structured.valid', null, null],
     ]);
     // Every run was the caller's, tagged with its task.
     const runs = await fetch(`${stack.baseUrl}/v1/runs?limit=100`, {
@@ -232,6 +239,74 @@ describe('tether eval through a real stack', () => {
     expect(after.stdout).toMatch(/clarify on clear tasks\s+50%\s+1\/2\s+low\s+0%\s+\+50 pp/);
     expect(after.stdout).toMatch(/patch, of edits of existing files\s+0%\s+0\/1\s+high\s+100%\s+-100 pp/);
     expect(after.stdout).toContain('(over a different set of tasks)');
+  }, 60_000);
+
+  it('gives a structured task its output: a valid submit_result is a result, invalid ones fail the run', async () => {
+    const inventory = {
+      name: 'inventory',
+      version: '1.3.0',
+      items: [{ sku: 'A-100', name: 'Anchor', quantity: 12, price: 24.5 }],
+    };
+    model.script = {
+      'structured-inventory': (turn) =>
+        [
+          streamToolCalls([
+            tool('read_file', { path: 'package.json' }, 'call_r1'),
+            tool('read_file', { path: 'data/items.csv' }, 'call_r2'),
+          ]),
+          streamToolCalls([tool('submit_result', inventory)]),
+        ][turn] ?? streamText('-'),
+      'structured-low-stock': (turn) =>
+        [
+          streamToolCalls([
+            tool('submit_result', { threshold: 5, currency: 'EUR', lowStock: ['C-300', 'D-400'] }),
+          ]),
+        ][turn] ?? streamText('-'),
+    };
+    const saved = join(tmp, 'structured.json');
+    const good = await tether(['eval', '--tasks', 'structured', '--json', '--out', saved]);
+    expect(good.stderr).toBe('');
+    expect(good.code).toBe(0);
+    const goodResult = JSON.parse(good.stdout) as EvalResult;
+    expect(goodResult.tasks.map((t) => [t.id, t.status])).toEqual([
+      ['structured-inventory', 'completed'],
+      ['structured-low-stock', 'completed'],
+    ]);
+    expect(goodResult.metrics.structured.valid).toEqual(ratio(2, 2));
+    const done = goodResult.tasks.find((t) => t.id === 'structured-inventory');
+    expect(done).toMatchObject({ status: 'completed', result: true, submitAttempts: 1, compacted: 0 });
+    // The model was offered submit_result with each task's schema, and the run kept the result.
+    const offered = model.requests
+      .map(
+        (request) => request.body as { tools?: Array<{ function: { name: string; parameters: unknown } }> },
+      )
+      .flatMap((body) => body.tools ?? [])
+      .filter((t) => t.function.name === 'submit_result')
+      .map((t) => (t.function.parameters as { required: string[] }).required.join(','));
+    expect(new Set(offered)).toEqual(new Set(['name,version,items', 'threshold,currency,lowStock']));
+    const client = new TetherClient({ baseUrl: stack.baseUrl, apiKey: API_KEY });
+    expect((await client.get(done?.runId as string)).result).toEqual(inventory);
+
+    // Invalid twice, then a plain-text answer: the third failed attempt fails the run.
+    model.script = {
+      'structured-inventory': (turn) =>
+        [
+          streamToolCalls([tool('submit_result', { name: 'inventory' })]),
+          streamToolCalls([tool('submit_result', { ...inventory, version: 13 })]),
+          streamText('The project is inventory 1.3.0.'),
+        ][turn] ?? streamText('-'),
+    };
+    const bad = await tether(['eval', '--tasks', 'structured-inventory', '--json', '--compare', saved]);
+    expect(bad.code).toBe(0);
+    const badResult = JSON.parse(bad.stdout) as EvalResult;
+    expect(badResult.tasks).toHaveLength(1);
+    expect(badResult.tasks[0]).toMatchObject({ status: 'failed', result: false, submitAttempts: 2 });
+    expect(badResult.tasks[0]?.error).toMatch(/^ERR_OUTPUT_INVALID: /);
+    expect(badResult.metrics.structured.valid).toEqual(ratio(0, 1));
+    expect(badResult.comparison?.find((row) => row.key === 'structured.valid')).toMatchObject({
+      delta: -1,
+      better: false,
+    });
   }, 60_000);
 
   it('runs a task set of its own (--task-set), with its own fixture', async () => {

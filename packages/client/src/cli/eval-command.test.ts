@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type EvalResult, percent, points, readResult } from './eval-command.js';
-import { summarise } from './eval-metrics.js';
+import { compareMetrics, summarise } from './eval-metrics.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -29,6 +29,16 @@ describe('readResult', () => {
     expect(await readResult(path)).toEqual(result);
   });
 
+  it('reads an older result, from before the long and structured figures, which then compare as null', async () => {
+    const { long: _long, structured: _structured, ...metrics } = result.metrics;
+    const path = join(dir, 'old.json');
+    await writeFile(path, JSON.stringify({ ...result, metrics }));
+    const old = await readResult(path);
+    expect(old.metrics).toEqual(metrics);
+    const rows = compareMetrics(result.metrics, old.metrics);
+    expect(rows.find((row) => row.key === 'structured.valid')).toMatchObject({ previous: null, delta: null });
+  });
+
   it.each([
     ['{', 'not valid JSON'],
     ['[]', 'not a tether eval result (version 1)'],
@@ -36,6 +46,14 @@ describe('readResult', () => {
     [
       JSON.stringify({ ...result, metrics: { ...result.metrics, clarify: { ambiguous: { count: 1 } } } }),
       'metrics.clarify.ambiguous is missing or not a ratio',
+    ],
+    [
+      JSON.stringify({ ...result, metrics: { ...result.metrics, patchShare: undefined } }),
+      'metrics.patchShare is missing or not a ratio',
+    ],
+    [
+      JSON.stringify({ ...result, metrics: { ...result.metrics, long: { completed: 'all' } } }),
+      'metrics.long.completed is missing or not a ratio',
     ],
   ])('refuses %s', async (text, message) => {
     const path = join(dir, 'bad.json');

@@ -12,8 +12,11 @@ import {
   type FigureDelta,
   figures,
   foldRun,
+  isRatio,
+  LATER_FIGURES,
   summarise,
   type TaskOutcome,
+  valueAt,
 } from './eval-metrics.js';
 import { filterTasks, loadTaskSet } from './eval-tasks.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
@@ -263,8 +266,17 @@ function integerOption(value: string | undefined, flag: string, fallback: number
   return parsed;
 }
 
+/**
+ * A result read back for `--compare`. One written by an older version of the command lacks the
+ * figures of {@link LATER_FIGURES} and the outcome fields added with them.
+ */
+export interface PreviousResult extends Omit<EvalResult, 'metrics' | 'tasks'> {
+  metrics: Partial<EvalMetrics>;
+  tasks: Array<Pick<TaskOutcome, 'id'> & Partial<TaskOutcome>>;
+}
+
 /** Reads a previous result for `--compare`. Throws a `UsageError` naming what is wrong. */
-export async function readResult(path: string): Promise<EvalResult> {
+export async function readResult(path: string): Promise<PreviousResult> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(await readFile(path, 'utf8'));
@@ -273,7 +285,7 @@ export async function readResult(path: string): Promise<EvalResult> {
       `--compare ${path}: ${error instanceof SyntaxError ? 'not valid JSON' : 'cannot read the file'}`,
     );
   }
-  const result = parsed as Partial<EvalResult> | null;
+  const result = parsed as Partial<PreviousResult> | null;
   if (
     typeof result !== 'object' ||
     result === null ||
@@ -284,36 +296,22 @@ export async function readResult(path: string): Promise<EvalResult> {
   ) {
     throw new UsageError(`--compare ${path}: not a tether eval result (version 1), as --json or --out write`);
   }
-  const missing = figureKeys.find((key) => !isRatio(figureOf(result.metrics, key)));
+  // A figure added since the file was written is absent from it; one that is there must be a ratio.
+  const missing = figureKeys.find(
+    (key) =>
+      !isRatio(valueAt(result.metrics, key)) &&
+      !(LATER_FIGURES.has(key) && valueAt(result.metrics, key) === undefined),
+  );
   if (missing !== undefined)
     throw new UsageError(`--compare ${path}: metrics.${missing} is missing or not a ratio`);
-  return result as EvalResult;
+  return result as PreviousResult;
 }
 
 // The keys a result must have figures for: those of the table.
 const figureKeys = figures(summarise([])).map((figure) => figure.key);
 
-function figureOf(metrics: unknown, key: string): unknown {
-  return key
-    .split('.')
-    .reduce<unknown>((value, part) => (isObject(value) ? value[part] : undefined), metrics);
-}
-
-function isRatio(value: unknown): boolean {
-  return (
-    isObject(value) &&
-    typeof value.count === 'number' &&
-    typeof value.total === 'number' &&
-    (value.rate === null || typeof value.rate === 'number')
-  );
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
-}
-
-function sameTasks(a: readonly TaskOutcome[], b: readonly TaskOutcome[]): boolean {
-  const ids = (list: readonly TaskOutcome[]) =>
+function sameTasks(a: readonly Pick<TaskOutcome, 'id'>[], b: readonly Pick<TaskOutcome, 'id'>[]): boolean {
+  const ids = (list: readonly Pick<TaskOutcome, 'id'>[]) =>
     list
       .map((o) => o.id)
       .sort()
@@ -337,6 +335,9 @@ export function outcomeLine(outcome: TaskOutcome, c: Colors): string {
     outcome.patchEdits > 0 ? `patch×${outcome.patchEdits}` : '',
     outcome.writeFileEdits > 0 ? `write_file×${outcome.writeFileEdits} (existing)` : '',
     outcome.promiseWithoutAction ? 'promised, no tool call' : '',
+    outcome.compacted > 0 ? `compacted×${outcome.compacted}` : '',
+    outcome.submitAttempts > 0 ? `submit_result×${outcome.submitAttempts}` : '',
+    outcome.result ? 'result' : '',
   ].filter((part) => part !== '');
   const error = outcome.error ? c.dim(` ${outcome.error}`) : '';
   return `${outcome.id.padEnd(28)} ${outcome.kind.padEnd(10)} ${status} ${did.join(', ')}${error}`;

@@ -2,6 +2,7 @@ import type { RunEvent, RunEventInput } from '@tether/protocol';
 import { describe, expect, it } from 'vitest';
 import {
   compareMetrics,
+  type EvalMetrics,
   type EvalTask,
   figures,
   foldRun,
@@ -64,6 +65,9 @@ describe('foldRun', () => {
       promiseWithoutAction: false,
       patchEdits: 2,
       writeFileEdits: 0,
+      compacted: 0,
+      submitAttempts: 0,
+      result: false,
     });
   });
 
@@ -148,6 +152,114 @@ describe('foldRun', () => {
   });
 });
 
+const compacted = (strategy: 'prune' | 'summarise', beforeTokens: number): RunEventInput => ({
+  type: 'context.compacted',
+  data: {
+    beforeTokens,
+    afterTokens: Math.round(beforeTokens / 3),
+    strategy,
+    turnsSummarised: strategy === 'summarise' ? 12 : 0,
+    prunedToolResults: 9,
+    window: 200_000,
+  },
+});
+const read = (callId: string, day: number): RunEventInput[] => [
+  message('', ['read_file']),
+  call(callId, 'read_file', { path: `logs/2026-03-${String(day).padStart(2, '0')}.log` }),
+  { type: 'tool.result', data: { callId, name: 'read_file', ok: true, content: 'x'.repeat(100) } },
+];
+
+describe('foldRun: long and structured runs', () => {
+  it('counts each compaction of a long run that completed', () => {
+    const events = log('run_long', [
+      message('', ['bash']),
+      call('g', 'bash', { command: 'node src/logs.js' }),
+      ...read('r1', 1),
+      ...read('r2', 2),
+      compacted('prune', 165_000),
+      ...read('r3', 3),
+      compacted('summarise', 170_000),
+      ...read('r4', 4),
+      message('2026-03-01: FTL-AAAAAA\n2026-03-02: FTL-BBBBBB'),
+      completed,
+    ]);
+    expect(foldRun(task('long-a', 'long'), events, FIXTURE)).toMatchObject({
+      status: 'completed',
+      turns: 6,
+      toolCalls: 5,
+      compacted: 2,
+      submitAttempts: 0,
+      result: false,
+      promiseWithoutAction: false,
+    });
+  });
+
+  it('reads a long run that could not fit: compacted once, then failed ERR_CONTEXT_EXHAUSTED', () => {
+    const events = log('run_full', [
+      ...read('r1', 1),
+      compacted('summarise', 190_000),
+      ...read('r2', 2),
+      {
+        type: 'run.failed',
+        data: { error: { code: 'ERR_CONTEXT_EXHAUSTED', message: 'the request is 230000 tokens' } },
+      },
+    ]);
+    expect(foldRun(task('long-b', 'long'), events, FIXTURE)).toMatchObject({
+      status: 'failed',
+      error: 'ERR_CONTEXT_EXHAUSTED: the request is 230000 tokens',
+      compacted: 1,
+    });
+  });
+
+  it('reads a structured run: an invalid submit_result, a valid one, and the result in run.completed', () => {
+    const result = { name: 'inventory', version: '1.3.0', items: [] };
+    const events = log('run_struct', [
+      message('', ['read_file']),
+      call('a', 'read_file', { path: 'package.json' }),
+      message('', ['submit_result']),
+      call('b', 'submit_result', { name: 'inventory' }),
+      {
+        type: 'tool.result',
+        data: { callId: 'b', name: 'submit_result', ok: false, content: 'must have required property' },
+      },
+      message('Here it is.', ['submit_result']),
+      call('c', 'submit_result', result),
+      { type: 'run.completed', data: { output: 'Here it is.', result } },
+    ]);
+    expect(foldRun(task('structured-a', 'structured'), events, FIXTURE)).toMatchObject({
+      status: 'completed',
+      turns: 3,
+      toolCalls: 3,
+      submitAttempts: 2,
+      result: true,
+      promiseWithoutAction: false,
+    });
+  });
+
+  it('reads a structured run that never gave a valid result: failed ERR_OUTPUT_INVALID, no result', () => {
+    const events = log('run_invalid', [
+      message('', ['submit_result']),
+      call('a', 'submit_result', '{"name": 1}'),
+      message("I'll answer in text: inventory 1.3.0."),
+      message('', ['submit_result']),
+      call('b', 'submit_result', { version: '1.3.0' }),
+      {
+        type: 'run.failed',
+        data: { error: { code: 'ERR_OUTPUT_INVALID', message: 'no valid result in 3 attempts' } },
+      },
+    ]);
+    expect(foldRun(task('structured-b', 'structured'), events, FIXTURE)).toMatchObject({
+      status: 'failed',
+      error: 'ERR_OUTPUT_INVALID: no valid result in 3 attempts',
+      submitAttempts: 2,
+      result: false,
+      promiseWithoutAction: false,
+    });
+    // A run with no output completes without a result.
+    expect(foldRun(task('single-a', 'single'), log('run_plain', [completed]), FIXTURE).result).toBe(false);
+  });
+});
+
 describe('promisesAction', () => {
   it.each([
     ['Let me update the file.', true],
@@ -186,6 +298,9 @@ const outcome = (kind: TaskOutcome['kind'], fields: Partial<TaskOutcome> = {}): 
   promiseWithoutAction: false,
   patchEdits: 0,
   writeFileEdits: 0,
+  compacted: 0,
+  submitAttempts: 0,
+  result: false,
   ...fields,
 });
 
@@ -215,7 +330,37 @@ describe('summarise', () => {
       },
       patchShare: { count: 4, total: 6, rate: 4 / 6 },
       promiseWithoutAction: { count: 1, total: 7, rate: 1 / 7 },
+      long: {
+        completed: { count: 0, total: 0, rate: null },
+        compacted: { count: 0, total: 0, rate: null },
+      },
+      structured: { valid: { count: 0, total: 0, rate: null } },
     });
+  });
+
+  it('adds up long and structured runs, which count in no todo or clarify figure', () => {
+    const metrics = summarise([
+      outcome('long', { compacted: 3 }),
+      outcome('long', { compacted: 1, status: 'failed', error: 'ERR_CONTEXT_EXHAUSTED: too long' }),
+      outcome('long', { status: 'failed', error: 'ERR_AGENT_MAX_STEPS: too many' }),
+      outcome('long', { status: 'error', compacted: 2 }),
+      outcome('structured', { result: true, submitAttempts: 1, todo: true }),
+      outcome('structured', { result: true, submitAttempts: 2, clarify: true }),
+      outcome('structured', { status: 'failed', submitAttempts: 3 }),
+      // Completed with no result: the run was not given output (a task set's mistake).
+      outcome('structured'),
+      outcome('single'),
+    ]);
+    expect(metrics.runs).toEqual({ total: 9, completed: 5, failed: 3, cancelled: 0, error: 1 });
+    expect(metrics.long).toEqual({
+      completed: { count: 1, total: 3, rate: 1 / 3 },
+      compacted: { count: 2, total: 3, rate: 2 / 3 },
+    });
+    expect(metrics.structured.valid).toEqual({ count: 2, total: 4, rate: 2 / 4 });
+    expect(metrics.todo.single).toEqual({ count: 0, total: 1, rate: 0 });
+    expect(metrics.clarify.clear).toEqual({ count: 0, total: 1, rate: 0 });
+    // A structured run ends with a call, never a plain turn: left out of promises; a long one counts.
+    expect(metrics.promiseWithoutAction).toEqual({ count: 0, total: 2, rate: 0 });
   });
 
   it('gives a null rate where there is nothing to divide', () => {
@@ -245,5 +390,42 @@ describe('compareMetrics', () => {
       (r) => r.key === 'clarify.clear',
     );
     expect(clear).toMatchObject({ delta: 1, better: false });
+  });
+
+  it('lists the new figures last, in table order, and compares them', () => {
+    const before = summarise([outcome('long'), outcome('structured')]);
+    const after = summarise([outcome('long', { compacted: 2 }), outcome('structured', { result: true })]);
+    expect(figures(after).map((f) => [f.key, f.goal, f.value.rate])).toEqual([
+      ['todo.multi', 'high', null],
+      ['todo.single', 'low', null],
+      ['clarify.ambiguous', 'high', null],
+      ['clarify.clear', 'low', null],
+      ['patchShare', 'high', null],
+      ['promiseWithoutAction', 'low', 0],
+      ['long.completed', 'high', 1],
+      ['long.compacted', 'high', 1],
+      ['structured.valid', 'high', 1],
+    ]);
+    const rows = compareMetrics(after, before);
+    expect(rows.slice(-3).map((row) => [row.key, row.delta, row.better])).toEqual([
+      ['long.completed', 0, null],
+      ['long.compacted', 1, true],
+      ['structured.valid', 1, true],
+    ]);
+  });
+
+  it('compares with an older result that has no long or structured figures: those compare as null', () => {
+    const current = summarise([outcome('multi', { todo: true }), outcome('long', { compacted: 1 })]);
+    const { long: _long, structured: _structured, ...old } = summarise([outcome('multi')]);
+    const rows = compareMetrics(current, old as Partial<EvalMetrics>);
+    expect(rows.map((row) => row.key)).toEqual(figures(current).map((figure) => figure.key));
+    expect(rows.find((row) => row.key === 'todo.multi')).toMatchObject({ delta: 1, better: true });
+    for (const key of ['long.completed', 'long.compacted', 'structured.valid']) {
+      expect(rows.find((row) => row.key === key)).toMatchObject({
+        previous: null,
+        delta: null,
+        better: null,
+      });
+    }
   });
 });

@@ -16,6 +16,8 @@
  * - an edit of an existing file: a `tool.call` of `patch` or `write_file`
  *   whose `path` argument (relative, `./` and `/` at its start ignored) names
  *   a fixture file, or a file an earlier `write_file` call of the run created.
+ * - compacted: the run logged `context.compacted` (counted per event).
+ * - a result: the run's `run.completed` event carries `result`.
  */
 import type { OutputSpec, RunEvent } from '@tether/protocol';
 
@@ -59,6 +61,12 @@ export interface TaskOutcome {
   patchEdits: number;
   /** `write_file` calls on existing files. */
   writeFileEdits: number;
+  /** `context.compacted` events. */
+  compacted: number;
+  /** `submit_result` calls, valid or not. */
+  submitAttempts: number;
+  /** The run completed with a `result` (a run with `output`). */
+  result: boolean;
 }
 
 /** `count` of `total`, and their ratio (null when `total` is 0). */
@@ -76,8 +84,12 @@ export interface EvalMetrics {
   clarify: { ambiguous: Ratio; clear: Ratio };
   /** `patch` calls of all edits of existing files (`patch` and `write_file`), over every task. */
   patchShare: Ratio;
-  /** Completed runs whose final turn promised an action and made no tool call. */
+  /** Completed runs whose final turn promised an action and made no tool call (kind `structured` left out). */
   promiseWithoutAction: Ratio;
+  /** Runs of `long` tasks that completed, and those that compacted their transcript at least once. */
+  long: { completed: Ratio; compacted: Ratio };
+  /** Runs of `structured` tasks that completed with a result. */
+  structured: { valid: Ratio };
 }
 
 /**
@@ -133,6 +145,9 @@ export function foldRun(
     promiseWithoutAction: false,
     patchEdits: 0,
     writeFileEdits: 0,
+    compacted: 0,
+    submitAttempts: 0,
+    result: false,
   };
   let finalTurn: string | undefined;
   for (const event of events) {
@@ -146,6 +161,7 @@ export function foldRun(
         const { name } = event.data;
         if (name === 'todo') outcome.todo = true;
         if (name === 'clarify') outcome.clarify = true;
+        if (name === 'submit_result') outcome.submitAttempts++;
         if (name === 'patch' || name === 'write_file') {
           const path = pathArgument(event.data.arguments);
           if (path === undefined) break;
@@ -161,8 +177,12 @@ export function foldRun(
       case 'clarify.requested':
         outcome.clarify = true;
         break;
+      case 'context.compacted':
+        outcome.compacted++;
+        break;
       case 'run.completed':
         outcome.status = 'completed';
+        outcome.result = event.data.result !== undefined;
         break;
       case 'run.failed':
         outcome.status = 'failed';
@@ -232,7 +252,16 @@ export function summarise(outcomes: readonly TaskOutcome[]): EvalMetrics {
       clear: count(of(['single', 'multi', 'edit']), (o) => o.clarify),
     },
     patchShare: ratio(patch, patch + writeFile),
-    promiseWithoutAction: count(completed, (o) => o.promiseWithoutAction),
+    // A structured run ends through a submit_result call, never a plain turn: it cannot promise.
+    promiseWithoutAction: count(
+      completed.filter((o) => o.kind !== 'structured'),
+      (o) => o.promiseWithoutAction,
+    ),
+    long: {
+      completed: count(of(['long']), (o) => o.status === 'completed'),
+      compacted: count(of(['long']), (o) => o.compacted > 0),
+    },
+    structured: { valid: count(of(['structured']), (o) => o.status === 'completed' && o.result) },
   };
 }
 
@@ -243,6 +272,16 @@ export interface Figure {
   goal: 'high' | 'low';
   value: Ratio;
 }
+
+/**
+ * The figures added after result files were first written: an older file has none of them, and
+ * they compare as null with it (`--compare` still reads it).
+ */
+export const LATER_FIGURES: ReadonlySet<string> = new Set([
+  'long.completed',
+  'long.compacted',
+  'structured.valid',
+]);
 
 /** The figures, in the table's order. */
 export function figures(metrics: EvalMetrics): Figure[] {
@@ -268,7 +307,47 @@ export function figures(metrics: EvalMetrics): Figure[] {
       goal: 'low',
       value: metrics.promiseWithoutAction,
     },
+    { key: 'long.completed', label: 'long tasks completed', goal: 'high', value: metrics.long.completed },
+    {
+      key: 'long.compacted',
+      label: 'long tasks that compacted',
+      goal: 'high',
+      value: metrics.long.compacted,
+    },
+    {
+      key: 'structured.valid',
+      label: 'structured tasks with a valid result',
+      goal: 'high',
+      value: metrics.structured.valid,
+    },
   ];
+}
+
+/** What is at `key` (`todo.multi`) in a metrics object read from a file: undefined when nothing is. */
+export function valueAt(metrics: unknown, key: string): unknown {
+  return key
+    .split('.')
+    .reduce<unknown>((found, part) => (isObject(found) ? found[part] : undefined), metrics);
+}
+
+/** The ratio at `key` of a metrics object read from a file, if there is one. */
+export function ratioAt(metrics: unknown, key: string): Ratio | undefined {
+  const value = valueAt(metrics, key);
+  return isRatio(value) ? value : undefined;
+}
+
+/** `value` is a {@link Ratio}: numbers `count` and `total`, and `rate` a number or null. */
+export function isRatio(value: unknown): value is Ratio {
+  return (
+    isObject(value) &&
+    typeof value.count === 'number' &&
+    typeof value.total === 'number' &&
+    (value.rate === null || typeof value.rate === 'number')
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 /** A figure beside a previous result's: `delta` is the difference of the rates (null when either has none). */
@@ -279,11 +358,13 @@ export interface FigureDelta extends Figure {
   better: boolean | null;
 }
 
-/** Each figure of `current` beside the same figure of `previous`. */
-export function compareMetrics(current: EvalMetrics, previous: EvalMetrics): FigureDelta[] {
-  const before = new Map(figures(previous).map((figure) => [figure.key, figure.value]));
+/**
+ * Each figure of `current` beside the same figure of `previous`, a result's metrics as read from
+ * its file: a figure it lacks (one of {@link LATER_FIGURES}, in an older file) compares as null.
+ */
+export function compareMetrics(current: EvalMetrics, previous: Partial<EvalMetrics>): FigureDelta[] {
   return figures(current).map((figure) => {
-    const old = before.get(figure.key) ?? null;
+    const old = ratioAt(previous, figure.key) ?? null;
     const delta =
       old === null || old.rate === null || figure.value.rate === null ? null : figure.value.rate - old.rate;
     const better = delta === null || delta === 0 ? null : figure.goal === 'high' ? delta > 0 : delta < 0;
