@@ -7,17 +7,18 @@ import type {
   RunModel,
   Usage,
 } from '@tether/protocol';
+import type { TenantBudgetStore, UsageLedger } from '@tether/store/budgets';
 import type { McpServerStore } from '@tether/store/mcp-servers';
 import type { MemoryStore } from '@tether/store/memory';
 import type { NewRun, RunEngine, RunJobData, RunStore } from '@tether/store/runs';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config.js';
+import type { WorkerMetrics } from '../metrics.js';
 import type { WorkerSkills } from '../skills.js';
 import type { ResolvedHooks } from '../worker-hooks.js';
 import type { McpListings } from './mcp-listings.js';
 import type { AttemptObserver } from './observe.js';
-import type { WorkerBudgets } from './tenant-budget.js';
 import type { Capped, TenantSlotKeeper } from './tenant-slot.js';
 
 /** What every step of one attempt works with. */
@@ -65,6 +66,13 @@ export interface AttemptContext {
   observer?: AttemptObserver | undefined;
   /** The test stack's seams into the attempt's timing (`startWorker`'s `hooks`); no-ops in a deployment. */
   hooks: ResolvedHooks;
+}
+
+/** What the worker holds of the tenants' budgets and usage ledger (see tenant-budget.ts). */
+export interface WorkerBudgets {
+  budgets: TenantBudgetStore;
+  ledger: UsageLedger;
+  metrics?: WorkerMetrics | undefined;
 }
 
 /** What an attempt needs of webhooks: its run's new events turned into deliveries. */

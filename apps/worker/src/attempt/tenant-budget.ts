@@ -6,26 +6,17 @@ import {
   MICROS_PER_USD,
   percentUsed,
   periodOf,
-  type TenantBudgetStore,
   tenantBudgetExceeded,
   type UsageLedger,
   usedUpBudget,
 } from '@tether/store/budgets';
 import { indexedMetadata } from '@tether/store/runs';
 import type { EventSink } from '../event-sink.js';
-import type { WorkerMetrics } from '../metrics.js';
-import type { AttemptContext } from './context.js';
+import type { AttemptContext, WorkerBudgets } from './context.js';
 import type { Prepared } from './prepare.js';
 
 /** The profile name a replay script's turns are recorded under (`checkpoint.model.profile`). */
 const REPLAY_PROFILE = 'replay';
-
-/** What the worker holds of the tenants' budgets and usage ledger. */
-export interface WorkerBudgets {
-  budgets: TenantBudgetStore;
-  ledger: UsageLedger;
-  metrics?: WorkerMetrics | undefined;
-}
 
 /**
  * One attempt's part in its tenant's ledger and budgets.
