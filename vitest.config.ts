@@ -28,6 +28,8 @@ const CLUSTER_FILES = [
   'packages/store/test/cancel-tenant-slot.int.test.ts',
   // Cancels a process left unfinished: the set of them in its own slot, each run's keys in theirs.
   'packages/store/test/cancel-recovery.int.test.ts',
+  // Delayed runs: a run's record and events in its slot, its job in its shard's.
+  'packages/store/test/scheduled-runs.int.test.ts',
   // A tenant's registered MCP servers: one hash under the tenant's tag.
   'packages/store/test/mcp-server-store.int.test.ts',
   // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.

@@ -167,6 +167,12 @@ const CASES: Record<Limit, LimitCase> = {
     past: above,
     documented: (value) => `\`output.maxAttempts\` 1 to ${n(value)} (default 3)`,
   },
+  scheduleMaxMs: {
+    field: 'body.delayMs',
+    body: (value) => replayRun(undefined, { delayMs: value }),
+    past: above,
+    documented: (value) => `\`runAt\` or \`delayMs\` at most ${value / 86_400_000} days ahead`,
+  },
 };
 
 const limits = Object.entries(RUN_LIMITS) as [Limit, number][];

@@ -487,6 +487,7 @@ describe('service routes', () => {
         'get /v1/runs/{id}',
         'post /v1/runs/{id}/cancel',
         'delete /v1/runs/{id}',
+        'patch /v1/runs/{id}',
         'post /v1/runs/{id}/retry',
         'get /v1/runs/{id}/events',
         'post /v1/runs/{id}/clarify/{requestId}',

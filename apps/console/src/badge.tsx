@@ -3,6 +3,7 @@ import { STATUS_TEXT } from './format.js';
 
 /** A glyph per status: the label says it in words, the glyph and the colour only repeat it. */
 const STATUS_ICON: Record<RunStatus, string> = {
+  scheduled: '⏲',
   queued: '◷',
   running: '▶',
   waiting_for_input: '?',

@@ -2,6 +2,7 @@ import type { RunStatus } from '@tether/protocol';
 
 /** A status as words. */
 export const STATUS_TEXT: Record<RunStatus, string> = {
+  scheduled: 'Scheduled',
   queued: 'Queued',
   running: 'Running',
   waiting_for_input: 'Waiting for input',

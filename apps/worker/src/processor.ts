@@ -62,7 +62,8 @@ export interface ProcessorDeps {
 /**
  * The job processor. The BullMQ job holds only the run id; the run's record,
  * checkpoint and events are in its own keys. One attempt is four steps, each
- * in attempt/: claim → prepare → run → settle. The first three either hand on
+ * in attempt/: claim → prepare → run → settle (a delayed run's job queues it
+ * first, `RunEngine.startOnTime`). The first three either hand on
  * what the next needs or end early with a settlement; `settleOutcome` records
  * every ending in the run and maps it to BullMQ. With a tenants' cap, the
  * attempt holds a slot of its run's tenant from before the claim until it
@@ -106,6 +107,13 @@ export function createProcessor(deps: ProcessorDeps) {
     // A job that comes back (stall recovery, a resumed question, a retry) first dispatches what the
     // attempt before may have appended without dispatching (its worker died in between).
     if (job.attemptsStarted > 1) await dispatchEvents(ctx, 'recovery', true);
+    // A delayed run is queued at its time, before anything else (a run queued at once skips this).
+    if (job.data.scheduled) {
+      const due = await engine.startOnTime(ctx);
+      if (due.status === 'early') {
+        return settleOutcome(ctx, { kind: 'released', why: 'scheduled', runAtMs: due.runAtMs });
+      }
+    }
     // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged
     // (or, cancelled, leaves the line, then ends at its claim holding no slot).
     const slot = await ctx.tenantSlots?.take(ctx);

@@ -5,6 +5,7 @@ import type {
   CreateRunResponse,
   EventPage,
   ModelCatalog,
+  RescheduleRunBody,
   Run,
   RunEvent,
   RunFileList,
@@ -327,6 +328,26 @@ export class TetherClient {
       // Sent again after a lost connection, a delete that happened would answer 404.
       idempotent: false,
     });
+  }
+
+  /**
+   * `PATCH /v1/runs/:id`: a scheduled run's new start time, `{ runAt }` (ISO 8601) or
+   * `{ delayMs }`; the run as it is then. A run that is not scheduled any more throws
+   * `TetherConflictError` (`ERR_RUN_NOT_SCHEDULED`).
+   */
+  async reschedule(id: string, body: RescheduleRunBody, options: RequestOptions = {}): Promise<Run> {
+    const result = await this.json({
+      method: 'PATCH',
+      path: runPath(id),
+      body,
+      signal: options.signal,
+      // The same time sent again sets the same time.
+      idempotent: true,
+    });
+    if (!isRecord(result) || typeof result.status !== 'string') {
+      throw new TetherProtocolError(`PATCH ${runPath(id)} answered without a run status`);
+    }
+    return result as unknown as Run;
   }
 
   /**

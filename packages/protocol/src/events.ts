@@ -4,6 +4,7 @@ import { BudgetWarningSchema } from './budgets.js';
 
 /** Run statuses, in lifecycle order. */
 export const RUN_STATUSES = [
+  'scheduled',
   'queued',
   'running',
   'waiting_for_input',
@@ -91,6 +92,8 @@ const CrewChildRunId = Type.Optional(Type.String());
 
 export const EventDataSchemas = {
   'run.queued': Type.Object({}),
+  /** A delayed run (`runAt` or `delayMs`): created, or given a new time; it starts at `runAt`. */
+  'run.scheduled': Type.Object({ runAt: Type.String({ format: 'date-time' }) }),
   'run.started': Type.Object({ attempt: Type.Integer(), workerId: Type.String() }),
   'attempt.started': Type.Object({ attempt: Type.Integer(), resumed: Type.Boolean(), step: Type.Integer() }),
   'message.delta': Type.Object({ text: Type.String() }),

@@ -42,6 +42,8 @@ export const RUN_LIMITS = {
   toolTimeoutMaxMs: 7 * 24 * 3600 * 1000,
   /** A structured result (`output`): invalid attempts before the run fails, 1 to 10. */
   outputMaxAttemptsMax: 10,
+  /** A delayed run (`runAt`, `delayMs`) starts at most a year ahead. */
+  scheduleMaxMs: 365 * 24 * 3600 * 1000,
 } as const;
 
 /** The other bounds of client-executed tools (see {@link ClientToolSchema}). */
@@ -253,6 +255,15 @@ export const LocaleSchema = Type.Union([Type.Literal('zh'), Type.Literal('en')])
 export const ClarifyModeSchema = Type.Union([Type.Literal('suspend'), Type.Literal('return')]);
 export type ClarifyMode = Static<typeof ClarifyModeSchema>;
 
+/**
+ * When a run starts: at `runAt` (ISO 8601; one in the past starts at once) or `delayMs` from now,
+ * not both, at most {@link RUN_LIMITS.scheduleMaxMs} ahead. Such a run is `scheduled` until then.
+ */
+export const RunTimingSchema = Type.Object({
+  runAt: Type.Optional(Type.String({ format: 'date-time', [EXPECTED]: 'an ISO 8601 date-time' })),
+  delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: RUN_LIMITS.scheduleMaxMs })),
+});
+
 /** `POST /v1/runs` body. */
 export const CreateRunBodySchema = Type.Object(
   {
@@ -334,10 +345,18 @@ export const CreateRunBodySchema = Type.Object(
     approval: Type.Optional(ApprovalPolicySchema),
     /** A structured result: the run ends through `submit_result`, its arguments the run's `result` (see {@link OutputSpecSchema}). */
     output: Type.Optional(OutputSpecSchema),
+    ...RunTimingSchema.properties,
   },
   { additionalProperties: false },
 );
 export type CreateRunBody = Static<typeof CreateRunBodySchema>;
+
+/** `PATCH /v1/runs/:id`: a scheduled run's new start time, `runAt` or `delayMs` (one of them). */
+export const RescheduleRunBodySchema = Type.Object(
+  { runAt: RunTimingSchema.properties.runAt, delayMs: RunTimingSchema.properties.delayMs },
+  { additionalProperties: false },
+);
+export type RescheduleRunBody = Static<typeof RescheduleRunBodySchema>;
 
 export const PendingClarifySchema = Type.Object({
   requestId: Type.String(),
@@ -362,7 +381,8 @@ export type PendingToolCall = Static<typeof PendingToolCallSchema>;
 /** `POST /v1/runs` 202 answer. */
 export const CreateRunResponseSchema = Type.Object({
   id: Type.String(),
-  status: Type.Literal('queued'),
+  /** `scheduled` for a run given a later start (`runAt`, `delayMs`). */
+  status: Type.Union([Type.Literal('queued'), Type.Literal('scheduled')]),
   links: Type.Object({ self: Type.String(), events: Type.String() }),
   /** A short-lived token that reads this run's events (`?token=`), for `EventSource`, which cannot set headers. */
   token: Type.String(),
@@ -406,6 +426,8 @@ export const RunSchema = Type.Object({
   /** A retry (`POST /v1/runs/:id/retry`): the failed or cancelled run it started again. */
   retryOf: Type.Optional(Type.String()),
   createdAt: Type.String({ format: 'date-time' }),
+  /** A delayed run: when it starts (or started to be due), as last set. */
+  runAt: Type.Optional(Type.String({ format: 'date-time' })),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
   attempts: Type.Integer({ minimum: 0 }),

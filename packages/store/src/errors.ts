@@ -10,7 +10,12 @@ export const QUEUE_ERRORS = {
   ERR_RUN_ACTIVE: {
     statusCode: 409,
     description:
-      'The run (or one of its crew children) is still active (queued, running, waiting_for_input or waiting_for_children): cancel it and delete it once it has ended.',
+      'The run (or one of its crew children) is still active (queued, running, waiting_for_input or waiting_for_children): cancel it and delete it once it has ended. A scheduled run is cancelled by its delete.',
+  },
+  ERR_RUN_NOT_SCHEDULED: {
+    statusCode: 409,
+    description:
+      'The run is not scheduled any more (its time came and it is queued or running, it has ended, or a cancel was asked for): only a scheduled run can be given a new time (`PATCH /v1/runs/:id`).',
   },
   ERR_RUN_ENDED: {
     statusCode: 409,

@@ -67,6 +67,9 @@ const STEPS: Record<string, (runId: string, token: string) => Promise<unknown>> 
     ),
   retry: (runId, token) => store.markRetrying(runId, token, 2, 100, { code: 'ERR_X', message: 'x' }),
   'release (shutdown)': (runId, token) => store.setStatus(runId, token, 'queued'),
+  // Seeded with no runAt: its time has come.
+  'start on time': (runId) => store.due(runId),
+  reschedule: (runId) => store.reschedule(runId, Date.now() + 60_000),
   'request a cancel': (runId) => store.requestCancel(runId),
   'request an interrupt': (runId) => store.requestCancel(runId, 'interrupt'),
   'take a message': (runId) => store.steer(runId, { messageId: 'msg_life', content: 'x' }),
@@ -172,5 +175,18 @@ describe('submit (createRun)', () => {
     expect((await store.get(run.id))?.status).toBe('queued');
     expect((await store.readEvents(run.id)).map((e) => e.type)).toEqual(['run.queued']);
     expect(await store.create(run)).toBe(false);
+  });
+
+  it('creates a scheduled run with run.scheduled and its runAt', async () => {
+    const runAtMs = Date.now() + 60_000;
+    const run = { id: 'run_lifelater', tenant: 't', spec: { input: 'x' }, createdAtMs: Date.now(), runAtMs };
+    expect(await store.create(run)).toBe(true);
+    const record = await store.get(run.id);
+    expect(record?.status).toBe('scheduled');
+    expect(record?.runAt).toBe(new Date(runAtMs).toISOString());
+    const events = await store.readEvents(run.id);
+    expect(events.map((e) => [e.type, e.data])).toEqual([
+      ['run.scheduled', { runAt: new Date(runAtMs).toISOString() }],
+    ]);
   });
 });

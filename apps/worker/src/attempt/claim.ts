@@ -21,7 +21,8 @@ export interface Claimed {
  * requested ends cancelled; a run that is gone or has ended needs nothing. A
  * session's run with another of the session's runs ahead of it waits (only
  * one run of a session executes at a time); a run ahead that is gone or has
- * ended without leaving the queue is taken off it first.
+ * ended without leaving the queue is taken off it first. A run still scheduled
+ * (its job came up early: its time was moved) waits until its time.
  */
 export async function claimAttempt(ctx: AttemptContext): Promise<Claimed | Settlement> {
   const { store, runId } = ctx;
@@ -36,6 +37,7 @@ export async function claimAttempt(ctx: AttemptContext): Promise<Claimed | Settl
     claim = await store.claim(runId, ctx.fence, ctx.attempt, ctx.config.workerId, parent);
     if (claim.status === 'wait') return { kind: 'released', why: 'session', ahead: claim.ahead };
   }
+  if (claim.status === 'early') return { kind: 'released', why: 'scheduled', runAtMs: claim.runAtMs };
   if (claim.status === 'cancel') return { kind: 'cancelled' };
   if (claim.status !== 'ok') return { kind: 'lost', why: `the run is ${claim.status}`, handBack: false };
   if (!claim.spec) {

@@ -145,11 +145,14 @@ export type Waiting = { kind: 'waiting' } & (
  * The run gives its turn up without running, for an attempt later: at the
  * worker's shutdown (another worker goes on from the checkpoint), or, before
  * its claim, while another run of its session is ahead of it, or while its
- * tenant is at its cap on running runs ({@link Capped}).
+ * tenant is at its cap on running runs ({@link Capped}), or while a scheduled
+ * run's time has not come.
  */
 export type Released =
   | { kind: 'released'; why: 'shutdown' }
   | { kind: 'released'; why: 'session'; ahead: string }
+  /** A scheduled run whose job came up before its `runAt` (moved by a reschedule meanwhile): it waits until then. */
+  | { kind: 'released'; why: 'scheduled'; runAtMs: number }
   | Capped;
 
 /**

@@ -21,6 +21,7 @@ import { delegationKey } from './crew.js';
  * | released: shutdown | queued | waiting, for another worker (`WaitingError`) |
  * | released: the session's run ahead | nothing | delayed 60 s, woken when the run ahead ends |
  * | released: the tenant's cap | nothing | delayed a few seconds, woken when a slot is handed to it or a cancel is asked for |
+ * | released: scheduled, its time not come (moved) | nothing | delayed until its `runAt`, woken when it moves again or a cancel is asked for |
  * | lost, handed back (the lock not renewed in time, maybe still held) | nothing | waiting, for a new attempt to take the run over (`WaitingError`) |
  * | lost (the run gone, ended or another worker's; or the lock gone) | nothing | completed, or left to BullMQ's stalled check (another owner carries on) |
  *
@@ -125,7 +126,9 @@ export function outcomeLabel(settlement: Settlement): string {
       return { ...waiting, children: 'delegating' }[settlement.on];
     }
     case 'released':
-      return { shutdown: 'released', session: 'blocked', tenant_cap: 'capped' }[settlement.why];
+      return { shutdown: 'released', session: 'blocked', tenant_cap: 'capped', scheduled: 'scheduled' }[
+        settlement.why
+      ];
     case 'lost':
       return settlement.handBack ? 'lost' : 'nothing';
     default:
@@ -357,6 +360,10 @@ async function release(
         Date.now() + SESSION_WAIT_MS,
         async () => (await store.sessionHead(runId)) === runId,
       );
+    case 'scheduled':
+      // Its time was moved while its job came up: wait until the new one (woken if it moves again).
+      log.debug({ runAt: new Date(settlement.runAtMs).toISOString() }, 'the run is scheduled later');
+      return engine.waitForStart(ctx, settlement.runAtMs);
     case 'tenant_cap': {
       // Over its tenant's cap on running runs: wait, without a slot, until a release hands it one and wakes it.
       await ctx.hooks.beforeCappedDelay(hookAttempt(ctx), {

@@ -95,7 +95,9 @@ export async function runsCommand(options: RunsCommandOptions, ctx: CommandConte
           ? c.magenta(`  waiting for approval: ${truncate(approvals.map((a) => a.tool).join(', '), 50)}`)
           : run.status === 'waiting_for_children' && run.children
             ? c.blue(`  ${waitingFor(liveChildren(run))}`)
-            : '';
+            : run.status === 'scheduled' && run.runAt
+              ? c.blue(`  starts ${relativeTime(run.runAt, now)}`)
+              : '';
     const when = `${(created[index] ?? '').padEnd(createdWidth)}  ${(took[index] ?? '').padEnd(tookWidth)}`;
     const task = truncate(run.title ?? '', 60);
     io.stdout.write(
@@ -154,6 +156,7 @@ export function formatRun(
   const field = (name: string, value: string) => lines.push(`${c.dim(name.padEnd(10))}${value}`);
   if (run.title) field('task', run.title);
   field('created', `${run.createdAt} (${relativeTime(run.createdAt, now)})`);
+  if (run.runAt && !run.startedAt) field('starts', `${run.runAt} (${relativeTime(run.runAt, now)})`);
   if (run.startedAt) field('started', run.startedAt);
   if (run.finishedAt) {
     const took = run.startedAt

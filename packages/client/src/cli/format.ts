@@ -120,6 +120,8 @@ export function colorStatus(status: RunStatus, c: Colors): string {
       return c.blue(status);
     case 'running':
       return c.cyan(status);
+    case 'scheduled':
+      return c.blue(status);
     default:
       return c.dim(status);
   }

@@ -5,6 +5,7 @@ import {
   firstLine,
   glyphsFor,
   liveChildren,
+  relativeTime,
   truncate,
   waitingFor,
 } from './format.js';
@@ -84,6 +85,8 @@ function noteOf(node: RunTree, c: Colors): string {
       return '';
     case 'waiting_for_children':
       return c.dim(waitingFor(liveChildren(run)));
+    case 'scheduled':
+      return run.runAt ? c.dim(`starts ${relativeTime(run.runAt)}`) : '';
     default:
       return '';
   }

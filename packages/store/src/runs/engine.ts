@@ -14,7 +14,7 @@ import { DelayedError, type Job, WaitingError } from 'bullmq';
 import { forgetTenantSlot } from '../tenant-slots/commands/scripts.js';
 import { promoteJob, RetryLater, type RunJobData } from './jobs.js';
 import type { NewRun, RunRecord } from './records.js';
-import type { RunStore } from './run-store.js';
+import type { DueResult, RescheduleResult, RunStore } from './run-store.js';
 import type { AnswerResult, DecisionResult, NewDelegation, ToolOutputResult } from './waitpoint-store.js';
 
 /**
@@ -252,6 +252,25 @@ export class RunEngine {
     throw new DelayedError();
   }
 
+  /**
+   * A scheduled run's job came up (before the tenant's slot and the claim): the run is queued
+   * (`run.queued`) when its `runAt` has come, and the attempt goes on as any queued run's; `early`
+   * says until when it waits still (its time was moved while the job was on its way): then
+   * {@link waitForStart}. Any other status is left to the claim.
+   */
+  startOnTime(a: EngineAttempt): Promise<DueResult> {
+    return this.store.due(a.runId);
+  }
+
+  /**
+   * A scheduled run's job delayed until its `runAt`, then the look that closes the race with a
+   * reschedule or a cancel made while it was being delayed (the API's `changeDelay` or removal could
+   * not move a job a worker held): the job is woken then, and its next attempt looks again.
+   */
+  waitForStart(a: EngineAttempt, runAtMs: number): Promise<never> {
+    return this.delay(a, runAtMs, async () => (await this.store.scheduledAt(a.runId)) !== runAtMs);
+  }
+
   /** At shutdown: the run queued again, its job back to waiting for another worker, which continues from the checkpoint. */
   async release(a: EngineAttempt, events: readonly RunEventInput[], recorded: Recorded): Promise<never> {
     await this.store.appendEvents(a.runId, events, a.fence);
@@ -343,6 +362,25 @@ export class RunEngine {
     const messageId = newId('msg');
     await this.store.steer(runId, { messageId, content });
     return messageId;
+  }
+
+  /**
+   * Gives a scheduled run a new start time: recorded first (`run.scheduled`, refused unless the run
+   * is still scheduled with no cancel asked for), then its delayed job's delay changed to it. A job
+   * not delayed (a worker took it just now, at the old time) is left alone: its `startOnTime` reads
+   * the new time and delays it again, and a worker that was delaying it looks once more after
+   * (`waitForStart`). So the run never starts at the old time, and only one job ever runs it.
+   */
+  async reschedule(run: RunRecord, runAtMs: number): Promise<RescheduleResult> {
+    const result = await this.store.reschedule(run.id, runAtMs);
+    if (result !== 'ok') return result;
+    const job = await this.#jobs.getJob(run.id, run);
+    try {
+      await job?.changeDelay(Math.max(0, runAtMs - Date.now()));
+    } catch {
+      // Not delayed: a worker holds it, and its look at the record's time decides (see above).
+    }
+    return result;
   }
 
   /** Moves a waiting run's job from delayed to waiting; a job in any other state is left alone. */

@@ -54,13 +54,15 @@ import { parseWaitpoint, type Waitpoint } from './replies.js';
  * - `waitpoint-pending`: a live run's waitpoint counts as `pending` exactly its requests in state
  *   `pending`: no resolved request is still counted.
  * - `session-active`: of a session's live runs (record `session`), at most one is active (claimed
- *   and not ended: status other than `queued`, or `startedAt` set, since an answered or retried run
+ *   and not ended: status other than `queued` and `scheduled`, or `startedAt` set, since an answered or retried run
  *   is queued again as the session's current run), and that one is the head of the session's queue.
  * - `session-queue`: a session's queue lists each of its live runs once, and nothing else.
  * - `crew-delegation`: a delegation (a waitpoint of `child` requests) holds no result of another
  *   run under a child's; a child without a result is live (tolerated:
  *   one that ended less than `graceMs` ago, reported just after by `reportEnded`), a child with one
  *   is not; a live crew child's parent exists and has not ended.
+ * - `run-timing`: a run never started before its `runAt` (a delayed run's), and a `scheduled` run
+ *   has a `runAt` and has never started.
  */
 
 /** The rules, in the order violations are listed. */
@@ -74,6 +76,7 @@ export const INVARIANT_RULES = [
   'session-active',
   'session-queue',
   'crew-delegation',
+  'run-timing',
 ] as const;
 export type InvariantRule = (typeof INVARIANT_RULES)[number];
 
@@ -133,6 +136,7 @@ export async function checkInvariants(options: CheckInvariantsOptions): Promise<
   await reportMissingJobs(redis, check);
   checkWaitpoints(check);
   checkCrew(check);
+  checkTiming(check);
   await checkSessions(redis, keys, check, found.sessionTags);
   await checkTenantSlots(redis, keys, check, found.tenants, options.tenantCap);
   const order = (v: InvariantViolation) => INVARIANT_RULES.indexOf(v.rule);
@@ -363,11 +367,32 @@ function checkJobs(check: Check): void {
   }
 }
 
+/** `run-timing`: each run's start against its `runAt`. */
+function checkTiming(check: Check): void {
+  for (const run of check.runs.values()) {
+    if (!run.valid) continue;
+    const runAt = timeOf(run.record.runAt);
+    const startedAt = timeOf(run.record.startedAt);
+    if (run.status === 'scheduled' && (runAt === undefined || startedAt !== undefined)) {
+      const why = runAt === undefined ? 'has no runAt' : 'has started';
+      check.report('run-timing', run.id, `run ${run.id} is scheduled but ${why}`);
+    }
+    if (runAt !== undefined && startedAt !== undefined && startedAt < runAt) {
+      check.report(
+        'run-timing',
+        run.id,
+        `run ${run.id} started at ${new Date(startedAt).toISOString()}, before its runAt ${new Date(runAt).toISOString()}`,
+      );
+    }
+  }
+}
+
 /** `live-run-without-job` for the live runs with no job that may run: what became of the job, to say so. */
 async function reportMissingJobs(redis: RedisClient, check: Check): Promise<void> {
   const missing = [...check.runs.values()].filter((run) => {
     if (!run.live || check.queues.get(run.queue)?.jobs.has(run.id)) return false;
-    return !(run.status === 'queued' && withinGrace(check, timeOf(run.record.createdAt)));
+    const created = run.status === 'queued' || run.status === 'scheduled';
+    return !(created && withinGrace(check, timeOf(run.record.createdAt)));
   });
   const reads = new SlotPipelines(redis);
   for (const run of missing) {
@@ -504,7 +529,9 @@ function checkSession(check: Check, tag: string, queue: string[], runs: RunState
     if (!seen.has(run.id))
       report(run.id, `run ${run.id} of session ${tag} is ${run.status} but not in its queue`);
   }
-  const active = runs.filter((run) => run.status !== 'queued' || run.record.startedAt);
+  const active = runs.filter(
+    (run) => (run.status !== 'queued' && run.status !== 'scheduled') || run.record.startedAt,
+  );
   for (const run of active) {
     if (run.id === queue[0]) continue;
     check.report(

@@ -18,6 +18,11 @@ export interface RunJobData {
   parentRunId?: string;
   /** The id of the API request that submitted the run (or its crew root), for the worker's log lines. */
   requestId?: string;
+  /**
+   * A delayed run (`scheduled` at its creation): its job, delayed until its `runAt`, queues it first
+   * (`RunEngine.startOnTime`). Runs without it cost nothing more.
+   */
+  scheduled?: true;
 }
 
 /** The backoff type of a run's job: BullMQ asks the worker's {@link backoffStrategy} for the delay. */

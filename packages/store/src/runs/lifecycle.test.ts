@@ -15,8 +15,14 @@ import {
 const ARCHITECTURE = new URL('../../../../docs/architecture.md', import.meta.url);
 
 describe('the lifecycle', () => {
-  it('has four live statuses and three terminal ones', () => {
-    expect(LIVE_STATUSES).toEqual(['queued', 'running', 'waiting_for_input', 'waiting_for_children']);
+  it('has five live statuses and three terminal ones', () => {
+    expect(LIVE_STATUSES).toEqual([
+      'scheduled',
+      'queued',
+      'running',
+      'waiting_for_input',
+      'waiting_for_children',
+    ]);
     expect(lifecycleLua()).toContain(
       'local TERMINAL = { completed = true, failed = true, cancelled = true }',
     );

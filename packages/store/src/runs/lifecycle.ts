@@ -60,6 +60,8 @@ export interface Transition {
 }
 
 const LIVE = LIVE_STATUSES;
+/** The live statuses a claim takes a run from: a `scheduled` run is queued at its time first (`start on time`). */
+const CLAIMABLE: readonly RunStatus[] = LIVE.filter((status) => status !== 'scheduled');
 /** The owner's steps within an attempt: its claim made the run `running`, and nothing else changes that. */
 const RUNNING: readonly RunStatus[] = ['running'];
 /** A run with requests pending, asleep on them, or not (woken early, or handed back). */
@@ -78,20 +80,50 @@ export const TRANSITIONS: readonly Transition[] = [
     job: 'added, waiting',
   },
   {
+    step: 'schedule',
+    by: 'API',
+    script: 'createRun',
+    from: 'new',
+    guard: 'any',
+    to: 'scheduled',
+    event: 'run.scheduled',
+    job: 'added, delayed until `runAt` (the job carries `scheduled`)',
+  },
+  {
+    step: 'reschedule',
+    by: 'API',
+    script: 'rescheduleRun',
+    from: ['scheduled'],
+    guard: 'any',
+    to: 'unchanged',
+    event: 'run.scheduled',
+    job: 'its delay changed to the new `runAt` (`changeDelay`); a job a worker holds then is delayed again by `start on time`',
+  },
+  {
+    step: 'start on time',
+    by: 'worker',
+    script: 'dueRun',
+    from: ['scheduled'],
+    guard: 'any',
+    to: 'queued',
+    event: 'run.queued',
+    job: "active, before the tenant's slot and the claim; a run whose `runAt` has not come (changed meanwhile) is unchanged and its job delayed until then",
+  },
+  {
     step: 'claim',
     by: 'worker',
     script: 'claimRun',
-    from: LIVE,
+    from: CLAIMABLE,
     guard: 'any',
     to: 'running',
     event: 'attempt.started',
-    job: 'active (a run with a cancel requested is cancelled instead; `run.started` goes first the first time)',
+    job: 'active (a run with a cancel requested is cancelled instead; `run.started` goes first the first time; a `scheduled` run is never claimed: its job is delayed until its `runAt`, then `start on time`)',
   },
   {
     step: 'wait for the session',
     by: 'worker',
     script: 'claimRun',
-    from: LIVE,
+    from: CLAIMABLE,
     guard: 'any',
     to: 'unchanged',
     event: undefined,

@@ -41,6 +41,8 @@ export interface NewRun {
   crew?: ChildLink | undefined;
   /** A retry: the failed or cancelled run it starts again. */
   retryOf?: string | undefined;
+  /** A delayed run: when it starts (epoch ms, later than `createdAtMs`); it is `scheduled` until then. */
+  runAtMs?: number | undefined;
 }
 
 /** Where a crew child sits: its parent, root and depth, the delegation's call and its task index, and its deadline. */
@@ -156,7 +158,7 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
     'tenant',
     run.tenant,
     'status',
-    'queued',
+    run.runAtMs === undefined ? 'queued' : 'scheduled',
     'createdAt',
     String(run.createdAtMs),
     'attempts',
@@ -168,6 +170,7 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
   ];
   if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
   if (run.retryOf) fields.push('retryOf', run.retryOf);
+  if (run.runAtMs !== undefined) fields.push('runAt', String(run.runAtMs));
   // Kept for the run's life (its spec goes when it ends): lists show it.
   fields.push('title', runTitle(run.spec.input));
   if (run.crew) {
@@ -195,6 +198,8 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
       runsChannel: keys.session.runsChannel,
       sessionTtl: ctx.sessionTtlSeconds,
       parent: run.crew?.parentRunId ?? '',
+      scheduled:
+        run.runAtMs === undefined ? '' : JSON.stringify({ runAt: new Date(run.runAtMs).toISOString() }),
       fields,
     },
   };

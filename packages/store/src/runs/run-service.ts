@@ -166,6 +166,8 @@ export class RunService implements RunJobs {
       requestId?: string | undefined;
       /** A retry: the run it starts again (see {@link retry}). */
       retryOf?: string | undefined;
+      /** When the run starts (epoch ms): one later than now makes it `scheduled` until then. */
+      runAtMs?: number | undefined;
     } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = options.session;
@@ -199,6 +201,9 @@ export class RunService implements RunJobs {
       }
     }
     const createdAtMs = Date.now();
+    // A start time already past starts the run now.
+    const runAtMs =
+      options.runAtMs !== undefined && options.runAtMs > createdAtMs ? options.runAtMs : undefined;
     await this.#enqueue(options.requestId, {
       id,
       tenant,
@@ -207,6 +212,7 @@ export class RunService implements RunJobs {
       bodyHash,
       queue,
       retryOf: options.retryOf,
+      runAtMs,
       session: session && {
         id: session.id,
         multitask: session.multitask,
@@ -222,7 +228,7 @@ export class RunService implements RunJobs {
     const run: RunRecord = {
       id,
       tenant,
-      status: 'queued',
+      status: runAtMs === undefined ? 'queued' : 'scheduled',
       title: runTitle(body.input),
       createdAt: new Date(createdAtMs).toISOString(),
       attempts: 0,
@@ -235,6 +241,7 @@ export class RunService implements RunJobs {
     if (body.metadata) run.metadata = body.metadata;
     if (session) run.sessionId = session.id;
     if (options.retryOf) run.retryOf = options.retryOf;
+    if (runAtMs !== undefined) run.runAt = new Date(runAtMs).toISOString();
     return { run, created: true };
   }
 
@@ -335,7 +342,7 @@ export class RunService implements RunJobs {
             .map(({ run, job }) => ({
               name: 'run',
               data: jobData(run, job.requestId),
-              opts: this.#jobOptions(run.id, job.traceMetadata),
+              opts: this.#jobOptions(run.id, job.traceMetadata, run.runAtMs),
             }));
           if (jobs.length === 0) return undefined;
           // With traces, addBulk even for one job: `add` puts its own span's context over the job's.
@@ -355,9 +362,11 @@ export class RunService implements RunJobs {
     for (const entry of created) entry.resolve();
   }
 
-  #jobOptions(runId: string, traceMetadata?: string | undefined) {
+  #jobOptions(runId: string, traceMetadata?: string | undefined, runAtMs?: number | undefined) {
     return {
       jobId: runId,
+      // A delayed run's job: BullMQ's delayed set, until its time (`RunEngine.startOnTime` then).
+      ...(runAtMs !== undefined ? { delay: Math.max(0, runAtMs - Date.now()) } : {}),
       attempts: this.#attempts,
       backoff: { type: RETRY_BACKOFF_TYPE, delay: this.#backoffMs },
       removeOnComplete: true,
@@ -520,8 +529,27 @@ export class RunService implements RunJobs {
   }
 
   /**
-   * Deletes an ended run: its record, events and other keys, and its crew
-   * children's (and theirs), and its entries in the tenant's index. Refused
+   * Gives a scheduled run of the tenant's a new start time (epoch ms; one already past starts it
+   * now): the run as it is then. `ERR_RUN_NOT_SCHEDULED` once its time has come, it has ended or a
+   * cancel was asked for; `ERR_RUN_NOT_FOUND` for a run of another tenant.
+   */
+  async reschedule(tenant: string, runId: string, runAtMs: number): Promise<RunRecord> {
+    const run = await this.get(tenant, runId);
+    const result = await this.engine.reschedule(run, Math.max(runAtMs, Date.now()));
+    if (result === 'missing') throw new QueueError('ERR_RUN_NOT_FOUND', `No run ${runId}.`);
+    if (result !== 'ok') {
+      const why = result === 'cancel' ? 'is being cancelled' : `is ${result}`;
+      throw new QueueError(
+        'ERR_RUN_NOT_SCHEDULED',
+        `Run ${runId} ${why}: only a scheduled run can be given a new time.`,
+      );
+    }
+    return this.get(tenant, runId);
+  }
+
+  /**
+   * Deletes an ended run (or a scheduled one, cancelled first): its record, events and other keys,
+   * and its crew children's (and theirs), and its entries in the tenant's index. Refused
    * (409) while the run or one of its children is active (any status but
    * completed, failed or cancelled: `ERR_RUN_ACTIVE`), for a session's run
    * (`ERR_RUN_IN_SESSION`: it goes with its session) and for a crew child
@@ -530,7 +558,12 @@ export class RunService implements RunJobs {
    * removal need not be one step.
    */
   async delete(tenant: string, runId: string): Promise<RunRecord> {
-    const run = await this.get(tenant, runId);
+    let run = await this.get(tenant, runId);
+    // A scheduled run has not started: its delete cancels it (its job removed), then removes it.
+    if (run.status === 'scheduled' && !run.sessionId && !run.parentRunId) {
+      await this.engine.cancel(run, 'cancel');
+      run = await this.get(tenant, runId);
+    }
     if (run.sessionId) {
       throw new QueueError(
         'ERR_RUN_IN_SESSION',
@@ -701,6 +734,7 @@ function jobData(run: NewRun, requestId: string | undefined): RunJobData {
   const data: RunJobData = { runId: run.id, tenant: run.tenant };
   if (run.crew?.parentRunId) data.parentRunId = run.crew.parentRunId;
   if (requestId) data.requestId = requestId;
+  if (run.runAtMs !== undefined) data.scheduled = true;
   return data;
 }
 

@@ -331,6 +331,7 @@ export class RunStore implements StoreContext {
       },
     });
     if (reply[0] === 'wait') return { status: 'wait', ahead: reply[1] };
+    if (reply[0] === 'early') return { status: 'early', runAtMs: Number(reply[1]) };
     if (reply[0] !== 'ok') return { status: reply[0] };
     const [, spec, checkpoint, session, tenant, inbox] = reply;
     return {
@@ -679,6 +680,46 @@ export class RunStore implements StoreContext {
   }
 
   /** Flags the run for cancellation and tells every worker; returns the status it had. */
+  /**
+   * A scheduled run's new start time (epoch ms), with `run.scheduled`: 'ok', or why not ('missing',
+   * 'cancel' when a cancel was asked for, or the status of a run that is not scheduled), nothing
+   * changed then. The caller moves the job (`RunEngine.reschedule`).
+   */
+  async reschedule(runId: string, runAtMs: number): Promise<RescheduleResult> {
+    const keys = this.keys.run(runId);
+    return scripts.rescheduleRun.run(this.redis, {
+      keys,
+      args: {
+        ...eventArgs(this, keys, runId),
+        runAt: runAtMs,
+        data: JSON.stringify({ runAt: new Date(runAtMs).toISOString() }),
+      },
+    });
+  }
+
+  /**
+   * A scheduled run's job came up: the run queued (`run.queued`) when its time has come, or its
+   * time when it has not (a reschedule moved it); any other run is left to its claim.
+   */
+  async due(runId: string): Promise<DueResult> {
+    const keys = this.keys.run(runId);
+    const reply = await scripts.dueRun.run(this.redis, { keys, args: eventArgs(this, keys, runId) });
+    if (reply[0] === 'due') return { status: 'due' };
+    if (reply[0] === 'early') return { status: 'early', runAtMs: Number(reply[1]) };
+    return { status: 'other' };
+  }
+
+  /** A scheduled run's start time (epoch ms); undefined once it is not scheduled, or a cancel was asked for. */
+  async scheduledAt(runId: string): Promise<number | undefined> {
+    const [status, runAt, cancel] = await this.redis.hmget(
+      this.keys.run(runId).record,
+      'status',
+      'runAt',
+      'cancelRequested',
+    );
+    return status === 'scheduled' && cancel === null ? Number(runAt ?? 0) : undefined;
+  }
+
   async requestCancel(
     runId: string,
     mode: 'cancel' | 'interrupt' = 'cancel',
@@ -703,7 +744,15 @@ export type ClaimResult =
       inbox: number;
     }
   | { status: 'wait'; ahead: string }
+  /** Still scheduled, until `runAtMs` (epoch ms): nothing was changed. */
+  | { status: 'early'; runAtMs: number }
   | { status: 'missing' | 'cancel' | 'completed' | 'failed' | 'cancelled' };
+
+/** What `due` finds: queued now, or still early (until `runAtMs`), or nothing to do here (the claim decides). */
+export type DueResult = { status: 'due' } | { status: 'early'; runAtMs: number } | { status: 'other' };
+
+/** What `reschedule` did: the new time set, or why not (the status the run has when it is not scheduled). */
+export type RescheduleResult = 'ok' | 'missing' | 'cancel' | RunStatus;
 
 function positive(name: string, value: number): number {
   if (!Number.isInteger(value) || value <= 0) {

@@ -107,6 +107,8 @@ export class SessionService {
       idempotencyKey?: string | undefined;
       hashOf?: CreateSessionRunBody | undefined;
       requestId?: string | undefined;
+      /** When the run starts (epoch ms; see `RunService.submit`). */
+      runAtMs?: number | undefined;
     } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = await this.record(tenant, sessionId);
@@ -120,6 +122,7 @@ export class SessionService {
       session: { id: sessionId, multitask: multitask === 'steer' ? 'enqueue' : multitask },
       hashOf,
       requestId: options.requestId,
+      runAtMs: options.runAtMs,
     });
     if (multitask === 'interrupt' && result.created)
       await this.#interruptAhead(tenant, sessionId, result.run.id);

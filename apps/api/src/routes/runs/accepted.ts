@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { EXPECTED } from '@tether/protocol';
+import type { RunRecord } from '@tether/store/runs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { runLinks } from './run-view.js';
 
@@ -23,15 +24,17 @@ export function accepted(
   app: FastifyInstance,
   request: FastifyRequest,
   reply: FastifyReply,
-  runId: string,
+  run: Pick<RunRecord, 'id' | 'status'>,
   created: boolean,
 ) {
+  const runId = run.id;
   app.metrics.runsSubmitted.inc({ created: String(created) });
   if (!created) reply.header('idempotent-replayed', 'true');
   reply.header('location', runLinks(runId).self);
   return reply.code(202).send({
     id: runId,
-    status: 'queued',
+    // A delayed run is `scheduled` until its time; any other was created `queued`.
+    status: run.status === 'scheduled' ? 'scheduled' : 'queued',
     links: runLinks(runId),
     token: app.readTokens.issue(runId, request.tenant),
   });

@@ -4,6 +4,7 @@ import { COMMON_ERRORS } from '../schemas.js';
 import { accepted, IdempotencyHeadersSchema } from './accepted.js';
 import { runSpec } from './spec.js';
 import { checkSubmission } from './submission.js';
+import { startTime, withoutTiming } from './timing.js';
 
 /** `POST /v1/runs`: submit a run (idempotent with an `Idempotency-Key`). */
 const createRunRoute: FastifyPluginAsyncTypebox = async (app) => {
@@ -15,7 +16,7 @@ const createRunRoute: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'createRun',
         summary: 'Submit a run',
         description:
-          'Queues a run and answers 202 with its id, links and a short-lived read token for its events (`?token=`). With an `Idempotency-Key`, the same key and body answer the same run again (header `Idempotent-Replayed: true`); the same key with another body is 409.',
+          'Queues a run and answers 202 with its id, links and a short-lived read token for its events (`?token=`). With `runAt` (ISO 8601) or `delayMs` (not both; at most a year ahead) the run is `scheduled` until then (one in the past starts now). With an `Idempotency-Key`, the same key and body answer the same run again (header `Idempotent-Replayed: true`); the same key with another body is 409.',
         headers: IdempotencyHeadersSchema,
         body: CreateRunBodySchema,
         response: {
@@ -29,14 +30,17 @@ const createRunRoute: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      checkSubmission(request.body, app.config);
-      const spec = await runSpec(app, request.tenant, request.body);
+      const runAtMs = startTime(request.body);
+      const body = withoutTiming(request.body);
+      checkSubmission(body, app.config);
+      const spec = await runSpec(app, request.tenant, body);
       const { run, created } = await app.runs.submit(request.tenant, spec, {
         idempotencyKey: request.headers['idempotency-key'],
         hashOf: request.body,
         requestId: request.id,
+        runAtMs,
       });
-      return accepted(app, request, reply, run.id, created);
+      return accepted(app, request, reply, run, created);
     },
   );
 };

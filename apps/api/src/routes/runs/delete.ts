@@ -15,7 +15,7 @@ const deleteRunRoute: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['runs'],
         summary: 'Delete a run',
         description:
-          "Removes an ended run (completed, failed or cancelled): its record, its events, its crew children's, its workspace and its place in `GET /v1/runs`: 204. 409 `ERR_RUN_ACTIVE` while it or one of its crew children is active (queued, running, waiting_for_input, waiting_for_children): cancel it first. A session's run goes with its session (409 `ERR_RUN_IN_SESSION`: `DELETE /v1/sessions/:id`), a crew child with its root run (409 `ERR_RUN_CREW_CHILD`).",
+          "Removes an ended run (completed, failed or cancelled), or a scheduled one (cancelled first, its job removed): its record, its events, its crew children's, its workspace and its place in `GET /v1/runs`: 204. 409 `ERR_RUN_ACTIVE` while it or one of its crew children is active (queued, running, waiting_for_input, waiting_for_children): cancel it first. A session's run goes with its session (409 `ERR_RUN_IN_SESSION`: `DELETE /v1/sessions/:id`), a crew child with its root run (409 `ERR_RUN_CREW_CHILD`).",
         params: RunParamsSchema,
         response: {
           204: Type.Null(),

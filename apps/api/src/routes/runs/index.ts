@@ -9,16 +9,18 @@ import fileRoutes from './files/index.js';
 import getRunRoute from './get.js';
 import listRunsRoute from './list.js';
 import runMessagesRoute from './messages.js';
+import rescheduleRunRoute from './reschedule.js';
 import retryRunRoute from './retry.js';
 import toolOutputRoutes from './tool-outputs/index.js';
 
-/** `/v1/runs`: submit, list, read and cancel runs; events, clarify and files are sub-resources. */
+/** `/v1/runs`: submit, list, read, reschedule and cancel runs; events, clarify and files are sub-resources. */
 const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(createRunRoute);
   await app.register(listRunsRoute);
   await app.register(getRunRoute);
   await app.register(cancelRunRoute);
   await app.register(deleteRunRoute);
+  await app.register(rescheduleRunRoute);
   await app.register(retryRunRoute);
 
   await app.register(eventRoutes);

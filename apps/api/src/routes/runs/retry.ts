@@ -32,7 +32,7 @@ const retryRunRoute: FastifyPluginAsyncTypebox = async (app) => {
         idempotencyKey: request.headers['idempotency-key'],
         requestId: request.id,
       });
-      return accepted(app, request, reply, run.id, created);
+      return accepted(app, request, reply, run, created);
     },
   );
 };

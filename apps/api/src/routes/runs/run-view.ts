@@ -17,6 +17,7 @@ export function toRun(record: RunRecord): Run {
     attempts: record.attempts,
     todos: record.todos,
   };
+  if (record.runAt !== undefined) run.runAt = record.runAt;
   if (record.startedAt !== undefined) run.startedAt = record.startedAt;
   if (record.finishedAt !== undefined) run.finishedAt = record.finishedAt;
   if (record.pendingClarify !== undefined) run.pendingClarify = record.pendingClarify;

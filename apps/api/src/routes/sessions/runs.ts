@@ -9,6 +9,7 @@ import { IdempotencyHeadersSchema } from '../runs/accepted.js';
 import { runLinks } from '../runs/run-view.js';
 import { runSpec } from '../runs/spec.js';
 import { checkSubmission } from '../runs/submission.js';
+import { startTime, withoutTiming } from '../runs/timing.js';
 import { COMMON_ERRORS } from '../schemas.js';
 import { SessionParamsSchema, TokenQuerySchema } from './params.js';
 
@@ -23,7 +24,7 @@ const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'sendSessionMessage',
         summary: 'Send a message: a run of the session',
         description:
-          "The body is a run's (its fields override the session's defaults) plus `multitask`, for when a run of the session is live: `enqueue` (the default) starts this run when that one ends; `reject` answers 409 `ERR_SESSION_BUSY`; `interrupt` cancels it at its next safe point (between tool calls, or while it waits on a question), then this run starts; `steer` sends `input` into it instead, taken at its next turn boundary (as `POST /v1/runs/:id/messages`): the answer is that run, with its status and `messageId`, and the body's other fields are unused (with no live run, a new run starts as with `enqueue`). The run sees the session's transcript as its history. 202 with the run, which carries `sessionId`. With a session token, `toolsets`, `memory`, `limits` and `mcpServers` are refused (403 `ERR_SESSION_TOKEN_FIELD`): they come from the session's defaults.",
+          "The body is a run's (its fields override the session's defaults) plus `multitask`, for when a run of the session is live: `enqueue` (the default) starts this run when that one ends; `reject` answers 409 `ERR_SESSION_BUSY`; `interrupt` cancels it at its next safe point (between tool calls, or while it waits on a question), then this run starts; `steer` sends `input` into it instead, taken at its next turn boundary (as `POST /v1/runs/:id/messages`): the answer is that run, with its status and `messageId`, and the body's other fields are unused (with no live run, a new run starts as with `enqueue`). The run sees the session's transcript as its history. With `runAt` or `delayMs` the run is `scheduled` until then (as `POST /v1/runs`); the session's runs after it wait for it, in order. 202 with the run, which carries `sessionId`. With a session token, `toolsets`, `memory`, `limits` and `mcpServers` are refused (403 `ERR_SESSION_TOKEN_FIELD`): they come from the session's defaults.",
         params: SessionParamsSchema,
         querystring: TokenQuerySchema,
         headers: IdempotencyHeadersSchema,
@@ -43,7 +44,7 @@ const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { id } = request.params;
       const session = await app.sessions.record(request.tenant, id);
-      const { multitask, ...own } = request.body;
+      const { multitask, ...own } = withoutTiming(request.body);
       if (multitask === 'steer' && session.queue.length > 0) {
         // Into the live run, as POST /v1/runs/:id/messages: nothing is created, so nothing else is checked.
         const { runId, messageId } = await app.sessions.steerLive(session, request.tenant, own.input);
@@ -55,20 +56,23 @@ const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
           .code(202)
           .send({ id: runId, status: run.status, sessionId: id, links, token, messageId });
       }
+      const runAtMs = startTime(request.body);
       if (request.sessionScope !== undefined) checkSessionTokenBody(own);
       checkSubmission({ ...session.defaults, ...own }, app.config);
-      const body = await runSpec(app, request.tenant, request.body, session.defaults);
+      const body = await runSpec(app, request.tenant, withoutTiming(request.body), session.defaults);
       const { run, created } = await app.sessions.submit(request.tenant, id, body, {
         idempotencyKey: request.headers['idempotency-key'],
         hashOf: request.body,
         requestId: request.id,
+        runAtMs,
       });
       const links = runLinks(run.id);
       const token = app.readTokens.issue(run.id, request.tenant);
       reply.header('location', links.self);
       app.metrics.runsSubmitted.inc({ created: String(created) });
       if (!created) reply.header('idempotent-replayed', 'true');
-      return reply.code(202).send({ id: run.id, status: 'queued', sessionId: id, links, token });
+      const status = run.status === 'scheduled' ? 'scheduled' : 'queued';
+      return reply.code(202).send({ id: run.id, status, sessionId: id, links, token });
     },
   );
 };

@@ -25,6 +25,7 @@
     { 'ok', spec, checkpoint, session, tenant, inbox } ('' where absent; inbox: how many messages
     wait to be taken), { 'missing' }, { 'cancel' } (a cancel was
     requested, or the run is a crew child whose parent is gone, has ended or is being cancelled), { 'wait', runId } (another run of its session is ahead of it: nothing is changed),
+    { 'early', runAt } (the run is still scheduled, until runAt in epoch ms: nothing is changed),
     or { status } (the run has ended: 'completed', 'failed' or 'cancelled')
 ]]
 
@@ -32,9 +33,13 @@
 --- @include "includes/nowMs"
 --- @include "includes/append"
 
-local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step', 'session', 'parent', 'tenant')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step', 'session', 'parent', 'tenant', 'runAt')
 local status = fields[1]
 if not status then return { 'missing' } end
+-- Never claimed while scheduled: its job comes up at its time and `dueRun` queues it first; a
+-- job a worker took early (its time changed meanwhile) is delayed again until the record's time.
+if status == 'scheduled' and not fields[2] then return { 'early', tonumber(fields[9] or '0') } end
+if status == 'scheduled' then return { 'cancel' } end
 if not allowed('claim', status) then return { status } end
 if fields[2] then return { 'cancel' } end
 -- A crew child goes only while its parent waits for it.

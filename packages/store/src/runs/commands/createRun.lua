@@ -1,5 +1,6 @@
 --[[
-  Creates a run: its record, its spec and metadata, and `run.queued`. A session's run is also
+  Creates a run: its record, its spec and metadata, and `run.queued` (`run.scheduled`, with its
+  start time, for a delayed run, whose record the caller gives status `scheduled`). A session's run is also
   added to the session (its runs, its queue, and its input as the first entry of its turn), unless
   the session is gone, or busy when the caller asks to be refused then. A crew child joins its
   parent's list of children here, in the step that creates it (the parent's keys share its hash
@@ -28,10 +29,11 @@
     ARGV[9] runsChannel     the session's channel of new runs
     ARGV[10] sessionTtl     how long the session's keys stay after this (s)
     ARGV[11] parent         a crew child's parent run id, '' for none
-    ARGV[12...] fields      field/value pairs of the new record
+    ARGV[12] scheduled      a delayed run's `run.scheduled` data (JSON), '' for a run queued now
+    ARGV[13...] fields      field/value pairs of the new record
 
   Output:
-    the id of `run.queued`, false (a run with this id exists), 'no_session' (the session is gone)
+    the id of `run.queued` (or `run.scheduled`), false (a run with this id exists), 'no_session' (the session is gone)
     or 'busy' (refused: the session has a live run); nothing is changed but on success
 ]]
 
@@ -44,7 +46,7 @@ if session ~= '' then
   if redis.call('HGET', KEYS[6], 'id') ~= session then return 'no_session' end
   if ARGV[7] == 'reject' and redis.call('LLEN', KEYS[8]) > 0 then return 'busy' end
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 12))
+redis.call('HSET', KEYS[1], unpack(ARGV, 13))
 redis.call('SET', KEYS[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[4], ARGV[5]) end
 if session ~= '' then
@@ -57,6 +59,11 @@ if session ~= '' then
   for _, key in ipairs({ KEYS[6], KEYS[7], KEYS[8] }) do redis.call('EXPIRE', key, ARGV[10]) end
 end
 if ARGV[11] ~= '' then redis.call('RPUSH', KEYS[9], ARGV[3]) end
-local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')
+local id
+if ARGV[12] ~= '' then
+  id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.scheduled', ARGV[12])
+else
+  id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')
+end
 if session ~= '' then redis.call('PUBLISH', ARGV[9], ARGV[3]) end
 return id

@@ -19,6 +19,7 @@ export interface Replies {
   claimRun:
     | ['ok', string, string, string, string, number]
     | ['wait', string]
+    | ['early', number]
     | ['missing' | 'cancel' | 'completed' | 'failed' | 'cancelled'];
   saveCheckpoint: number;
   openWaitpoint: 1 | 2 | 0 | -1 | -2;
@@ -41,6 +42,8 @@ export interface Replies {
   finalizeRun: [string, '' | 'ready' | 'unreported', string] | 0 | -1;
   retryRun: string | null;
   requestCancel: 'missing' | RunStatus;
+  rescheduleRun: 'ok' | 'missing' | 'cancel' | RunStatus;
+  dueRun: ['due'] | ['early', number] | ['cancel'] | ['missing'] | [RunStatus];
   setStatus: 1 | 0;
   steerRun: 'ok' | 'missing' | 'ended' | 'full';
 }
@@ -79,6 +82,7 @@ export const createRun = script('createRun', {
     'runsChannel',
     'sessionTtl',
     'parent',
+    'scheduled',
   ],
   rest: 'fields',
 });
@@ -224,6 +228,18 @@ export const retryRun = script('retryRun', {
 export const requestCancel = script('requestCancel', {
   keys: ['record'],
   args: ['channel', 'runId', 'mode'],
+});
+
+/** rescheduleRun.lua: a scheduled run's new start time, with `run.scheduled`. */
+export const rescheduleRun = script('rescheduleRun', {
+  keys: ['record', 'events'],
+  args: ['channel', 'maxlen', 'runId', 'runAt', 'data'],
+});
+
+/** dueRun.lua: a scheduled run whose time has come is queued (`run.queued`); an early one is left. */
+export const dueRun = script('dueRun', {
+  keys: ['record', 'events'],
+  args: ['channel', 'maxlen', 'runId'],
 });
 
 /** setStatus.lua: a non-terminal status, while the caller owns the run. */
