@@ -137,6 +137,15 @@ function newClient(loaded: OpenAISdk, config: ResolvedOptions): OpenAI {
   });
 }
 
+/** The fields of a `GET /models` entry that give its context window, in the order they are read. */
+const WINDOW_FIELDS = [
+  'context_length',
+  'max_model_len',
+  'max_context_length',
+  'max_input_tokens',
+  'context_window',
+] as const;
+
 /** The model a turn asks for, and its context window when the server listed it with one. */
 interface ServedModel {
   id: string;
@@ -145,12 +154,13 @@ interface ServedModel {
 
 /**
  * The context window a `GET /models` entry gives, by the field each server uses: OpenRouter's
- * `context_length`, vLLM's `max_model_len`, LM Studio's `max_context_length`, `context_window`.
+ * `context_length`, vLLM's `max_model_len`, LM Studio's `max_context_length`, the Anthropic
+ * Models API's `max_input_tokens` (which compatible servers copy), `context_window`.
  */
 function listedContextWindow(entry: object): number | undefined {
-  const fields = entry as Record<string, unknown>;
-  for (const field of ['context_length', 'max_model_len', 'max_context_length', 'context_window']) {
-    const value = fields[field];
+  const listed = entry as Record<string, unknown>;
+  for (const field of WINDOW_FIELDS) {
+    const value = listed[field];
     if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
   }
   return undefined;
