@@ -66,6 +66,8 @@ const CLUSTER_FILES = [
   'apps/api/test/ws-limits.int.test.ts',
   // The crew: a tree of runs in its root's hash slot, children reporting in the step that ends them.
   'apps/api/test/crew.int.test.ts',
+  // Batches: a batch's runs in its hash slot, each counted in the step that ends it.
+  'apps/api/test/batches.int.test.ts',
   // Memory: a scope's keys in one hash slot, its scripts and the copies other processes keep.
   'packages/store/test/memory-store.int.test.ts',
   // Client tools: a run's calls and outputs in its hash slot; faults around the request (kill -9).

@@ -42,6 +42,7 @@ import tracingPlugin from './plugins/tracing.js';
 import validationPlugin from './plugins/validation.js';
 import { requestIdOf } from './request-id.js';
 import approvalPolicyRoutes from './routes/approval-policy/index.js';
+import batchRoutes from './routes/batches/index.js';
 import budgetRoutes from './routes/budgets/index.js';
 import consoleRoutes from './routes/console/index.js';
 import healthRoutes from './routes/health/index.js';
@@ -109,6 +110,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config, te
   await app.register(requiresRedis(approvalPolicyRoutes), { prefix: '/v1/approval-policy' });
   await app.register(requiresRedis(budgetRoutes), { prefix: '/v1/budgets' });
   await app.register(requiresRedis(usageRoutes), { prefix: '/v1/usage' });
+  await app.register(requiresRedis(batchRoutes), { prefix: '/v1/batches' });
 };
 
 /**

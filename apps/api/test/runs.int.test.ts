@@ -532,6 +532,9 @@ describe('service routes', () => {
         'put /v1/budgets',
         'delete /v1/budgets',
         'get /v1/usage',
+        'post /v1/batches',
+        'get /v1/batches/{id}',
+        'post /v1/batches/{id}/cancel',
       ].sort(),
     );
     expect(Object.keys(spec.paths['/v1/runs']?.post?.responses ?? {})).toEqual(

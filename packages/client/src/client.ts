@@ -1,6 +1,9 @@
 import type {
   ApprovalDecisionBody,
+  Batch,
+  CancelBatchResponse,
   CancelRunResponse,
+  CreateBatchResponse,
   CreateRunBody,
   CreateRunResponse,
   EventPage,
@@ -312,6 +315,54 @@ export class TetherClient {
       throw new TetherProtocolError(`POST ${runPath(id)}/cancel answered without a status`);
     }
     return result as unknown as CancelRunResponse;
+  }
+
+  /**
+   * `POST /v1/batches`: many runs made all or none (1 to 1,000 bodies), the batch's id and its runs'
+   * ids in the order given. A refused body throws the API's error, its message naming the index
+   * (`runs[3]: …`). Not retried: a batch has no idempotency key.
+   */
+  async submitBatch(
+    runs: readonly CreateRunBody[],
+    options: { metadata?: Record<string, unknown>; signal?: AbortSignal | undefined } = {},
+  ): Promise<CreateBatchResponse> {
+    const result = await this.json({
+      method: 'POST',
+      path: '/v1/batches',
+      body: { runs, ...(options.metadata ? { metadata: options.metadata } : {}) },
+      signal: options.signal,
+      idempotent: false,
+    });
+    if (!isRecord(result) || typeof result.id !== 'string' || !Array.isArray(result.runIds)) {
+      throw new TetherProtocolError('POST /v1/batches answered without a batch id and run ids');
+    }
+    return result as unknown as CreateBatchResponse;
+  }
+
+  /** `GET /v1/batches/:id`: the batch's runs counted by status, and a page of them. */
+  async batch(
+    id: string,
+    options: { cursor?: string; limit?: number; signal?: AbortSignal | undefined } = {},
+  ): Promise<Batch> {
+    const query = new URLSearchParams();
+    if (options.cursor !== undefined) query.set('cursor', options.cursor);
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    const path = `/v1/batches/${encodeURIComponent(id)}${query.size > 0 ? `?${query}` : ''}`;
+    const result = await this.json({ method: 'GET', path, signal: options.signal, idempotent: true });
+    if (!isRecord(result) || typeof result.status !== 'string') {
+      throw new TetherProtocolError(`GET ${path} answered without a batch status`);
+    }
+    return result as unknown as Batch;
+  }
+
+  /** `POST /v1/batches/:id/cancel`: cancels the batch's live runs; how many there were. */
+  async cancelBatch(id: string, options: RequestOptions = {}): Promise<CancelBatchResponse> {
+    const path = `/v1/batches/${encodeURIComponent(id)}/cancel`;
+    const result = await this.json({ method: 'POST', path, signal: options.signal, idempotent: true });
+    if (!isRecord(result) || typeof result.cancelled !== 'number') {
+      throw new TetherProtocolError(`POST ${path} answered without a count`);
+    }
+    return result as unknown as CancelBatchResponse;
   }
 
   /**

@@ -211,6 +211,14 @@ export const EventDataSchemas = {
     status: Type.Union(CHILD_RESULT_STATUSES.map((s) => Type.Literal(s))),
     summary: Type.String(),
   }),
+  /**
+   * Every run of a batch has ended (`POST /v1/batches`): told once, on the run that ended last,
+   * after its own end.
+   */
+  'batch.completed': Type.Object({
+    batchId: Type.String(),
+    total: Type.Integer({ minimum: 1 }),
+  }),
   'run.retrying': Type.Object({ attempt: Type.Integer(), delayMs: Type.Integer(), error: ErrorBodySchema }),
   /** `result`: a run with `output`, the arguments of its accepted `submit_result` call. */
   'run.completed': Type.Object({ output: Type.String(), result: Type.Optional(Type.Unknown()) }),

@@ -425,6 +425,8 @@ export const RunSchema = Type.Object({
   children: Type.Optional(Type.Array(ChildRunSchema)),
   /** A retry (`POST /v1/runs/:id/retry`): the failed or cancelled run it started again. */
   retryOf: Type.Optional(Type.String()),
+  /** A run of a batch (`POST /v1/batches`). */
+  batchId: Type.Optional(Type.String()),
   createdAt: Type.String({ format: 'date-time' }),
   /** A delayed run: when it starts (or started to be due), as last set. */
   runAt: Type.Optional(Type.String({ format: 'date-time' })),

@@ -5,7 +5,9 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
  * characters, 10 of time (ms) and 16 random (80 bits), like a ULID. Ids made
  * later sort after earlier ones (to the millisecond).
  */
-export function newId(prefix: 'run' | 'clr' | 'ses' | 'tcr' | 'apr' | 'msg' | 'mem' | 'whk' | 'whd'): string {
+export function newId(
+  prefix: 'run' | 'clr' | 'ses' | 'tcr' | 'apr' | 'msg' | 'mem' | 'whk' | 'whd' | 'bat',
+): string {
   let time = Date.now();
   let head = '';
   for (let i = 0; i < 10; i++) {
@@ -58,6 +60,15 @@ const SESSION_TAG_LENGTH = 16;
  */
 export function newSessionRunId(sessionId: string): string {
   return `${newId('run')}_${sessionTag(sessionId)}`;
+}
+
+/**
+ * The id of a run of batch `batchId`: made as a session's run's is (see {@link newSessionRunId}),
+ * with the last 16 characters of the batch id, so a batch's runs keep their keys in one hash slot
+ * with the batch's: the step that ends a run counts it in its batch, and the last one tells.
+ */
+export function newBatchRunId(batchId: string): string {
+  return `${newId('run')}_${sessionTag(batchId)}`;
 }
 
 /** The random part of a session id, which its runs' ids end with. */

@@ -16,6 +16,15 @@ export {
   PendingApprovalSchema,
   TenantApprovalPolicySchema,
 } from './approvals.js';
+export type { Batch, CancelBatchResponse, CreateBatchBody, CreateBatchResponse } from './batches.js';
+export {
+  BATCH_LIMITS,
+  BatchSchema,
+  BatchStatusSchema,
+  CancelBatchResponseSchema,
+  CreateBatchBodySchema,
+  CreateBatchResponseSchema,
+} from './batches.js';
 export type {
   BudgetLimits,
   BudgetPeriod,
@@ -170,6 +179,7 @@ export {
 } from './http.js';
 export {
   idTime,
+  newBatchRunId,
   newChildRunId,
   newId,
   newSessionRunId,

@@ -23,6 +23,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'child.finished',
   'session.truncated',
   'budget.warning',
+  'batch.completed',
 ] as const satisfies readonly RunEventType[];
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

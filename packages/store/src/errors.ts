@@ -7,6 +7,11 @@ export const QUEUE_ERRORS = {
     description: 'No run with this id for this tenant (or its retention has passed).',
   },
   ERR_RUN_FINISHED: { statusCode: 409, description: 'The run has already ended; it cannot be cancelled.' },
+  ERR_BATCH_NOT_FOUND: {
+    statusCode: 404,
+    description:
+      'No batch with this id for this tenant (or its retention has passed since its last run ended).',
+  },
   ERR_RUN_ACTIVE: {
     statusCode: 409,
     description:

@@ -36,6 +36,10 @@ const swaggerPlugin: FastifyPluginAsync = async (app) => {
           name: 'sessions',
           description: 'Conversations: runs one after another, with the transcript as history',
         },
+        {
+          name: 'batches',
+          description: 'Many runs submitted at once, all or none, read and cancelled together',
+        },
         { name: 'clarify', description: 'Answers to the questions runs ask' },
         { name: 'approvals', description: "The tenant's default approval policy for its runs' tool calls" },
         { name: 'budgets', description: "The tenant's budgets per day and month, and its usage ledger" },

@@ -9,6 +9,7 @@ import {
 } from '../errors.js';
 import { VERSION } from '../version.js';
 import { DEFAULT_URL, resolveBaseUrl } from './base-url.js';
+import { registerBatchCommand } from './batch-command.js';
 import { registerChatCommand } from './chat-command.js';
 import type { CommandContext, RegisterCommand } from './command-context.js';
 import { registerRunsCommands } from './commands.js';
@@ -41,6 +42,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerMcpCommands,
   registerWebhookCommands,
   registerUsageCommand,
+  registerBatchCommand,
   registerRunsCommands,
   registerEvalCommand,
 ];

@@ -12,6 +12,7 @@ export {
   redisOptions,
 } from './connection.js';
 export type {
+  BatchKeys,
   MemoryKeys,
   RunKeys,
   SessionKeys,

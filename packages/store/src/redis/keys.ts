@@ -61,6 +61,11 @@ export interface RunKeys {
    * record's `session` field first), so every script has one signature.
    */
   session: SessionKeys;
+  /**
+   * The keys of the run's batch (`POST /v1/batches`), in its hash slot: a run of no batch gets keys
+   * that no script writes (the step that ends a run checks the record's `batch` field first).
+   */
+  batch: BatchKeys;
   /** List: the ids of the crew children the run started over its life, in order. */
   children: string;
   /**
@@ -113,6 +118,14 @@ export interface RunKeys {
 }
 
 /** The keys of one session, all under the session's hash tag. */
+/** A batch's keys (`POST /v1/batches`). */
+export interface BatchKeys {
+  /** Hash: id, tenant, total, ended (runs that have ended), createdAt, completedAt, metadata (JSON). */
+  record: string;
+  /** List: the batch's run ids, in the order they were given. */
+  runs: string;
+}
+
 export interface SessionKeys {
   /** Hash: id, tenant, times (epoch ms), run count, last run, defaults and metadata (JSON). */
   record: string;
@@ -244,6 +257,8 @@ export interface TetherKeys {
   namespace: string;
   run(runId: string): RunKeys;
   session(sessionId: string): SessionKeys;
+  /** The keys of a batch: in one hash slot with its runs' (their ids carry its tag). */
+  batch(batchId: string): BatchKeys;
   /** The keys of a tenant's memory scope. */
   memory(tenant: string, scope: string): MemoryKeys;
   /** Sorted set (all scores 0, members ordered by id): a tenant's sessions. */
@@ -353,6 +368,11 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
   }
   const namespace = queuePrefix.replace(/[{}]/g, '') || 'tether';
   const sessionBase = (tag: string) => `${namespace}:ses:{s_${tag}}`;
+  /** The keys of the batch with this tag (a batch's tag is made as a session's: see `newBatchRunId`). */
+  const batchKeys = (tag: string): BatchKeys => ({
+    record: `${sessionBase(tag)}:batch`,
+    runs: `${sessionBase(tag)}:batch:runs`,
+  });
   /** The keys of the session with this tag; a run of no session passes its own unused place instead. */
   const sessionKeys = (tag: string, base = sessionBase(tag)): SessionKeys => ({
     record: base,
@@ -406,9 +426,11 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
         webhookHint: `${base}:webhook-hint`,
         unused: `${base}:unused`,
         session: tag ? sessionKeys(tag) : sessionKeys('none', `${base}:nosession`),
+        batch: tag ? batchKeys(tag) : { record: `${base}:nobatch`, runs: `${base}:nobatch:runs` },
       };
     },
     session: (sessionId) => sessionKeys(sessionTag(sessionId)),
+    batch: (batchId) => batchKeys(sessionTag(batchId)),
     memory(tenant, scope) {
       const base = `${namespace}:mem:{m_${tenant}:${scope}}`;
       return {

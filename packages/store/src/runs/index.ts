@@ -1,3 +1,4 @@
+export { cancelBatch, readBatch } from './batches.js';
 export type { ChildOutcome } from './crew-store.js';
 export {
   CHILD_SUMMARY_MAX_CHARS,

@@ -43,6 +43,8 @@ export interface NewRun {
   retryOf?: string | undefined;
   /** A delayed run: when it starts (epoch ms, later than `createdAtMs`); it is `scheduled` until then. */
   runAtMs?: number | undefined;
+  /** A run of a batch: the batch's id (the run's id carries its tag, see `newBatchRunId`). */
+  batch?: string | undefined;
 }
 
 /** Where a crew child sits: its parent, root and depth, the delegation's call and its task index, and its deadline. */
@@ -170,6 +172,7 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
   ];
   if (run.bodyHash) fields.push('bodyHash', run.bodyHash);
   if (run.retryOf) fields.push('retryOf', run.retryOf);
+  if (run.batch) fields.push('batch', run.batch);
   if (run.runAtMs !== undefined) fields.push('runAt', String(run.runAtMs));
   // Kept for the run's life (its spec goes when it ends): lists show it.
   fields.push('title', runTitle(run.spec.input));

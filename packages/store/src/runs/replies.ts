@@ -77,6 +77,7 @@ export function parseRecord(
   if (hash.title !== undefined) record.title = hash.title;
   if (hash.session) record.sessionId = hash.session;
   if (hash.retryOf) record.retryOf = hash.retryOf;
+  if (hash.batch) record.batchId = hash.batch;
   if (hash.parent) {
     record.parentRunId = hash.parent;
     record.rootRunId = hash.root ?? hash.parent;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   type ApprovalDecision,
+  newBatchRunId,
   newId,
   newSessionRunId,
   type RunStatus,
@@ -243,6 +244,55 @@ export class RunService implements RunJobs {
     if (options.retryOf) run.retryOf = options.retryOf;
     if (runAtMs !== undefined) run.runAt = new Date(runAtMs).toISOString();
     return { run, created: true };
+  }
+
+  /**
+   * Creates a batch of runs (bodies checked by the caller, in order): all of them or none. The
+   * batch's record goes first, with its total, so a run that ends before the last is created
+   * counts against it; then the runs, written and queued as concurrent submissions are (a few
+   * round trips for a thousand). A run that could not be created undoes the batch: the runs that
+   * were are cancelled and removed, and the batch goes, before the error is thrown.
+   */
+  async submitBatch(
+    tenant: string,
+    bodies: readonly StoredBody[],
+    options: { metadata?: Record<string, unknown> | undefined; requestId?: string | undefined } = {},
+  ): Promise<{ batchId: string; runIds: string[] }> {
+    const batchId = newId('bat');
+    const keys = this.#keys.batch(batchId);
+    const createdAtMs = Date.now();
+    const runs: NewRun[] = bodies.map((spec) => {
+      const id = newBatchRunId(batchId);
+      const queue = this.#keys.shardPrefix(this.#keys.shardOf(id));
+      return { id, tenant, spec, createdAtMs, queue, batch: batchId };
+    });
+    const runIds = runs.map((run) => run.id);
+    await this.#redis
+      .multi()
+      .hset(keys.record, {
+        id: batchId,
+        tenant,
+        total: String(runs.length),
+        ended: '0',
+        createdAt: String(createdAtMs),
+        ...(options.metadata ? { metadata: JSON.stringify(options.metadata) } : {}),
+      })
+      .rpush(keys.runs, ...runIds)
+      .exec();
+    const results = await Promise.allSettled(runs.map((run) => this.#enqueue(options.requestId, run)));
+    const failure = results.find((result) => result.status === 'rejected');
+    if (failure) {
+      await Promise.allSettled(
+        runs.map(async (run, index) => {
+          if (results[index]?.status !== 'fulfilled') return;
+          await this.cancel(tenant, run.id).catch(() => undefined);
+          await this.delete(tenant, run.id);
+        }),
+      );
+      await this.#redis.del(keys.record, keys.runs);
+      throw (failure as PromiseRejectedResult).reason;
+    }
+    return { batchId, runIds };
   }
 
   /**

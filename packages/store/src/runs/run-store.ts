@@ -543,6 +543,8 @@ export class RunStore implements StoreContext {
         parentEvents: parent?.events ?? keys.unused,
         parentWaitpoint: parent?.waitpoint ?? keys.unused,
         parentResults: parent?.waitpointResults ?? keys.unused,
+        batchRecord: keys.batch.record,
+        batchRuns: keys.batch.runs,
       },
       args: {
         ...eventArgs(this, keys, runId),

@@ -6,7 +6,9 @@
   inbox goes), and then the terminal event (the last one), and lets the run's keys expire after the retention. A session's run moves
   its turn into the session's transcript and leaves the session's queue in the same step. A crew
   child records its result in its parent's waitpoint in the same step (and `child.finished` in the
-  parent's log); the run's own waitpoint keeps only its requests' states.
+  parent's log); the run's own waitpoint keeps only its requests' states. A batch's run counts
+  itself in its batch (same hash slot), and the last one appends `batch.completed` just before its
+  own terminal event (which stays the log's last).
 
   Input:
     KEYS[1] record          the run record (hash)
@@ -28,6 +30,8 @@
     KEYS[17] parentResults  its requests' results (hash)
     KEYS[18] files          the submitted files, once written (string)
     KEYS[19] inbox          the messages the run has not taken (list)
+    KEYS[20] batchRecord    the run's batch (hash)
+    KEYS[21] batchRuns      the batch's run ids (list)
 
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
@@ -69,7 +73,7 @@
 --- @include "includes/dropRequests"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner', 'session', 'parent', 'call', 'index', 'createdAt',
-  'tenant')
+  'tenant', 'batch')
 -- The step by the status it ends the run with.
 local STEP = { completed = 'complete', failed = 'fail', cancelled = 'cancel' }
 if not allowed(STEP[ARGV[4]] or ARGV[4], fields[1]) then return 0 end
@@ -95,6 +99,17 @@ for _, message in ipairs(redis.call('LRANGE', KEYS[19], 0, -1)) do
   end
 end
 redis.call('DEL', KEYS[19])
+-- A batch's run: counted once (the status check above lets a run end once); the last tells.
+if fields[9] then
+  local ended = redis.call('HINCRBY', KEYS[20], 'ended', 1)
+  if ended == tonumber(redis.call('HGET', KEYS[20], 'total') or '0') then
+    redis.call('HSET', KEYS[20], 'completedAt', now)
+    append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'batch.completed',
+      cjson.encode({ batchId = fields[9], total = ended }))
+    redis.call('EXPIRE', KEYS[20], ARGV[7])
+    redis.call('EXPIRE', KEYS[21], ARGV[7])
+  end
+end
 local id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[6])
 compact(KEYS[2])
 for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[7], KEYS[13], KEYS[4], KEYS[18] }) do

@@ -195,6 +195,8 @@ export const finalizeRun = script('finalizeRun', {
     'parentResults',
     'files',
     'inbox',
+    'batchRecord',
+    'batchRuns',
   ],
   args: [
     'channel',
