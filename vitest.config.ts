@@ -30,6 +30,8 @@ const CLUSTER_FILES = [
   'packages/store/test/cancel-recovery.int.test.ts',
   // Delayed runs: a run's record and events in its slot, its job in its shard's.
   'packages/store/test/scheduled-runs.int.test.ts',
+  // Expiry: each run's keys in its slot, the set of deadlines in its own, read apart by the sweep.
+  'packages/store/test/expiry.int.test.ts',
   // A tenant's registered MCP servers: one hash under the tenant's tag.
   'packages/store/test/mcp-server-store.int.test.ts',
   // Skills: a tenant's skills in one hash slot, limits checked in the script that writes.

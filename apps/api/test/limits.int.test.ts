@@ -173,6 +173,18 @@ const CASES: Record<Limit, LimitCase> = {
     past: above,
     documented: (value) => `\`runAt\` or \`delayMs\` at most ${value / 86_400_000} days ahead`,
   },
+  expiryMinMs: {
+    field: 'body.ttlMs',
+    body: (value) => replayRun(undefined, { ttlMs: value }),
+    past: (value) => value - 1,
+    documented: (value) => `\`expiresAt\` or \`ttlMs\` at least ${value / 1_000} s`,
+  },
+  expiryMaxMs: {
+    field: 'body.ttlMs',
+    body: (value) => replayRun(undefined, { ttlMs: value }),
+    past: above,
+    documented: (value) => `and at most ${value / 86_400_000} days ahead`,
+  },
 };
 
 const limits = Object.entries(RUN_LIMITS) as [Limit, number][];

@@ -11,6 +11,7 @@ const STATUS_ICON: Record<RunStatus, string> = {
   completed: '✓',
   failed: '✕',
   cancelled: '⊘',
+  expired: '⌛',
 };
 
 /** A badge: an icon and a label, coloured as the run status `tone` (or `idle`), never colour alone. */

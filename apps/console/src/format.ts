@@ -10,6 +10,7 @@ export const STATUS_TEXT: Record<RunStatus, string> = {
   completed: 'Completed',
   failed: 'Failed',
   cancelled: 'Cancelled',
+  expired: 'Expired',
 };
 
 /** How long ago `iso` was, from `now` (ms): "5 s ago", "3 min ago", "2 h ago", "4 d ago". */

@@ -113,6 +113,10 @@ export function createProcessor(deps: ProcessorDeps) {
       if (due.status === 'early') {
         return settleOutcome(ctx, { kind: 'released', why: 'scheduled', runAtMs: due.runAtMs });
       }
+      if (due.status === 'expire') {
+        const expired = { kind: 'expired' as const, expiresAtMs: due.expiresAtMs };
+        return settleOutcome(ctx, expired, [], [], await sessionOf(job.data.runId, expired));
+      }
     }
     // A slot of the run's tenant first, when there is a cap: without one the run waits, unchanged
     // (or, cancelled, leaves the line, then ends at its claim holding no slot).
@@ -159,9 +163,9 @@ export function createProcessor(deps: ProcessorDeps) {
     return settleOutcome(ctx, ran.settlement, ran.events, ran.turn, prepared.sessionId);
   }
 
-  /** The session of a run that ended at its claim (cancelled there): its next run may go. */
+  /** The session of a run that ended at its claim (cancelled or expired there): its next run may go. */
   async function sessionOf(runId: string, settlement: Settlement): Promise<string | undefined> {
-    if (settlement.kind !== 'cancelled') return undefined;
+    if (settlement.kind !== 'cancelled' && settlement.kind !== 'expired') return undefined;
     return (await store.get(runId))?.sessionId;
   }
 

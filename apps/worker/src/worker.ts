@@ -11,6 +11,7 @@ import type { WorkerConfig } from './config.js';
 import type { WorkerMetrics } from './metrics.js';
 import { createProcessor } from './processor.js';
 import { openConnections, type WorkerConnections } from './start/connections.js';
+import { startExpirySweep } from './start/expiry-sweep.js';
 import { type MetricsPart, workerMetrics } from './start/metrics.js';
 import { startReport, type WorkerReport } from './start/report.js';
 import { type RunWorkers, startRunWorkers } from './start/run-workers.js';
@@ -54,8 +55,8 @@ export interface StartWorkerOptions {
 
 /**
  * Starts a worker: its connections, its stores, the BullMQ workers on the
- * runs queue (one per shard taken), its webhook pumps, its metrics and its
- * entry for /readyz; `close` stops them in the reverse order.
+ * runs queue (one per shard taken), its webhook pumps, the expiry sweep (under
+ * a lease), its metrics and its entry for /readyz; `close` stops them in the reverse order.
  */
 export function startWorker(
   config: Readonly<WorkerConfig>,
@@ -123,6 +124,13 @@ export function startWorker(
     shuttingDown: isShuttingDown,
     timeoutMs: webhookTimeoutMs,
   });
+  const expirySweep = startExpirySweep({
+    workerId: config.workerId,
+    keys,
+    redis: connections.redis,
+    engine: stores.runs.engine,
+    logger,
+  });
   const report = startReport({
     config,
     keys,
@@ -148,6 +156,7 @@ export function startWorker(
       logger.info({ active: processor.activeRuns.size() }, 'worker shutting down');
       const grace = setTimeout(() => processor.activeRuns.stopAll('shutdown'), config.shutdownGraceMs);
       webhooks.stopSweeping();
+      await expirySweep.stop();
       try {
         await Promise.all([...runWorkers.workers.map((worker) => worker.close()), webhooks.pumps?.close()]);
       } finally {

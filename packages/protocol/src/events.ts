@@ -12,12 +12,13 @@ export const RUN_STATUSES = [
   'completed',
   'failed',
   'cancelled',
+  'expired',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const RunStatusSchema = Type.Union(RUN_STATUSES.map((s) => Type.Literal(s)));
 
 /** Statuses a run never leaves. */
-export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'expired'];
 
 /** How a crew child run ended, as its parent learns it. */
 export const CHILD_RESULT_STATUSES = ['completed', 'failed', 'cancelled', 'escalated', 'timed_out'] as const;
@@ -224,6 +225,8 @@ export const EventDataSchemas = {
   'run.completed': Type.Object({ output: Type.String(), result: Type.Optional(Type.Unknown()) }),
   'run.failed': Type.Object({ error: ErrorBodySchema }),
   'run.cancelled': Type.Object({ reason: Type.Optional(Type.String()) }),
+  /** A run with `expiresAt` (or `ttlMs`) that had not started by then: it never will. */
+  'run.expired': Type.Object({ expiresAt: Type.String({ format: 'date-time' }) }),
 } satisfies Record<string, TSchema>;
 
 export type RunEventType = keyof typeof EventDataSchemas;
@@ -231,7 +234,12 @@ export const RUN_EVENT_TYPES = Object.keys(EventDataSchemas) as RunEventType[];
 export type RunEventData<T extends RunEventType> = Static<(typeof EventDataSchemas)[T]>;
 
 /** Events that end a run's stream. */
-export const TERMINAL_EVENT_TYPES: readonly RunEventType[] = ['run.completed', 'run.failed', 'run.cancelled'];
+export const TERMINAL_EVENT_TYPES: readonly RunEventType[] = [
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+  'run.expired',
+];
 
 /** One entry of a run's event log: `{ id, runId, type, at, data }`. */
 export type RunEvent<T extends RunEventType = RunEventType> = {

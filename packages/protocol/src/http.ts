@@ -44,6 +44,10 @@ export const RUN_LIMITS = {
   outputMaxAttemptsMax: 10,
   /** A delayed run (`runAt`, `delayMs`) starts at most a year ahead. */
   scheduleMaxMs: 365 * 24 * 3600 * 1000,
+  /** A run's deadline to start by (`ttlMs`, or `expiresAt`, from now): at least a second ahead. */
+  expiryMinMs: 1_000,
+  /** A run's deadline to start by: at most a year ahead. */
+  expiryMaxMs: 365 * 24 * 3600 * 1000,
 } as const;
 
 /** The other bounds of client-executed tools (see {@link ClientToolSchema}). */
@@ -264,6 +268,16 @@ export const RunTimingSchema = Type.Object({
   delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: RUN_LIMITS.scheduleMaxMs })),
 });
 
+/**
+ * A deadline to start by: `expiresAt` (ISO 8601, after now, not before `runAt`) or `ttlMs` from
+ * now, not both, at most {@link RUN_LIMITS.expiryMaxMs} ahead. A run not started by then ends `expired`
+ * (`run.expired`) and never starts; one started before it is no longer subject to it.
+ */
+export const RunExpirySchema = Type.Object({
+  expiresAt: Type.Optional(Type.String({ format: 'date-time', [EXPECTED]: 'an ISO 8601 date-time' })),
+  ttlMs: Type.Optional(Type.Integer({ minimum: RUN_LIMITS.expiryMinMs, maximum: RUN_LIMITS.expiryMaxMs })),
+});
+
 /** `POST /v1/runs` body. */
 export const CreateRunBodySchema = Type.Object(
   {
@@ -346,6 +360,7 @@ export const CreateRunBodySchema = Type.Object(
     /** A structured result: the run ends through `submit_result`, its arguments the run's `result` (see {@link OutputSpecSchema}). */
     output: Type.Optional(OutputSpecSchema),
     ...RunTimingSchema.properties,
+    ...RunExpirySchema.properties,
   },
   { additionalProperties: false },
 );
@@ -430,6 +445,8 @@ export const RunSchema = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   /** A delayed run: when it starts (or started to be due), as last set. */
   runAt: Type.Optional(Type.String({ format: 'date-time' })),
+  /** A run given `expiresAt` or `ttlMs`: the time it must have started by, or it ends `expired`. */
+  expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
   attempts: Type.Integer({ minimum: 0 }),

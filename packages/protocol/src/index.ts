@@ -159,6 +159,7 @@ export {
   RescheduleRunBodySchema,
   RUN_ID_PATTERN,
   RUN_LIMITS,
+  RunExpirySchema,
   RunFileListSchema,
   RunFileSchema,
   RunIdSchema,

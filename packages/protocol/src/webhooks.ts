@@ -13,6 +13,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'run.completed',
   'run.failed',
   'run.cancelled',
+  'run.expired',
   'clarify.requested',
   'clarify.answered',
   'clarify.timed_out',

@@ -77,6 +77,8 @@ const STEPS: Record<string, (runId: string, token: string) => Promise<unknown>> 
   fail: (runId, token) =>
     store.finalize(runId, { status: 'failed', error: { code: 'ERR_X', message: 'x' } }, token),
   cancel: (runId) => store.finalize(runId, { status: 'cancelled' }),
+  // Seeded past its deadline, never started (see `seed`).
+  expire: (runId) => store.finalize(runId, { status: 'expired', expiresAtMs: Date.now() - 1_000 }),
 };
 
 let next = 0;
@@ -89,6 +91,7 @@ async function seed(status: RunStatus, t: Transition): Promise<string> {
   await store.create({ id: runId, tenant: 't', spec: { input: 'x' }, createdAtMs: Date.now() });
   const run = keys.run(runId);
   await redis.hset(run.record, { status, owner: OWNER });
+  if (t.step === 'expire') await redis.hset(run.record, 'expiresAt', Date.now() - 1_000);
   if (t.step === 'wait for the session') {
     await redis.hset(run.record, 'session', 'ses_ahead');
     await redis.rpush(run.session.queue, 'run_ahead', runId);

@@ -22,7 +22,7 @@ export class RunEndMetrics {
     const tenant = options.tenantLabel ? ['tenant'] : [];
     this.finished = new Counter({
       name: 'tether_runs_finished_total',
-      help: 'Runs ended by this process, by final status: completed, failed, cancelled.',
+      help: 'Runs ended by this process, by final status: completed, failed, cancelled, expired.',
       labelNames: ['status', ...tenant],
       registers: [registry],
     });

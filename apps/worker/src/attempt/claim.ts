@@ -22,7 +22,8 @@ export interface Claimed {
  * session's run with another of the session's runs ahead of it waits (only
  * one run of a session executes at a time); a run ahead that is gone or has
  * ended without leaving the queue is taken off it first. A run still scheduled
- * (its job came up early: its time was moved) waits until its time.
+ * (its job came up early: its time was moved) waits until its time. A run that
+ * never started and is past its deadline to start by is not started: it ends expired.
  */
 export async function claimAttempt(ctx: AttemptContext): Promise<Claimed | Settlement> {
   const { store, runId } = ctx;
@@ -38,6 +39,7 @@ export async function claimAttempt(ctx: AttemptContext): Promise<Claimed | Settl
     if (claim.status === 'wait') return { kind: 'released', why: 'session', ahead: claim.ahead };
   }
   if (claim.status === 'early') return { kind: 'released', why: 'scheduled', runAtMs: claim.runAtMs };
+  if (claim.status === 'expire') return { kind: 'expired', expiresAtMs: claim.expiresAtMs };
   if (claim.status === 'cancel') return { kind: 'cancelled' };
   if (claim.status !== 'ok') return { kind: 'lost', why: `the run is ${claim.status}`, handBack: false };
   if (!claim.spec) {

@@ -121,6 +121,8 @@ export type Settlement =
     }
   /** Cancelled by request. */
   | { kind: 'cancelled' }
+  /** Never started, and past its deadline to start by (`expiresAtMs`): it is not started, but ended `expired`. */
+  | { kind: 'expired'; expiresAtMs: number }
   | Waiting
   | Released
   | Lost;

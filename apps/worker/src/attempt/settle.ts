@@ -16,6 +16,7 @@ import { delegationKey } from './crew.js';
  * | failed, retryable, attempts left | `run.retrying` (queued) | `RetryLater`: BullMQ retries after its delay |
  * | failed otherwise | `run.failed` | completed |
  * | cancelled | `run.cancelled` | completed |
+ * | expired (never started, its deadline passed: found at the claim or `start on time`) | `run.expired` | completed |
  * | waiting, a new waitpoint | its requests recorded: `clarify.requested`, `tool.requested` each, or the children created and `child.started` each (`waiting_for_input`, `waiting_for_children`) | delayed until the deadline, woken when the waitpoint resolves |
  * | waiting again (woken early) | back to `waiting_for_…` | delayed until the deadline |
  * | released: shutdown | queued | waiting, for another worker (`WaitingError`) |
@@ -47,7 +48,10 @@ export async function settleOutcome(
     return await settle(ctx, settlement, events, turn);
   } finally {
     const ended =
-      settlement.kind === 'completed' || settlement.kind === 'failed' || settlement.kind === 'cancelled';
+      settlement.kind === 'completed' ||
+      settlement.kind === 'failed' ||
+      settlement.kind === 'cancelled' ||
+      settlement.kind === 'expired';
     // A session's run that ended lets the next run of its session go (it waits, delayed, until then).
     if (sessionId && ended) {
       await ctx
@@ -149,6 +153,8 @@ async function settle(
       return fail(ctx, settlement, events, turn);
     case 'cancelled':
       return cancel(ctx, events, turn);
+    case 'expired':
+      return expire(ctx, settlement.expiresAtMs);
     case 'waiting':
       return wait(ctx, settlement, events, turn);
     case 'released':
@@ -227,6 +233,15 @@ async function cancel(
   await ctx.engine.end(ctx, end, events, turn, '');
   await dispatchEvents(ctx, 'cancelled', true);
   ctx.log.info('run cancelled');
+  return undefined;
+}
+
+/** A run that never started, past its deadline: ended `expired` (whoever ended it, the job completes). */
+async function expire(ctx: AttemptContext, expiresAtMs: number): Promise<undefined> {
+  if (await ctx.engine.expire(ctx, expiresAtMs)) {
+    await dispatchEvents(ctx, 'expired');
+    ctx.log.info({ expiresAt: new Date(expiresAtMs).toISOString() }, 'run expired before it started');
+  }
   return undefined;
 }
 

@@ -157,6 +157,8 @@ export function formatRun(
   if (run.title) field('task', run.title);
   field('created', `${run.createdAt} (${relativeTime(run.createdAt, now)})`);
   if (run.runAt && !run.startedAt) field('starts', `${run.runAt} (${relativeTime(run.runAt, now)})`);
+  if (run.expiresAt && !run.startedAt)
+    field('expires', `${run.expiresAt} (${relativeTime(run.expiresAt, now)})`);
   if (run.startedAt) field('started', run.startedAt);
   if (run.finishedAt) {
     const took = run.startedAt

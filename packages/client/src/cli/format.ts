@@ -113,6 +113,7 @@ export function colorStatus(status: RunStatus, c: Colors): string {
     case 'failed':
       return c.red(status);
     case 'cancelled':
+    case 'expired':
       return c.yellow(status);
     case 'waiting_for_input':
       return c.magenta(status);

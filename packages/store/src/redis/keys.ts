@@ -284,6 +284,14 @@ export interface TetherKeys {
    * one left there by a process that died (`RunService.recoverCancels`). Hash tag `{cancels}`.
    */
   cancelsInFlight: string;
+  /**
+   * Sorted set: the runs given a deadline to start by (`expiresAt`), scored by it (epoch ms), for
+   * the expiry sweep (`RunEngine.expireDue`). Only such runs are added; each leaves it once the
+   * sweep has seen its deadline pass. Hash tag `{expiries}`.
+   */
+  runExpiries: string;
+  /** String: the expiry sweep's lease (see `Lease`), so one process sweeps at a time. */
+  expirySweepLease: string;
   /** The pattern of every run's events channel. */
   eventsPattern: string;
   /**
@@ -454,6 +462,8 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     idempotency: (tenant, key) => `${namespace}:tenant:{${tenant}}:idem:${key}`,
     cancelChannel: `${namespace}:cancel`,
     cancelsInFlight: `${namespace}:{cancels}`,
+    runExpiries: `${namespace}:{expiries}`,
+    expirySweepLease: `${namespace}:{expiries}:sweep`,
     eventsPattern: `${namespace}:events:*`,
     sharedPrompt: (ref) => `${namespace}:prompt:${ref}`,
     workers: `${namespace}:{workers}`,

@@ -36,7 +36,8 @@ export function childOutcome(
   end:
     | { status: 'completed'; output: string; escalated?: boolean | undefined; usage?: Usage | undefined }
     | { status: 'failed'; error: ErrorBody; usage?: Usage | undefined }
-    | { status: 'cancelled'; reason?: string | undefined },
+    | { status: 'cancelled'; reason?: string | undefined }
+    | { status: 'expired'; expiresAtMs: number },
 ): ChildOutcome {
   const usage = ('usage' in end && end.usage) || NO_USAGE;
   if (end.status === 'completed') {
@@ -46,6 +47,8 @@ export function childOutcome(
     const status = end.error.code === CHILD_TIMEOUT_CODE ? 'timed_out' : 'failed';
     return { status, summary: capSummary(`${end.error.code}: ${end.error.message}`), usage };
   }
+  // A crew child has no deadline to start by; should one expire, its parent learns it as cancelled.
+  if (end.status === 'expired') return { status: 'cancelled', summary: 'expired before it started', usage };
   return { status: 'cancelled', summary: capSummary(end.reason ?? 'cancelled'), usage };
 }
 

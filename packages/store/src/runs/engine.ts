@@ -271,6 +271,15 @@ export class RunEngine {
     return this.delay(a, runAtMs, async () => (await this.store.scheduledAt(a.runId)) !== runAtMs);
   }
 
+  /**
+   * The claim (or `start on time`) found the run never started and past its deadline: it ends
+   * `expired` here (`run.expired`; the script checks the deadline again by Redis's clock), and the
+   * job completes (the attempt returns). False when it had ended meanwhile (the sweep, a cancel).
+   */
+  expire(a: EngineAttempt, expiresAtMs: number): Promise<boolean> {
+    return this.store.finalize(a.runId, { status: 'expired', expiresAtMs }, '');
+  }
+
   /** At shutdown: the run queued again, its job back to waiting for another worker, which continues from the checkpoint. */
   async release(a: EngineAttempt, events: readonly RunEventInput[], recorded: Recorded): Promise<never> {
     await this.store.appendEvents(a.runId, events, a.fence);
@@ -456,6 +465,46 @@ export class RunEngine {
     return ids;
   }
 
+  /**
+   * The expiry sweep: ends `expired` each run of the deployment's set of deadlines whose deadline
+   * has passed (up to `limit`, oldest first) and that never started, then does what follows a
+   * queued run's end (its job removed, its tenant's line left, its session's next run woken). The
+   * set is in its own hash slot: each run is read and ended by its own scripts, and it leaves the set
+   * only once all that is done (or it started, ended otherwise or is gone), so a sweep that dies
+   * midway is finished by the next, and a second sweep changes nothing. A worker holding the run's
+   * job then finds it ended at its claim. The runs it ended.
+   */
+  async expireDue(limit = 100): Promise<string[]> {
+    const key = this.store.keys.runExpiries;
+    const ids = await this.store.redis.zrangebyscore(key, '-inf', Date.now(), 'LIMIT', 0, limit);
+    const expired: string[] = [];
+    for (const runId of ids) {
+      let run = await this.store.get(runId);
+      if (run && unstarted(run) && run.expiresAt) {
+        const expiresAtMs = Date.parse(run.expiresAt);
+        const ended = await this.#withDeliveries([run.id], run.tenant, () =>
+          this.store.finalize(runId, { status: 'expired', expiresAtMs }),
+        );
+        if (ended) expired.push(runId);
+        else run = await this.store.get(runId);
+        // Still before its deadline by Redis's clock (behind this process's): the next sweep.
+        if (!ended && run && unstarted(run)) continue;
+      }
+      if (run && (expired.includes(runId) || run.status === 'expired')) await this.#afterExpiry(run);
+      await this.store.redis.zrem(key, runId);
+    }
+    return expired;
+  }
+
+  /** What follows the end of a run that never started: its job off the queue, its tenant's line, its session's next run. */
+  async #afterExpiry(run: RunRecord): Promise<void> {
+    const job = await this.#jobs.getJob(run.id, run);
+    // Locked: a worker took it just now, and finds the run ended at its claim.
+    await job?.remove().catch(() => undefined);
+    await this.#forgetTenantSlot(run.tenant, run.id);
+    if (run.sessionId) await this.promoteSessionHead(run.sessionId);
+  }
+
   /** Why a run left among the cancels in flight was cancelled, as the process that died would have said. */
   async #cancelReason(run: RunRecord): Promise<string> {
     if ((await this.store.cancelMode(run.id)) === 'interrupt') return 'interrupted by a new message';
@@ -612,6 +661,11 @@ export class RunEngine {
   async #resolved(runId: string): Promise<boolean> {
     return (await this.store.wakeReason(runId)) !== undefined;
   }
+}
+
+/** A run that has not started (and so may still expire). */
+function unstarted(run: RunRecord): boolean {
+  return !run.startedAt && (run.status === 'queued' || run.status === 'scheduled');
 }
 
 const REFUSALS: Record<string, WaitRefusal['refused']> = {

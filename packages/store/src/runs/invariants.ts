@@ -63,6 +63,9 @@ import { parseWaitpoint, type Waitpoint } from './replies.js';
  *   is not; a live crew child's parent exists and has not ended.
  * - `run-timing`: a run never started before its `runAt` (a delayed run's), and a `scheduled` run
  *   has a `runAt` and has never started.
+ * - `run-expiry`: a run with `expiresAt` that started did so before it; an `expired` run has an
+ *   `expiresAt`, never started (no `startedAt`, no `run.started` nor `attempt.started` in its log)
+ *   and ended no earlier than its deadline.
  */
 
 /** The rules, in the order violations are listed. */
@@ -77,6 +80,7 @@ export const INVARIANT_RULES = [
   'session-queue',
   'crew-delegation',
   'run-timing',
+  'run-expiry',
 ] as const;
 export type InvariantRule = (typeof INVARIANT_RULES)[number];
 
@@ -137,6 +141,7 @@ export async function checkInvariants(options: CheckInvariantsOptions): Promise<
   checkWaitpoints(check);
   checkCrew(check);
   checkTiming(check);
+  await checkExpiry(redis, keys, check);
   await checkSessions(redis, keys, check, found.sessionTags);
   await checkTenantSlots(redis, keys, check, found.tenants, options.tenantCap);
   const order = (v: InvariantViolation) => INVARIANT_RULES.indexOf(v.rule);
@@ -385,6 +390,46 @@ function checkTiming(check: Check): void {
       );
     }
   }
+}
+
+/** `run-expiry`: each run's start against its deadline to start by, and every expired run's log. */
+async function checkExpiry(redis: RedisClient, keys: TetherKeys, check: Check): Promise<void> {
+  const expired: RunState[] = [];
+  for (const run of check.runs.values()) {
+    if (!run.valid) continue;
+    const expiresAt = timeOf(run.record.expiresAt);
+    const startedAt = timeOf(run.record.startedAt);
+    const finishedAt = timeOf(run.record.finishedAt);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    if (expiresAt !== undefined && startedAt !== undefined && startedAt >= expiresAt) {
+      const detail = `run ${run.id} started at ${iso(startedAt)}, not before its expiresAt ${iso(expiresAt)}`;
+      check.report('run-expiry', run.id, detail);
+    }
+    if (run.status !== 'expired') continue;
+    expired.push(run);
+    if (expiresAt === undefined || startedAt !== undefined) {
+      const why = expiresAt === undefined ? 'has no expiresAt' : 'has started';
+      check.report('run-expiry', run.id, `run ${run.id} is expired but ${why}`);
+    } else if (finishedAt !== undefined && finishedAt < expiresAt) {
+      const detail = `run ${run.id} expired at ${iso(finishedAt)}, before its expiresAt ${iso(expiresAt)}`;
+      check.report('run-expiry', run.id, detail);
+    }
+  }
+  // Only the expired runs' logs are read: few, and each whole.
+  const reads = new SlotPipelines(redis);
+  for (const run of expired) {
+    const events = keys.run(run.id).events;
+    reads.add(events, (pipeline) => pipeline.xrange(events, '-', '+'));
+  }
+  const logs = values(await reads.exec()) as [string, string[]][][];
+  expired.forEach((run, i) => {
+    for (const [, fields] of logs[i] ?? []) {
+      const type = fields[fields.indexOf('t') + 1];
+      if (type === 'run.started' || type === 'attempt.started') {
+        check.report('run-expiry', run.id, `run ${run.id} is expired but its log has ${type}`);
+      }
+    }
+  });
 }
 
 /** `live-run-without-job` for the live runs with no job that may run: what became of the job, to say so. */

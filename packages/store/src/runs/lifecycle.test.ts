@@ -15,7 +15,7 @@ import {
 const ARCHITECTURE = new URL('../../../../docs/architecture.md', import.meta.url);
 
 describe('the lifecycle', () => {
-  it('has five live statuses and three terminal ones', () => {
+  it('has five live statuses and four terminal ones', () => {
     expect(LIVE_STATUSES).toEqual([
       'scheduled',
       'queued',
@@ -24,7 +24,7 @@ describe('the lifecycle', () => {
       'waiting_for_children',
     ]);
     expect(lifecycleLua()).toContain(
-      'local TERMINAL = { completed = true, failed = true, cancelled = true }',
+      'local TERMINAL = { completed = true, failed = true, cancelled = true, expired = true }',
     );
   });
 

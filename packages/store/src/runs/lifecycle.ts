@@ -62,6 +62,8 @@ export interface Transition {
 const LIVE = LIVE_STATUSES;
 /** The live statuses a claim takes a run from: a `scheduled` run is queued at its time first (`start on time`). */
 const CLAIMABLE: readonly RunStatus[] = LIVE.filter((status) => status !== 'scheduled');
+/** A run that has not started may expire: never once it has (a retried or released run is queued again, started). */
+const NOT_STARTED: readonly RunStatus[] = ['scheduled', 'queued'];
 /** The owner's steps within an attempt: its claim made the run `running`, and nothing else changes that. */
 const RUNNING: readonly RunStatus[] = ['running'];
 /** A run with requests pending, asleep on them, or not (woken early, or handed back). */
@@ -117,7 +119,7 @@ export const TRANSITIONS: readonly Transition[] = [
     guard: 'any',
     to: 'running',
     event: 'attempt.started',
-    job: 'active (a run with a cancel requested is cancelled instead; `run.started` goes first the first time; a `scheduled` run is never claimed: its job is delayed until its `runAt`, then `start on time`)',
+    job: "active (a run with a cancel requested is cancelled instead; `run.started` goes first the first time; a `scheduled` run is never claimed: its job is delayed until its `runAt`, then `start on time`; a run never started whose `expiresAt` has passed by Redis's clock is not started: `expire` ends it)",
   },
   {
     step: 'wait for the session',
@@ -300,6 +302,16 @@ export const TRANSITIONS: readonly Transition[] = [
     event: 'run.failed',
     request: 'pending → cancelled',
     job: 'completed (or failed, when BullMQ gave up on a stalled run: then by any worker)',
+  },
+  {
+    step: 'expire',
+    by: 'worker',
+    script: 'finalizeRun',
+    from: NOT_STARTED,
+    guard: 'any',
+    to: 'expired',
+    event: 'run.expired',
+    job: "completed (its claim or `start on time` found the deadline passed), or removed by the expiry sweep (a job a worker holds then finds the run ended); only a run that never started, its `expiresAt` passed by Redis's clock",
   },
   {
     step: 'cancel',

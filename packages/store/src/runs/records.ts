@@ -45,6 +45,11 @@ export interface NewRun {
   runAtMs?: number | undefined;
   /** A run of a batch: the batch's id (the run's id carries its tag, see `newBatchRunId`). */
   batch?: string | undefined;
+  /**
+   * A deadline to start by (epoch ms): not started by then, the run ends `expired` (its claim checks
+   * it, and the expiry sweep ends one nobody takes up).
+   */
+  expiresAtMs?: number | undefined;
 }
 
 /** Where a crew child sits: its parent, root and depth, the delegation's call and its task index, and its deadline. */
@@ -174,6 +179,7 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
   if (run.retryOf) fields.push('retryOf', run.retryOf);
   if (run.batch) fields.push('batch', run.batch);
   if (run.runAtMs !== undefined) fields.push('runAt', String(run.runAtMs));
+  if (run.expiresAtMs !== undefined) fields.push('expiresAt', String(run.expiresAtMs));
   // Kept for the run's life (its spec goes when it ends): lists show it.
   fields.push('title', runTitle(run.spec.input));
   if (run.crew) {

@@ -91,6 +91,7 @@ export function parseRecord(
   }
   if (hash.childCount) record.childCount = Number(hash.childCount);
   if (hash.runAt) record.runAt = isoTime(hash.runAt);
+  if (hash.expiresAt) record.expiresAt = isoTime(hash.expiresAt);
   if (hash.startedAt) record.startedAt = isoTime(hash.startedAt);
   if (hash.finishedAt) record.finishedAt = isoTime(hash.finishedAt);
   if (record.status === 'waiting_for_input') {

@@ -169,6 +169,8 @@ export class RunService implements RunJobs {
       retryOf?: string | undefined;
       /** When the run starts (epoch ms): one later than now makes it `scheduled` until then. */
       runAtMs?: number | undefined;
+      /** A deadline to start by (epoch ms): not started by then, the run ends `expired`. */
+      expiresAtMs?: number | undefined;
     } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = options.session;
@@ -205,6 +207,9 @@ export class RunService implements RunJobs {
     // A start time already past starts the run now.
     const runAtMs =
       options.runAtMs !== undefined && options.runAtMs > createdAtMs ? options.runAtMs : undefined;
+    const { expiresAtMs } = options;
+    // Watched before it exists: an entry for a run that never came to be is dropped by the sweep.
+    if (expiresAtMs !== undefined) await this.store.watchExpiry(id, expiresAtMs);
     await this.#enqueue(options.requestId, {
       id,
       tenant,
@@ -214,6 +219,7 @@ export class RunService implements RunJobs {
       queue,
       retryOf: options.retryOf,
       runAtMs,
+      expiresAtMs,
       session: session && {
         id: session.id,
         multitask: session.multitask,
@@ -243,6 +249,7 @@ export class RunService implements RunJobs {
     if (session) run.sessionId = session.id;
     if (options.retryOf) run.retryOf = options.retryOf;
     if (runAtMs !== undefined) run.runAt = new Date(runAtMs).toISOString();
+    if (expiresAtMs !== undefined) run.expiresAt = new Date(expiresAtMs).toISOString();
     return { run, created: true };
   }
 

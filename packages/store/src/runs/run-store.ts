@@ -69,7 +69,7 @@ export interface RunStoreOptions {
 export interface EndedRun {
   runId: string;
   tenant: string;
-  status: 'completed' | 'failed' | 'cancelled';
+  status: 'completed' | 'failed' | 'cancelled' | 'expired';
 }
 
 /**
@@ -332,6 +332,7 @@ export class RunStore implements StoreContext {
     });
     if (reply[0] === 'wait') return { status: 'wait', ahead: reply[1] };
     if (reply[0] === 'early') return { status: 'early', runAtMs: Number(reply[1]) };
+    if (reply[0] === 'expire') return { status: 'expire', expiresAtMs: Number(reply[1]) };
     if (reply[0] !== 'ok') return { status: reply[0] };
     const [, spec, checkpoint, session, tenant, inbox] = reply;
     return {
@@ -502,7 +503,9 @@ export class RunStore implements StoreContext {
           result?: unknown;
         }
       | { status: 'failed'; error: ErrorBody; usage?: Usage | undefined; model?: RunModel | undefined }
-      | { status: 'cancelled'; reason?: string | undefined },
+      | { status: 'cancelled'; reason?: string | undefined }
+      /** Only a run that never started, past its deadline (`expiresAtMs`) by Redis's clock. */
+      | { status: 'expired'; expiresAtMs: number },
     token = '',
     events: readonly RunEventInput[] = [],
     turn: readonly string[] = [],
@@ -522,6 +525,9 @@ export class RunStore implements StoreContext {
       type = 'run.failed';
       data = { error: end.error };
       fields.push('error', JSON.stringify(end.error));
+    } else if (end.status === 'expired') {
+      type = 'run.expired';
+      data = { expiresAt: new Date(end.expiresAtMs).toISOString() };
     } else {
       type = 'run.cancelled';
       data = end.reason ? { reason: end.reason } : {};
@@ -708,7 +714,16 @@ export class RunStore implements StoreContext {
     const reply = await scripts.dueRun.run(this.redis, { keys, args: eventArgs(this, keys, runId) });
     if (reply[0] === 'due') return { status: 'due' };
     if (reply[0] === 'early') return { status: 'early', runAtMs: Number(reply[1]) };
+    if (reply[0] === 'expire') return { status: 'expire', expiresAtMs: Number(reply[1]) };
     return { status: 'other' };
+  }
+
+  /**
+   * Watches a run's deadline to start by (epoch ms) for the expiry sweep: in the deployment's set of
+   * deadlines, its own hash slot, so apart from the run's keys (see `RunEngine.expireDue`).
+   */
+  async watchExpiry(runId: string, expiresAtMs: number): Promise<void> {
+    await this.redis.zadd(this.keys.runExpiries, expiresAtMs, runId);
   }
 
   /** A scheduled run's start time (epoch ms); undefined once it is not scheduled, or a cancel was asked for. */
@@ -748,10 +763,19 @@ export type ClaimResult =
   | { status: 'wait'; ahead: string }
   /** Still scheduled, until `runAtMs` (epoch ms): nothing was changed. */
   | { status: 'early'; runAtMs: number }
-  | { status: 'missing' | 'cancel' | 'completed' | 'failed' | 'cancelled' };
+  /** Never started, and past its deadline (`expiresAtMs`) by Redis's clock: not started; the caller ends it expired. */
+  | { status: 'expire'; expiresAtMs: number }
+  | { status: 'missing' | 'cancel' | 'completed' | 'failed' | 'cancelled' | 'expired' };
 
-/** What `due` finds: queued now, or still early (until `runAtMs`), or nothing to do here (the claim decides). */
-export type DueResult = { status: 'due' } | { status: 'early'; runAtMs: number } | { status: 'other' };
+/**
+ * What `due` finds: queued now, still early (until `runAtMs`), past its deadline to start by (the
+ * caller ends it expired), or nothing to do here (the claim decides).
+ */
+export type DueResult =
+  | { status: 'due' }
+  | { status: 'early'; runAtMs: number }
+  | { status: 'expire'; expiresAtMs: number }
+  | { status: 'other' };
 
 /** What `reschedule` did: the new time set, or why not (the status the run has when it is not scheduled). */
 export type RescheduleResult = 'ok' | 'missing' | 'cancel' | RunStatus;

@@ -109,6 +109,8 @@ export class SessionService {
       requestId?: string | undefined;
       /** When the run starts (epoch ms; see `RunService.submit`). */
       runAtMs?: number | undefined;
+      /** A deadline to start by (epoch ms; see `RunService.submit`). */
+      expiresAtMs?: number | undefined;
     } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = await this.record(tenant, sessionId);
@@ -123,6 +125,7 @@ export class SessionService {
       hashOf,
       requestId: options.requestId,
       runAtMs: options.runAtMs,
+      expiresAtMs: options.expiresAtMs,
     });
     if (multitask === 'interrupt' && result.created)
       await this.#interruptAhead(tenant, sessionId, result.run.id);

@@ -4,7 +4,7 @@ import { COMMON_ERRORS } from '../schemas.js';
 import { accepted, IdempotencyHeadersSchema } from './accepted.js';
 import { runSpec } from './spec.js';
 import { checkSubmission } from './submission.js';
-import { startTime, withoutTiming } from './timing.js';
+import { expiryTime, startTime, withoutTiming } from './timing.js';
 
 /** `POST /v1/runs`: submit a run (idempotent with an `Idempotency-Key`). */
 const createRunRoute: FastifyPluginAsyncTypebox = async (app) => {
@@ -31,6 +31,7 @@ const createRunRoute: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const runAtMs = startTime(request.body);
+      const expiresAtMs = expiryTime(request.body, runAtMs);
       const body = withoutTiming(request.body);
       checkSubmission(body, app.config);
       const spec = await runSpec(app, request.tenant, body);
@@ -39,6 +40,7 @@ const createRunRoute: FastifyPluginAsyncTypebox = async (app) => {
         hashOf: request.body,
         requestId: request.id,
         runAtMs,
+        expiresAtMs,
       });
       return accepted(app, request, reply, run, created);
     },

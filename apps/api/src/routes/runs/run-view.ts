@@ -19,6 +19,7 @@ export function toRun(record: RunRecord): Run {
     todos: record.todos,
   };
   if (record.runAt !== undefined) run.runAt = record.runAt;
+  if (record.expiresAt !== undefined) run.expiresAt = record.expiresAt;
   if (record.startedAt !== undefined) run.startedAt = record.startedAt;
   if (record.finishedAt !== undefined) run.finishedAt = record.finishedAt;
   if (record.pendingClarify !== undefined) run.pendingClarify = record.pendingClarify;

@@ -9,7 +9,7 @@ import { IdempotencyHeadersSchema } from '../runs/accepted.js';
 import { runLinks } from '../runs/run-view.js';
 import { runSpec } from '../runs/spec.js';
 import { checkSubmission } from '../runs/submission.js';
-import { startTime, withoutTiming } from '../runs/timing.js';
+import { expiryTime, startTime, withoutTiming } from '../runs/timing.js';
 import { COMMON_ERRORS } from '../schemas.js';
 import { SessionParamsSchema, TokenQuerySchema } from './params.js';
 
@@ -57,6 +57,7 @@ const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
           .send({ id: runId, status: run.status, sessionId: id, links, token, messageId });
       }
       const runAtMs = startTime(request.body);
+      const expiresAtMs = expiryTime(request.body, runAtMs);
       if (request.sessionScope !== undefined) checkSessionTokenBody(own);
       checkSubmission({ ...session.defaults, ...own }, app.config);
       const body = await runSpec(app, request.tenant, withoutTiming(request.body), session.defaults);
@@ -65,6 +66,7 @@ const sessionRunsRoute: FastifyPluginAsyncTypebox = async (app) => {
         hashOf: request.body,
         requestId: request.id,
         runAtMs,
+        expiresAtMs,
       });
       const links = runLinks(run.id);
       const token = app.readTokens.issue(run.id, request.tenant);

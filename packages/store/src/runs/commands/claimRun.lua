@@ -26,6 +26,8 @@
     wait to be taken), { 'missing' }, { 'cancel' } (a cancel was
     requested, or the run is a crew child whose parent is gone, has ended or is being cancelled), { 'wait', runId } (another run of its session is ahead of it: nothing is changed),
     { 'early', runAt } (the run is still scheduled, until runAt in epoch ms: nothing is changed),
+    { 'expire', expiresAt } (the run never started and its deadline, epoch ms, has passed by Redis's
+    clock: nothing is started, and the caller ends it with `expire`),
     or { status } (the run has ended: 'completed', 'failed' or 'cancelled')
 ]]
 
@@ -33,9 +35,14 @@
 --- @include "includes/nowMs"
 --- @include "includes/append"
 
-local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step', 'session', 'parent', 'tenant', 'runAt')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'cancelRequested', 'attempts', 'startedAt', 'step', 'session', 'parent', 'tenant', 'runAt', 'expiresAt')
 local status = fields[1]
 if not status then return { 'missing' } end
+-- Never started past its deadline, whoever takes it at that instant: the check and the start are
+-- this one step, against Redis's clock. A run that started before it is no longer subject to it.
+if fields[10] and not fields[4] and allowed('expire', status) and tonumber(fields[10]) <= nowMs() then
+  return { 'expire', tonumber(fields[10]) }
+end
 -- Never claimed while scheduled: its job comes up at its time and `dueRun` queues it first; a
 -- job a worker took early (its time changed meanwhile) is delayed again until the record's time.
 if status == 'scheduled' and not fields[2] then return { 'early', tonumber(fields[9] or '0') } end

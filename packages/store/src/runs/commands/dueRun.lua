@@ -13,18 +13,22 @@
     ARGV[3] runId
 
   Output:
-    { 'due' } (queued now), { 'early', runAt } (epoch ms), { 'cancel' } (a cancel was asked for:
-    its claim ends it), { 'missing' }, or { status } (not scheduled)
+    { 'due' } (queued now), { 'early', runAt } (epoch ms), { 'expire', expiresAt } (its deadline,
+    epoch ms, has passed by Redis's clock: nothing is changed, and the caller ends it with `expire`),
+    { 'cancel' } (a cancel was asked for: its claim ends it), { 'missing' }, or { status } (not
+    scheduled)
 ]]
 
 --- @include "includes/lifecycle"
 --- @include "includes/nowMs"
 --- @include "includes/append"
 
-local fields = redis.call('HMGET', KEYS[1], 'status', 'runAt', 'cancelRequested')
+local fields = redis.call('HMGET', KEYS[1], 'status', 'runAt', 'cancelRequested', 'expiresAt')
 local status = fields[1]
 if not status then return { 'missing' } end
 if not allowed('start on time', status) then return { status } end
+-- Its deadline to start by came first: it is never queued (as `claimRun` checks).
+if fields[4] and tonumber(fields[4]) <= nowMs() then return { 'expire', tonumber(fields[4]) } end
 if fields[3] then return { 'cancel' } end
 local runAt = tonumber(fields[2] or '0')
 if runAt > nowMs() then return { 'early', runAt } end

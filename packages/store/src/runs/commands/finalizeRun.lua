@@ -36,7 +36,8 @@
     ARGV[1] channel         the run's events channel
     ARGV[2] maxlen          events kept (approximately)
     ARGV[3] runId
-    ARGV[4] status          'completed', 'failed' or 'cancelled'
+    ARGV[4] status          'completed', 'failed', 'cancelled' or 'expired' (only a run that never
+                            started, whose `expiresAt` has passed by Redis's clock)
     ARGV[5] eventType       the terminal event's type
     ARGV[6] eventData       the terminal event's data (JSON)
     ARGV[7] retention       how long the run's keys stay (s)
@@ -73,14 +74,16 @@
 --- @include "includes/dropRequests"
 
 local fields = redis.call('HMGET', KEYS[1], 'status', 'owner', 'session', 'parent', 'call', 'index', 'createdAt',
-  'tenant', 'batch')
+  'tenant', 'expiresAt', 'startedAt', 'batch')
 -- The step by the status it ends the run with.
-local STEP = { completed = 'complete', failed = 'fail', cancelled = 'cancel' }
+local STEP = { completed = 'complete', failed = 'fail', cancelled = 'cancel', expired = 'expire' }
 if not allowed(STEP[ARGV[4]] or ARGV[4], fields[1]) then return 0 end
 if ARGV[8] ~= '' and fields[2] ~= ARGV[8] then return -1 end
 local fieldsEnd = 17 + 2 * tonumber(ARGV[17])
 local turnCount = tonumber(ARGV[16])
 local now = nowMs()
+-- Expired: a run that never started, past its deadline by this clock (the claim's), and no other.
+if ARGV[4] == 'expired' and (fields[10] or not fields[9] or tonumber(fields[9]) > now) then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[4], 'finishedAt', now, unpack(ARGV, 18, fieldsEnd))
 redis.call('HDEL', KEYS[1], 'owner')
 if ARGV[9] ~= '' then redis.call('SET', KEYS[3], ARGV[9]) end
@@ -100,12 +103,12 @@ for _, message in ipairs(redis.call('LRANGE', KEYS[19], 0, -1)) do
 end
 redis.call('DEL', KEYS[19])
 -- A batch's run: counted once (the status check above lets a run end once); the last tells.
-if fields[9] then
+if fields[11] then
   local ended = redis.call('HINCRBY', KEYS[20], 'ended', 1)
   if ended == tonumber(redis.call('HGET', KEYS[20], 'total') or '0') then
     redis.call('HSET', KEYS[20], 'completedAt', now)
     append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'batch.completed',
-      cjson.encode({ batchId = fields[9], total = ended }))
+      cjson.encode({ batchId = fields[11], total = ended }))
     redis.call('EXPIRE', KEYS[20], ARGV[7])
     redis.call('EXPIRE', KEYS[21], ARGV[7])
   end

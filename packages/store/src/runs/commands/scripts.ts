@@ -20,7 +20,8 @@ export interface Replies {
     | ['ok', string, string, string, string, number]
     | ['wait', string]
     | ['early', number]
-    | ['missing' | 'cancel' | 'completed' | 'failed' | 'cancelled'];
+    | ['expire', number]
+    | ['missing' | 'cancel' | 'completed' | 'failed' | 'cancelled' | 'expired'];
   saveCheckpoint: number;
   openWaitpoint: 1 | 2 | 0 | -1 | -2;
   resolveRequest:
@@ -43,7 +44,7 @@ export interface Replies {
   retryRun: string | null;
   requestCancel: 'missing' | RunStatus;
   rescheduleRun: 'ok' | 'missing' | 'cancel' | RunStatus;
-  dueRun: ['due'] | ['early', number] | ['cancel'] | ['missing'] | [RunStatus];
+  dueRun: ['due'] | ['early', number] | ['expire', number] | ['cancel'] | ['missing'] | [RunStatus];
   setStatus: 1 | 0;
   steerRun: 'ok' | 'missing' | 'ended' | 'full';
 }
