@@ -43,6 +43,8 @@ const CLUSTER_FILES = [
   'apps/api/test/skills.int.test.ts',
   // Skills end to end: the index in the prompt, a script under bubblewrap, a skill written by a run.
   'apps/api/test/skills-run.int.test.ts',
+  // Schedules: a tenant's records under its tag, the job schedulers in the schedules queue's own slot.
+  'apps/api/test/schedules.int.test.ts',
   'apps/api/test/rate-limit-store.int.test.ts',
   // The API in process: submit, list, read, answer, cancel; SSE replay and resync.
   'apps/api/test/runs.int.test.ts',

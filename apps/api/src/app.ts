@@ -50,6 +50,7 @@ import mcpServerRoutes from './routes/mcp-servers/index.js';
 import memoryRoutes from './routes/memory/index.js';
 import modelRoutes from './routes/models/index.js';
 import runRoutes from './routes/runs/index.js';
+import scheduleRoutes from './routes/schedules/index.js';
 import sessionRoutes from './routes/sessions/index.js';
 import skillRoutes from './routes/skills/index.js';
 import toolRoutes from './routes/tools/index.js';
@@ -111,6 +112,7 @@ export const buildApp: FastifyPluginAsync<AppOptions> = async (app, { config, te
   await app.register(requiresRedis(budgetRoutes), { prefix: '/v1/budgets' });
   await app.register(requiresRedis(usageRoutes), { prefix: '/v1/usage' });
   await app.register(requiresRedis(batchRoutes), { prefix: '/v1/batches' });
+  await app.register(requiresRedis(scheduleRoutes), { prefix: '/v1/schedules' });
 };
 
 /**

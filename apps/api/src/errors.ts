@@ -47,6 +47,11 @@ export const API_ERRORS = {
     description:
       "An approval policy (a run's or a session's `approval`, or the tenant's default) is refused: a bash pattern that RE2 does not accept (no lookaround or backreferences), or an `approver` that is not one of the tenant's webhook endpoints; the message names the field.",
   },
+  ERR_SCHEDULE_INVALID: {
+    statusCode: 400,
+    description:
+      "A schedule's timing is refused: both or neither of `cron` and `every`, a time zone that is not an IANA name this server knows, a cron pattern cron-parser does not read, or ticks closer than `TETHER_SCHEDULE_MIN_INTERVAL_MS`; the message names the field.",
+  },
   ERR_APPROVAL_ARGUMENTS_INVALID: {
     statusCode: 400,
     description:

@@ -535,6 +535,15 @@ describe('service routes', () => {
         'post /v1/batches',
         'get /v1/batches/{id}',
         'post /v1/batches/{id}/cancel',
+        'post /v1/schedules',
+        'get /v1/schedules',
+        'get /v1/schedules/{name}',
+        'patch /v1/schedules/{name}',
+        'delete /v1/schedules/{name}',
+        'post /v1/schedules/{name}/pause',
+        'post /v1/schedules/{name}/resume',
+        'post /v1/schedules/{name}/trigger',
+        'get /v1/schedules/{name}/runs',
       ].sort(),
     );
     expect(Object.keys(spec.paths['/v1/runs']?.post?.responses ?? {})).toEqual(

@@ -167,6 +167,7 @@ describe('readSharedConfig', () => {
       metricsTenantLabel: false,
       publicUrl: 'http://127.0.0.1:3000',
       tenantBudgets: {},
+      schedule: { maxSchedules: 100, minIntervalMs: 60_000, catchUpGraceMs: 60_000 },
       webhook: {
         maxEndpoints: 20,
         backoffMs: 1_000,

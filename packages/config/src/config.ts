@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import {
   MCP_LIMITS,
+  SCHEDULE_DEFAULTS,
   SKILL_DEFAULTS,
   type StdioServerConfig,
   type TenantBudgets,
@@ -214,11 +215,23 @@ export interface SharedConfig {
   publicUrl: string;
   /** Webhooks (`TETHER_WEBHOOK_*`). */
   webhook: WebhookConfig;
+  /** Schedules (`TETHER_TENANT_MAX_SCHEDULES`, `TETHER_SCHEDULE_*`). */
+  schedule: ScheduleConfig;
   /**
    * The operator's budgets per tenant (`TETHER_TENANT_BUDGETS`, JSON): in force for a tenant that
    * set none of its own with `PUT /v1/budgets` (its own replace them as a whole).
    */
   tenantBudgets: Readonly<Record<string, TenantBudgets>>;
+}
+
+/** The schedule settings the API and the workers share (docs/operations.md). */
+export interface ScheduleConfig {
+  /** `TETHER_TENANT_MAX_SCHEDULES`: schedules one tenant may have. */
+  maxSchedules: number;
+  /** `TETHER_SCHEDULE_MIN_INTERVAL_MS`: the shortest time between two ticks of a schedule. */
+  minIntervalMs: number;
+  /** `TETHER_SCHEDULE_CATCH_UP_GRACE_MS`: how late a tick of a `catchUp: "none"` schedule may fire. */
+  catchUpGraceMs: number;
 }
 
 /** The webhook settings the API and the workers share (docs/operations.md), and what URLs an endpoint may have. */
@@ -284,6 +297,21 @@ export function readSharedConfig(reader: EnvReader, cwd = process.cwd()): Shared
     tenantBudgets: parseTenantBudgets(reader.optional('TETHER_TENANT_BUDGETS'), (problem) =>
       reader.problem(problem),
     ),
+    schedule: {
+      maxSchedules: reader.integer('TETHER_TENANT_MAX_SCHEDULES', SCHEDULE_DEFAULTS.maxSchedules, 1, 10_000),
+      minIntervalMs: reader.integer(
+        'TETHER_SCHEDULE_MIN_INTERVAL_MS',
+        SCHEDULE_DEFAULTS.minIntervalMs,
+        1_000,
+        86_400_000,
+      ),
+      catchUpGraceMs: reader.integer(
+        'TETHER_SCHEDULE_CATCH_UP_GRACE_MS',
+        SCHEDULE_DEFAULTS.catchUpGraceMs,
+        1_000,
+        86_400_000,
+      ),
+    },
     webhook: {
       maxEndpoints: reader.integer('TETHER_WEBHOOK_MAX_ENDPOINTS', WEBHOOK_DEFAULTS.maxEndpoints, 1, 1_000),
       backoffMs: reader.integer('TETHER_WEBHOOK_BACKOFF_MS', WEBHOOK_DEFAULTS.backoffMs, 1, 3_600_000),

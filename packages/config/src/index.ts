@@ -1,4 +1,11 @@
-export type { Env, LogLevel, RedisNodeAddress, SharedConfig, WebhookConfig } from './config.js';
+export type {
+  Env,
+  LogLevel,
+  RedisNodeAddress,
+  ScheduleConfig,
+  SharedConfig,
+  WebhookConfig,
+} from './config.js';
 export { clusterStartNote, EnvReader, LOG_LEVELS, parseClusterNodes, readSharedConfig } from './config.js';
 export type { ConfigErrorCode } from './errors.js';
 export { CONFIG_ERRORS, ConfigError } from './errors.js';

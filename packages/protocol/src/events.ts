@@ -176,6 +176,26 @@ export const EventDataSchemas = {
    * the first time in the period: sent once per tenant, period and budget, on the run that crossed.
    */
   'budget.warning': BudgetWarningSchema,
+  /**
+   * A schedule (`/v1/schedules`) made this run: the first event after `run.queued`. `tickAt` is the
+   * tick it fired for (a trigger's own time for `trigger: true`).
+   */
+  'schedule.fired': Type.Object({
+    scheduleId: Type.String(),
+    name: Type.String(),
+    tickAt: Type.String({ format: 'date-time' }),
+    trigger: Type.Optional(Type.Boolean()),
+  }),
+  /**
+   * A tick of a schedule with `overlap: "skip"` came while this run (its last) was live, so it made
+   * no run: told on the run that was in the way.
+   */
+  'schedule.skipped': Type.Object({
+    scheduleId: Type.String(),
+    name: Type.String(),
+    tickAt: Type.String({ format: 'date-time' }),
+    reason: Type.Literal('overlap'),
+  }),
   /** A model turn went to another profile (the run's profile's `fallbacks`): why, the failure or an open breaker. */
   'model.fallback': Type.Object({ from: Type.String(), to: Type.String(), reason: Type.String() }),
   /**

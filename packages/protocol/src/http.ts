@@ -442,6 +442,8 @@ export const RunSchema = Type.Object({
   retryOf: Type.Optional(Type.String()),
   /** A run of a batch (`POST /v1/batches`). */
   batchId: Type.Optional(Type.String()),
+  /** A run a schedule made (`/v1/schedules`): the schedule's id (`sch_<name>`). */
+  scheduleId: Type.Optional(Type.String()),
   createdAt: Type.String({ format: 'date-time' }),
   /** A delayed run: when it starts (or started to be due), as last set. */
   runAt: Type.Optional(Type.String({ format: 'date-time' })),

@@ -20,6 +20,26 @@ export function newId(
 }
 
 /**
+ * A run id made from a time and given bytes instead of random ones (at least 16): the same
+ * arguments give the same id, so a step that may run twice (a schedule's tick retried after a
+ * worker died) creates its run once. `sessionId` makes it a run of that session, as
+ * {@link newSessionRunId} does.
+ */
+export function runIdAt(timeMs: number, bytes: Uint8Array, sessionId?: string): string {
+  if (bytes.length < 16) throw new RangeError(`runIdAt needs 16 bytes, got ${bytes.length}`);
+  let time = Math.max(0, Math.floor(timeMs));
+  let head = '';
+  for (let i = 0; i < 10; i++) {
+    head = ALPHABET[time % 32] + head;
+    time = Math.floor(time / 32);
+  }
+  let tail = '';
+  for (let i = 0; i < 16; i++) tail += ALPHABET[(bytes[i] as number) & 31];
+  const id = `run_${head}${tail}`;
+  return sessionId === undefined ? id : `${id}_${sessionTag(sessionId)}`;
+}
+
+/**
  * When an id made by {@link newId} (or a run id made from one) was made, in
  * epoch ms: its 10 time characters after the prefix. Undefined for a string
  * that does not start that way.

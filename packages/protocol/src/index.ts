@@ -184,6 +184,7 @@ export {
   newChildRunId,
   newId,
   newSessionRunId,
+  runIdAt,
   runSessionTag,
   runTreeTag,
   sessionTag,
@@ -238,6 +239,32 @@ export {
   RunMemorySchema,
 } from './memory.js';
 export { parseRetryAfter } from './retry-after.js';
+export type {
+  CreateScheduleBody,
+  Schedule,
+  ScheduleCatchUp,
+  ScheduleList,
+  ScheduleOverlap,
+  ScheduleRunPage,
+  ScheduleTriggerResponse,
+  UpdateScheduleBody,
+} from './schedules.js';
+export {
+  CreateScheduleBodySchema,
+  parseEvery,
+  SCHEDULE_CATCH_UPS,
+  SCHEDULE_DEFAULTS,
+  SCHEDULE_EVERY_PATTERN,
+  SCHEDULE_LIMITS,
+  SCHEDULE_NAME_PATTERN,
+  SCHEDULE_OVERLAPS,
+  ScheduleListSchema,
+  ScheduleNameSchema,
+  ScheduleRunPageSchema,
+  ScheduleSchema,
+  ScheduleTriggerResponseSchema,
+  UpdateScheduleBodySchema,
+} from './schedules.js';
 export type {
   CreateSessionBody,
   CreateSessionResponse,

@@ -25,6 +25,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'session.truncated',
   'budget.warning',
   'batch.completed',
+  'schedule.fired',
+  'schedule.skipped',
 ] as const satisfies readonly RunEventType[];
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -190,6 +190,19 @@ export const QUEUE_ERRORS = {
     statusCode: 409,
     description: 'The tenant has `TETHER_WEBHOOK_MAX_ENDPOINTS` webhook endpoints already.',
   },
+  ERR_SCHEDULE_NOT_FOUND: {
+    statusCode: 404,
+    description: "The tenant has no schedule of this name (another tenant's are never seen).",
+  },
+  ERR_SCHEDULE_EXISTS: {
+    statusCode: 409,
+    description:
+      'The tenant has a schedule of this name already: choose another name, or change it with `PATCH`.',
+  },
+  ERR_SCHEDULE_LIMIT: {
+    statusCode: 409,
+    description: 'The tenant has `TETHER_TENANT_MAX_SCHEDULES` schedules already; delete one first.',
+  },
   ERR_WEBHOOK_DISABLED: {
     statusCode: 409,
     description:

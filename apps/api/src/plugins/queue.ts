@@ -4,6 +4,7 @@ import { TenantBudgetStore, UsageLedger } from '@tether/store/budgets';
 import { McpServerStore } from '@tether/store/mcp-servers';
 import { createKeys, type TetherKeys } from '@tether/store/redis';
 import { type EndedRun, EventHub, RunService, RunStore } from '@tether/store/runs';
+import { ScheduleStore } from '@tether/store/schedules';
 import { SessionService } from '@tether/store/sessions';
 import { SkillStore } from '@tether/store/skills';
 import { WebhookDispatcher, WebhookStore } from '@tether/store/webhooks';
@@ -34,6 +35,8 @@ declare module 'fastify' {
     budgets: TenantBudgetStore;
     /** The tenants' usage ledger, which the workers add each model turn to. */
     usage: UsageLedger;
+    /** The tenants' schedules and their BullMQ job schedulers (the workers fire them). */
+    schedules: ScheduleStore;
   }
 }
 
@@ -106,6 +109,13 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
   app.decorate('approvalPolicies', approvalPolicies);
   app.decorate('budgets', budgets);
   app.decorate('usage', new UsageLedger({ redis: app.redis, keys }));
+  const schedules = new ScheduleStore({
+    redis: app.redis,
+    queueConnection: app.queueRedis,
+    keys,
+    maxSchedules: config.schedule.maxSchedules,
+  });
+  app.decorate('schedules', schedules);
   app.decorate(
     'skills',
     new SkillStore({
@@ -129,6 +139,7 @@ const queuePlugin: FastifyPluginAsync<QueuePluginOptions> = async (app, { config
     budgets.close();
     await runs.close();
     await webhooks.close();
+    await schedules.close();
   });
 };
 

@@ -50,6 +50,7 @@ const swaggerPlugin: FastifyPluginAsync = async (app) => {
         { name: 'files', description: 'What a run left in its workspace' },
         { name: 'memory', description: 'What runs saved for later runs, per scope' },
         { name: 'mcp', description: 'MCP servers a tenant registers for its runs' },
+        { name: 'schedules', description: 'Runs submitted on a cron pattern or at an interval' },
         { name: 'tools', description: 'The tool catalog' },
         { name: 'models', description: 'The model profiles runs may name' },
         { name: 'health', description: 'Liveness and readiness' },

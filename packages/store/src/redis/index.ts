@@ -15,13 +15,14 @@ export type {
   BatchKeys,
   MemoryKeys,
   RunKeys,
+  ScheduleKeys,
   SessionKeys,
   TenantSlotKeys,
   TenantUsageKeys,
   TetherKeys,
   WebhookKeys,
 } from './keys.js';
-export { createKeys, MAX_SHARDS, QUEUE_NAME, WEBHOOK_QUEUE_NAME } from './keys.js';
+export { createKeys, MAX_SHARDS, QUEUE_NAME, SCHEDULE_QUEUE_NAME, WEBHOOK_QUEUE_NAME } from './keys.js';
 export type {
   BreakerState,
   RedisBreakerOptions,

@@ -240,6 +240,19 @@ export interface WebhookKeys {
   dirty: string;
 }
 
+/**
+ * The keys of one tenant's schedules, all under the tenant's hash tag, so the script that adds one
+ * checks the tenant's limit and its name in one step, on a cluster too.
+ */
+export interface ScheduleKeys {
+  /** Hash: schedule name → the schedule (JSON: its timing, policies, the run's spec, times in epoch ms). */
+  index: string;
+  /** Hash per schedule: `lastRunId`, `lastRunAt`, `lastSkippedAt` (epoch ms), written by the firings. */
+  state(name: string): string;
+  /** Sorted set per schedule: the ids of the runs it made, scored by their tick (epoch ms). */
+  runs(name: string): string;
+}
+
 export interface TetherKeys {
   /** The BullMQ prefix, a hash tag such as `{tether}`: the prefix of the only shard when there is one. */
   queuePrefix: string;
@@ -351,7 +364,17 @@ export interface TetherKeys {
   webhooksChannel: string;
   /** The BullMQ prefix of the webhooks queue (one pump job per endpoint), a hash tag of its own. */
   webhookQueuePrefix: string;
+  /** A tenant's schedules (`tether:tenant:{<tenant>}:schedule…`). */
+  schedules(tenant: string): ScheduleKeys;
+  /**
+   * The BullMQ prefix of the schedules queue, a hash tag of its own: one job scheduler per schedule,
+   * whose jobs (one per tick) the workers take to submit the runs.
+   */
+  scheduleQueuePrefix: string;
 }
+
+/** The schedules queue's name inside its prefix. */
+export const SCHEDULE_QUEUE_NAME = 'schedules';
 
 /** The webhooks queue's name inside its prefix. */
 export const WEBHOOK_QUEUE_NAME = 'webhooks';
@@ -504,6 +527,15 @@ export function createKeys(queuePrefix = '{tether}', shards = 1): TetherKeys {
     webhookSweepLock: `${namespace}:{webhooks}:sweep`,
     webhooksChannel: `${namespace}:webhooks-changed`,
     webhookQueuePrefix: `{${namespace}:webhooks}`,
+    schedules: (tenant) => {
+      const base = `${namespace}:tenant:{${tenant}}:schedule`;
+      return {
+        index: `${base}s`,
+        state: (name) => `${base}:${name}:state`,
+        runs: (name) => `${base}:${name}:runs`,
+      };
+    },
+    scheduleQueuePrefix: `{${namespace}:schedules}`,
   };
 }
 

@@ -50,6 +50,8 @@ export interface NewRun {
    * it, and the expiry sweep ends one nobody takes up).
    */
   expiresAtMs?: number | undefined;
+  /** A schedule's run: the schedule's id (`sch_<name>`). */
+  scheduleId?: string | undefined;
 }
 
 /** Where a crew child sits: its parent, root and depth, the delegation's call and its task index, and its deadline. */
@@ -180,6 +182,7 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
   if (run.batch) fields.push('batch', run.batch);
   if (run.runAtMs !== undefined) fields.push('runAt', String(run.runAtMs));
   if (run.expiresAtMs !== undefined) fields.push('expiresAt', String(run.expiresAtMs));
+  if (run.scheduleId) fields.push('schedule', run.scheduleId);
   // Kept for the run's life (its spec goes when it ends): lists show it.
   fields.push('title', runTitle(run.spec.input));
   if (run.crew) {

@@ -78,6 +78,7 @@ export function parseRecord(
   if (hash.session) record.sessionId = hash.session;
   if (hash.retryOf) record.retryOf = hash.retryOf;
   if (hash.batch) record.batchId = hash.batch;
+  if (hash.schedule) record.scheduleId = hash.schedule;
   if (hash.parent) {
     record.parentRunId = hash.parent;
     record.rootRunId = hash.root ?? hash.parent;

@@ -171,10 +171,21 @@ export class RunService implements RunJobs {
       runAtMs?: number | undefined;
       /** A deadline to start by (epoch ms): not started by then, the run ends `expired`. */
       expiresAtMs?: number | undefined;
+      /** A schedule's run: the schedule's id, kept on the record. */
+      scheduleId?: string | undefined;
+      /**
+       * The run's id, made by the caller (`runIdAt`) so that a step that may run twice creates
+       * the run once: a second submit with it answers the run made by the first (`created: false`).
+       */
+      runId?: string | undefined;
     } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = options.session;
-    const id = session ? newSessionRunId(session.id) : newId('run');
+    const id = options.runId ?? (session ? newSessionRunId(session.id) : newId('run'));
+    if (options.runId !== undefined) {
+      const existing = await this.store.getRecord(options.runId);
+      if (existing) return { run: await this.#requeue(existing), created: false };
+    }
     const queue = this.#keys.shardPrefix(this.#keys.shardOf(id));
     // Only an idempotent request needs its body's hash (to tell a replay from a conflict).
     // A message to a session is the same request only to the same session, with the same strategy.
@@ -220,6 +231,7 @@ export class RunService implements RunJobs {
       retryOf: options.retryOf,
       runAtMs,
       expiresAtMs,
+      scheduleId: options.scheduleId,
       session: session && {
         id: session.id,
         multitask: session.multitask,
@@ -250,6 +262,7 @@ export class RunService implements RunJobs {
     if (options.retryOf) run.retryOf = options.retryOf;
     if (runAtMs !== undefined) run.runAt = new Date(runAtMs).toISOString();
     if (expiresAtMs !== undefined) run.expiresAt = new Date(expiresAtMs).toISOString();
+    if (options.scheduleId) run.scheduleId = options.scheduleId;
     return { run, created: true };
   }
 
@@ -300,6 +313,19 @@ export class RunService implements RunJobs {
       throw (failure as PromiseRejectedResult).reason;
     }
     return { batchId, runIds };
+  }
+
+  /**
+   * A run created with a caller's id by a process that died before it queued the job: the job
+   * is added now (BullMQ keeps one job per id, so a job that is there stays as it is). A run of a
+   * session waits for its turn in the session, which the session's head promotes: left alone.
+   */
+  async #requeue(run: RunRecord): Promise<RunRecord> {
+    if (run.status !== 'queued' || run.sessionId !== undefined || run.queue === undefined) return run;
+    const queue = this.#queue(run.queue);
+    if (await queue.getJob(run.id)) return run;
+    await queue.add('run', { runId: run.id, tenant: run.tenant }, this.#jobOptions(run.id));
+    return run;
   }
 
   /**

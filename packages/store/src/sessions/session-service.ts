@@ -111,6 +111,9 @@ export class SessionService {
       runAtMs?: number | undefined;
       /** A deadline to start by (epoch ms; see `RunService.submit`). */
       expiresAtMs?: number | undefined;
+      /** A schedule's firing: the schedule's id and the run's id (see `RunService.submit`). */
+      scheduleId?: string | undefined;
+      runId?: string | undefined;
     } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = await this.record(tenant, sessionId);
@@ -126,6 +129,8 @@ export class SessionService {
       requestId: options.requestId,
       runAtMs: options.runAtMs,
       expiresAtMs: options.expiresAtMs,
+      scheduleId: options.scheduleId,
+      runId: options.runId,
     });
     if (multitask === 'interrupt' && result.created)
       await this.#interruptAhead(tenant, sessionId, result.run.id);

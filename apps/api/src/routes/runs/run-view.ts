@@ -14,6 +14,7 @@ export function toRun(record: RunRecord): Run {
     ...(record.children !== undefined ? { children: record.children } : {}),
     ...(record.retryOf !== undefined ? { retryOf: record.retryOf } : {}),
     ...(record.batchId !== undefined ? { batchId: record.batchId } : {}),
+    ...(record.scheduleId !== undefined ? { scheduleId: record.scheduleId } : {}),
     createdAt: record.createdAt,
     attempts: record.attempts,
     todos: record.todos,
