@@ -45,6 +45,8 @@ const CLUSTER_FILES = [
   'apps/api/test/skills-run.int.test.ts',
   // Schedules: a tenant's records under its tag, the job schedulers in the schedules queue's own slot.
   'apps/api/test/schedules.int.test.ts',
+  // Schedules fired by a worker: the schedules queue on its own tag, each run in its own slot.
+  'apps/worker/test/schedules.int.test.ts',
   'apps/api/test/rate-limit-store.int.test.ts',
   // The API in process: submit, list, read, answer, cancel; SSE replay and resync.
   'apps/api/test/runs.int.test.ts',
@@ -106,6 +108,8 @@ const SERIAL_FILES = [
   'packages/tools/test/launch-faults.int.test.ts',
   // A lapsed tenant-slot lease, a cancel missed while a worker was paused, BullMQ's lock renewals.
   'apps/worker/test/tenant-lease.int.test.ts',
+  // A schedule's ticks of a second, counted across three workers while one is killed with -9.
+  'apps/worker/test/schedule-faults.int.test.ts',
   'apps/worker/test/cancel-missed.int.test.ts',
   'packages/store/test/bullmq-lock-tracking.int.test.ts',
   // Redis paused, killed and restarted under running processes.

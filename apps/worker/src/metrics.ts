@@ -33,6 +33,7 @@ export class WorkerMetrics {
   readonly #budgetWarnings: Counter<string>;
   readonly #clarifyWait: Histogram<string>;
   readonly #webhookDeliveries: Counter<string>;
+  readonly #scheduleFirings: Counter<string>;
   readonly #sandboxMode: Gauge<string>;
   readonly #fallbacks: Counter<string>;
 
@@ -120,6 +121,12 @@ export class WorkerMetrics {
     this.#webhookDeliveries = new Counter({
       name: 'tether_webhook_deliveries_total',
       help: 'Webhook delivery attempts by outcome.',
+      labelNames: labels('outcome'),
+      registers,
+    });
+    this.#scheduleFirings = new Counter({
+      name: 'tether_schedule_firings_total',
+      help: "Schedules' ticks and triggers a worker took, by outcome: fired, duplicate (a tick taken again whose run was made), skipped_overlap, skipped_missed, paused, gone, failed.",
       labelNames: labels('outcome'),
       registers,
     });
@@ -226,5 +233,10 @@ export class WorkerMetrics {
    */
   webhookDelivered(outcome: string, tenant?: string | undefined): void {
     this.#webhookDeliveries.inc(this.#with({ outcome }, tenant));
+  }
+
+  /** A schedule's firing ended (`schedules/fire.ts`'s outcomes, a small fixed set). */
+  scheduleFired(outcome: string, tenant?: string | undefined): void {
+    this.#scheduleFirings.inc(this.#with({ outcome }, tenant));
   }
 }

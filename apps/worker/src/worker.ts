@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { countTokens, PROCESS_BREAKER } from '@tether/agent';
 import { createKeys, type TetherKeys } from '@tether/store/redis';
+import type { ScheduleJobData } from '@tether/store/schedules';
 import { TenantSlots } from '@tether/store/tenant-slots';
 import { JOB_STATES, type MetricsServer } from '@tether/telemetry';
-import type { Telemetry } from 'bullmq';
+import type { Telemetry, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { crewQueue } from './attempt/crew.js';
 import { TenantSlotKeeper } from './attempt/tenant-slot.js';
@@ -15,6 +16,7 @@ import { startExpirySweep } from './start/expiry-sweep.js';
 import { type MetricsPart, workerMetrics } from './start/metrics.js';
 import { startReport, type WorkerReport } from './start/report.js';
 import { type RunWorkers, startRunWorkers } from './start/run-workers.js';
+import { startScheduleFirings } from './start/schedule-firings.js';
 import { openStores, type WorkerStores } from './start/stores.js';
 import { startWebhookPumps, type WebhookPumps } from './start/webhook-pumps.js';
 import type { WorkerHooks } from './worker-hooks.js';
@@ -131,6 +133,7 @@ export function startWorker(
     engine: stores.runs.engine,
     logger,
   });
+  const scheduleFirings = startScheduleFirings({ config, keys, connections, stores, metrics, logger });
   const report = startReport({
     config,
     keys,
@@ -140,7 +143,7 @@ export function startWorker(
     shuttingDown: isShuttingDown,
   });
   const ready = whenReady(
-    { config, keys, connections, stores, runWorkers, webhooks, metricsPart, report, logger },
+    { config, keys, connections, stores, runWorkers, webhooks, scheduleFirings, metricsPart, report, logger },
     {
       tokenizerLoadMs,
       tracing: !!telemetry,
@@ -158,7 +161,11 @@ export function startWorker(
       webhooks.stopSweeping();
       await expirySweep.stop();
       try {
-        await Promise.all([...runWorkers.workers.map((worker) => worker.close()), webhooks.pumps?.close()]);
+        await Promise.all([
+          ...runWorkers.workers.map((worker) => worker.close()),
+          webhooks.pumps?.close(),
+          scheduleFirings.close(),
+        ]);
       } finally {
         clearTimeout(grace);
         runWorkers.stopTimers();
@@ -188,13 +195,25 @@ function whenReady(
     stores: WorkerStores;
     runWorkers: RunWorkers;
     webhooks: WebhookPumps;
+    scheduleFirings: Worker<ScheduleJobData>;
     metricsPart: MetricsPart;
     report: WorkerReport;
     logger: Logger;
   },
   fields: { tokenizerLoadMs: number; tracing: boolean },
 ): Promise<void> {
-  const { config, keys, connections, stores, runWorkers, webhooks, metricsPart, report, logger } = parts;
+  const {
+    config,
+    keys,
+    connections,
+    stores,
+    runWorkers,
+    webhooks,
+    scheduleFirings,
+    metricsPart,
+    report,
+    logger,
+  } = parts;
   let metricsServer: MetricsServer | undefined;
   return Promise.all([
     connections.subscriber.subscribe(keys.cancelChannel),
@@ -202,6 +221,7 @@ function whenReady(
     ...runWorkers.workers.map((worker) => worker.waitUntilReady()),
     runWorkers.started,
     webhooks.pumps?.waitUntilReady(),
+    scheduleFirings.waitUntilReady(),
     metricsPart.serve()?.then((server) => {
       metricsServer = server;
     }),

@@ -4,6 +4,8 @@ import { McpServerStore } from '@tether/store/mcp-servers';
 import { MemoryStore } from '@tether/store/memory';
 import type { TetherKeys } from '@tether/store/redis';
 import { RunService, RunStore } from '@tether/store/runs';
+import { ScheduleStore } from '@tether/store/schedules';
+import { SessionService } from '@tether/store/sessions';
 import { SkillStore } from '@tether/store/skills';
 import { WebhookDispatcher, WebhookStore } from '@tether/store/webhooks';
 import type { Telemetry } from 'bullmq';
@@ -34,6 +36,9 @@ export interface WorkerStores {
   webhookStore: WebhookStore;
   dispatcher: WebhookDispatcher;
   dueSignals: DueSignals;
+  /** The tenants' schedules, whose ticks this worker fires; sessions, for a schedule's messages. */
+  schedules: ScheduleStore;
+  sessions: SessionService;
   close(): Promise<void>;
 }
 
@@ -95,9 +100,12 @@ export function openStores(options: {
     onWebhookError: (err, runId) =>
       logger.warn({ err, runId }, 'could not record the webhook deliveries; the sweep will'),
   });
+  const schedules = new ScheduleStore({ redis, keys, maxSchedules: config.schedule.maxSchedules });
   return {
     store,
     runs,
+    schedules,
+    sessions: new SessionService({ runs }),
     memory: new MemoryStore({
       redis,
       keys,
@@ -115,6 +123,7 @@ export function openStores(options: {
       dispatcher.close();
       budgets.close();
       await webhookStore.close().catch(() => undefined);
+      await schedules.close().catch(() => undefined);
       await runs.close().catch(() => undefined);
       await skillFolders.close().catch(() => undefined);
     },

@@ -1,4 +1,4 @@
-import type { RunStatus } from '@tether/protocol';
+import type { RunEventInput, RunStatus } from '@tether/protocol';
 import { idTime, runTitle } from '@tether/protocol';
 import { type CallOf, isNoScript } from '../redis/lua-script.js';
 import { SlotPipelines } from '../redis/slot-pipelines.js';
@@ -52,6 +52,8 @@ export interface NewRun {
   expiresAtMs?: number | undefined;
   /** A schedule's run: the schedule's id (`sch_<name>`). */
   scheduleId?: string | undefined;
+  /** An event appended right after `run.queued`, in the step that creates the run (`schedule.fired`). */
+  next?: RunEventInput | undefined;
 }
 
 /** Where a crew child sits: its parent, root and depth, the delegation's call and its task index, and its deadline. */
@@ -212,6 +214,8 @@ function createCall(ctx: StoreContext, run: NewRun): CreateCall {
       parent: run.crew?.parentRunId ?? '',
       scheduled:
         run.runAtMs === undefined ? '' : JSON.stringify({ runAt: new Date(run.runAtMs).toISOString() }),
+      nextType: run.next?.type ?? '',
+      nextData: run.next ? JSON.stringify(run.next.data) : '',
       fields,
     },
   };

@@ -4,6 +4,7 @@ import {
   newBatchRunId,
   newId,
   newSessionRunId,
+  type RunEventInput,
   type RunStatus,
   runTitle,
   TERMINAL_STATUSES,
@@ -178,6 +179,8 @@ export class RunService implements RunJobs {
        * the run once: a second submit with it answers the run made by the first (`created: false`).
        */
       runId?: string | undefined;
+      /** An event the run's log holds right after `run.queued`, appended in the same step. */
+      next?: RunEventInput | undefined;
     } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = options.session;
@@ -232,6 +235,7 @@ export class RunService implements RunJobs {
       runAtMs,
       expiresAtMs,
       scheduleId: options.scheduleId,
+      next: options.next,
       session: session && {
         id: session.id,
         multitask: session.multitask,

@@ -3,6 +3,7 @@ import {
   type CreateSessionBody,
   type CreateSessionRunBody,
   newId,
+  type RunEventInput,
   runSessionTag,
   type Session,
   sessionTag,
@@ -114,6 +115,7 @@ export class SessionService {
       /** A schedule's firing: the schedule's id and the run's id (see `RunService.submit`). */
       scheduleId?: string | undefined;
       runId?: string | undefined;
+      next?: RunEventInput | undefined;
     } = {},
   ): Promise<{ run: RunRecord; created: boolean }> {
     const session = await this.record(tenant, sessionId);
@@ -131,6 +133,7 @@ export class SessionService {
       expiresAtMs: options.expiresAtMs,
       scheduleId: options.scheduleId,
       runId: options.runId,
+      next: options.next,
     });
     if (multitask === 'interrupt' && result.created)
       await this.#interruptAhead(tenant, sessionId, result.run.id);

@@ -1,6 +1,8 @@
 --[[
   Creates a run: its record, its spec and metadata, and `run.queued` (`run.scheduled`, with its
-  start time, for a delayed run, whose record the caller gives status `scheduled`). A session's run is also
+  start time, for a delayed run, whose record the caller gives status `scheduled`), and the event
+  its creator names to follow it, in the same step (a schedule's run is never seen without
+  `schedule.fired`). A session's run is also
   added to the session (its runs, its queue, and its input as the first entry of its turn), unless
   the session is gone, or busy when the caller asks to be refused then. A crew child joins its
   parent's list of children here, in the step that creates it (the parent's keys share its hash
@@ -30,7 +32,10 @@
     ARGV[10] sessionTtl     how long the session's keys stay after this (s)
     ARGV[11] parent         a crew child's parent run id, '' for none
     ARGV[12] scheduled      a delayed run's `run.scheduled` data (JSON), '' for a run queued now
-    ARGV[13...] fields      field/value pairs of the new record
+    ARGV[13] nextType       an event appended right after `run.queued` (a schedule's
+                            `schedule.fired`), '' for none
+    ARGV[14] nextData       its data (JSON)
+    ARGV[15...] fields      field/value pairs of the new record
 
   Output:
     the id of `run.queued` (or `run.scheduled`), false (a run with this id exists), 'no_session' (the session is gone)
@@ -46,7 +51,7 @@ if session ~= '' then
   if redis.call('HGET', KEYS[6], 'id') ~= session then return 'no_session' end
   if ARGV[7] == 'reject' and redis.call('LLEN', KEYS[8]) > 0 then return 'busy' end
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 13))
+redis.call('HSET', KEYS[1], unpack(ARGV, 15))
 redis.call('SET', KEYS[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[4], ARGV[5]) end
 if session ~= '' then
@@ -65,5 +70,6 @@ if ARGV[12] ~= '' then
 else
   id = append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], 'run.queued', '{}')
 end
+if ARGV[13] ~= '' then append(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[13], ARGV[14]) end
 if session ~= '' then redis.call('PUBLISH', ARGV[9], ARGV[3]) end
 return id

@@ -84,6 +84,8 @@ export const createRun = script('createRun', {
     'sessionTtl',
     'parent',
     'scheduled',
+    'nextType',
+    'nextData',
   ],
   rest: 'fields',
 });
