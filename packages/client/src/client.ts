@@ -40,6 +40,7 @@ import {
   type RunWithResult,
   runToCompletion,
 } from './run-to-completion.js';
+import { TetherSchedules } from './schedules.js';
 import { TetherSessions } from './sessions.js';
 import { TetherSkills } from './skills.js';
 import { sleep } from './sleep.js';
@@ -158,6 +159,8 @@ export class TetherClient {
   readonly mcpServers: TetherMcpServers;
   /** The tenant's webhook endpoints and their deliveries (`/v1/webhooks`). */
   readonly webhooks: TetherWebhooks;
+  /** The tenant's schedules and the runs they made (`/v1/schedules`). */
+  readonly schedules: TetherSchedules;
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
@@ -197,6 +200,7 @@ export class TetherClient {
     this.skills = new TetherSkills({ json: (spec) => this.json(spec) });
     this.mcpServers = new TetherMcpServers({ json: (spec) => this.json(spec) });
     this.webhooks = new TetherWebhooks({ json: (spec) => this.json(spec) });
+    this.schedules = new TetherSchedules({ json: (spec) => this.json(spec) });
   }
 
   /** `POST /v1/runs`: queues a run. */

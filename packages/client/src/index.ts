@@ -95,6 +95,8 @@ export type {
   ToolCallHandler,
   ToolCallRequest,
 } from './run-to-completion.js';
+export type { ScheduleTransport } from './schedules.js';
+export { TetherSchedules } from './schedules.js';
 export type {
   MessagesOptions,
   SessionDeleteOptions,

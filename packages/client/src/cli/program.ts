@@ -20,6 +20,7 @@ import { registerMcpCommands } from './mcp-commands.js';
 import { registerMemoryCommands } from './memory-commands.js';
 import { modelFlagsOf, modelRequiredHint } from './model-check.js';
 import { registerRunCommand } from './run-command.js';
+import { registerScheduleCommands } from './schedule-commands.js';
 import { registerSessionCommands } from './session-commands.js';
 import { registerSkillCommands } from './skill-commands.js';
 import { registerUsageCommand } from './usage-command.js';
@@ -41,6 +42,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerSkillCommands,
   registerMcpCommands,
   registerWebhookCommands,
+  registerScheduleCommands,
   registerUsageCommand,
   registerBatchCommand,
   registerRunsCommands,

@@ -49,6 +49,7 @@ import {
   TERMINAL_STATUSES,
 } from '@tether/protocol';
 import { FakeMemory } from './fake-memory.js';
+import { FakeSchedules } from './fake-schedules.js';
 import { FakeWebhooks } from './fake-webhooks.js';
 
 export interface RecordedRequest {
@@ -97,6 +98,7 @@ export class FakeApi extends EventEmitter {
   readonly memory = new FakeMemory();
   /** The webhook routes' endpoints and deliveries. */
   readonly webhooks = new FakeWebhooks();
+  readonly schedules = new FakeSchedules();
   /** What `GET /v1/usage` and `GET /v1/budgets` answer, per tenant (set by the test). */
   readonly usage = new Map<string, { report: unknown; budgets: unknown }>();
   /** Called after a run is created (append events, set status). */
@@ -392,6 +394,12 @@ export class FakeApi extends EventEmitter {
     if (
       parts[1] === 'memory' &&
       this.memory.handle(req.method ?? 'GET', parts.slice(2), url, record.body, tenant, res)
+    ) {
+      return;
+    }
+    if (
+      parts[1] === 'schedules' &&
+      this.schedules.handle(req.method ?? 'GET', parts.slice(2), url, record.body, tenant, res)
     ) {
       return;
     }
