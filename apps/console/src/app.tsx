@@ -6,6 +6,7 @@ import { NewRunPage } from './new-run-page.js';
 import { hrefOf, onLinkClick, type Route, useRoute } from './router.js';
 import { RunPage } from './run-page.js';
 import { RunsPage } from './runs-page.js';
+import { SchedulesPage } from './schedules-page.js';
 import { restoreClient, signIn, signOut } from './session.js';
 import { SessionPage } from './session-page.js';
 import { SessionsPage } from './sessions-page.js';
@@ -83,6 +84,8 @@ function Page({
       return <SessionsPage client={client} />;
     case 'webhooks':
       return <WebhooksPage client={client} />;
+    case 'schedules':
+      return <SchedulesPage client={client} />;
     case 'usage':
       return <UsagePage client={client} />;
     case 'skills':
@@ -112,6 +115,7 @@ const SECTIONS: readonly { label: string; route: Route; owns: readonly Route['pa
   { label: 'Runs', route: { page: 'runs' }, owns: ['runs', 'run', 'new-run'] },
   { label: 'Sessions', route: { page: 'sessions' }, owns: ['sessions', 'session'] },
   { label: 'Webhooks', route: { page: 'webhooks' }, owns: ['webhooks'] },
+  { label: 'Schedules', route: { page: 'schedules' }, owns: ['schedules'] },
   { label: 'Usage', route: { page: 'usage' }, owns: ['usage'] },
   { label: 'Skills', route: { page: 'skills' }, owns: ['skills'] },
   { label: 'Memory', route: { page: 'memory' }, owns: ['memory'] },
@@ -162,6 +166,8 @@ function titleOf(route: Route): string {
       return `Session ${route.id}`;
     case 'webhooks':
       return 'Webhooks';
+    case 'schedules':
+      return 'Schedules';
     case 'usage':
       return 'Usage';
     case 'skills':

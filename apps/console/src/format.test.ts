@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duration, runDuration, tokens, usd } from './format.js';
+import { duration, runDuration, timeUntil, tokens, usd } from './format.js';
 
 describe('the console formats', () => {
   it('says a duration in the unit a person reads it in', () => {
@@ -34,5 +34,15 @@ describe('the console formats', () => {
     expect(usd(0.031)).toBe('$0.031');
     expect(usd(0.5)).toBe('$0.5');
     expect(usd(12.3456)).toBe('$12.35');
+  });
+
+  it('says how long until a time, and "now" once it is past', () => {
+    const now = Date.parse('2026-03-01T12:00:00Z');
+    const at = (ms: number) => new Date(now + ms).toISOString();
+    expect(
+      [at(-5_000), at(0), at(5_000), at(180_000), at(7_200_000), at(5 * 86_400_000)].map((iso) =>
+        timeUntil(iso, now),
+      ),
+    ).toEqual(['now', 'now', 'in 5 s', 'in 3 min', 'in 2 h', 'in 5 d']);
   });
 });

@@ -24,6 +24,18 @@ export function age(iso: string, now: number): string {
   return `${Math.floor(hours / 24)} d ago`;
 }
 
+/** How long until `iso`, from `now` (ms): "in 5 s", "in 3 min", "in 2 h", "in 4 d" ("now" once past). */
+export function timeUntil(iso: string, now: number): string {
+  const seconds = Math.round((Date.parse(iso) - now) / 1_000);
+  if (seconds <= 0) return 'now';
+  if (seconds < 60) return `in ${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `in ${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `in ${hours} h`;
+  return `in ${Math.floor(hours / 24)} d`;
+}
+
 /** Time left until `iso` from `now`, as m:ss ("0:00" once past). */
 export function countdown(iso: string, now: number): string {
   const seconds = Math.max(0, Math.ceil((Date.parse(iso) - now) / 1_000));

@@ -57,7 +57,7 @@ describe('the routes', () => {
 
 describe('the sections of the navigation', () => {
   it('reads and writes each one, with or without a trailing slash, and nothing else as one', () => {
-    for (const page of ['webhooks', 'usage', 'skills', 'memory', 'settings'] as const) {
+    for (const page of ['webhooks', 'schedules', 'usage', 'skills', 'memory', 'settings'] as const) {
       expect(hrefOf({ page })).toBe(`/console/${page}`);
       expect(parseRoute(`/console/${page}`)).toEqual({ page });
       expect(parseRoute(`/console/${page}/`)).toEqual({ page });

@@ -15,6 +15,7 @@ export type Route =
   | { page: 'sessions' }
   | { page: 'session'; id: string }
   | { page: 'webhooks' }
+  | { page: 'schedules' }
   | { page: 'usage' }
   | { page: 'skills' }
   | { page: 'memory' }
@@ -22,7 +23,7 @@ export type Route =
   | { page: 'missing'; path: string };
 
 /** The pages of the left navigation that are a list of their own, each at `/console/<page>`. */
-const SECTIONS = ['webhooks', 'usage', 'skills', 'memory', 'settings'] as const;
+const SECTIONS = ['webhooks', 'schedules', 'usage', 'skills', 'memory', 'settings'] as const;
 
 const BASE = '/console';
 
@@ -63,6 +64,7 @@ export function hrefOf(route: Route): string {
     case 'session':
       return `${BASE}/sessions/${encodeURIComponent(route.id)}`;
     case 'webhooks':
+    case 'schedules':
     case 'usage':
     case 'skills':
     case 'memory':

@@ -848,12 +848,22 @@ describe('the trace, the layout and every page', () => {
     await client.webhooks
       .create({ url: 'https://hooks.example.com/tether', events: ['run.completed'] })
       .catch(() => undefined);
+    await client.schedules
+      .create({
+        name: 'nightly-triage',
+        cron: '0 3 * * *',
+        timezone: 'Europe/Paris',
+        run: { input: 'Triage', model: { provider: 'replay', script: [{ content: 'ok' }] } },
+      })
+      .catch(() => undefined);
     const page = await openSignedIn('/console/');
     await page.getByRole('heading', { name: 'Runs' }).waitFor();
     const nav = page.getByRole('navigation', { name: 'Sections' });
     const sections: [string, string, RegExp][] = [
       ['Sessions', 'sessions', /New session/],
       ['Webhooks', 'webhooks', /tether webhooks add|No webhook endpoints yet/],
+      // The schedule added above, with its next run to come and none made yet.
+      ['Schedules', 'schedules', /None yet/],
       ['Usage', 'usage', /Tokens per day/],
       ['Skills', 'skills', /skills,/],
       ['Memory', 'memory', /Nothing saved in default|notes in default/],
