@@ -10,6 +10,7 @@
 import { idTime, type RunEvent, type RunEventType } from '@tether/protocol';
 import type { StoredBody } from '@tether/store/runs';
 import { type ScheduleRecord, ScheduleStore, scheduleIntervalMs } from '@tether/store/schedules';
+import { WebhookStore } from '@tether/store/webhooks';
 import type { TestProcess } from '@tether/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createDeployment, type Deployment, TENANT, until } from './harness.js';
@@ -143,6 +144,32 @@ describe('schedules fired by a worker', () => {
     expect((await d.store.get(cancelRuns.at(-1) as string))?.status).not.toBe('cancelled');
     for (const name of ['skip', 'enqueue', 'cancel'])
       for (const runId of await runsOf(name)) await d.service.cancel(TENANT, runId).catch(() => undefined);
+  });
+
+  it("records schedule.fired and schedule.skipped deliveries for the tenant's webhook endpoints", async () => {
+    const webhooks = new WebhookStore({ redis: d.redis, keys: d.keys });
+    const endpoint = await webhooks.create(TENANT, {
+      url: 'https://hooks.example.invalid/tether',
+      events: ['schedule.fired', 'schedule.skipped'],
+      secret: 'sealed',
+    });
+    if (endpoint === 'limit') throw new Error('no room for an endpoint');
+    try {
+      await add('hooked', { overlap: 'skip', spec: waiting });
+      await untilRuns('hooked', 1);
+      const [runId] = await runsOf('hooked');
+      await until(async () => (await eventsOf(runId as string, 'schedule.skipped')).length >= 1, 'a skip');
+      await schedules.disarm(TENANT, 'hooked');
+      await until(async () => {
+        const { deliveries } = await webhooks.deliveries(TENANT, endpoint.id, { limit: 20 });
+        const types = new Set(deliveries.map((delivery) => `${delivery.type} ${delivery.runId}`));
+        return types.has(`schedule.fired ${runId}`) && types.has(`schedule.skipped ${runId}`);
+      }, 'both deliveries recorded');
+      await d.service.cancel(TENANT, runId as string);
+    } finally {
+      await webhooks.delete(TENANT, endpoint.id);
+      await webhooks.close();
+    }
   });
 
   it('fires nothing while paused, again once resumed; a trigger fires once even if taken twice', async () => {
