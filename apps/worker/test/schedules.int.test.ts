@@ -12,12 +12,24 @@ import type { StoredBody } from '@tether/store/runs';
 import { type ScheduleRecord, ScheduleStore, scheduleIntervalMs } from '@tether/store/schedules';
 import { WebhookStore } from '@tether/store/webhooks';
 import type { TestProcess } from '@tether/testing';
+import { freePort } from '@tether/testing/scripts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createDeployment, type Deployment, TENANT, until } from './harness.js';
 
 let d: Deployment;
 let schedules: ScheduleStore;
 let worker: TestProcess;
+/** The first worker's metrics port (TETHER_METRICS_PORT). */
+let metricsPort: number;
+
+/** The first worker's count of firings that ended `outcome` (0 before the first). */
+async function firings(outcome: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`tether_schedule_firings_total{outcome="${outcome}"} `));
+  return line === undefined ? 0 : Number(line.split(' ')[1]);
+}
 
 /** A run that answers at once. */
 const quick: StoredBody = { input: 'tick', model: { provider: 'replay', script: [{ content: 'ok' }] } };
@@ -68,7 +80,11 @@ describe('schedules fired by a worker', () => {
   beforeAll(async () => {
     d = await createDeployment('schedules');
     schedules = new ScheduleStore({ redis: d.redis, keys: d.keys });
-    worker = await d.startWorker({ TETHER_SCHEDULE_CATCH_UP_GRACE_MS: '1500' });
+    metricsPort = await freePort();
+    worker = await d.startWorker({
+      TETHER_SCHEDULE_CATCH_UP_GRACE_MS: '1500',
+      TETHER_METRICS_PORT: String(metricsPort),
+    });
   });
   afterAll(async () => {
     await schedules.close();
@@ -198,6 +214,10 @@ describe('schedules fired by a worker', () => {
       'the second job taken',
     );
     expect((await schedules.queue.getJob('again'))?.returnvalue).toBe('duplicate');
+    // Counted where decided: this one worker fired every tick so far, and saw the duplicate.
+    expect(await firings('duplicate')).toBe(1);
+    expect(await firings('fired')).toBeGreaterThanOrEqual(before + 1);
+    expect(await firings('skipped_overlap')).toBeGreaterThanOrEqual(2);
     expect(await runsOf('pausable')).toHaveLength(before + 1);
     expect((await eventsOf(runId, 'schedule.fired'))[0]?.data).toMatchObject({ trigger: true });
     const all = await d.store.list(TENANT, { limit: 100 });
