@@ -38,6 +38,8 @@ const CLUSTER_FILES = [
   'packages/store/test/skill-store.int.test.ts',
   // Webhooks: a tenant's endpoints and deliveries in one hash slot, a run's cursor beside them.
   'packages/store/test/webhooks.int.test.ts',
+  // Schedules: a tenant's records in its slot; a run made with a tick's id in the run's own.
+  'packages/store/test/schedule-store.int.test.ts',
   // The usage ledger and budgets: a tenant's days, months and warnings under the tenant's tag.
   'packages/store/test/usage-ledger.int.test.ts',
   'apps/api/test/skills.int.test.ts',
