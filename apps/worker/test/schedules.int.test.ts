@@ -10,6 +10,7 @@
 import { idTime, type RunEvent, type RunEventType } from '@tether/protocol';
 import type { StoredBody } from '@tether/store/runs';
 import { type ScheduleRecord, ScheduleStore, scheduleIntervalMs } from '@tether/store/schedules';
+import { SessionService } from '@tether/store/sessions';
 import { WebhookStore } from '@tether/store/webhooks';
 import type { TestProcess } from '@tether/testing';
 import { freePort } from '@tether/testing/scripts';
@@ -19,10 +20,14 @@ import { call, createDeployment, type Deployment, TENANT, until } from './harnes
 let d: Deployment;
 let schedules: ScheduleStore;
 let worker: TestProcess;
-/** The first worker's metrics port (TETHER_METRICS_PORT). */
+/** The worker's metrics port (TETHER_METRICS_PORT). */
 let metricsPort: number;
 
-/** The first worker's count of firings that ended `outcome` (0 before the first). */
+/** The file's worker (started again after a full stop, on the same metrics port). */
+const startWorker = () =>
+  d.startWorker({ TETHER_SCHEDULE_CATCH_UP_GRACE_MS: '1500', TETHER_METRICS_PORT: String(metricsPort) });
+
+/** The worker's count of firings that ended `outcome` (0 before the first). */
 async function firings(outcome: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   const line = text
@@ -81,10 +86,7 @@ describe('schedules fired by a worker', () => {
     d = await createDeployment('schedules');
     schedules = new ScheduleStore({ redis: d.redis, keys: d.keys });
     metricsPort = await freePort();
-    worker = await d.startWorker({
-      TETHER_SCHEDULE_CATCH_UP_GRACE_MS: '1500',
-      TETHER_METRICS_PORT: String(metricsPort),
-    });
+    worker = await startWorker();
   });
   afterAll(async () => {
     await schedules.close();
@@ -238,7 +240,7 @@ describe('schedules fired by a worker', () => {
     const stoppedAt = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     const restartedAt = Date.now();
-    worker = await d.startWorker({ TETHER_SCHEDULE_CATCH_UP_GRACE_MS: '1500' });
+    worker = await startWorker();
     await untilRuns('catch-one', (await runsOf('catch-one')).length + 2);
     const late = async (name: string) =>
       (await runsOf(name))
@@ -251,6 +253,29 @@ describe('schedules fired by a worker', () => {
     expect((await schedules.state(TENANT, 'catch-none')).lastSkippedAt).toBeGreaterThanOrEqual(restartedAt);
     await schedules.disarm(TENANT, 'catch-one');
     await schedules.disarm(TENANT, 'catch-none');
+  });
+
+  it("makes each firing a message of the schedule's session, and ends as failed once it is gone", async () => {
+    const sessions = new SessionService({ runs: d.service });
+    const session = await sessions.create(TENANT, {});
+    await add('chatty', { sessionId: session.id });
+    await untilRuns('chatty', 2);
+    await schedules.disarm(TENANT, 'chatty');
+    const ids = await runsOf('chatty');
+    for (const runId of ids) {
+      expect(runId.endsWith(session.id.slice(-16))).toBe(true);
+      await d.waitForEvent(runId, 'run.completed');
+      expect((await d.store.get(runId))?.sessionId).toBe(session.id);
+    }
+    const record = await sessions.record(TENANT, session.id);
+    expect(record.runs).toBe(ids.length);
+    expect(record.lastRunId).toBe(ids.at(-1));
+    // The session deleted: a trigger's firing is refused, not retried, and makes no run.
+    await sessions.delete(TENANT, session.id);
+    const failedBefore = await firings('failed');
+    const runId = await schedules.trigger(TENANT, (await schedules.get(TENANT, 'chatty')) as ScheduleRecord);
+    await until(async () => (await firings('failed')) === failedBefore + 1, 'the firing refused');
+    expect(await d.store.get(runId)).toBeUndefined();
   });
 
   it('makes no run for a deleted schedule, and removes its job scheduler', async () => {
