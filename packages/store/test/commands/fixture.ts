@@ -303,9 +303,9 @@ export class RunFixture {
   }
 
   async #state(): Promise<Record<string, [string | null, number]>> {
-    const { eventsChannel: _channel, legacy: _legacy, session, ...keys } = this.keys;
+    const { eventsChannel: _channel, legacy: _legacy, session, batch, ...keys } = this.keys;
     const { runsChannel: _runs, ...sessionKeys } = session;
-    const names: unknown[] = [...Object.values(keys), ...Object.values(sessionKeys)];
+    const names: unknown[] = [...Object.values(keys), ...Object.values(sessionKeys), ...Object.values(batch)];
     // A key name of RunKeys that is not a string (a group such as `legacy`) must be skipped above.
     if (
       !names.every((name) => typeof name === 'string') ||
