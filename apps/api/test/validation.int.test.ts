@@ -392,7 +392,9 @@ describe('request validation', () => {
     }
     // A query string's union of literals lists its values as a body's does.
     const status = await app.inject({ method: 'GET', url: '/v1/runs?status=sleeping', headers: ACME });
-    expect(errorOf(status).message).toMatch(/^querystring\.status must be one of "scheduled", "queued", "running", /);
+    expect(errorOf(status).message).toMatch(
+      /^querystring\.status must be one of "scheduled", "queued", "running", /,
+    );
     const badHeader = await app.inject({
       method: 'GET',
       url: `/v1/runs/${id}/events`,
