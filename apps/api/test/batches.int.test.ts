@@ -7,15 +7,21 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Batch, CreateBatchResponse, Run, RunEvent, WebhookPayload } from '@tether/protocol';
+import type { Batch, CreateBatchResponse, Run, RunEvent } from '@tether/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACME, ACME_KEY, API_KEYS, BETA } from './helper.js';
-import { call, deployment, startApi, startWorker, stopAll } from './processes.js';
+import {
+  call,
+  deployment,
+  eventually,
+  startApi,
+  startWorker,
+  stopAll,
+  webhookReceiver,
+} from './processes.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 const CLI = fileURLToPath(new URL('../../../packages/client/dist/cli.js', import.meta.url));
@@ -55,39 +61,6 @@ const run = (input: string, script: unknown[] = [{ content: `done: ${input}` }])
   toolsets: ['planning'],
 });
 
-/** A receiver that keeps every delivery's payload. */
-async function receiver() {
-  const received: WebhookPayload[] = [];
-  const server = createServer((request, response) => {
-    let body = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk: string) => {
-      body += chunk;
-    });
-    request.on('end', () => {
-      received.push(JSON.parse(body) as WebhookPayload);
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received };
-}
-
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`not so after ${timeoutMs} ms: ${JSON.stringify(value).slice(0, 400)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 async function eventsOf(base: string, runId: string): Promise<RunEvent[]> {
   const page = await call<{ data: RunEvent[] }>(
     base,
@@ -106,7 +79,8 @@ describe('batches', () => {
   it('creates every run or none, counts them by status, and tells batch.completed once on the last', async () => {
     const shared = await deployment('batches');
     const api = await startApi(shared, API_KEYS, 'api', ENV);
-    const hook = await receiver();
+    const hook = await webhookReceiver();
+    cleanups.push(hook.close);
     expect(
       (await call(api.base, 'POST', '/v1/webhooks', { url: hook.url, events: ['batch.completed'] })).status,
     ).toBe(201);

@@ -4,8 +4,11 @@
  * `stopAll()` (SIGTERM, then SIGKILL after 3 s).
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { WebhookPayload } from '@tether/protocol';
 import { createKeys, createRedisConnection } from '@tether/store/redis';
 import { formatViolations, settledInvariants } from '@tether/store/runs';
 import { testRedisEnv, testRedisTarget, uniquePrefix } from '@tether/testing';
@@ -189,4 +192,52 @@ async function stopProcesses(): Promise<void> {
   const roots = [...workspaceRoots];
   workspaceRoots.clear();
   await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
+}
+
+/**
+ * A webhook receiver on a free port that keeps every delivery's payload (answering 204); `close`
+ * stops it.
+ */
+export async function webhookReceiver(): Promise<{
+  url: string;
+  received: WebhookPayload[];
+  close: () => Promise<void>;
+}> {
+  const received: WebhookPayload[] = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      received.push(JSON.parse(body) as WebhookPayload);
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Resolves once `check` holds of what `read` answers, asking every 100 ms (runs end in other processes). */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  check: (value: T) => boolean,
+  timeoutMs = 45_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`not so after ${timeoutMs} ms: ${JSON.stringify(value).slice(0, 500)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

@@ -7,13 +7,19 @@
  * receiver once.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Run, RunEvent, UsageReport, WebhookPayload } from '@tether/protocol';
+import type { Run, RunEvent, UsageReport } from '@tether/protocol';
 import { type FakeOpenAIServer, startFakeOpenAI, streamToolCalls } from '@tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACME, API_KEYS, BETA } from './helper.js';
-import { call, deployment, startApi, startWorker, stopAll } from './processes.js';
+import {
+  call,
+  deployment,
+  eventually,
+  startApi,
+  startWorker,
+  stopAll,
+  webhookReceiver,
+} from './processes.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async (context) => {
@@ -26,28 +32,6 @@ const RUNS = 50;
 const TURN_TOKENS = 100;
 /** Enough for every run's first turn and a few of their second. */
 const DAY_TOKENS = 6_000;
-
-/** A receiver that keeps every delivery's payload. */
-async function receiver() {
-  const received: WebhookPayload[] = [];
-  const server = createServer((request, response) => {
-    let body = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk: string) => {
-      body += chunk;
-    });
-    request.on('end', () => {
-      received.push(JSON.parse(body) as WebhookPayload);
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received };
-}
 
 /** Turns that each call `todo`, priced by the profile, more than any run gets to take. */
 async function model(): Promise<FakeOpenAIServer> {
@@ -76,22 +60,6 @@ async function eventsOf(base: string, runId: string): Promise<RunEvent[]> {
   return page.body.data;
 }
 
-/** Resolves once `check` holds, asking every 100 ms (the runs end in other processes). */
-async function eventually<T>(
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  timeoutMs = 45_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`not so after ${timeoutMs} ms: ${JSON.stringify(value).slice(0, 500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('tenant budgets end to end', () => {
   it(`counts ${RUNS} runs' turns exactly, stops them at the budget, refuses more and warns once`, async () => {
     const fake = await model();
@@ -118,7 +86,8 @@ describe('tenant budgets end to end', () => {
       startWorker(shared, 'worker-1', 25, workerEnv),
       startWorker(shared, 'worker-2', 25, workerEnv),
     ]);
-    const hook = await receiver();
+    const hook = await webhookReceiver();
+    cleanups.push(hook.close);
     expect(
       (await call(api.base, 'POST', '/v1/webhooks', { url: hook.url, events: ['budget.warning'] })).status,
     ).toBe(201);
